@@ -1,0 +1,212 @@
+package sqldb
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Dialect names the SQL backend behind a connection.
+type Dialect string
+
+// The two backends upstream Ironic supports and we keep supporting.
+const (
+	SQLite Dialect = "sqlite"
+	MySQL  Dialect = "mysql"
+)
+
+// SQLite connection settings. busy_timeout makes a writer wait for the
+// single write lock instead of failing; immediate transactions take that lock
+// at BEGIN so a read-then-write transaction can never fail to upgrade.
+// foreign_keys is on because upstream configures oslo.db with sqlite_fk=True
+// ("sqlite as close to a real database as possible").
+const sqliteBusyTimeout = 10 * time.Second
+
+// connection is a parsed oslo.db URL.
+type connection struct {
+	dialect Dialect
+	dsn     string
+	// memory is true for an in-memory SQLite database, which lives only as
+	// long as one connection holds it.
+	memory bool
+	mysql  *mysql.Config
+}
+
+// memorySeq gives each in-memory SQLite database its own name, so two Opens of
+// "sqlite://" in one process never share data.
+var memorySeq atomic.Uint64
+
+// ParseConnection maps an oslo.db connection URL ([database]/connection, as
+// upstream ironic.conf writes it) to a Dialect and a DSN for the Go driver:
+// go-sql-driver/mysql for mysql://, mysql+pymysql:// and mysql+mysqldb://,
+// modernc.org/sqlite for sqlite://. Errors never repeat the password.
+func ParseConnection(rawURL string) (Dialect, string, error) {
+	c, err := parseConnection(rawURL)
+	if err != nil {
+		return "", "", err
+	}
+	return c.dialect, c.dsn, nil
+}
+
+func parseConnection(rawURL string) (*connection, error) {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil, fmt.Errorf("database connection %q: not a URL (want e.g. mysql+pymysql://user:pass@host/ironic or sqlite:///path)", redact(rawURL))
+	}
+	backend, _, _ := strings.Cut(strings.ToLower(scheme), "+")
+	switch backend {
+	case "sqlite":
+		return parseSQLite(rawURL, rest)
+	case "mysql", "mariadb":
+		c, err := parseMySQL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("database connection %q: %w", redact(rawURL), err)
+		}
+		return c, nil
+	default:
+		return nil, fmt.Errorf("database connection %q: unsupported backend %q (want mysql or sqlite)", redact(rawURL), scheme)
+	}
+}
+
+// parseSQLite follows SQLAlchemy: sqlite:// and sqlite:///:memory: are
+// in-memory; sqlite:///rel/path is relative and sqlite:////abs/path absolute.
+func parseSQLite(rawURL, rest string) (*connection, error) {
+	path, query, _ := strings.Cut(rest, "?")
+	if path != "" && !strings.HasPrefix(path, "/") {
+		return nil, fmt.Errorf("database connection %q: sqlite URLs have no host: use sqlite:///relative/path or sqlite:////absolute/path", redact(rawURL))
+	}
+	path = strings.TrimPrefix(path, "/")
+	if query != "" {
+		if _, err := url.ParseQuery(query); err != nil {
+			return nil, fmt.Errorf("database connection %q: %w", redact(rawURL), err)
+		}
+	}
+	params := url.Values{}
+	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()))
+	params.Add("_pragma", "foreign_keys(1)")
+	params.Set("_txlock", "immediate")
+	if path == "" || path == ":memory:" {
+		// The memdb VFS shares one database among all pooled connections
+		// (a name starting with '/' makes it shared) with normal file
+		// locking, so busy_timeout and immediate transactions behave as on
+		// a file; shared-cache mode would fail fast with SQLITE_LOCKED.
+		name := fmt.Sprintf("/openkeel-memory-%d", memorySeq.Add(1))
+		params.Set("vfs", "memdb")
+		return &connection{dialect: SQLite, memory: true, dsn: "file:" + name + "?" + params.Encode()}, nil
+	}
+	// WAL lets readers proceed while one writer commits; it is a property of
+	// the database file, so setting it on every connection is harmless.
+	params.Add("_pragma", "journal_mode(WAL)")
+	params.Add("_pragma", "synchronous(NORMAL)")
+	return &connection{dialect: SQLite, dsn: "file:" + path + "?" + params.Encode()}, nil
+}
+
+// parseMySQL builds a go-sql-driver config. The connection always uses
+// utf8mb4 (upstream asks for charset=utf8 but its tables are utf8mb4), the
+// UTC time zone (upstream stores naive UTC DATETIMEs) and TRADITIONAL sql_mode
+// (oslo.db's default [database]/mysql_sql_mode). Found-rows is on, as
+// SQLAlchemy sets it, so an UPDATE reports matched rows on both backends.
+func parseMySQL(rawURL string) (*connection, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, err
+	}
+	cfg := mysql.NewConfig()
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	cfg.DBName = strings.TrimPrefix(u.Path, "/")
+	if cfg.DBName == "" || strings.Contains(cfg.DBName, "/") {
+		return nil, errors.New("the URL must name one database, e.g. mysql+pymysql://user:pass@host/ironic")
+	}
+	q := u.Query()
+	if sock := q.Get("unix_socket"); sock != "" {
+		cfg.Net = "unix"
+		cfg.Addr = sock
+	} else {
+		host := u.Hostname()
+		if host == "" {
+			host = "localhost"
+		}
+		port := u.Port()
+		if port == "" {
+			port = "3306"
+		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return nil, fmt.Errorf("bad port %q", port)
+		}
+		cfg.Net = "tcp"
+		cfg.Addr = net.JoinHostPort(host, port)
+	}
+	for key, durField := range map[string]*time.Duration{
+		"connect_timeout": &cfg.Timeout,
+		"read_timeout":    &cfg.ReadTimeout,
+		"write_timeout":   &cfg.WriteTimeout,
+	} {
+		if v := q.Get(key); v != "" {
+			secs, err := strconv.ParseFloat(v, 64)
+			if err != nil || secs < 0 {
+				return nil, fmt.Errorf("bad %s %q (want seconds)", key, v)
+			}
+			*durField = time.Duration(secs * float64(time.Second))
+		}
+	}
+	for key := range q {
+		if strings.HasPrefix(key, "ssl") {
+			// Refusing is safer than silently connecting in clear text.
+			return nil, fmt.Errorf("parameter %q: TLS options in the connection URL are not supported yet", key)
+		}
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	cfg.Collation = "utf8mb4_unicode_ci"
+	cfg.ClientFoundRows = true
+	cfg.RejectReadOnly = true
+	cfg.Params = map[string]string{
+		"time_zone": "'+00:00'",
+		"sql_mode":  "'TRADITIONAL'",
+	}
+	return &connection{dialect: MySQL, dsn: cfg.FormatDSN(), mysql: cfg}, nil
+}
+
+// redact returns the URL with its password replaced, for error messages and
+// logs. A string that does not parse is cut at the last '@' instead.
+func redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err == nil {
+		if u.User != nil {
+			if _, has := u.User.Password(); has {
+				u.User = url.UserPassword(u.User.Username(), "***")
+			}
+		}
+		return u.String()
+	}
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		if i := strings.LastIndex(rawURL, "@"); i >= 0 {
+			return "***" + rawURL[i:]
+		}
+		return rawURL
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		return scheme + "://***" + rest[i:]
+	}
+	return rawURL
+}
+
+// Redact returns a connection URL with its password masked, for logging.
+func Redact(rawURL string) string { return redact(rawURL) }
