@@ -184,23 +184,22 @@ func parseMySQL(rawURL string) (*connection, error) {
 }
 
 // redact returns the URL with its password replaced, for error messages and
-// logs. A string that does not parse is cut at the last '@' instead.
+// logs. Whatever does not parse as scheme://… is cut at the last '@'.
 func redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err == nil {
-		if u.User != nil {
-			if _, has := u.User.Password(); has {
-				u.User = url.UserPassword(u.User.Username(), "***")
-			}
-		}
-		return u.String()
-	}
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
 		if i := strings.LastIndex(rawURL, "@"); i >= 0 {
 			return "***" + rawURL[i:]
 		}
 		return rawURL
+	}
+	if u, err := url.Parse(rawURL); err == nil {
+		if u.User != nil {
+			if _, has := u.User.Password(); has {
+				u.User = url.UserPassword(u.User.Username(), "***")
+			}
+		}
+		return u.String()
 	}
 	if i := strings.LastIndex(rest, "@"); i >= 0 {
 		return scheme + "://***" + rest[i:]
