@@ -1,0 +1,517 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+)
+
+func nodeFields(n *model.Node) []field {
+	return []field{
+		{name: "id", ptr: &n.ID},
+		{name: "uuid", ptr: &n.UUID, emptyNull: true},
+		{name: "created_at", ptr: &n.CreatedAt},
+		{name: "updated_at", ptr: &n.UpdatedAt},
+		{name: "version", ptr: &n.Version, emptyNull: true},
+		{name: "instance_uuid", ptr: &n.InstanceUUID},
+		{name: "instance_name", ptr: &n.InstanceName},
+		{name: "name", ptr: &n.Name},
+		{name: "chassis_id", ptr: &n.ChassisID},
+		{name: "power_state", ptr: &n.PowerState, emptyNull: true},
+		{name: "target_power_state", ptr: &n.TargetPowerState, emptyNull: true},
+		{name: "provision_state", ptr: &n.ProvisionState, emptyNull: true},
+		{name: "target_provision_state", ptr: &n.TargetProvisionState, emptyNull: true},
+		{name: "provision_updated_at", ptr: &n.ProvisionUpdatedAt},
+		{name: "last_error", ptr: &n.LastError},
+		{name: "instance_info", ptr: &n.InstanceInfo},
+		{name: "properties", ptr: &n.Properties},
+		{name: "driver", ptr: &n.Driver, emptyNull: true},
+		{name: "driver_info", ptr: &n.DriverInfo},
+		{name: "driver_internal_info", ptr: &n.DriverInternalInfo},
+		{name: "clean_step", ptr: &n.CleanStep},
+		{name: "deploy_step", ptr: &n.DeployStep},
+		{name: "resource_class", ptr: &n.ResourceClass},
+		{name: "raid_config", ptr: &n.RAIDConfig},
+		{name: "target_raid_config", ptr: &n.TargetRAIDConfig},
+		{name: "reservation", ptr: &n.Reservation},
+		{name: "conductor_affinity", ptr: &n.ConductorAffinity},
+		{name: "conductor_group", ptr: &n.ConductorGroup},
+		{name: "maintenance", ptr: &n.Maintenance},
+		{name: "maintenance_reason", ptr: &n.MaintenanceReason},
+		{name: "fault", ptr: &n.Fault},
+		{name: "console_enabled", ptr: &n.ConsoleEnabled},
+		{name: "inspection_finished_at", ptr: &n.InspectionFinishedAt},
+		{name: "inspection_started_at", ptr: &n.InspectionStartedAt},
+		{name: "extra", ptr: &n.Extra},
+		{name: "automated_clean", ptr: &n.AutomatedClean},
+		{name: "protected", ptr: &n.Protected},
+		{name: "protected_reason", ptr: &n.ProtectedReason},
+		{name: "owner", ptr: &n.Owner},
+		{name: "lessee", ptr: &n.Lessee},
+		{name: "allocation_id", ptr: &n.AllocationID},
+		{name: "description", ptr: &n.Description},
+		{name: "bios_interface", ptr: &n.BIOSInterface, emptyNull: true},
+		{name: "boot_interface", ptr: &n.BootInterface, emptyNull: true},
+		{name: "console_interface", ptr: &n.ConsoleInterface, emptyNull: true},
+		{name: "deploy_interface", ptr: &n.DeployInterface, emptyNull: true},
+		{name: "firmware_interface", ptr: &n.FirmwareInterface, emptyNull: true},
+		{name: "inspect_interface", ptr: &n.InspectInterface, emptyNull: true},
+		{name: "management_interface", ptr: &n.ManagementInterface, emptyNull: true},
+		{name: "network_interface", ptr: &n.NetworkInterface, emptyNull: true},
+		{name: "raid_interface", ptr: &n.RAIDInterface, emptyNull: true},
+		{name: "rescue_interface", ptr: &n.RescueInterface, emptyNull: true},
+		{name: "retired", ptr: &n.Retired},
+		{name: "retired_reason", ptr: &n.RetiredReason},
+		{name: "network_data", ptr: &n.NetworkData},
+		{name: "storage_interface", ptr: &n.StorageInterface, emptyNull: true},
+		{name: "power_interface", ptr: &n.PowerInterface, emptyNull: true},
+		{name: "vendor_interface", ptr: &n.VendorInterface, emptyNull: true},
+		{name: "boot_mode", ptr: &n.BootMode},
+		{name: "secure_boot", ptr: &n.SecureBoot},
+		{name: "shard", ptr: &n.Shard},
+		{name: "parent_node", ptr: &n.ParentNode},
+		{name: "service_step", ptr: &n.ServiceStep},
+		{name: "disable_power_off", ptr: &n.DisablePowerOff},
+		{name: "health", ptr: &n.Health},
+	}
+}
+
+var (
+	nodeColumns     = nodeFields(&model.Node{})
+	nodeColumnNames = fieldNames(nodeColumns)
+	nodeSelect      = "SELECT " + columnList(nodeColumns) + " FROM nodes"
+)
+
+// CreateNode inserts n with upstream's defaults: a new UUID when none is
+// given, provision state enroll, no power state. Traits and tags cannot be
+// given at creation (upstream refuses them too).
+func (s *sqlStore) CreateNode(ctx context.Context, in *model.Node) (*model.Node, error) {
+	if len(in.Traits) > 0 || len(in.Tags) > 0 {
+		return nil, &InvalidParameterError{Msg: "Cannot create node with traits or tags."}
+	}
+	n := *in
+	if n.UUID == "" {
+		n.UUID = uuid.NewString()
+	}
+	if n.ProvisionState == "" {
+		n.ProvisionState = states.Enroll
+	}
+	n.CreatedAt = s.clock()
+	n.UpdatedAt = nil
+	var id int64
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		id, err = s.insert(ctx, tx, "nodes", nodeFields(&n))
+		return err
+	})
+	if err != nil {
+		if d := duplicate(err, KindNode, nodeDupValue(&n)); d != nil {
+			if d.Field == "instance_uuid" {
+				d.Node = n.UUID
+			}
+			return nil, d
+		}
+		return nil, fmt.Errorf("create node %s: %w", n.UUID, err)
+	}
+	return s.GetNodeByID(ctx, id)
+}
+
+func nodeDupValue(n *model.Node) func(string) string {
+	return func(col string) string {
+		switch col {
+		case "name":
+			return model.Deref(n.Name)
+		case "instance_uuid":
+			return model.Deref(n.InstanceUUID)
+		}
+		return n.UUID
+	}
+}
+
+func (s *sqlStore) getNode(ctx context.Context, q querier, col string, val any, ident string) (*model.Node, error) {
+	ns, err := queryAll(ctx, q, nodeFields, nodeSelect+" WHERE "+quote(col)+" = ?", val)
+	if err != nil {
+		return nil, fmt.Errorf("get node %s: %w", ident, err)
+	}
+	if len(ns) == 0 {
+		if col == "instance_uuid" {
+			return nil, &NotFoundError{Kind: KindInstance, Ident: ident}
+		}
+		return nil, &NotFoundError{Kind: KindNode, Ident: ident}
+	}
+	if err := s.loadTraitsAndTags(ctx, q, ns); err != nil {
+		return nil, err
+	}
+	return ns[0], nil
+}
+
+// GetNodeByID returns the node with primary key id, traits and tags loaded.
+func (s *sqlStore) GetNodeByID(ctx context.Context, id int64) (*model.Node, error) {
+	return s.getNode(ctx, s.db, "id", id, strconv.FormatInt(id, 10))
+}
+
+// GetNodeByUUID returns the node with that UUID.
+func (s *sqlStore) GetNodeByUUID(ctx context.Context, u string) (*model.Node, error) {
+	return s.getNode(ctx, s.db, "uuid", u, u)
+}
+
+// GetNodeByName returns the node with that name.
+func (s *sqlStore) GetNodeByName(ctx context.Context, name string) (*model.Node, error) {
+	return s.getNode(ctx, s.db, "name", name, name)
+}
+
+// GetNodeByInstance returns the node running that instance; the error is a
+// NotFoundError of KindInstance (upstream InstanceNotFound).
+func (s *sqlStore) GetNodeByInstance(ctx context.Context, instanceUUID string) (*model.Node, error) {
+	return s.getNode(ctx, s.db, "instance_uuid", instanceUUID, instanceUUID)
+}
+
+// NodeCondition guards UpdateNodeIf: every non-nil field must match the
+// stored row, or nothing is written and a ConflictError is returned.
+type NodeCondition struct {
+	// ProvisionState is the provision state the caller last saw.
+	ProvisionState *string
+	// Reservation is the lock holder the caller expects (its own tag).
+	Reservation *string
+}
+
+// UpdateNode writes the named columns of n (every column when none are
+// named) and sets updated_at. As upstream, changing provision_state also
+// stamps provision_updated_at and maintains inspection_started_at and
+// inspection_finished_at. The uuid cannot change.
+func (s *sqlStore) UpdateNode(ctx context.Context, n *model.Node, fields ...string) (*model.Node, error) {
+	return s.UpdateNodeIf(ctx, n, NodeCondition{}, fields...)
+}
+
+// UpdateNodeIf is UpdateNode guarded by cond, checked under a row lock in
+// the same transaction, so two writers cannot both move the provision
+// state from the same starting point.
+func (s *sqlStore) UpdateNodeIf(ctx context.Context, in *model.Node, cond NodeCondition, fields ...string) (*model.Node, error) {
+	if slices.Contains(fields, "uuid") {
+		return nil, &InvalidParameterError{Msg: "Cannot overwrite UUID for an existing Node."}
+	}
+	ident := strconv.FormatInt(in.ID, 10)
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		n := *in
+		var cur struct {
+			provision   sql.NullString
+			reservation sql.NullString
+		}
+		err := tx.QueryRowContext(ctx, "SELECT provision_state, reservation FROM nodes WHERE id = ?"+forUpdate(s.db), n.ID).
+			Scan(&cur.provision, &cur.reservation)
+		if err == sql.ErrNoRows {
+			return &NotFoundError{Kind: KindNode, Ident: ident}
+		}
+		if err != nil {
+			return err
+		}
+		if cond.ProvisionState != nil && cur.provision.String != *cond.ProvisionState {
+			return &ConflictError{Kind: KindNode, Ident: in.UUID, Msg: fmt.Sprintf("provision state is %q, expected %q", cur.provision.String, *cond.ProvisionState)}
+		}
+		if cond.Reservation != nil && cur.reservation.String != *cond.Reservation {
+			return &ConflictError{Kind: KindNode, Ident: in.UUID, Msg: fmt.Sprintf("reservation is %q, expected %q", cur.reservation.String, *cond.Reservation)}
+		}
+		names := slices.Clone(fields)
+		provisionNamed := len(fields) == 0 && n.ProvisionState != cur.provision.String || slices.Contains(fields, "provision_state")
+		if provisionNamed {
+			now := s.clock()
+			n.ProvisionUpdatedAt = &now
+			names = append(names, "provision_updated_at")
+			wasInspecting := cur.provision.String == states.Inspecting || cur.provision.String == states.InspectWait
+			switch {
+			case n.ProvisionState == states.Inspecting:
+				n.InspectionStartedAt = &now
+				n.InspectionFinishedAt = nil
+				names = append(names, "inspection_started_at", "inspection_finished_at")
+			case wasInspecting && n.ProvisionState == states.Manageable:
+				n.InspectionFinishedAt = &now
+				n.InspectionStartedAt = nil
+				names = append(names, "inspection_started_at", "inspection_finished_at")
+			case wasInspecting && n.ProvisionState == states.InspectFail:
+				n.InspectionStartedAt = nil
+				names = append(names, "inspection_started_at")
+			}
+		}
+		if len(fields) == 0 {
+			names = nil
+		}
+		set, args, err := s.updateSet(nodeFields(&n), names, s.clock())
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE nodes SET "+set+" WHERE id = ?", append(args, n.ID)...)
+		if err != nil {
+			if d := duplicate(err, KindNode, nodeDupValue(&n)); d != nil {
+				if d.Field == "instance_uuid" {
+					d.Node = n.UUID
+				}
+				return d
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, wrapUnlessTyped(err, "update node "+ident)
+	}
+	return s.GetNodeByID(ctx, in.ID)
+}
+
+// forUpdate locks the read row on MySQL; SQLite's immediate transaction
+// already holds the database's write lock.
+func forUpdate(db *sqldb.DB) string {
+	if db.Dialect() == sqldb.MySQL {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// wrapUnlessTyped adds context to driver errors but returns the store's own
+// typed errors as they are, so their messages stay Ironic's.
+func wrapUnlessTyped(err error, what string) error {
+	switch err.(type) {
+	case *NotFoundError, *DuplicateError, *NodeLockedError, *NodeNotLockedError,
+		*MarkerNotFoundError, *InvalidParameterError, *NotEmptyError,
+		*ConductorAlreadyRegisteredError, *ConflictError:
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// nodeChildTables are the rows upstream's destroy_node removes with a node,
+// in an order that satisfies the foreign keys.
+var nodeChildTables = []string{
+	"ports", "portgroups", "node_tags", "node_traits", "volume_connectors",
+	"volume_targets", "bios_settings", "allocations", "node_history",
+	"node_inventory", "firmware_information",
+}
+
+// DeleteNode removes the node and everything that belongs to it, as
+// upstream's destroy_node: ports, portgroups, tags, traits, volume
+// connectors and targets, BIOS settings, allocations, history, inventory
+// and firmware components.
+func (s *sqlStore) DeleteNode(ctx context.Context, id int64) error {
+	ident := strconv.FormatInt(id, 10)
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		// Orphan the allocation first: nodes.allocation_id references it.
+		res, err := tx.ExecContext(ctx, "UPDATE nodes SET allocation_id = NULL WHERE id = ?", id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return &NotFoundError{Kind: KindNode, Ident: ident}
+		}
+		for _, t := range nodeChildTables {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE node_id = ?", id); err != nil {
+				return fmt.Errorf("delete %s: %w", t, err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, "DELETE FROM nodes WHERE id = ?", id)
+		return err
+	})
+	return wrapUnlessTyped(err, "delete node "+ident)
+}
+
+// NodeFilter selects nodes as upstream's get_node_list filters do. A nil
+// field does not filter; a non-nil empty slice matches nothing.
+type NodeFilter struct {
+	// Associated: instance_uuid is (not) set.
+	Associated *bool
+	// Reserved: reservation is (not) set.
+	Reserved *bool
+	// ReservedByAnyOf: reservation is one of these hosts.
+	ReservedByAnyOf []string
+	Maintenance     *bool
+	Retired         *bool
+	ConsoleEnabled  *bool
+	ProvisionState  *string
+	// ProvisionStateIn: provision_state is one of these.
+	ProvisionStateIn []string
+	Driver           *string
+	ResourceClass    *string
+	// ChassisUUID: the node is in this chassis; an unknown chassis is a
+	// NotFoundError, as upstream.
+	ChassisUUID    *string
+	ConductorGroup *string
+	Owner          *string
+	Lessee         *string
+	// Project: owner or lessee is this project.
+	Project *string
+	// ShardIn: shard is one of these.
+	ShardIn []string
+	// Sharded: shard is (not) set.
+	Sharded *bool
+	// ParentNode: children of this node (UUID). Without it, and unless
+	// IncludeChildren, only nodes without a parent are listed.
+	ParentNode      *string
+	IncludeChildren bool
+	// DescriptionContains: description LIKE %value%.
+	DescriptionContains *string
+	InstanceUUID        *string
+	InstanceName        *string
+	Fault               *string
+	UUID                *string
+	// UUIDIn: uuid is one of these.
+	UUIDIn []string
+	// ProvisionedBefore: provision_updated_at is older than now minus this.
+	ProvisionedBefore *time.Duration
+	// InspectionStartedBefore: inspection_started_at is older than now
+	// minus this.
+	InspectionStartedBefore *time.Duration
+	// WithPowerState: power_state is (not) set.
+	WithPowerState *bool
+}
+
+func (s *sqlStore) nodeWhere(ctx context.Context, f NodeFilter) (*where, error) {
+	w := &where{}
+	nullable := func(col string, set *bool) {
+		if set == nil {
+			return
+		}
+		if *set {
+			w.add(col + " IS NOT NULL")
+		} else {
+			w.add(col + " IS NULL")
+		}
+	}
+	eq := func(col string, v any, set bool) {
+		if set {
+			w.add(col+" = ?", v)
+		}
+	}
+	nullable("instance_uuid", f.Associated)
+	nullable("reservation", f.Reserved)
+	nullable("power_state", f.WithPowerState)
+	nullable("shard", f.Sharded)
+	if f.ReservedByAnyOf != nil {
+		w.in("reservation", f.ReservedByAnyOf)
+	}
+	if f.ProvisionStateIn != nil {
+		w.in("provision_state", f.ProvisionStateIn)
+	}
+	if f.ShardIn != nil {
+		w.in("shard", f.ShardIn)
+	}
+	if f.UUIDIn != nil {
+		w.in("uuid", f.UUIDIn)
+	}
+	eq("maintenance", model.Deref(f.Maintenance), f.Maintenance != nil)
+	eq("retired", model.Deref(f.Retired), f.Retired != nil)
+	eq("console_enabled", model.Deref(f.ConsoleEnabled), f.ConsoleEnabled != nil)
+	for _, c := range []struct {
+		col string
+		v   *string
+	}{
+		{"provision_state", f.ProvisionState}, {"driver", f.Driver},
+		{"resource_class", f.ResourceClass}, {"conductor_group", f.ConductorGroup},
+		{"owner", f.Owner}, {"lessee", f.Lessee}, {"instance_uuid", f.InstanceUUID},
+		{"instance_name", f.InstanceName}, {"fault", f.Fault}, {"uuid", f.UUID},
+	} {
+		eq(c.col, model.Deref(c.v), c.v != nil)
+	}
+	if f.ChassisUUID != nil {
+		c, err := s.GetChassisByUUID(ctx, *f.ChassisUUID)
+		if err != nil {
+			return nil, err
+		}
+		w.add("chassis_id = ?", c.ID)
+	}
+	if f.ProvisionedBefore != nil {
+		w.add("provision_updated_at < ?", s.db.Time(s.clock().Add(-*f.ProvisionedBefore)))
+	}
+	if f.InspectionStartedBefore != nil {
+		w.add("inspection_started_at < ?", s.db.Time(s.clock().Add(-*f.InspectionStartedBefore)))
+	}
+	if f.DescriptionContains != nil {
+		w.add("description LIKE ?", "%"+*f.DescriptionContains+"%")
+	}
+	if f.Project != nil {
+		w.add("(owner = ? OR lessee = ?)", *f.Project, *f.Project)
+	}
+	if !f.IncludeChildren {
+		if f.ParentNode != nil {
+			w.add("parent_node = ?", *f.ParentNode)
+		} else {
+			w.add("parent_node IS NULL")
+		}
+	}
+	return w, nil
+}
+
+// ListNodes returns one page of nodes matching f, traits and tags loaded.
+func (s *sqlStore) ListNodes(ctx context.Context, f NodeFilter, o ListOptions) ([]*model.Node, error) {
+	w, err := s.nodeWhere(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := s.paginate(ctx, s.db, "nodes", "", nodeColumnNames, "uuid", w, o)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := queryAll(ctx, s.db, nodeFields, nodeSelect+w.sql()+tail, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	if err := s.loadTraitsAndTags(ctx, s.db, ns); err != nil {
+		return nil, err
+	}
+	return ns, nil
+}
+
+// loadTraitsAndTags fills Traits and Tags of ns with two queries, as
+// upstream's selectin loading does.
+func (s *sqlStore) loadTraitsAndTags(ctx context.Context, q querier, ns []*model.Node) error {
+	if len(ns) == 0 {
+		return nil
+	}
+	byID := make(map[int64]*model.Node, len(ns))
+	for _, n := range ns {
+		n.Traits, n.Tags = []string{}, []string{}
+		byID[n.ID] = n
+	}
+	const chunk = 500
+	for start := 0; start < len(ns); start += chunk {
+		part := ns[start:min(start+chunk, len(ns))]
+		ids := make([]any, len(part))
+		for i, n := range part {
+			ids[i] = n.ID
+		}
+		in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+		for _, t := range []struct{ table, col string }{{"node_traits", "trait"}, {"node_tags", "tag"}} {
+			rows, err := q.QueryContext(ctx, "SELECT node_id, "+t.col+" FROM "+t.table+" WHERE node_id IN "+in+" ORDER BY "+t.col, ids...)
+			if err != nil {
+				return fmt.Errorf("load %s: %w", t.table, err)
+			}
+			for rows.Next() {
+				var id int64
+				var v string
+				if err := rows.Scan(&id, &v); err != nil {
+					rows.Close()
+					return fmt.Errorf("load %s: %w", t.table, err)
+				}
+				if t.table == "node_traits" {
+					byID[id].Traits = append(byID[id].Traits, v)
+				} else {
+					byID[id].Tags = append(byID[id].Tags, v)
+				}
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return fmt.Errorf("load %s: %w", t.table, err)
+			}
+		}
+	}
+	return nil
+}
