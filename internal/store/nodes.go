@@ -279,6 +279,8 @@ func forUpdate(db *sqldb.DB) string {
 // typed errors as they are, so their messages stay Ironic's.
 func wrapUnlessTyped(err error, what string) error {
 	switch err.(type) {
+	case nil:
+		return nil
 	case *NotFoundError, *DuplicateError, *NodeLockedError, *NodeNotLockedError,
 		*MarkerNotFoundError, *InvalidParameterError, *NotEmptyError,
 		*ConductorAlreadyRegisteredError, *ConflictError:
