@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -41,6 +42,17 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	var sqlDB *sql.DB
 	switch c.dialect {
 	case MySQL:
+		if c.tls != nil {
+			var host string // no name to check on a unix socket
+			if c.mysql.Net == "tcp" {
+				host, _, _ = net.SplitHostPort(c.mysql.Addr)
+			}
+			tlsCfg, err := c.tls.config(host)
+			if err != nil {
+				return nil, fmt.Errorf("database connection %q: %w", redact(rawURL), err)
+			}
+			c.mysql.TLS = tlsCfg
+		}
 		connector, err := mysql.NewConnector(c.mysql)
 		if err != nil {
 			return nil, fmt.Errorf("database connection %q: %w", redact(rawURL), err)

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -347,5 +349,21 @@ func TestInTxSurvivesRealDeadlock(t *testing.T) {
 	var total int
 	if err := db.QueryRowContext(ctx, "SELECT SUM(n) FROM rows2").Scan(&total); err != nil || total != 4 {
 		t.Errorf("sum = %d (%v), want 4: each transaction committed once", total, err)
+	}
+}
+
+// A file name with characters that mean something in a SQLite URI opens
+// (and creates) exactly that file.
+func TestSQLiteOddFileName(t *testing.T) {
+	dir := t.TempDir()
+	name := "ironic #1 100%.sqlite"
+	db, err := sqldb.Open(context.Background(), "sqlite:///"+dir+"/"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Exec(t, db, "CREATE TABLE t (x INTEGER)")
+	db.Close()
+	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+		t.Errorf("database file not created under its own name: %v", err)
 	}
 }

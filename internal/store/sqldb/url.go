@@ -37,6 +37,7 @@ type connection struct {
 	// long as one connection holds it.
 	memory bool
 	mysql  *mysql.Config
+	tls    *tlsOptions
 }
 
 // memorySeq gives each in-memory SQLite database its own name, so two Opens of
@@ -105,8 +106,12 @@ func parseSQLite(rawURL, rest string) (*connection, error) {
 	// the database file, so setting it on every connection is harmless.
 	params.Add("_pragma", "journal_mode(WAL)")
 	params.Add("_pragma", "synchronous(NORMAL)")
-	return &connection{dialect: SQLite, dsn: "file:" + path + "?" + params.Encode()}, nil
+	return &connection{dialect: SQLite, dsn: "file:" + sqliteURIEscaper.Replace(path) + "?" + params.Encode()}, nil
 }
+
+// sqliteURIEscaper protects the characters SQLite's URI filenames give a
+// meaning to, so any file name opens as itself.
+var sqliteURIEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // parseMySQL builds a go-sql-driver config. The connection always uses
 // utf8mb4 (upstream asks for charset=utf8 but its tables are utf8mb4), the
@@ -162,11 +167,14 @@ func parseMySQL(rawURL string) (*connection, error) {
 			*durField = time.Duration(secs * float64(time.Second))
 		}
 	}
-	for key := range q {
-		if strings.HasPrefix(key, "ssl") {
-			// Refusing is safer than silently connecting in clear text.
-			return nil, fmt.Errorf("parameter %q: TLS options in the connection URL are not supported yet", key)
-		}
+	tlsOpts, err := parseTLSOptions(q)
+	if err != nil {
+		return nil, err
+	}
+	if tlsOpts != nil {
+		// The DSN string can only say "verified TLS"; Open builds the real
+		// configuration from the files named in the URL.
+		cfg.TLSConfig = "true"
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
@@ -180,7 +188,7 @@ func parseMySQL(rawURL string) (*connection, error) {
 		"time_zone": "'+00:00'",
 		"sql_mode":  "'TRADITIONAL'",
 	}
-	return &connection{dialect: MySQL, dsn: cfg.FormatDSN(), mysql: cfg}, nil
+	return &connection{dialect: MySQL, dsn: cfg.FormatDSN(), mysql: cfg, tls: tlsOpts}, nil
 }
 
 // redact returns the URL with its password replaced, for error messages and
