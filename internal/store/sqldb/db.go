@@ -19,9 +19,9 @@ import (
 type DB struct {
 	*sql.DB
 	dialect Dialect
-	memory  bool
-	keep    *sql.Conn
-	retry   RetryPolicy
+	// keep holds an in-memory database alive (see Open).
+	keep  *sql.Conn
+	retry RetryPolicy
 }
 
 // Pool sizes. SQLite has one writer at a time whatever the pool size, but
@@ -76,7 +76,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		sqlDB.SetConnMaxLifetime(0)
 		sqlDB.SetConnMaxIdleTime(0)
 	}
-	db := &DB{DB: sqlDB, dialect: c.dialect, memory: c.memory, retry: DefaultRetryPolicy}
+	db := &DB{DB: sqlDB, dialect: c.dialect, retry: DefaultRetryPolicy}
 	if err := db.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("connect to database %q: %w", redact(rawURL), err)
