@@ -76,7 +76,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		sqlDB.SetConnMaxLifetime(0)
 		sqlDB.SetConnMaxIdleTime(0)
 	}
-	db := &DB{DB: sqlDB, dialect: c.dialect, retry: DefaultRetryPolicy}
+	db := &DB{DB: sqlDB, dialect: c.dialect, retry: DefaultRetryPolicy()}
 	if err := db.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("connect to database %q: %w", redact(rawURL), err)

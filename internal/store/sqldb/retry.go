@@ -21,11 +21,15 @@ type RetryPolicy struct {
 	Initial, Max time.Duration
 }
 
-// DefaultRetryPolicy mirrors oslo.db's wrap_db_retry as Ironic uses it for
-// deadlocks (a handful of tries, sub-second then growing waits).
-var DefaultRetryPolicy = RetryPolicy{Attempts: 8, Initial: 20 * time.Millisecond, Max: 2 * time.Second}
+// DefaultRetryPolicy is what Open sets: in the spirit of oslo.db's
+// wrap_db_retry as Ironic uses it for deadlocks (a handful of tries,
+// sub-second waits growing to a few seconds).
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{Attempts: 8, Initial: 20 * time.Millisecond, Max: 2 * time.Second}
+}
 
-// WithRetryPolicy returns a DB sharing the pool but retrying with p.
+// WithRetryPolicy returns a DB sharing the pool but retrying with p. Close
+// the original, not the copy.
 func (db *DB) WithRetryPolicy(p RetryPolicy) *DB {
 	cp := *db
 	cp.retry = p

@@ -1,13 +1,13 @@
 package sqldb
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -39,10 +39,6 @@ type connection struct {
 	mysql  *mysql.Config
 	tls    *tlsOptions
 }
-
-// memorySeq gives each in-memory SQLite database its own name, so two Opens of
-// "sqlite://" in one process never share data.
-var memorySeq atomic.Uint64
 
 // ParseConnection maps an oslo.db connection URL ([database]/connection, as
 // upstream ironic.conf writes it) to a Dialect and a DSN for the Go driver:
@@ -98,7 +94,8 @@ func parseSQLite(rawURL, rest string) (*connection, error) {
 		// (a name starting with '/' makes it shared) with normal file
 		// locking, so busy_timeout and immediate transactions behave as on
 		// a file; shared-cache mode would fail fast with SQLITE_LOCKED.
-		name := fmt.Sprintf("/openkeel-memory-%d", memorySeq.Add(1))
+		// A random name: two Opens of "sqlite://" never share data.
+		name := "/openkeel-memory-" + rand.Text()
 		params.Set("vfs", "memdb")
 		return &connection{dialect: SQLite, memory: true, dsn: "file:" + name + "?" + params.Encode()}, nil
 	}
