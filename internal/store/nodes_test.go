@@ -16,9 +16,9 @@ func TestNodeCreateGetRoundTrip(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e env) {
 		in := model.Node{
 			Name: model.Ptr("node-a"), Driver: "redfish", InstanceUUID: model.Ptr("11111111-1111-1111-1111-111111111111"),
-			DriverInfo:  map[string]any{"redfish_address": "https://bmc", "redfish_password": "secret"},
-			Properties:  map[string]any{"cpus": float64(8), "capabilities": "boot_mode:uefi"},
-			Owner:       model.Ptr("p1"), AutomatedClean: model.Ptr(false), Protected: true,
+			DriverInfo: map[string]any{"redfish_address": "https://bmc", "redfish_password": "secret"},
+			Properties: map[string]any{"cpus": float64(8), "capabilities": "boot_mode:uefi"},
+			Owner:      model.Ptr("p1"), AutomatedClean: model.Ptr(false), Protected: true,
 			BootInterface: "ipxe", ConductorGroup: "rack1", Description: model.Ptr("first"),
 		}
 		n := mustNode(t, e, in)
@@ -136,7 +136,7 @@ func TestNodeProvisionTimestamps(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e env) {
 		n := mustNode(t, e, model.Node{ProvisionState: states.Manageable})
 		steps := []struct {
-			to               string
+			to                string
 			started, finished bool
 		}{
 			{states.Inspecting, true, false},

@@ -1,0 +1,136 @@
+package store
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/openkeel/ironic/internal/model"
+)
+
+func TestReserveReleaseErrors(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		n := mustNode(t, e, model.Node{})
+		got, err := e.s.ReserveNode(e.ctx, "host1", n.ID)
+		if err != nil || model.Deref(got.Reservation) != "host1" {
+			t.Fatalf("reserve: %+v %v", got, err)
+		}
+		_, err = e.s.ReserveNode(e.ctx, "host2", n.ID)
+		if l := wantErr[*NodeLockedError](t, err, ErrNodeLocked); l.Host != "host1" || l.Node != n.UUID {
+			t.Errorf("locked error %+v", l)
+		}
+		if l := wantErr[*NodeLockedError](t, e.s.ReleaseNode(e.ctx, "host2", n.ID), ErrNodeLocked); l.Host != "host1" {
+			t.Errorf("release by other: %+v", l)
+		}
+		if err := e.s.ReleaseNode(e.ctx, "host1", n.ID); err != nil {
+			t.Fatal(err)
+		}
+		wantErr[*NodeNotLockedError](t, e.s.ReleaseNode(e.ctx, "host1", n.ID), ErrNodeNotLocked)
+		_, err = e.s.ReserveNode(e.ctx, "host1", 9999)
+		wantErr[*NotFoundError](t, err, ErrNotFound)
+		wantErr[*NotFoundError](t, e.s.ReleaseNode(e.ctx, "host1", 9999), ErrNotFound)
+	})
+}
+
+func TestClearReservationsAndTargetPower(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		a := mustNode(t, e, model.Node{TargetPowerState: "power on"})
+		b := mustNode(t, e, model.Node{})
+		c := mustNode(t, e, model.Node{TargetPowerState: "power off"})
+		for _, r := range []struct {
+			host string
+			id   int64
+		}{{"Host1", a.ID}, {"host1", b.ID}, {"host2", c.ID}} {
+			if _, err := e.s.ReserveNode(e.ctx, r.host, r.id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		changed, err := e.s.ClearNodeTargetPowerState(e.ctx, "host1")
+		if err != nil || len(changed) != 1 || changed[0] != a.UUID {
+			t.Fatalf("clear target power: %v %v", changed, err)
+		}
+		got, _ := e.s.GetNodeByID(e.ctx, a.ID)
+		if got.TargetPowerState != "" || model.Deref(got.LastError) != AbortedPowerOperation {
+			t.Errorf("node a: %q %v", got.TargetPowerState, got.LastError)
+		}
+		released, err := e.s.ClearNodeReservationsForConductor(e.ctx, "host1")
+		if err != nil || len(released) != 2 {
+			t.Fatalf("clear reservations: %v %v", released, err)
+		}
+		got, _ = e.s.GetNodeByID(e.ctx, c.ID)
+		if model.Deref(got.Reservation) != "host2" || got.TargetPowerState != "power off" {
+			t.Errorf("other host's node changed: %+v", got)
+		}
+	})
+}
+
+// TestReserveNodeRace: 50 contenders per round, one winner; losers see the
+// lock, and nobody but the winner can release it.
+func TestReserveNodeRace(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		n := mustNode(t, e, model.Node{})
+		const workers, rounds = 50, 200
+		for round := range rounds {
+			var wins atomic.Int32
+			var winner atomic.Value
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			errs := make(chan error, workers*2)
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					tag := fmt.Sprintf("host-%d", w)
+					<-start
+					_, err := e.s.ReserveNode(e.ctx, tag, n.ID)
+					if err == nil {
+						wins.Add(1)
+						winner.Store(tag)
+						return
+					}
+					if _, ok := err.(*NodeLockedError); !ok {
+						errs <- fmt.Errorf("round %d %s: %v", round, tag, err)
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			if wins.Load() != 1 {
+				t.Fatalf("round %d: %d winners", round, wins.Load())
+			}
+			holder := winner.Load().(string)
+			// Every non-holder's release fails, concurrently, and leaves the lock.
+			var rg sync.WaitGroup
+			var bad atomic.Int32
+			for w := range workers {
+				tag := fmt.Sprintf("host-%d", w)
+				if tag == holder {
+					continue
+				}
+				rg.Add(1)
+				go func() {
+					defer rg.Done()
+					if _, ok := e.s.ReleaseNode(e.ctx, tag, n.ID).(*NodeLockedError); !ok {
+						bad.Add(1)
+					}
+				}()
+			}
+			rg.Wait()
+			if bad.Load() != 0 {
+				t.Fatalf("round %d: %d non-holders did not get NodeLocked on release", round, bad.Load())
+			}
+			got, err := e.s.GetNodeByID(e.ctx, n.ID)
+			if err != nil || model.Deref(got.Reservation) != holder {
+				t.Fatalf("round %d: reservation %v after foreign releases, want %s (%v)", round, got.Reservation, holder, err)
+			}
+			if err := e.s.ReleaseNode(e.ctx, holder, n.ID); err != nil {
+				t.Fatalf("round %d: holder release: %v", round, err)
+			}
+		}
+	})
+}
