@@ -373,3 +373,15 @@ func implements(kind Kind, impl Interface) bool {
 	}
 	return ok
 }
+
+// NetworkPowerNeeder reports whether the network interface needs the node
+// powered on to configure it (upstream need_power_on, default false).
+type NetworkPowerNeeder interface {
+	NeedPowerOn(ctx context.Context, task *Task) bool
+}
+
+// NetworkDataProvider gives the network configuration for the config drive
+// (upstream get_node_network_data; the default is node.network_data).
+type NetworkDataProvider interface {
+	GetNodeNetworkData(ctx context.Context, task *Task) (map[string]any, error)
+}

@@ -154,33 +154,24 @@ func VerifySteps(ctx context.Context, task *driver.Task, enabled, sorted bool, o
 	return Collect(ctx, task, task.Driver, driver.StepVerify, Options{Enabled: enabled, Sort: sorted, Overrides: overrides})
 }
 
-// ParsePriorityOverrides reads the values of a multi-valued option such as
-// [conductor]clean_step_priority_override: each value is an oslo.config
-// Dict, "interface.step:priority" pairs separated by commas, and later
-// values win. An empty priority is ignored, as upstream ignores a falsy
-// override; "0" disables the step. A priority that is not an integer is an
-// error here, where upstream would fail when cleaning starts.
-func ParsePriorityOverrides(values []string) (map[string]int, error) {
-	out := map[string]int{}
-	for _, v := range values {
-		if strings.TrimSpace(v) == "" {
+// PriorityOverrides converts [conductor]clean_step_priority_override or
+// verify_step_priority_override (an oslo.config multi-valued Dict, merged by
+// the config loader: "interface.step" → priority text) into priorities.
+// An empty value is ignored, as upstream ignores a falsy override; "0"
+// disables the step. A value that is not an integer is an error here, at
+// start-up, where upstream would fail when cleaning starts.
+func PriorityOverrides(option map[string]string) (map[string]int, error) {
+	out := make(map[string]int, len(option))
+	for key, val := range option {
+		val = strings.TrimSpace(val)
+		if val == "" {
 			continue
 		}
-		for _, pair := range strings.Split(v, ",") {
-			key, val, ok := strings.Cut(pair, ":")
-			if !ok {
-				return nil, fmt.Errorf("step priority override %q: value should be NAME:VALUE pairs separated by \",\"", pair)
-			}
-			key, val = strings.TrimSpace(key), strings.TrimSpace(val)
-			if val == "" {
-				continue
-			}
-			p, err := strconv.Atoi(val)
-			if err != nil {
-				return nil, fmt.Errorf("step priority override %q: %w", pair, err)
-			}
-			out[key] = p
+		p, err := strconv.Atoi(val)
+		if err != nil {
+			return nil, fmt.Errorf("step priority override %s: %w", key, err)
 		}
+		out[key] = p
 	}
 	return out, nil
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/conductor/steps"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/fake"
 	"github.com/openkeel/ironic/internal/driver/noop"
@@ -249,7 +252,7 @@ func TestCleanStepPriorityOverride(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			overrides, err := steps.ParsePriorityOverrides(tc.values)
+			overrides, err := steps.PriorityOverrides(loadOverride(t, tc.values))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -280,11 +283,29 @@ func TestCleanStepPriorityOverride(t *testing.T) {
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-func TestParsePriorityOverridesErrors(t *testing.T) {
-	for _, in := range []string{"deploy.erase_devices", "deploy.erase_devices:high"} {
-		if _, err := steps.ParsePriorityOverrides([]string{in}); err == nil {
-			t.Errorf("%q accepted", in)
-		}
+// loadOverride runs values through the real ironic.conf loader as repeated
+// [conductor]clean_step_priority_override lines.
+func loadOverride(t *testing.T, values []string) map[string]string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("[conductor]\n")
+	for _, v := range values {
+		b.WriteString("clean_step_priority_override = " + v + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "ironic.conf")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(config.LoadOptions{Files: []string{path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Dict("conductor", "clean_step_priority_override")
+}
+
+func TestPriorityOverridesErrors(t *testing.T) {
+	if _, err := steps.PriorityOverrides(map[string]string{"deploy.erase_devices": "high"}); err == nil {
+		t.Error("non-integer priority accepted")
 	}
 }
 
