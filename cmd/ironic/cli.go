@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/config"
+)
+
+// version is set at link time (-ldflags "-X main.version=...").
+var version = "0.1.0-dev"
+
+// programs maps upstream program names to our subcommands.
+var programs = map[string]string{
+	"ironic-api":       "api",
+	"ironic-conductor": "conductor",
+	"ironic-dbsync":    "dbsync",
+}
+
+const usage = `usage: ironic [--config-file FILE]... [--config-dir DIR]... [COMMAND]
+
+commands:
+  all-in-one         API and conductor in one process (default)
+  api                the REST API only
+  conductor          the conductor only
+  dbsync upgrade     create or upgrade the database schema
+  dbsync version     print the schema versions
+  dbsync create_schema
+                     create the schema in an empty database
+  version            print the program version
+`
+
+// errUsage marks command-line mistakes, answered with exit code 2.
+var errUsage = errors.New("usage")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "ironic: %v\n%s", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "ironic: %v\n", err)
+		return 1
+	}
+}
+
+// invocation is what the command line asked for.
+type invocation struct {
+	command string
+	args    []string
+	load    *config.LoadOptions
+}
+
+// parseArgs accepts options before and after the command, as oslo.config
+// programs do (`ironic-dbsync --config-file f upgrade`).
+func parseArgs(args []string, stderr io.Writer) (*invocation, error) {
+	prog := filepath.Base(args[0])
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	inv := &invocation{load: config.RegisterFlags(fs)}
+	rest := args[1:]
+	if err := fs.Parse(rest); err != nil {
+		return nil, wrapFlagErr(err)
+	}
+	rest = fs.Args()
+	if cmd, ok := programs[prog]; ok {
+		inv.command = cmd
+	} else if len(rest) > 0 {
+		inv.command, rest = rest[0], rest[1:]
+	} else {
+		inv.command = "all-in-one"
+	}
+	// Options may also follow the command and its positional arguments.
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return nil, wrapFlagErr(err)
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		inv.args = append(inv.args, rest[0])
+		rest = rest[1:]
+	}
+	return inv, nil
+}
+
+func wrapFlagErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	inv, err := parseArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	switch inv.command {
+	case "version":
+		fmt.Fprintf(stdout, "openkeel-ironic %s\n", version)
+		return nil
+	case "all-in-one", "api", "conductor":
+		if len(inv.args) > 0 {
+			return fmt.Errorf("%w: %s takes no arguments, got %q", errUsage, inv.command, strings.Join(inv.args, " "))
+		}
+		return serve(ctx, mode(inv.command), inv.load, stderr)
+	case "dbsync":
+		return dbsync(ctx, inv, stdout, stderr)
+	default:
+		return fmt.Errorf("%w: unknown command %q", errUsage, inv.command)
+	}
+}
+
+// loadConfig reads the configuration with the defaults of a mode beneath the
+// files, and returns a logger configured by it.
+func loadConfig(m mode, opts *config.LoadOptions, stderr io.Writer) (*config.Config, *slog.Logger, error) {
+	opts.Overrides = m.overrides()
+	cfg, err := config.Load(*opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("configuration: %w", err)
+	}
+	level := slog.LevelInfo
+	if cfg.Bool("DEFAULT", "debug") {
+		level = slog.LevelDebug
+	}
+	var h slog.Handler = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})
+	if cfg.Bool("DEFAULT", "use_json") {
+		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
+	}
+	return cfg, slog.New(h), nil
+}

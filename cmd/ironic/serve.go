@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/httpserver"
+	"github.com/openkeel/ironic/internal/store/migrations"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+)
+
+// mode is the role a process plays.
+type mode string
+
+const (
+	modeAllInOne  mode = "all-in-one"
+	modeAPI       mode = "api"
+	modeConductor mode = "conductor"
+	modeDBSync    mode = "dbsync"
+)
+
+// allInOneDatabase is where the zero-configuration service keeps its data,
+// relative to the working directory.
+const allInOneDatabase = "sqlite:///ironic-data/ironic.sqlite"
+
+// overrides are the defaults a mode puts beneath the configuration files.
+// The all-in-one mode must run with no file at all on a laptop: loopback
+// only, no authentication, no RPC bus, an embedded SQLite file and the
+// fake-hardware type.
+func (m mode) overrides() map[string]map[string]string {
+	switch m {
+	case modeAllInOne:
+		return map[string]map[string]string{
+			"DEFAULT": {
+				"auth_strategy":          "noauth",
+				"rpc_transport":          "none",
+				"enabled_hardware_types": "fake-hardware",
+				// Only the fake-hardware interfaces until the real ones
+				// exist; each list names what the build registers.
+				"enabled_bios_interfaces":       "fake,no-bios",
+				"enabled_boot_interfaces":       "fake",
+				"enabled_console_interfaces":    "fake,no-console",
+				"enabled_deploy_interfaces":     "fake",
+				"enabled_firmware_interfaces":   "fake,no-firmware",
+				"enabled_inspect_interfaces":    "fake,no-inspect",
+				"enabled_management_interfaces": "fake",
+				"enabled_network_interfaces":    "noop",
+				"enabled_power_interfaces":      "fake",
+				"enabled_raid_interfaces":       "fake,no-raid",
+				"enabled_rescue_interfaces":     "fake,no-rescue",
+				"enabled_storage_interfaces":    "noop",
+				"enabled_vendor_interfaces":     "fake,no-vendor",
+			},
+			"api":         {"host_ip": "127.0.0.1"},
+			"database":    {"connection": allInOneDatabase},
+			"healthcheck": {"enabled": "true"},
+		}
+	case modeDBSync:
+		// So that `ironic dbsync upgrade` without a file prepares the
+		// database the all-in-one service uses.
+		return map[string]map[string]string{"database": {"connection": allInOneDatabase}}
+	default:
+		return nil
+	}
+}
+
+// serve runs the API, the conductor or both until ctx ends.
+func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writer) error {
+	cfg, log, err := loadConfig(m, opts, stderr)
+	if err != nil {
+		return err
+	}
+	log = log.With("mode", string(m))
+	db, err := openDatabase(ctx, cfg, m == modeAllInOne)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if m == modeAllInOne {
+		// The embedded database is ours alone: keep it at our schema.
+		if err := migrations.Upgrade(ctx, db); err != nil {
+			return fmt.Errorf("database: %w", err)
+		}
+	} else if err := checkSchema(ctx, db); err != nil {
+		return err
+	}
+	if m == modeConductor {
+		return errors.New("the conductor service is not available in this build yet; run all-in-one")
+	}
+	srv, err := httpserver.Listen(apiServerOptions(cfg, log), newAPIHandler(cfg, log))
+	if err != nil {
+		return fmt.Errorf("API server: %w", err)
+	}
+	log.Info("API listening", "address", srv.Addr().String())
+	if err := srv.Serve(ctx); err != nil {
+		return fmt.Errorf("API server: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// openDatabase opens [database]/connection, creating the folder of a SQLite
+// file so that a fresh all-in-one start needs no preparation.
+func openDatabase(ctx context.Context, cfg *config.Config, createDir bool) (*sqldb.DB, error) {
+	url := cfg.String("database", "connection")
+	if url == "" {
+		return nil, errors.New("[database]/connection is not set")
+	}
+	if createDir {
+		if path, ok := sqliteFile(url); ok {
+			if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+				return nil, fmt.Errorf("database folder: %w", err)
+			}
+		}
+	}
+	db, err := sqldb.Open(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	return db, nil
+}
+
+// sqliteFile returns the file path of a sqlite:/// URL (relative) or
+// sqlite://// URL (absolute); in-memory URLs have none.
+func sqliteFile(url string) (string, bool) {
+	rest, ok := strings.CutPrefix(url, "sqlite:///")
+	if !ok || rest == "" || strings.HasPrefix(rest, ":memory:") {
+		return "", false
+	}
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest, true
+}
+
+// checkSchema refuses to serve a database that `dbsync upgrade` has not
+// brought to our schema, rather than failing on the first query.
+func checkSchema(ctx context.Context, db *sqldb.DB) error {
+	ours, _, err := migrations.Version(ctx, db)
+	if err != nil {
+		return fmt.Errorf("database schema: %w", err)
+	}
+	latest, err := migrations.Latest(db.Dialect())
+	if err != nil {
+		return fmt.Errorf("database schema: %w", err)
+	}
+	if ours != latest {
+		return fmt.Errorf("database schema is at version %d, this program needs %d: run `ironic dbsync upgrade`", ours, latest)
+	}
+	return nil
+}
+
+func apiServerOptions(cfg *config.Config, log *slog.Logger) httpserver.Options {
+	o := httpserver.Options{
+		HostIP:          cfg.String("api", "host_ip"),
+		Port:            cfg.Int("api", "port"),
+		UnixSocket:      cfg.String("api", "unix_socket"),
+		EnableSSL:       cfg.Bool("api", "enable_ssl_api"),
+		CertFile:        cfg.String("api", "cert_file"),
+		KeyFile:         cfg.String("api", "key_file"),
+		TLSMinVersion:   cfg.String("api", "tls_minimum_version"),
+		ShutdownTimeout: cfg.Duration("conductor", "graceful_shutdown_timeout"),
+		Logger:          log,
+	}
+	if cfg.Has("api", "unix_socket_mode") {
+		o.UnixSocketMode = fs.FileMode(cfg.Int("api", "unix_socket_mode"))
+	}
+	return o
+}
+
+// newAPIHandler is the HTTP face of the service. The REST API is assembled
+// in internal/api; until a process has it, the health check answers.
+func newAPIHandler(cfg *config.Config, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	path := cfg.String("healthcheck", "path")
+	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
+		io.WriteString(w, "OK")
+	})
+	return mux
+}
