@@ -269,7 +269,7 @@ func TestSchemaMatchesUpstreamDDL(t *testing.T) {
 	for i, b := range ours {
 		up := theirs[i]
 		t.Run(b.Name, func(t *testing.T) {
-			loadUpstreamSchema(t, up.DB)
+			storetest.LoadUpstreamSchema(t, up.DB)
 			a, u := introspect(t, b.DB), introspect(t, up.DB)
 			delete(a, migrations.VersionTable)
 			if len(a) != len(u) {
@@ -328,47 +328,6 @@ func sqliteIndexSQL(t *testing.T, db *sqldb.DB) map[string]string {
 			t.Fatal(err)
 		}
 		out[n] = spaceRe.ReplaceAllString(s, " ")
-	}
-	return out
-}
-
-// loadUpstreamSchema runs the spec DDL file of the backend on db, through
-// one connection because the MariaDB dump sets session variables.
-func loadUpstreamSchema(t *testing.T, db *sqldb.DB) {
-	t.Helper()
-	file := "ironic/core/db-schema/schema-sqlite.sql"
-	if db.Dialect() == sqldb.MySQL {
-		file = "ironic/core/db-schema/schema-mariadb.sql"
-	}
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, stmt := range statements(string(spectest.ReadFile(t, file))) {
-		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v\n%s", file, err, stmt)
-		}
-	}
-}
-
-// statements splits a SQL file at semicolons ending a line, skipping "--"
-// comment lines.
-func statements(src string) []string {
-	var out []string
-	var cur strings.Builder
-	for _, line := range strings.Split(src, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "--") {
-			continue
-		}
-		cur.WriteString(line + "\n")
-		if strings.HasSuffix(strings.TrimSpace(line), ";") {
-			if s := strings.TrimSpace(cur.String()); s != ";" {
-				out = append(out, strings.TrimSuffix(s, ";"))
-			}
-			cur.Reset()
-		}
 	}
 	return out
 }

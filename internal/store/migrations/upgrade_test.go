@@ -158,7 +158,7 @@ func TestTakeOverUpstreamDatabase(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range storetest.EmptyBackends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			loadUpstreamSchema(t, b.DB)
+			storetest.LoadUpstreamSchema(t, b.DB)
 			storetest.Exec(t, b.DB, "INSERT INTO alembic_version (version_num) VALUES ('"+migrations.AlembicHead+"')")
 			storetest.Exec(t, b.DB, upstreamRows(b.DB.Dialect())...)
 			schemaBefore, rowsBefore := introspect(t, b.DB), snapshot(t, b.DB)
@@ -220,7 +220,7 @@ func TestUpgradeRefuses(t *testing.T) {
 		{
 			name: "unknown alembic revision",
 			setup: func(t *testing.T, db *sqldb.DB) {
-				loadUpstreamSchema(t, db)
+				storetest.LoadUpstreamSchema(t, db)
 				storetest.Exec(t, db, "INSERT INTO alembic_version (version_num) VALUES ('abcdef123456')")
 			},
 			want: []string{"Ironic alembic revision abcdef123456", "head " + migrations.AlembicHead, "ironic-dbsync"},
@@ -228,7 +228,7 @@ func TestUpgradeRefuses(t *testing.T) {
 		{
 			name: "older upstream revision",
 			setup: func(t *testing.T, db *sqldb.DB) {
-				loadUpstreamSchema(t, db)
+				storetest.LoadUpstreamSchema(t, db)
 				// The revision just before the head (772c0e7e8299 adds
 				// firmware identity fields; the head adds node_history columns).
 				storetest.Exec(t, db, "INSERT INTO alembic_version (version_num) VALUES ('772c0e7e8299')")
@@ -237,7 +237,7 @@ func TestUpgradeRefuses(t *testing.T) {
 		},
 		{
 			name:  "empty alembic_version",
-			setup: func(t *testing.T, db *sqldb.DB) { loadUpstreamSchema(t, db) },
+			setup: func(t *testing.T, db *sqldb.DB) { storetest.LoadUpstreamSchema(t, db) },
 			want:  []string{"no revision", migrations.AlembicHead},
 		},
 		{
