@@ -41,6 +41,10 @@ type Port struct {
 	// AvailableForDynamicPortgroup lets the networking service put the
 	// port into a dynamic portgroup (NOT NULL, server default true).
 	AvailableForDynamicPortgroup bool `json:"available_for_dynamic_portgroup"`
+
+	// NodeUUID is the UUID of the node NodeID names; not a column, the
+	// store fills it on reads as upstream's node_uuid association does.
+	NodeUUID string `json:"node_uuid,omitempty"`
 }
 
 // Portgroup is a row of the portgroups table: a bond of a node's ports.
@@ -74,6 +78,10 @@ type Portgroup struct {
 	Category *string `json:"category"`
 	// DynamicPortgroup marks a group managed by the networking service.
 	DynamicPortgroup *bool `json:"dynamic_portgroup"`
+
+	// NodeUUID is the UUID of the node NodeID names; not a column, the
+	// store fills it on reads as upstream's node_uuid association does.
+	NodeUUID string `json:"node_uuid,omitempty"`
 }
 
 // Chassis is a row of the chassis table: a grouping of nodes.

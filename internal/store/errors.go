@@ -29,6 +29,13 @@ var (
 	ErrConductorAlreadyRegistered = errors.New("conductor already registered")
 	// ErrConflict: a compare-and-swap update found the row changed.
 	ErrConflict = errors.New("concurrent update")
+	// ErrNodeAssociated: NodeAssociated, a node already running another
+	// instance.
+	ErrNodeAssociated = errors.New("node associated with an instance")
+	// ErrDuplicateNodeOnLookup: DuplicateNodeOnLookup, port addresses
+	// matching several nodes. Such an error is also ErrNotFound, as
+	// upstream's class derives from NodeNotFound.
+	ErrDuplicateNodeOnLookup = errors.New("several nodes match")
 )
 
 // Kinds of record, as used in NotFoundError.Kind and DuplicateError.Kind.
@@ -42,6 +49,18 @@ const (
 	KindNodeTrait = "node trait"
 	KindNodeTag   = "node tag"
 	KindHWIface   = "conductor hardware interface"
+
+	KindAllocation        = "allocation"
+	KindDeployTemplate    = "deploy template"
+	KindRunbook           = "runbook"
+	KindRunbookTrait      = "runbook trait"
+	KindVolumeConnector   = "volume connector"
+	KindVolumeTarget      = "volume target"
+	KindNodeHistory       = "node history record"
+	KindNodeInventory     = "node inventory"
+	KindBIOSSetting       = "BIOS setting"
+	KindFirmwareComponent = "firmware component"
+	KindInspectionRule    = "inspection rule"
 )
 
 // NotFoundError says no Kind is identified by Ident (an id, UUID, name or
@@ -49,13 +68,19 @@ const (
 type NotFoundError struct {
 	Kind  string
 	Ident string
-	// Node is set for traits and tags: the node they were looked up on.
+	// Node is set for records looked up within a node (traits, tags, BIOS
+	// settings, firmware components): that node's id.
 	Node string
+	// Runbook is set for runbook traits: the runbook's id.
+	Runbook string
 }
 
 func (e *NotFoundError) Error() string {
 	if e.Node != "" {
 		return fmt.Sprintf("%s %s not found on node %s", e.Kind, e.Ident, e.Node)
+	}
+	if e.Runbook != "" {
+		return fmt.Sprintf("%s %s not found on runbook %s", e.Kind, e.Ident, e.Runbook)
 	}
 	return fmt.Sprintf("%s %s not found", e.Kind, e.Ident)
 }
@@ -163,3 +188,30 @@ func (e *ConflictError) Error() string {
 
 // Is makes errors.Is(err, ErrConflict) true.
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// NodeAssociatedError says Node (a UUID) already runs Instance, so an
+// allocation cannot take it.
+type NodeAssociatedError struct {
+	Node     string
+	Instance string
+}
+
+func (e *NodeAssociatedError) Error() string {
+	return fmt.Sprintf("node %s is associated with instance %s", e.Node, e.Instance)
+}
+
+// Is makes errors.Is(err, ErrNodeAssociated) true.
+func (e *NodeAssociatedError) Is(target error) bool { return target == ErrNodeAssociated }
+
+// DuplicateNodeOnLookupError says the port Addresses belong to more than
+// one node.
+type DuplicateNodeOnLookupError struct{ Addresses []string }
+
+func (e *DuplicateNodeOnLookupError) Error() string {
+	return fmt.Sprintf("multiple nodes with port addresses %v were found", e.Addresses)
+}
+
+// Is makes errors.Is true for ErrDuplicateNodeOnLookup and ErrNotFound.
+func (e *DuplicateNodeOnLookupError) Is(target error) bool {
+	return target == ErrDuplicateNodeOnLookup || target == ErrNotFound
+}

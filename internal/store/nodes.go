@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -283,7 +284,8 @@ func wrapUnlessTyped(err error, what string) error {
 		return nil
 	case *NotFoundError, *DuplicateError, *NodeLockedError, *NodeNotLockedError,
 		*MarkerNotFoundError, *InvalidParameterError, *NotEmptyError,
-		*ConductorAlreadyRegisteredError, *ConflictError:
+		*ConductorAlreadyRegisteredError, *ConflictError, *NodeAssociatedError,
+		*DuplicateNodeOnLookupError:
 		return err
 	}
 	return fmt.Errorf("%s: %w", what, err)
@@ -516,4 +518,126 @@ func (s *sqlStore) loadTraitsAndTags(ctx context.Context, q querier, ns []*model
 		}
 	}
 	return nil
+}
+
+// GetNodeByPortAddresses returns the one node owning ports with any of
+// these MAC addresses (the agent's lookup). No match is a NotFoundError;
+// ports of several nodes a DuplicateNodeOnLookupError.
+func (s *sqlStore) GetNodeByPortAddresses(ctx context.Context, addresses []string) (*model.Node, error) {
+	w := &where{}
+	w.in("address", addresses)
+	ids, err := stringColumn(ctx, s.db, "SELECT DISTINCT node_id FROM ports"+w.sql()+" AND node_id IS NOT NULL", w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("look up node by port addresses: %w", err)
+	}
+	switch len(ids) {
+	case 0:
+		return nil, &NotFoundError{Kind: KindNode, Ident: fmt.Sprintf("with port addresses %v", addresses)}
+	case 1:
+		id, err := strconv.ParseInt(ids[0], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("look up node by port addresses: %w", err)
+		}
+		return s.GetNodeByID(ctx, id)
+	}
+	return nil, &DuplicateNodeOnLookupError{Addresses: slices.Clone(addresses)}
+}
+
+// TouchNodeProvisioning sets provision_updated_at to now, which restarts
+// the node's provisioning timeouts (a heartbeat from the agent).
+func (s *sqlStore) TouchNodeProvisioning(ctx context.Context, nodeID int64) error {
+	ident := strconv.FormatInt(nodeID, 10)
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE nodes SET provision_updated_at = ? WHERE id = ?", s.db.Time(s.clock()), nodeID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return &NotFoundError{Kind: KindNode, Ident: ident}
+		}
+		return nil
+	})
+	return wrapUnlessTyped(err, "touch provisioning of node "+ident)
+}
+
+var logicalNameRe = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,255}$`)
+
+// CheckNodeList maps each ident (a node UUID or name) to the UUID of the
+// node it names, as upstream's check_node_list; project, when not empty,
+// restricts to nodes it owns or leases. Idents naming no node are listed,
+// sorted, in one NotFoundError of KindNode.
+func (s *sqlStore) CheckNodeList(ctx context.Context, idents []string, project string) (map[string]string, error) {
+	mapping := map[string]string{}
+	if len(idents) == 0 {
+		return mapping, nil
+	}
+	var uuids, names, bad []string
+	seen := map[string]bool{}
+	for _, id := range idents {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		switch {
+		case isUUIDLike(id):
+			uuids = append(uuids, id)
+		case logicalNameRe.MatchString(id):
+			names = append(names, id)
+		default:
+			bad = append(bad, id)
+		}
+	}
+	missingErr := func(missing []string) error {
+		slices.Sort(missing)
+		return &NotFoundError{Kind: KindNode, Ident: strings.Join(missing, ", ")}
+	}
+	if len(bad) > 0 {
+		return nil, missingErr(bad)
+	}
+	uw, nw := &where{}, &where{}
+	uw.in("uuid", uuids)
+	nw.in("name", names)
+	q := "SELECT uuid, name FROM nodes WHERE (" + strings.Join(uw.conds, "") + " OR " + strings.Join(nw.conds, "") + ")"
+	args := append(uw.args, nw.args...)
+	if project != "" {
+		q += " AND (owner = ? OR lessee = ?)"
+		args = append(args, project, project)
+	}
+	type row struct {
+		uuid string
+		name *string
+	}
+	rows, err := queryAll(ctx, s.db, func(r *row) []field {
+		return []field{{name: "uuid", ptr: &r.uuid}, {name: "name", ptr: &r.name}}
+	}, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("check node list: %w", err)
+	}
+	for _, r := range rows {
+		if seen[r.uuid] {
+			mapping[r.uuid] = r.uuid
+		}
+		if n := model.Deref(r.name); n != "" && seen[n] {
+			mapping[n] = r.uuid
+		}
+	}
+	var missing []string
+	for id := range seen {
+		if _, ok := mapping[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, missingErr(missing)
+	}
+	return mapping, nil
+}
+
+// isUUIDLike accepts what oslo's is_uuid_like does: a UUID in any case,
+// with or without hyphens, braces or a urn:uuid: prefix.
+func isUUIDLike(s string) bool {
+	_, err := uuid.Parse(s)
+	return err == nil
 }

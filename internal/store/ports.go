@@ -2,13 +2,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/openkeel/ironic/internal/model"
 )
@@ -70,115 +66,11 @@ func chassisFields(c *model.Chassis) []field {
 	}
 }
 
-// resource binds a table to its model type, so ports, portgroups and
-// chassis share one implementation of get, create, update and list.
-type resource[T any] struct {
-	table, kind string
-	fields      func(*T) []field
-	// dupValue gives the value shown for a violated unique column.
-	dupValue func(*T, string) string
-}
-
-func (r resource[T]) selectSQL() string {
-	var zero T
-	return "SELECT " + columnList(r.fields(&zero)) + " FROM " + r.table
-}
-
-func (r resource[T]) columns() map[string]field {
-	var zero T
-	return fieldNames(r.fields(&zero))
-}
-
-func getOne[T any](ctx context.Context, s *sqlStore, r resource[T], col string, val any, ident string) (*T, error) {
-	rows, err := queryAll(ctx, s.db, r.fields, r.selectSQL()+" WHERE "+quote(col)+" = ?", val)
-	if err != nil {
-		return nil, fmt.Errorf("get %s %s: %w", r.kind, ident, err)
-	}
-	if len(rows) == 0 {
-		return nil, &NotFoundError{Kind: r.kind, Ident: ident}
-	}
-	return rows[0], nil
-}
-
-// create inserts v after setUUID and stamping created_at; the uuid is
-// generated when empty, as upstream.
-func create[T any](ctx context.Context, s *sqlStore, r resource[T], in *T, prepare func(*T)) (*T, error) {
-	v := *in
-	prepare(&v)
-	fs := r.fields(&v)
-	for _, f := range fs {
-		switch p := f.ptr.(type) {
-		case *string:
-			if f.name == "uuid" && *p == "" {
-				*p = uuid.NewString()
-			}
-		}
-		if f.name == "created_at" {
-			*(f.ptr.(*time.Time)) = s.clock()
-		}
-		if f.name == "updated_at" {
-			*(f.ptr.(**time.Time)) = nil
-		}
-	}
-	var id int64
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		id, err = s.insert(ctx, tx, r.table, fs)
-		return err
-	})
-	if err != nil {
-		if d := duplicate(err, r.kind, func(col string) string { return r.dupValue(&v, col) }); d != nil {
-			return nil, d
-		}
-		return nil, fmt.Errorf("create %s: %w", r.kind, err)
-	}
-	return getOne(ctx, s, r, "id", id, strconv.FormatInt(id, 10))
-}
-
-func update[T any](ctx context.Context, s *sqlStore, r resource[T], v *T, id int64, fields []string) (*T, error) {
-	ident := strconv.FormatInt(id, 10)
-	if slices.Contains(fields, "uuid") {
-		return nil, &InvalidParameterError{Msg: fmt.Sprintf("Cannot overwrite UUID for an existing %s.", r.kind)}
-	}
-	set, args, err := s.updateSet(r.fields(v), fields, s.clock())
-	if err != nil {
-		return nil, err
-	}
-	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE "+r.table+" SET "+set+" WHERE id = ?", append(args, id)...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return &NotFoundError{Kind: r.kind, Ident: ident}
-		}
-		return nil
-	})
-	if err != nil {
-		if d := duplicate(err, r.kind, func(col string) string { return r.dupValue(v, col) }); d != nil {
-			return nil, d
-		}
-		return nil, wrapUnlessTyped(err, "update "+r.kind+" "+ident)
-	}
-	return getOne(ctx, s, r, "id", id, ident)
-}
-
-func list[T any](ctx context.Context, s *sqlStore, r resource[T], w *where, o ListOptions) ([]*T, error) {
-	tail, err := s.paginate(ctx, s.db, r.table, "", r.columns(), "uuid", w, o)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := queryAll(ctx, s.db, r.fields, r.selectSQL()+w.sql()+tail, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", r.table, err)
-	}
-	return rows, nil
-}
-
 var (
 	portResource = resource[model.Port]{table: "ports", kind: KindPort, fields: portFields,
+		load: func(ctx context.Context, q querier, ps []*model.Port) error {
+			return fillNodeUUIDs(ctx, q, ps, func(p *model.Port) (*int64, *string) { return p.NodeID, &p.NodeUUID })
+		},
 		dupValue: func(p *model.Port, col string) string {
 			switch col {
 			case "address":
@@ -189,6 +81,9 @@ var (
 			return p.UUID
 		}}
 	portgroupResource = resource[model.Portgroup]{table: "portgroups", kind: KindPortgroup, fields: portgroupFields,
+		load: func(ctx context.Context, q querier, ps []*model.Portgroup) error {
+			return fillNodeUUIDs(ctx, q, ps, func(p *model.Portgroup) (*int64, *string) { return p.NodeID, &p.NodeUUID })
+		},
 		dupValue: func(p *model.Portgroup, col string) string {
 			switch col {
 			case "address":
@@ -394,30 +289,40 @@ func (s *sqlStore) ListChassis(ctx context.Context, o ListOptions) ([]*model.Cha
 	return list(ctx, s, chassisResource, &where{}, o)
 }
 
-// deleteByID deletes one row, refusing when membersSQL (if any) counts
-// rows still referencing it.
-func (s *sqlStore) deleteByID(ctx context.Context, table, kind string, id int64, membersSQL string) error {
-	ident := strconv.FormatInt(id, 10)
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		if membersSQL != "" {
-			var n int
-			if err := tx.QueryRowContext(ctx, membersSQL, id).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return &NotEmptyError{Kind: kind, Ident: ident}
-			}
+// fillNodeUUIDs sets the node UUID of each row from its node id, with one
+// query (upstream loads it through a relationship).
+func fillNodeUUIDs[T any](ctx context.Context, q querier, rows []*T, node func(*T) (*int64, *string)) error {
+	var ids []int64
+	for _, r := range rows {
+		if id, _ := node(r); id != nil && !slices.Contains(ids, *id) {
+			ids = append(ids, *id)
 		}
-		res, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE id = ?", id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return &NotFoundError{Kind: kind, Ident: ident}
-		}
+	}
+	if len(ids) == 0 {
 		return nil
-	})
-	return wrapUnlessTyped(err, "delete "+kind+" "+ident)
+	}
+	marks, args := inList(ids)
+	res, err := q.QueryContext(ctx, "SELECT id, uuid FROM nodes WHERE id IN "+marks, args...)
+	if err != nil {
+		return fmt.Errorf("read node uuids: %w", err)
+	}
+	defer res.Close()
+	uuids := make(map[int64]string, len(ids))
+	for res.Next() {
+		var id int64
+		var u string
+		if err := res.Scan(&id, &u); err != nil {
+			return fmt.Errorf("read node uuids: %w", err)
+		}
+		uuids[id] = u
+	}
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("read node uuids: %w", err)
+	}
+	for _, r := range rows {
+		if id, dst := node(r); id != nil {
+			*dst = uuids[*id]
+		}
+	}
+	return nil
 }

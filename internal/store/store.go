@@ -32,6 +32,9 @@ type Store interface {
 	UpdateNodeIf(ctx context.Context, n *model.Node, cond NodeCondition, fields ...string) (*model.Node, error)
 	DeleteNode(ctx context.Context, id int64) error
 	ListNodes(ctx context.Context, f NodeFilter, o ListOptions) ([]*model.Node, error)
+	GetNodeByPortAddresses(ctx context.Context, addresses []string) (*model.Node, error)
+	TouchNodeProvisioning(ctx context.Context, nodeID int64) error
+	CheckNodeList(ctx context.Context, idents []string, project string) (map[string]string, error)
 
 	// The node lock.
 	ReserveNode(ctx context.Context, tag string, nodeID int64) (*model.Node, error)
@@ -95,6 +98,86 @@ type Store interface {
 	GetOfflineConductors(ctx context.Context, heartbeatTimeout time.Duration) ([]string, error)
 	GetActiveHardwareTypeDict(ctx context.Context, heartbeatTimeout time.Duration) (map[string]map[string][]string, error)
 	ListHardwareTypeInterfaces(ctx context.Context, hardwareTypes []string, heartbeatTimeout time.Duration) ([]model.ConductorHardwareInterface, error)
+
+	// Allocations.
+	CreateAllocation(ctx context.Context, a *model.Allocation) (*model.Allocation, error)
+	GetAllocationByID(ctx context.Context, id int64) (*model.Allocation, error)
+	GetAllocationByUUID(ctx context.Context, uuid string) (*model.Allocation, error)
+	GetAllocationByName(ctx context.Context, name string) (*model.Allocation, error)
+	ListAllocations(ctx context.Context, f AllocationFilter, o ListOptions) ([]*model.Allocation, error)
+	UpdateAllocation(ctx context.Context, a *model.Allocation, fields ...string) (*model.Allocation, error)
+	DeleteAllocation(ctx context.Context, id int64) error
+	TakeOverAllocation(ctx context.Context, id, oldConductorID, newConductorID int64) (bool, error)
+	TakeOverAllocations(ctx context.Context, fromConductorID, toConductorID int64) ([]*model.Allocation, error)
+
+	// Deploy templates.
+	CreateDeployTemplate(ctx context.Context, d *model.DeployTemplate) (*model.DeployTemplate, error)
+	GetDeployTemplateByID(ctx context.Context, id int64) (*model.DeployTemplate, error)
+	GetDeployTemplateByUUID(ctx context.Context, uuid string) (*model.DeployTemplate, error)
+	GetDeployTemplateByName(ctx context.Context, name string) (*model.DeployTemplate, error)
+	GetDeployTemplatesByNames(ctx context.Context, names []string) ([]*model.DeployTemplate, error)
+	ListDeployTemplates(ctx context.Context, o ListOptions) ([]*model.DeployTemplate, error)
+	UpdateDeployTemplate(ctx context.Context, d *model.DeployTemplate, fields ...string) (*model.DeployTemplate, error)
+	DeleteDeployTemplate(ctx context.Context, id int64) error
+
+	// Runbooks and their traits.
+	CreateRunbook(ctx context.Context, r *model.Runbook) (*model.Runbook, error)
+	GetRunbookByID(ctx context.Context, id int64) (*model.Runbook, error)
+	GetRunbookByUUID(ctx context.Context, uuid string) (*model.Runbook, error)
+	GetRunbookByName(ctx context.Context, name string) (*model.Runbook, error)
+	GetRunbooksByNames(ctx context.Context, names []string) ([]*model.Runbook, error)
+	ListRunbooks(ctx context.Context, f RunbookFilter, o ListOptions) ([]*model.Runbook, error)
+	UpdateRunbook(ctx context.Context, r *model.Runbook, fields ...string) (*model.Runbook, error)
+	DeleteRunbook(ctx context.Context, id int64) error
+	SetRunbookTraits(ctx context.Context, runbookID int64, traits []string, version string) ([]model.RunbookTrait, error)
+	UnsetRunbookTraits(ctx context.Context, runbookID int64) error
+	GetRunbookTraits(ctx context.Context, runbookID int64) ([]model.RunbookTrait, error)
+	AddRunbookTrait(ctx context.Context, runbookID int64, trait, version string) (*model.RunbookTrait, error)
+	DeleteRunbookTrait(ctx context.Context, runbookID int64, trait string) error
+	RunbookTraitExists(ctx context.Context, runbookID int64, trait string) (bool, error)
+
+	// Volume connectors and targets.
+	CreateVolumeConnector(ctx context.Context, c *model.VolumeConnector) (*model.VolumeConnector, error)
+	GetVolumeConnectorByID(ctx context.Context, id int64) (*model.VolumeConnector, error)
+	GetVolumeConnectorByUUID(ctx context.Context, uuid string) (*model.VolumeConnector, error)
+	ListVolumeConnectors(ctx context.Context, f VolumeFilter, o ListOptions) ([]*model.VolumeConnector, error)
+	UpdateVolumeConnector(ctx context.Context, c *model.VolumeConnector, fields ...string) (*model.VolumeConnector, error)
+	DeleteVolumeConnector(ctx context.Context, id int64) error
+	CreateVolumeTarget(ctx context.Context, v *model.VolumeTarget) (*model.VolumeTarget, error)
+	GetVolumeTargetByID(ctx context.Context, id int64) (*model.VolumeTarget, error)
+	GetVolumeTargetByUUID(ctx context.Context, uuid string) (*model.VolumeTarget, error)
+	ListVolumeTargets(ctx context.Context, f VolumeFilter, o ListOptions) ([]*model.VolumeTarget, error)
+	UpdateVolumeTarget(ctx context.Context, v *model.VolumeTarget, fields ...string) (*model.VolumeTarget, error)
+	DeleteVolumeTarget(ctx context.Context, id int64) error
+
+	// Node history, inventory, BIOS settings and firmware components.
+	CreateNodeHistory(ctx context.Context, h *model.NodeHistory) (*model.NodeHistory, error)
+	GetNodeHistoryByID(ctx context.Context, id int64) (*model.NodeHistory, error)
+	GetNodeHistoryByUUID(ctx context.Context, uuid string) (*model.NodeHistory, error)
+	ListNodeHistory(ctx context.Context, nodeID int64, o ListOptions) ([]*model.NodeHistory, error)
+	DeleteNodeHistoryByUUID(ctx context.Context, uuid string) error
+	NodeHistoryForPurge(ctx context.Context, conductorID int64, minAge time.Duration, maxEntries int) (map[int64][]int64, error)
+	DeleteNodeHistoryRecords(ctx context.Context, ids []int64) error
+	CreateNodeInventory(ctx context.Context, inv *model.NodeInventory) (*model.NodeInventory, error)
+	GetNodeInventory(ctx context.Context, nodeID int64) (*model.NodeInventory, error)
+	DeleteNodeInventory(ctx context.Context, nodeID int64) error
+	CreateBIOSSettings(ctx context.Context, nodeID int64, settings []model.BIOSSetting, version string) ([]model.BIOSSetting, error)
+	UpdateBIOSSettings(ctx context.Context, nodeID int64, settings []model.BIOSSetting, version string) ([]model.BIOSSetting, error)
+	DeleteBIOSSettings(ctx context.Context, nodeID int64, names []string) error
+	GetBIOSSetting(ctx context.Context, nodeID int64, name string) (*model.BIOSSetting, error)
+	ListBIOSSettings(ctx context.Context, nodeID int64) ([]model.BIOSSetting, error)
+	CreateFirmwareComponent(ctx context.Context, f *model.FirmwareComponent) (*model.FirmwareComponent, error)
+	UpdateFirmwareComponent(ctx context.Context, f *model.FirmwareComponent, fields ...string) (*model.FirmwareComponent, error)
+	GetFirmwareComponent(ctx context.Context, nodeID int64, component string) (*model.FirmwareComponent, error)
+	ListFirmwareComponents(ctx context.Context, nodeID int64) ([]*model.FirmwareComponent, error)
+
+	// Inspection rules.
+	CreateInspectionRule(ctx context.Context, r *model.InspectionRule) (*model.InspectionRule, error)
+	GetInspectionRuleByID(ctx context.Context, id int64) (*model.InspectionRule, error)
+	GetInspectionRuleByUUID(ctx context.Context, uuid string) (*model.InspectionRule, error)
+	ListInspectionRules(ctx context.Context, f InspectionRuleFilter, o ListOptions) ([]*model.InspectionRule, error)
+	UpdateInspectionRule(ctx context.Context, r *model.InspectionRule, fields ...string) (*model.InspectionRule, error)
+	DeleteInspectionRule(ctx context.Context, id int64) error
 }
 
 // ListOptions are upstream's pagination parameters.
@@ -231,11 +314,8 @@ func (w *where) in(col string, vals []string) {
 		w.add("1 = 0")
 		return
 	}
-	args := make([]any, len(vals))
-	for i, v := range vals {
-		args[i] = v
-	}
-	w.add(col+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")+")", args...)
+	marks, args := inList(vals)
+	w.add(col+" IN "+marks, args...)
 }
 
 func (w *where) sql() string {

@@ -15,19 +15,27 @@ import (
 // MaxTraitsPerNode is upstream's MAX_TRAITS_PER_NODE (Placement's limit).
 const MaxTraitsPerNode = 50
 
-// labelTable describes node_traits or node_tags, which share a shape.
+// labelTable describes node_traits, node_tags or runbook_traits, which
+// share a shape: a parent row's set of strings.
 type labelTable struct {
 	table, col, kind string
 	max              int
+	// parent is the owning table, fk the column naming its row and
+	// parentKind its Kind.
+	parent, fk, parentKind string
 }
 
 var (
-	traitsTable = labelTable{table: "node_traits", col: "trait", kind: KindNodeTrait, max: MaxTraitsPerNode}
-	tagsTable   = labelTable{table: "node_tags", col: "tag", kind: KindNodeTag}
+	traitsTable = labelTable{table: "node_traits", col: "trait", kind: KindNodeTrait, max: MaxTraitsPerNode,
+		parent: "nodes", fk: "node_id", parentKind: KindNode}
+	tagsTable = labelTable{table: "node_tags", col: "tag", kind: KindNodeTag,
+		parent: "nodes", fk: "node_id", parentKind: KindNode}
+	runbookTraitsTable = labelTable{table: "runbook_traits", col: "trait", kind: KindRunbookTrait,
+		parent: "runbooks", fk: "runbook_id", parentKind: KindRunbook}
 )
 
 type labelRow struct {
-	NodeID    int64
+	ParentID  int64
 	Value     string
 	Version   string
 	CreatedAt time.Time
@@ -36,7 +44,7 @@ type labelRow struct {
 
 func (t labelTable) fields(r *labelRow) []field {
 	return []field{
-		{name: "node_id", ptr: &r.NodeID},
+		{name: t.fk, ptr: &r.ParentID},
 		{name: t.col, ptr: &r.Value},
 		{name: "version", ptr: &r.Version, emptyNull: true},
 		{name: "created_at", ptr: &r.CreatedAt},
@@ -44,75 +52,104 @@ func (t labelTable) fields(r *labelRow) []field {
 	}
 }
 
-func nodeExists(ctx context.Context, q querier, nodeID int64) error {
+// rowExists is nil when table has a row of that id, else a NotFoundError
+// of kind.
+func rowExists(ctx context.Context, q querier, table, kind string, id int64) error {
 	var one int
-	err := q.QueryRowContext(ctx, "SELECT 1 FROM nodes WHERE id = ?", nodeID).Scan(&one)
+	err := q.QueryRowContext(ctx, "SELECT 1 FROM "+table+" WHERE id = ?", id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return &NotFoundError{Kind: KindNode, Ident: strconv.FormatInt(nodeID, 10)}
+		return &NotFoundError{Kind: kind, Ident: strconv.FormatInt(id, 10)}
 	}
 	return err
 }
 
-func (t labelTable) tooMany(nodeID int64, n int) error {
+func nodeExists(ctx context.Context, q querier, nodeID int64) error {
+	return rowExists(ctx, q, "nodes", KindNode, nodeID)
+}
+
+func (t labelTable) parentExists(ctx context.Context, q querier, id int64) error {
+	return rowExists(ctx, q, t.parent, t.parentKind, id)
+}
+
+// notFound is the error for a value missing from the parent's set.
+func (t labelTable) notFound(parentID int64, value string) error {
+	e := &NotFoundError{Kind: t.kind, Ident: value}
+	if t.parent == "nodes" {
+		e.Node = strconv.FormatInt(parentID, 10)
+	} else {
+		e.Runbook = strconv.FormatInt(parentID, 10)
+	}
+	return e
+}
+
+func (t labelTable) tooMany(parentID int64, n int) error {
 	if t.max > 0 && n > t.max {
-		return &InvalidParameterError{Msg: fmt.Sprintf("Could not modify traits for node %d as it would exceed the maximum number of traits per node (%d vs. %d)", nodeID, n, t.max)}
+		return &InvalidParameterError{Msg: fmt.Sprintf("Could not modify traits for node %d as it would exceed the maximum number of traits per node (%d vs. %d)", parentID, n, t.max)}
 	}
 	return nil
 }
 
-func (s *sqlStore) setLabels(ctx context.Context, t labelTable, nodeID int64, values []string, version string) ([]labelRow, error) {
-	uniq := slices.Clone(values)
-	slices.Sort(uniq)
-	uniq = slices.Compact(uniq)
-	if err := t.tooMany(nodeID, len(uniq)); err != nil {
-		return nil, err
-	}
-	now := s.clock()
-	rows := make([]labelRow, len(uniq))
+func (s *sqlStore) setLabels(ctx context.Context, t labelTable, parentID int64, values []string, version string) ([]labelRow, error) {
+	var rows []labelRow
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		if err := nodeExists(ctx, tx, nodeID); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t.table+" WHERE node_id = ?", nodeID); err != nil {
-			return err
-		}
-		for i, v := range uniq {
-			rows[i] = labelRow{NodeID: nodeID, Value: v, Version: version, CreatedAt: now}
-			if _, err := s.insert(ctx, tx, t.table, t.fields(&rows[i])); err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		rows, err = s.replaceLabels(ctx, tx, t, parentID, values, version)
+		return err
 	})
 	if err != nil {
-		return nil, wrapUnlessTyped(err, "set "+t.table+" of node "+strconv.FormatInt(nodeID, 10))
+		return nil, wrapUnlessTyped(err, "set "+t.table+" of "+t.parentKind+" "+strconv.FormatInt(parentID, 10))
 	}
 	return rows, nil
 }
 
-func (s *sqlStore) unsetLabels(ctx context.Context, t labelTable, nodeID int64) error {
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		if err := nodeExists(ctx, tx, nodeID); err != nil {
-			return err
+// replaceLabels is setLabels inside the caller's transaction.
+func (s *sqlStore) replaceLabels(ctx context.Context, tx *sql.Tx, t labelTable, parentID int64, values []string, version string) ([]labelRow, error) {
+	uniq := slices.Clone(values)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	if err := t.tooMany(parentID, len(uniq)); err != nil {
+		return nil, err
+	}
+	if err := t.parentExists(ctx, tx, parentID); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM "+t.table+" WHERE "+t.fk+" = ?", parentID); err != nil {
+		return nil, err
+	}
+	now := s.clock()
+	rows := make([]labelRow, len(uniq))
+	for i, v := range uniq {
+		rows[i] = labelRow{ParentID: parentID, Value: v, Version: version, CreatedAt: now}
+		if _, err := s.insert(ctx, tx, t.table, t.fields(&rows[i])); err != nil {
+			return nil, err
 		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM "+t.table+" WHERE node_id = ?", nodeID)
-		return err
-	})
-	return wrapUnlessTyped(err, "unset "+t.table+" of node "+strconv.FormatInt(nodeID, 10))
+	}
+	return rows, nil
 }
 
-func (s *sqlStore) getLabels(ctx context.Context, t labelTable, nodeID int64) ([]labelRow, error) {
+func (s *sqlStore) unsetLabels(ctx context.Context, t labelTable, parentID int64) error {
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if err := t.parentExists(ctx, tx, parentID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM "+t.table+" WHERE "+t.fk+" = ?", parentID)
+		return err
+	})
+	return wrapUnlessTyped(err, "unset "+t.table+" of node "+strconv.FormatInt(parentID, 10))
+}
+
+func (s *sqlStore) getLabels(ctx context.Context, t labelTable, parentID int64) ([]labelRow, error) {
 	var rows []*labelRow
 	err := s.db.InReadTx(ctx, func(tx *sql.Tx) error {
-		if err := nodeExists(ctx, tx, nodeID); err != nil {
+		if err := t.parentExists(ctx, tx, parentID); err != nil {
 			return err
 		}
 		var err error
-		rows, err = queryAll(ctx, tx, t.fields, "SELECT "+columnList(t.fields(&labelRow{}))+" FROM "+t.table+" WHERE node_id = ? ORDER BY "+t.col, nodeID)
+		rows, err = queryAll(ctx, tx, t.fields, "SELECT "+columnList(t.fields(&labelRow{}))+" FROM "+t.table+" WHERE "+t.fk+" = ? ORDER BY "+t.col, parentID)
 		return err
 	})
 	if err != nil {
-		return nil, wrapUnlessTyped(err, "get "+t.table+" of node "+strconv.FormatInt(nodeID, 10))
+		return nil, wrapUnlessTyped(err, "get "+t.table+" of node "+strconv.FormatInt(parentID, 10))
 	}
 	out := make([]labelRow, len(rows))
 	for i, r := range rows {
@@ -123,14 +160,14 @@ func (s *sqlStore) getLabels(ctx context.Context, t labelTable, nodeID int64) ([
 
 // addLabel inserts one value; a value already present is kept (with its
 // original timestamps), as upstream ignores the duplicate.
-func (s *sqlStore) addLabel(ctx context.Context, t labelTable, nodeID int64, value, version string) (*labelRow, error) {
-	row := labelRow{NodeID: nodeID, Value: value, Version: version, CreatedAt: s.clock()}
+func (s *sqlStore) addLabel(ctx context.Context, t labelTable, parentID int64, value, version string) (*labelRow, error) {
+	row := labelRow{ParentID: parentID, Value: value, Version: version, CreatedAt: s.clock()}
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		if err := nodeExists(ctx, tx, nodeID); err != nil {
+		if err := t.parentExists(ctx, tx, parentID); err != nil {
 			return err
 		}
 		var one int
-		err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.table+" WHERE node_id = ? AND "+t.col+" = ?", nodeID, value).Scan(&one)
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.table+" WHERE "+t.fk+" = ? AND "+t.col+" = ?", parentID, value).Scan(&one)
 		if err == nil {
 			return nil
 		}
@@ -139,10 +176,10 @@ func (s *sqlStore) addLabel(ctx context.Context, t labelTable, nodeID int64, val
 		}
 		if t.max > 0 {
 			var n int
-			if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.table+" WHERE node_id = ?", nodeID).Scan(&n); err != nil {
+			if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.table+" WHERE "+t.fk+" = ?", parentID).Scan(&n); err != nil {
 				return err
 			}
-			if err := t.tooMany(nodeID, n+1); err != nil {
+			if err := t.tooMany(parentID, n+1); err != nil {
 				return err
 			}
 		}
@@ -150,38 +187,38 @@ func (s *sqlStore) addLabel(ctx context.Context, t labelTable, nodeID int64, val
 		return err
 	})
 	if err != nil {
-		return nil, wrapUnlessTyped(err, "add "+t.col+" to node "+strconv.FormatInt(nodeID, 10))
+		return nil, wrapUnlessTyped(err, "add "+t.col+" to node "+strconv.FormatInt(parentID, 10))
 	}
 	return &row, nil
 }
 
-func (s *sqlStore) deleteLabel(ctx context.Context, t labelTable, nodeID int64, value string) error {
+func (s *sqlStore) deleteLabel(ctx context.Context, t labelTable, parentID int64, value string) error {
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		if err := nodeExists(ctx, tx, nodeID); err != nil {
+		if err := t.parentExists(ctx, tx, parentID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, "DELETE FROM "+t.table+" WHERE node_id = ? AND "+t.col+" = ?", nodeID, value)
+		res, err := tx.ExecContext(ctx, "DELETE FROM "+t.table+" WHERE "+t.fk+" = ? AND "+t.col+" = ?", parentID, value)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return &NotFoundError{Kind: t.kind, Ident: value, Node: strconv.FormatInt(nodeID, 10)}
+			return t.notFound(parentID, value)
 		}
 		return nil
 	})
-	return wrapUnlessTyped(err, "delete "+t.col+" of node "+strconv.FormatInt(nodeID, 10))
+	return wrapUnlessTyped(err, "delete "+t.col+" of node "+strconv.FormatInt(parentID, 10))
 }
 
-func (s *sqlStore) labelExists(ctx context.Context, t labelTable, nodeID int64, value string) (bool, error) {
+func (s *sqlStore) labelExists(ctx context.Context, t labelTable, parentID int64, value string) (bool, error) {
 	found := false
 	err := s.db.InReadTx(ctx, func(tx *sql.Tx) error {
-		if err := nodeExists(ctx, tx, nodeID); err != nil {
+		if err := t.parentExists(ctx, tx, parentID); err != nil {
 			return err
 		}
 		var one int
-		err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.table+" WHERE node_id = ? AND "+t.col+" = ?", nodeID, value).Scan(&one)
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.table+" WHERE "+t.fk+" = ? AND "+t.col+" = ?", parentID, value).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			found = false
 			return nil
@@ -189,15 +226,15 @@ func (s *sqlStore) labelExists(ctx context.Context, t labelTable, nodeID int64, 
 		found = err == nil
 		return err
 	})
-	return found, wrapUnlessTyped(err, "check "+t.col+" of node "+strconv.FormatInt(nodeID, 10))
+	return found, wrapUnlessTyped(err, "check "+t.col+" of node "+strconv.FormatInt(parentID, 10))
 }
 
 func toTrait(r labelRow) model.NodeTrait {
-	return model.NodeTrait{NodeID: r.NodeID, Trait: r.Value, Version: r.Version, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	return model.NodeTrait{NodeID: r.ParentID, Trait: r.Value, Version: r.Version, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 func toTag(r labelRow) model.NodeTag {
-	return model.NodeTag{NodeID: r.NodeID, Tag: r.Value, Version: r.Version, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	return model.NodeTag{NodeID: r.ParentID, Tag: r.Value, Version: r.Version, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 func mapRows[T any](rows []labelRow, err error, conv func(labelRow) T) ([]T, error) {
