@@ -1,0 +1,92 @@
+package api
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/openkeel/ironic/internal/api/middleware"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/errs"
+)
+
+// New assembles the API: upstream's middleware chain (seed § 2.1,
+// outermost first) around the router. The order is what makes the error
+// precedence: 401 (authentication) before 400/413 (body limits) before
+// 406 (version) before 404/405 (routing) before the route's policy and
+// validation.
+func New(d Deps) http.Handler {
+	if d.Config == nil {
+		cfg, err := config.Load(config.LoadOptions{})
+		if err != nil {
+			panic("api: default configuration: " + err.Error())
+		}
+		d.Config = cfg
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	cfg := d.Config
+	auth := d.Authenticate
+	if auth == nil {
+		auth = middleware.NoAuth{}
+	}
+	return middleware.Chain(newRouter(d),
+		middleware.RequestLog(d.Logger),
+		middleware.JSONExtension(),
+		middleware.CORS(middleware.CORSConfigFrom(cfg)),
+		middleware.AssignRequestID(),
+		middleware.Healthcheck(middleware.HealthcheckConfigFrom(cfg)),
+		middleware.ProxyHeaders(cfg.Bool("oslo_middleware", "enable_proxy_headers_parsing")),
+		middleware.Authenticate(auth, nil),
+		middleware.BodyLimits(middleware.BodyLimitConfigFrom(cfg)),
+		recoverPanics(d.Logger, cfg.Bool("DEFAULT", "debug_tracebacks_in_api")),
+	)
+}
+
+// recoverPanics turns a handler panic into upstream's 500 fault instead
+// of a dropped connection.
+func recoverPanics(log *slog.Logger, debug bool) middleware.Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tw := &trackingWriter{ResponseWriter: w}
+			defer func() {
+				p := recover()
+				if p == nil || p == http.ErrAbortHandler {
+					if p != nil {
+						panic(p)
+					}
+					return
+				}
+				log.Error("panic while serving a request", "method", r.Method, "path", r.URL.Path, "panic", p)
+				if !tw.wrote {
+					errs.WriteFault(w, r, errs.HTTPStatus(http.StatusInternalServerError, ""), errs.FaultOptions{DebugTracebacks: debug})
+				}
+			}()
+			next.ServeHTTP(tw, r)
+		})
+	}
+}
+
+// publicURL is upstream's PublicUrlHook: with proxy header parsing the
+// request's application URL (as the proxy stage rewrote it), otherwise
+// [api]/public_endpoint or the request's scheme and host.
+func (rt *router) publicURL(r *http.Request) string {
+	if rt.cfg.Bool("oslo_middleware", "enable_proxy_headers_parsing") {
+		return middleware.ApplicationURL(r)
+	}
+	if p := rt.cfg.String("api", "public_endpoint"); p != "" {
+		return p
+	}
+	return middleware.HostURL(r)
+}
+
+func requestID(_ http.ResponseWriter, r *http.Request) string {
+	return middleware.RequestID(r.Context())
+}
+
+func authContext(r *http.Request) any {
+	if a := middleware.Auth(r.Context()); a != nil {
+		return a
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+// Package api is the HTTP side of the service: the middleware chain in
+// upstream's order, microversion negotiation, the route table with its
+// per-route answers to old versions, the root documents, and the dispatch
+// to resource handlers.
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/api/middleware"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/errs"
+)
+
+// Deps is what the API needs from the rest of the service.
+type Deps struct {
+	// Config is the service configuration; nil means all defaults.
+	Config *config.Config
+	// Logger receives request and error logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Handlers serve the routes, keyed by Route.ID ("GET /v1/nodes/{node_ident}").
+	// Routes without a handler answer 501.
+	Handlers map[string]HandlerFunc
+	// Authenticate establishes the caller for every route except the
+	// public ones; nil means noauth.
+	Authenticate middleware.Authenticator
+	// Authorize is the policy check of a route, run after the route's
+	// before-policy version gate and before its after-policy one; nil
+	// allows everything.
+	Authorize func(r *http.Request, rc *RequestContext) error
+}
+
+// router is the innermost stage: version negotiation, routing, gates and
+// dispatch (upstream's v1 controller and pecan routing).
+type router struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	handlers map[string]HandlerFunc
+	auth     func(r *http.Request, rc *RequestContext) error
+	rng      microversion.Range
+	routes   []*Route
+	debug    bool
+}
+
+func newRouter(d Deps) *router {
+	rt := &router{
+		cfg:      d.Config,
+		log:      d.Logger,
+		handlers: d.Handlers,
+		auth:     d.Authorize,
+		rng:      microversion.Default,
+		debug:    d.Config.Bool("DEFAULT", "debug_tracebacks_in_api"),
+	}
+	for i := range Routes {
+		r := Routes[i]
+		r.segs = splitPattern(r.Path)
+		if r.Alias != "" {
+			r.aliasSegs = splitPattern(r.Alias)
+		}
+		rt.routes = append(rt.routes, &r)
+	}
+	return rt
+}
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Upstream checks the version in the root controller, before it looks
+	// at the path: a bad version wins over an unknown resource.
+	v, err := rt.rng.FromHeaders(r.Header)
+	if err != nil {
+		rt.routingError(w, r, err)
+		return
+	}
+	path := r.URL.Path
+	if path == "" || path == "/" {
+		rt.rootDocument(w, r, v)
+		return
+	}
+	segs := strings.Split(path[1:], "/")
+	// Paths without the version element are served as /v1 paths (the
+	// bookmark links rely on it); one trailing slash is ignored.
+	if segs[0] == "v1" || segs[0] == "" {
+		segs = segs[1:]
+	}
+	if n := len(segs); n > 0 && segs[n-1] == "" {
+		segs = segs[:n-1]
+	}
+	if len(segs) == 0 {
+		rt.v1Document(w, r, v)
+		return
+	}
+	route, params, allow := rt.lookup(r.Method, segs)
+	if route == nil {
+		if allow != nil {
+			rt.routingError(w, r, errs.Abort(http.StatusMethodNotAllowed).WithHeaders(map[string]string{"Allow": *allow}))
+			return
+		}
+		rt.routingError(w, r, errs.Abort(http.StatusNotFound))
+		return
+	}
+	rc := &RequestContext{
+		Version:   v,
+		Route:     route,
+		Params:    params,
+		RequestID: requestID(w, r),
+		PublicURL: rt.publicURL(r),
+		Auth:      authContext(r),
+		Config:    rt.cfg,
+	}
+	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, rc))
+	step := route.tooOld(v)
+	if step != nil && step.Order == BeforePolicy {
+		rt.tooOld(w, r, v, step)
+		return
+	}
+	if rt.auth != nil {
+		if err := rt.auth(r, rc); err != nil {
+			rt.handlerError(w, r, v, err)
+			return
+		}
+	}
+	if step != nil {
+		rt.tooOld(w, r, v, step)
+		return
+	}
+	h := rt.handlers[route.ID]
+	if h == nil {
+		// Upstream has no such answer (every route has a handler there);
+		// a webob 501 raised inside the handler is what upstream would
+		// send for a capability it lacks: fault body, version headers.
+		rt.handlerError(w, r, v, errs.HTTPStatus(http.StatusNotImplemented,
+			fmt.Sprintf("%s is not implemented by this service yet.", route.ID)))
+		return
+	}
+	rt.setVersionHeaders(w, v)
+	tw := &trackingWriter{ResponseWriter: w}
+	if err := h(tw, r, rc); err != nil {
+		if tw.wrote {
+			rt.log.Error("handler failed after answering", "route", route.ID, "error", err)
+			return
+		}
+		rt.writeFault(w, r, err)
+	}
+}
+
+// lookup finds the route for method and path. With no route for the
+// method but one for the path it returns the Allow header value of the
+// controller that rejects the method.
+func (rt *router) lookup(method string, segs []string) (*Route, map[string]string, *string) {
+	var best, other *Route
+	var bestParams map[string]string
+	for _, r := range rt.routes {
+		params := map[string]string{}
+		ok := match(r.segs, segs, params)
+		if !ok && r.aliasSegs != nil {
+			params = map[string]string{}
+			ok = match(r.aliasSegs, segs, params)
+		}
+		if !ok {
+			continue
+		}
+		if r.Method != method {
+			if other == nil || literals(r.segs) > literals(other.segs) {
+				other = r
+			}
+			continue
+		}
+		if best == nil || literals(r.segs) > literals(best.segs) {
+			best, bestParams = r, params
+		}
+	}
+	if best != nil {
+		return best, bestParams, nil
+	}
+	if other != nil {
+		allow := allowHeader(other.Controller)
+		return nil, nil, &allow
+	}
+	return nil, nil, nil
+}
+
+func (rt *router) tooOld(w http.ResponseWriter, r *http.Request, v microversion.Version, step *TooOld) {
+	if step.Kind == Routing {
+		rt.routingError(w, r, step.Err())
+		return
+	}
+	rt.handlerError(w, r, v, step.Err())
+}
+
+// routingError answers an error raised while routing: pecan replaces the
+// response with the exception, so the version headers set before are
+// lost (only headers the exception carries survive, such as the range
+// headers of a 406 or Allow).
+func (rt *router) routingError(w http.ResponseWriter, r *http.Request, err error) {
+	errs.WriteFault(w, r, err, errs.FaultOptions{Routing: true, DebugTracebacks: rt.debug})
+}
+
+// handlerError answers an error raised inside an exposed handler, which
+// keeps the version headers.
+func (rt *router) handlerError(w http.ResponseWriter, r *http.Request, v microversion.Version, err error) {
+	rt.setVersionHeaders(w, v)
+	rt.writeFault(w, r, err)
+}
+
+func (rt *router) writeFault(w http.ResponseWriter, r *http.Request, err error) {
+	if errs.Status(err) >= 500 {
+		rt.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	}
+	errs.WriteFault(w, r, err, errs.FaultOptions{DebugTracebacks: rt.debug})
+}
+
+// setVersionHeaders sets the headers of every answer that passed version
+// negotiation; upstream sends no Vary header.
+func (rt *router) setVersionHeaders(w http.ResponseWriter, v microversion.Version) {
+	h := w.Header()
+	h.Set(microversion.HeaderMinimum, rt.rng.Min.String())
+	h.Set(microversion.HeaderMaximum, rt.rng.Max.String())
+	h.Set(microversion.HeaderLegacy, v.String())
+}
+
+// trackingWriter records whether a handler started its answer, so that an
+// error returned afterwards is logged instead of written twice.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
