@@ -1,0 +1,234 @@
+// Package task is the conductor's task manager (upstream
+// ironic/conductor/task_manager.py): every operation on a node runs inside a
+// Task, which holds the node's lock, the node itself, its resolved driver
+// interfaces and its provision state machine.
+//
+// An exclusive lock is the nodes.reservation column, taken with one
+// conditional UPDATE and retried [conductor]/node_locked_retry_attempts
+// times, node_locked_retry_interval apart; a shared lock writes nothing. A
+// task ends in one of two ways: Release (the operation finished or failed
+// in the caller) or End, which hands the lock to the worker recorded by
+// SpawnAfter or ProcessEvent and releases it when that worker returns.
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// Settings are the options the task manager reads.
+type Settings struct {
+	// Host is the lock holder's name: [DEFAULT]/host, with ":port" under
+	// JSON-RPC. It must be stable across restarts so a restarted conductor
+	// can clear its own reservations.
+	Host string
+	// RetryAttempts is [conductor]/node_locked_retry_attempts: how many
+	// times an exclusive lock is tried before NodeLocked.
+	RetryAttempts int
+	// RetryInterval is [conductor]/node_locked_retry_interval.
+	RetryInterval time.Duration
+	// NodeHistory is [conductor]/node_history: whether history events are
+	// written to node_history.
+	NodeHistory bool
+}
+
+// SettingsFromConfig reads the options; the caller adjusts Host when the
+// conductor registers as host:port.
+func SettingsFromConfig(c *config.Config) Settings {
+	return Settings{
+		Host:          c.String("DEFAULT", "host"),
+		RetryAttempts: c.Int("conductor", "node_locked_retry_attempts"),
+		RetryInterval: c.Duration("conductor", "node_locked_retry_interval"),
+		NodeHistory:   c.Bool("conductor", "node_history"),
+	}
+}
+
+// DriverResolver builds a node's driver interfaces (upstream
+// build_driver_for_task); *driver.Drivers is one.
+type DriverResolver interface {
+	ForNode(node *model.Node) (*driver.Interfaces, error)
+}
+
+var _ DriverResolver = (*driver.Drivers)(nil)
+
+// Clock is the time source of lock retries and history durations; tests
+// replace it to cross retry intervals without sleeping.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits d or until ctx ends, returning ctx's error then.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Manager hands out tasks for one conductor.
+type Manager struct {
+	store    store.Store
+	drivers  DriverResolver
+	history  History
+	settings Settings
+	clock    Clock
+	log      *slog.Logger
+}
+
+// Option configures NewManager.
+type Option func(*Manager)
+
+// WithClock replaces the wall clock.
+func WithClock(c Clock) Option { return func(m *Manager) { m.clock = c } }
+
+// WithLogger sets the logger that also carries provision notifications
+// (slog.Default otherwise).
+func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.log = l } }
+
+// WithHistory sets where node history events are written; without it no
+// history is recorded.
+func WithHistory(h History) Option { return func(m *Manager) { m.history = h } }
+
+// NewManager returns a manager locking nodes in st under s.Host. drivers
+// may be nil, in which case tasks carry no driver interfaces.
+func NewManager(st store.Store, drivers DriverResolver, s Settings, opts ...Option) *Manager {
+	m := &Manager{store: st, drivers: drivers, settings: s, clock: realClock{}, log: slog.Default()}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+// Host returns the name locks are taken under.
+func (m *Manager) Host() string { return m.settings.Host }
+
+// AcquireOptions are upstream acquire()'s keyword arguments.
+type AcquireOptions struct {
+	// Shared takes no lock: the task may read but not write.
+	Shared bool
+	// Purpose says what the lock is for, in logs; "unspecified action"
+	// when empty.
+	Purpose string
+	// NoRetry tries the lock once (upstream retry=False).
+	NoRetry bool
+	// Patient retries until the lock is taken or ctx ends, for operations
+	// that have no fallback, such as finishing a state transition.
+	Patient bool
+	// RetryAttempts, when positive, replaces node_locked_retry_attempts.
+	RetryAttempts int
+	// NoDriver skips resolving the driver interfaces (load_driver=False).
+	NoDriver bool
+}
+
+// Acquire loads the node named by ident (an integer id or a UUID) and
+// takes its lock. Errors: NodeNotFound, InvalidIdentity, NodeLocked, and
+// the driver resolver's (DriverNotFound, InterfaceNotFoundInEntrypoint…).
+func (m *Manager) Acquire(ctx context.Context, ident string, opts AcquireOptions) (*Task, error) {
+	node, err := m.getNode(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	purpose := opts.Purpose
+	if purpose == "" {
+		purpose = "unspecified action"
+	}
+	t := &Task{
+		m:       m,
+		base:    context.WithoutCancel(ctx),
+		shared:  opts.Shared,
+		purpose: purpose,
+		retry:   !opts.NoRetry,
+		patient: opts.Patient,
+		tries:   opts.RetryAttempts,
+		log:     m.log.With("node", node.UUID),
+	}
+	t.log.DebugContext(ctx, "attempting to get lock on node", "type", t.lockType(), "purpose", purpose)
+	if !opts.Shared {
+		node, err = t.lock(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+	}
+	t.held = m.clock.Now()
+	t.Node = node
+	if err := t.initFSM(); err != nil {
+		return nil, t.abandon(err)
+	}
+	if m.drivers != nil && !opts.NoDriver {
+		t.Driver, err = m.drivers.ForNode(t.Node)
+		if err != nil {
+			return nil, t.abandon(err)
+		}
+	}
+	t.snapshot()
+	return t, nil
+}
+
+// abandon releases a task that failed to finish setting up and returns
+// err, with the release error appended if there was one.
+func (t *Task) abandon(err error) error {
+	if rerr := t.Release(); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// getNode looks the node up as upstream's Node.get: an integer is an id, a
+// UUID-like string a UUID; anything else is not an identity.
+func (m *Manager) getNode(ctx context.Context, ident string) (*model.Node, error) {
+	var (
+		n   *model.Node
+		err error
+	)
+	if id, perr := strconv.ParseInt(ident, 10, 64); perr == nil {
+		n, err = m.store.GetNodeByID(ctx, id)
+	} else if u, perr := uuid.Parse(ident); perr == nil {
+		n, err = m.store.GetNodeByUUID(ctx, u.String())
+	} else {
+		return nil, errs.New("InvalidIdentity", map[string]any{"identity": ident})
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.NodeNotFound(ident)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load node %s: %w", ident, err)
+	}
+	return n, nil
+}
+
+// storeError turns the store's lock errors into Ironic's classes.
+func storeError(err error, what string) error {
+	var locked *store.NodeLockedError
+	var notLocked *store.NodeNotLockedError
+	var notFound *store.NotFoundError
+	switch {
+	case errors.As(err, &locked):
+		return errs.NodeLocked(locked.Node, locked.Host)
+	case errors.As(err, &notLocked):
+		return errs.New("NodeNotLocked", map[string]any{"node": notLocked.Node})
+	case errors.As(err, &notFound):
+		return errs.NodeNotFound(notFound.Ident)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

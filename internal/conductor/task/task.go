@@ -1,0 +1,306 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// Task is one unit of work on a node under its lock. It belongs to one
+// goroutine at a time: the caller of Acquire until End hands it to a
+// worker, then the worker.
+type Task struct {
+	// Node is the node as last loaded or saved. Changes are written by
+	// Save or ProcessEvent.
+	Node *model.Node
+	// Driver holds the node's interfaces, nil when acquired with NoDriver.
+	Driver *driver.Interfaces
+	// FSM is the node's provision state machine, initialised from
+	// provision_state and target_provision_state whenever the node is
+	// (re)loaded.
+	FSM states.FSM
+
+	m       *Manager
+	base    context.Context // the acquiring context without its cancellation
+	log     *slog.Logger
+	shared  bool
+	purpose string
+	retry   bool
+	patient bool
+	tries   int
+	held    time.Time
+
+	// saved is a deep copy of Node as last loaded or written; Save writes
+	// the columns that differ from it.
+	saved model.Node
+
+	spawn       *pendingSpawn
+	errHook     SpawnErrorHook
+	pendingNote *notification
+
+	mu       sync.Mutex
+	handed   bool // a worker owns the task
+	released bool
+}
+
+func (t *Task) lockType() string {
+	if t.shared {
+		return "shared"
+	}
+	return "exclusive"
+}
+
+// Shared reports whether the task holds no lock.
+func (t *Task) Shared() bool { return t.shared }
+
+// Purpose is what the lock was taken for.
+func (t *Task) Purpose() string { return t.purpose }
+
+// Log returns the task's logger.
+func (t *Task) Log() *slog.Logger { return t.log }
+
+// Manager returns the manager the task came from.
+func (t *Task) Manager() *Manager { return t.m }
+
+// DriverTask is the view of the task handed to driver interfaces; it shares
+// Node with the task, so what the driver changes is saved with the task.
+func (t *Task) DriverTask() *driver.Task {
+	return &driver.Task{Node: t.Node, Driver: t.Driver, Shared: t.shared, Log: t.log}
+}
+
+// RequireExclusive fails with ExclusiveLockRequired (403) on a shared task
+// (upstream's require_exclusive_lock).
+func (t *Task) RequireExclusive() error {
+	if t.shared {
+		return errs.New("ExclusiveLockRequired", nil)
+	}
+	return nil
+}
+
+// initFSM places the state machine where the node is, as upstream does each
+// time task.node is assigned.
+func (t *Task) initFSM() error {
+	t.FSM = states.Provision().NewFSM()
+	if err := t.FSM.Initialize(t.Node.ProvisionState, t.Node.TargetProvisionState); err != nil {
+		return invalidState(err)
+	}
+	return nil
+}
+
+// invalidState carries the state machine's refusal as Ironic's InvalidState.
+func invalidState(err error) error {
+	var ise *states.InvalidStateError
+	if errors.As(err, &ise) {
+		return errs.NewMessage("InvalidState", ise.Message)
+	}
+	return err
+}
+
+// lock reserves the node with upstream's retry policy and returns it as
+// reloaded by the reservation.
+func (t *Task) lock(ctx context.Context, node *model.Node) (*model.Node, error) {
+	m := t.m
+	attempts := m.settings.RetryAttempts
+	if t.tries > 0 {
+		attempts = t.tries
+	}
+	switch {
+	case t.patient:
+		attempts = 0
+	case !t.retry || attempts < 1:
+		attempts = 1
+	}
+	interval := m.settings.RetryInterval
+	maxLockTime := interval * time.Duration(m.settings.RetryAttempts)
+	start := m.clock.Now()
+	for try := 1; ; try++ {
+		if elapsed := m.clock.Now().Sub(start); elapsed > maxLockTime {
+			t.log.WarnContext(ctx, "exceeded the normal maximum time window to reserve the node",
+				"purpose", t.purpose, "seconds", elapsed.Seconds())
+		}
+		n, err := m.store.ReserveNode(ctx, m.settings.Host, node.ID)
+		if err == nil {
+			t.log.DebugContext(ctx, "node reserved", "purpose", t.purpose, "seconds", m.clock.Now().Sub(start).Seconds())
+			return n, nil
+		}
+		err = storeError(err, "reserve node "+node.UUID)
+		if !errs.Is(err, "NodeLocked") || (attempts > 0 && try >= attempts) {
+			return nil, err
+		}
+		if serr := m.clock.Sleep(ctx, interval); serr != nil {
+			return nil, fmt.Errorf("%w (gave up waiting: %w)", err, serr)
+		}
+	}
+}
+
+// UpgradeOptions are upgrade_lock's arguments.
+type UpgradeOptions struct {
+	// Purpose, when set, replaces the task's purpose.
+	Purpose string
+	// NoRetry tries the lock once, and keeps it so for later upgrades (as
+	// upstream's retry=False does).
+	NoRetry bool
+}
+
+// UpgradeLock turns a shared task exclusive, with the task's retry policy,
+// and reloads the node. On an exclusive task it only changes the purpose.
+func (t *Task) UpgradeLock(ctx context.Context, opts UpgradeOptions) error {
+	if opts.Purpose != "" {
+		t.purpose = opts.Purpose
+	}
+	if opts.NoRetry {
+		t.retry = false
+	}
+	if !t.shared {
+		return nil
+	}
+	t.log.DebugContext(ctx, "upgrading shared lock to an exclusive one", "purpose", t.purpose,
+		"held_seconds", t.m.clock.Now().Sub(t.held).Seconds())
+	n, err := t.lock(ctx, t.Node)
+	if err != nil {
+		return err
+	}
+	t.shared = false
+	t.held = t.m.clock.Now()
+	return t.reload(n)
+}
+
+// DowngradeLock gives the exclusive lock back and keeps the task as a shared
+// one with the node reloaded.
+func (t *Task) DowngradeLock(ctx context.Context) error {
+	if t.isReleased() {
+		return errors.New("cannot downgrade an already released lock")
+	}
+	if t.shared {
+		return nil
+	}
+	if err := t.m.store.ReleaseNode(ctx, t.m.settings.Host, t.Node.ID); err != nil {
+		return storeError(err, "release node "+t.Node.UUID)
+	}
+	t.shared = true
+	n, err := t.m.store.GetNodeByID(ctx, t.Node.ID)
+	if err != nil {
+		return storeError(err, "reload node "+t.Node.UUID)
+	}
+	return t.reload(n)
+}
+
+// reload makes n the task's node, in place so that pointers to Node stay
+// valid, and re-initialises the state machine.
+func (t *Task) reload(n *model.Node) error {
+	*t.Node = *n
+	t.snapshot()
+	return t.initFSM()
+}
+
+// Refresh reloads the node from the database.
+func (t *Task) Refresh(ctx context.Context) error {
+	n, err := t.m.store.GetNodeByID(ctx, t.Node.ID)
+	if err != nil {
+		return storeError(err, "reload node "+t.Node.UUID)
+	}
+	return t.reload(n)
+}
+
+func (t *Task) snapshot() { t.saved = cloneNode(t.Node) }
+
+// Save writes what changed on Node since it was loaded or last saved. It
+// requires an exclusive lock, and the write only happens while this
+// conductor still holds it.
+func (t *Task) Save(ctx context.Context) error {
+	if err := t.RequireExclusive(); err != nil {
+		return err
+	}
+	return t.save(ctx)
+}
+
+// save writes the changed columns plus always; a shared task (only its
+// worker's failure report) writes without the reservation guard, as
+// upstream's node.save() does.
+func (t *Task) save(ctx context.Context, always ...string) error {
+	fields := changedColumns(&t.saved, t.Node)
+	for _, f := range always {
+		if !containsString(fields, f) {
+			fields = append(fields, f)
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	var cond store.NodeCondition
+	if !t.shared {
+		host := t.m.settings.Host
+		cond.Reservation = &host
+	}
+	n, err := t.m.store.UpdateNodeIf(ctx, t.Node, cond, fields...)
+	if err != nil {
+		return storeError(err, "save node "+t.Node.UUID)
+	}
+	*t.Node = *n
+	t.snapshot()
+	return nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Task) isReleased() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.released
+}
+
+// Release drops the lock. It is idempotent, and a no-op once End has handed
+// the task to a worker (the worker releases when it returns), so callers
+// may always defer it. A node deleted under the task is not an error.
+func (t *Task) Release() error {
+	t.mu.Lock()
+	if t.handed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.mu.Unlock()
+	return t.release()
+}
+
+func (t *Task) release() error {
+	t.mu.Lock()
+	if t.released {
+		t.mu.Unlock()
+		return nil
+	}
+	t.released = true
+	t.mu.Unlock()
+	t.spawn = nil
+	if t.Node == nil {
+		return nil
+	}
+	var err error
+	if !t.shared {
+		err = t.m.store.ReleaseNode(t.base, t.m.settings.Host, t.Node.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			err = nil
+		}
+	}
+	t.log.DebugContext(t.base, "released lock", "type", t.lockType(), "purpose", t.purpose,
+		"held_seconds", t.m.clock.Now().Sub(t.held).Seconds())
+	if err != nil {
+		return storeError(err, "release node "+t.Node.UUID)
+	}
+	return nil
+}
