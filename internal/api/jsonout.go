@@ -75,6 +75,13 @@ func pythonize(in []byte) []byte {
 			continue
 		}
 		switch {
+		case c == '\\' && in[i+1] == 'u' && isPrintableEscape(in[i+2:i+6]):
+			// encoding/json escapes <, > and & inside nested
+			// MarshalJSON output; Python leaves them literal.
+			v, _ := strconv.ParseUint(string(in[i+2:i+6]), 16, 8)
+			out = append(out, byte(v))
+			i += 6
+			continue
 		case c == '\\':
 			out = append(out, c, in[i+1])
 			i += 2
@@ -125,4 +132,11 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 func WriteEmpty(w http.ResponseWriter, status int) {
 	w.Header().Del("Content-Type")
 	w.WriteHeader(status)
+}
+
+// isPrintableEscape reports whether hex4 is the code of printable ASCII
+// other than the quote and the backslash.
+func isPrintableEscape(hex4 []byte) bool {
+	v, err := strconv.ParseUint(string(hex4), 16, 16)
+	return err == nil && v >= 0x20 && v < 0x7f && v != '"' && v != '\\'
 }

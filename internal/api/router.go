@@ -207,7 +207,7 @@ func (rt *router) handlerError(w http.ResponseWriter, r *http.Request, v microve
 }
 
 func (rt *router) writeFault(w http.ResponseWriter, r *http.Request, err error) {
-	if errs.Status(err) >= 500 {
+	if st := errs.Status(err); st >= 500 && st != http.StatusNotImplemented {
 		rt.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	errs.WriteFault(w, r, err, errs.FaultOptions{DebugTracebacks: rt.debug})

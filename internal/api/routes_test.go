@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -220,7 +222,7 @@ func (e errorBody) text() string {
 	return s
 }
 
-func serve(h http.Handler, method, path, version string, body string) *httptest.ResponseRecorder {
+func newRequest(method, path, version, body string) *http.Request {
 	req := httptest.NewRequest(method, "http://127.0.0.1:6385"+path, strings.NewReader(body))
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -228,9 +230,17 @@ func serve(h http.Handler, method, path, version string, body string) *httptest.
 	if version != "" {
 		req.Header.Set(microversion.HeaderLegacy, version)
 	}
+	return req
+}
+
+func record(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+func serve(h http.Handler, method, path, version string, body string) *httptest.ResponseRecorder {
+	return record(h, newRequest(method, path, version, body))
 }
 
 func assertVersionHeaders(t *testing.T, rec *httptest.ResponseRecorder, want string) {
@@ -255,7 +265,7 @@ func assertVersionHeaders(t *testing.T, rec *httptest.ResponseRecorder, want str
 // TestGateReplay sends every route of routes.json at its first version
 // minus one, at it, at 1.115, at 1.116, with latest and without a header.
 func TestGateReplay(t *testing.T) {
-	h := New(Deps{})
+	h := New(Deps{Logger: quiet})
 	for _, s := range loadRoutes(t) {
 		t.Run(s.ID, func(t *testing.T) {
 			path := concretePath(s.Path)
@@ -339,3 +349,5 @@ func routeByID(id string) *Route {
 	}
 	return nil
 }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
