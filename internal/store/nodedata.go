@@ -114,16 +114,31 @@ var (
 	biosSelect  = "SELECT " + columnList(biosColumns) + " FROM bios_settings"
 )
 
-// MaxNodeHistoryEvent is the longest event text kept; upstream truncates
-// longer ones when recording them.
-const MaxNodeHistoryEvent = 65536
+// MaxNodeHistoryEvent is the most bytes of event text stored (MySQL's
+// TEXT limit); longer events keep their head and tail around
+// TruncatedEventMarker, as upstream's TruncatedText column type does.
+const MaxNodeHistoryEvent = 65535
+
+// TruncatedEventMarker replaces the middle of a truncated event.
+const TruncatedEventMarker = " ... [truncated] ... "
+
+func truncateEvent(ev string) string {
+	if len(ev) <= MaxNodeHistoryEvent {
+		return ev
+	}
+	room := MaxNodeHistoryEvent - len(TruncatedEventMarker)
+	head, tail := room/2, room-room/2
+	// Cutting inside a multi-byte character drops its pieces, as Python's
+	// decode(errors="ignore") does.
+	return strings.ToValidUTF8(ev[:head], "") + TruncatedEventMarker + strings.ToValidUTF8(ev[len(ev)-tail:], "")
+}
 
 // CreateNodeHistory records an event on a node; the uuid is generated
-// when empty and the event text truncated to MaxNodeHistoryEvent bytes.
+// when empty and an event longer than MaxNodeHistoryEvent truncated.
 func (s *sqlStore) CreateNodeHistory(ctx context.Context, h *model.NodeHistory) (*model.NodeHistory, error) {
 	return create(ctx, s, nodeHistoryResource, h, func(h *model.NodeHistory) {
-		if h.Event != nil && len(*h.Event) > MaxNodeHistoryEvent {
-			h.Event = model.Ptr((*h.Event)[:MaxNodeHistoryEvent])
+		if h.Event != nil {
+			h.Event = model.Ptr(truncateEvent(*h.Event))
 		}
 	})
 }
