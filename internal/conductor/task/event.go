@@ -66,13 +66,17 @@ func (t *Task) ProcessEvent(ctx context.Context, event string, opts EventOptions
 	case callback:
 		t.Node.LastError = cloneString(opts.LastError)
 		always = append(always, "last_error")
-		t.SpawnAfter(opts.Spawner, opts.Work)
 	case opts.LastError != nil:
 		t.Node.LastError = cloneString(opts.LastError)
 		always = append(always, "last_error")
 	}
 	if err := t.save(ctx, always...); err != nil {
 		return err
+	}
+	// Only a saved transition gets its worker (upstream's __exit__ does not
+	// spawn when the block raised).
+	if callback {
+		t.SpawnAfter(opts.Spawner, opts.Work)
 	}
 	level := slog.LevelInfo
 	if strings.HasSuffix(t.Node.ProvisionState, "failed") || t.Node.ProvisionState == states.Error {
