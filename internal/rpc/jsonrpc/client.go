@@ -1,0 +1,248 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/rpc"
+)
+
+// DefaultTimeout is upstream's default [json_rpc]timeout.
+const DefaultTimeout = 120 * time.Second
+
+// maxResponseBytes bounds what the client reads back from a conductor.
+const maxResponseBytes = 128 << 20
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// Port is used when the topic's host names none ([json_rpc]port).
+	Port int
+	// UseSSL selects https ([json_rpc]client_use_ssl or use_ssl).
+	UseSSL bool
+	// AuthStrategy is "noauth" or "http_basic"; keystone is refused.
+	AuthStrategy string
+	// Username and Password are the http_basic credentials.
+	Username, Password string
+	// CAFile verifies the conductors' certificates; CertFile and KeyFile
+	// are a client certificate; Insecure skips verification.
+	CAFile, CertFile, KeyFile string
+	Insecure                  bool
+	// Timeout bounds a call; 0 is DefaultTimeout.
+	Timeout time.Duration
+	// Transport replaces the HTTP transport built from the TLS options.
+	Transport http.RoundTripper
+}
+
+// ClientOptionsFromConfig reads the [json_rpc] client options.
+func ClientOptionsFromConfig(cfg *config.Config) ClientOptions {
+	return ClientOptions{
+		Port:         cfg.Int("json_rpc", "port"),
+		UseSSL:       cfg.Bool("json_rpc", "client_use_ssl") || cfg.Bool("json_rpc", "use_ssl"),
+		AuthStrategy: AuthStrategy(cfg),
+		Username:     cfg.String("json_rpc", "username"),
+		Password:     cfg.String("json_rpc", "password"),
+		CAFile:       cfg.String("json_rpc", "cafile"),
+		CertFile:     cfg.String("json_rpc", "certfile"),
+		KeyFile:      cfg.String("json_rpc", "keyfile"),
+		Insecure:     cfg.Bool("json_rpc", "insecure"),
+		Timeout:      cfg.Duration("json_rpc", "timeout"),
+	}
+}
+
+// Client calls conductors over JSON-RPC; it implements rpc.ConductorAPI,
+// addressing the conductor named by each call's topic.
+type Client struct {
+	opts ClientOptions
+	http *http.Client
+}
+
+var _ rpc.ConductorAPI = (*Client)(nil)
+
+// NewClient returns a Client.
+func NewClient(opts ClientOptions) (*Client, error) {
+	switch opts.AuthStrategy {
+	case "noauth", "http_basic":
+	default:
+		return nil, fmt.Errorf("json-rpc client: auth_strategy %q is not supported, use http_basic or noauth", opts.AuthStrategy)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Port == 0 {
+		opts.Port = 8089
+	}
+	rt := opts.Transport
+	if rt == nil {
+		tcfg, err := clientTLS(opts)
+		if err != nil {
+			return nil, err
+		}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = tcfg
+		rt = t
+	}
+	return &Client{opts: opts, http: &http.Client{Transport: rt, Timeout: opts.Timeout}}, nil
+}
+
+func clientTLS(opts ClientOptions) (*tls.Config, error) {
+	c := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.Insecure}
+	if opts.CAFile != "" {
+		pem, err := os.ReadFile(opts.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("json-rpc client: read CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("json-rpc client: no certificate in CA file %s", opts.CAFile)
+		}
+		c.RootCAs = pool
+	}
+	if opts.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(opts.CertFile, opts.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("json-rpc client: load client certificate: %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}
+
+// URL returns the endpoint of the conductor a topic addresses: its host,
+// with [json_rpc]port unless the host carries its own (conductors register
+// as host:port since RPC 1.58).
+func (c *Client) URL(topic string) string {
+	host, port := splitHostPort(rpc.HostFromTopic(topic))
+	if port == 0 {
+		port = c.opts.Port
+	}
+	scheme := "http"
+	if c.opts.UseSSL {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
+}
+
+// splitHostPort reads "host", "host:port", "[v6]", "[v6]:port" or a bare
+// IPv6 address, as oslo's parse_host_port.
+func splitHostPort(s string) (string, int) {
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		if n, err := strconv.Atoi(p); err == nil {
+			return h, n
+		}
+		return h, 0
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), 0
+}
+
+// call sends method with kwargs to the conductor of topic and decodes its
+// result into out (nil to discard it).
+func (c *Client) call(ctx context.Context, topic, method, version string, kwargs, out any) error {
+	return c.request(ctx, topic, method, version, kwargs, out, false)
+}
+
+// cast sends method without an id: the conductor answers 204 and reports
+// no error.
+func (c *Client) cast(ctx context.Context, topic, method, version string, kwargs any) error {
+	return c.request(ctx, topic, method, version, kwargs, nil, true)
+}
+
+func (c *Client) request(ctx context.Context, topic, method, version string, kwargs, out any, cast bool) error {
+	params, err := encodeParams(ctx, version, kwargs)
+	if err != nil {
+		return fmt.Errorf("json-rpc %s: %w", method, err)
+	}
+	frame := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
+	if !cast {
+		id := ""
+		if rc := rpc.RequestContextFrom(ctx); rc != nil {
+			id = rc.RequestID
+		}
+		if id == "" {
+			id = uuid.NewString()
+		}
+		frame["id"] = id
+	}
+	body, err := json.Marshal(frame)
+	if err != nil {
+		return fmt.Errorf("json-rpc %s: encode request: %w", method, err)
+	}
+	url := c.URL(topic)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("json-rpc %s to %s: %w", method, url, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.opts.AuthStrategy == "http_basic" {
+		req.SetBasicAuth(c.opts.Username, c.opts.Password)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("json-rpc %s to %s: %w", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return fmt.Errorf("json-rpc %s to %s: read response: %w", method, url, err)
+	}
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("json-rpc %s to %s: HTTP %d: %s", method, url, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	if cast {
+		return nil
+	}
+	var r response
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("json-rpc %s to %s: decode response: %w", method, url, err)
+	}
+	if r.Error != nil {
+		return decodeError(r.Error)
+	}
+	if out != nil && !isNull(r.Result) {
+		if err := json.Unmarshal(r.Result, out); err != nil {
+			return fmt.Errorf("json-rpc %s to %s: decode result: %w", method, url, err)
+		}
+	}
+	return nil
+}
+
+// encodeParams flattens kwargs (a struct with json tags) into the params
+// object and adds the caller's context and the RPC version.
+func encodeParams(ctx context.Context, version string, kwargs any) (map[string]json.RawMessage, error) {
+	params := map[string]json.RawMessage{}
+	if kwargs != nil {
+		raw, err := json.Marshal(kwargs)
+		if err != nil {
+			return nil, fmt.Errorf("encode arguments: %w", err)
+		}
+		if err := json.Unmarshal(raw, &params); err != nil {
+			return nil, fmt.Errorf("encode arguments: %w", err)
+		}
+	}
+	rc := rpc.RequestContextFrom(ctx)
+	if rc == nil {
+		rc = &rpc.RequestContext{}
+	}
+	raw, err := json.Marshal(rc)
+	if err != nil {
+		return nil, fmt.Errorf("encode context: %w", err)
+	}
+	params["context"] = raw
+	if version != "" {
+		params["rpc.version"], _ = json.Marshal(version)
+	}
+	return params, nil
+}
