@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/httpserver"
 	"github.com/openkeel/ironic/internal/store/migrations"
@@ -177,19 +178,8 @@ func apiServerOptions(cfg *config.Config, log *slog.Logger) httpserver.Options {
 	return o
 }
 
-// newAPIHandler is the HTTP face of the service. The REST API is assembled
-// in internal/api; until a process has it, the health check answers.
+// newAPIHandler is the REST API with its middleware chain. Resource
+// handlers join it as they are built; the others answer 501.
 func newAPIHandler(cfg *config.Config, log *slog.Logger) http.Handler {
-	mux := http.NewServeMux()
-	path := cfg.String("healthcheck", "path")
-	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
-		io.WriteString(w, "OK")
-	})
-	return mux
+	return api.New(api.Deps{Config: cfg, Logger: log})
 }
