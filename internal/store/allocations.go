@@ -221,8 +221,9 @@ func (s *sqlStore) TakeOverAllocation(ctx context.Context, id, oldConductorID, n
 // TakeOverAllocations moves every allocation still being allocated by
 // conductor fromConductorID (gone offline) to toConductorID, which then
 // resumes them, and returns them as updated. It is upstream's
-// _check_orphan_allocations pass done in one transaction: rows are locked,
-// so two conductors taking over concurrently split nothing twice.
+// _check_orphan_allocations pass done in one transaction with the rows
+// locked, so of two conductors taking over at once each allocation goes
+// to exactly one.
 func (s *sqlStore) TakeOverAllocations(ctx context.Context, fromConductorID, toConductorID int64) ([]*model.Allocation, error) {
 	var ids []int64
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {

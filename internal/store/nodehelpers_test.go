@@ -132,3 +132,43 @@ func TestPortsCarryNodeUUID(t *testing.T) {
 		}
 	})
 }
+
+func TestListNodeColumns(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		a := mustNode(t, e, model.Node{Name: model.Ptr("a"), Owner: model.Ptr("p1"), Extra: map[string]any{"x": "y"}})
+		b := mustNode(t, e, model.Node{Name: model.Ptr("b"), Owner: model.Ptr("p2")})
+		if _, err := e.s.SetNodeTraits(e.ctx, a.ID, []string{"CUSTOM_T"}, "1"); err != nil {
+			t.Fatal(err)
+		}
+		cases := []struct {
+			name    string
+			f       NodeFilter
+			o       ListOptions
+			columns []string
+			want    []model.Node
+		}{
+			{"uuid and name", NodeFilter{}, ListOptions{SortKey: "name", SortDir: "desc"}, []string{"uuid", "name"},
+				[]model.Node{{ID: b.ID, UUID: b.UUID, Name: b.Name}, {ID: a.ID, UUID: a.UUID, Name: a.Name}}},
+			{"filtered with traits", NodeFilter{Owner: model.Ptr("p1")}, ListOptions{}, []string{"extra", "traits"},
+				[]model.Node{{ID: a.ID, Extra: a.Extra, Traits: []string{"CUSTOM_T"}, Tags: []string{}}}},
+			{"paged", NodeFilter{}, ListOptions{Marker: a.UUID}, []string{"owner"},
+				[]model.Node{{ID: b.ID, Owner: b.Owner}}},
+		}
+		for _, c := range cases {
+			ns, err := e.s.ListNodeColumns(e.ctx, c.f, c.o, c.columns)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if len(ns) != len(c.want) {
+				t.Fatalf("%s: %d nodes, want %d", c.name, len(ns), len(c.want))
+			}
+			for i := range ns {
+				if !reflect.DeepEqual(*ns[i], c.want[i]) {
+					t.Errorf("%s: node %d = %+v, want %+v", c.name, i, *ns[i], c.want[i])
+				}
+			}
+		}
+		_, err := e.s.ListNodeColumns(e.ctx, NodeFilter{}, ListOptions{}, []string{"uuid", "bogus"})
+		wantErr[*InvalidParameterError](t, err, ErrInvalidParameter)
+	})
+}

@@ -473,6 +473,45 @@ func (s *sqlStore) ListNodes(ctx context.Context, f NodeFilter, o ListOptions) (
 	return ns, nil
 }
 
+// ListNodeColumns is ListNodes reading only the named columns (and id),
+// as upstream's get_node_list with fields; the other fields stay zero.
+// "traits" and "tags" load those too. An unknown name is an
+// InvalidParameterError.
+func (s *sqlStore) ListNodeColumns(ctx context.Context, f NodeFilter, o ListOptions, columns []string) ([]*model.Node, error) {
+	want := map[string]bool{"id": true}
+	labels := false
+	for _, c := range columns {
+		switch _, ok := nodeColumnNames[c]; {
+		case c == "traits" || c == "tags":
+			labels = true
+		case !ok:
+			return nil, &InvalidParameterError{Msg: fmt.Sprintf("unknown node field %q", c)}
+		}
+		want[c] = true
+	}
+	fieldsOf := func(n *model.Node) []field {
+		return slices.DeleteFunc(nodeFields(n), func(f field) bool { return !want[f.name] })
+	}
+	w, err := s.nodeWhere(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := s.paginate(ctx, s.db, "nodes", "", nodeColumnNames, "uuid", w, o)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := queryAll(ctx, s.db, fieldsOf, "SELECT "+columnList(fieldsOf(&model.Node{}))+" FROM nodes"+w.sql()+tail, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	if labels {
+		if err := s.loadTraitsAndTags(ctx, s.db, ns); err != nil {
+			return nil, err
+		}
+	}
+	return ns, nil
+}
+
 // loadTraitsAndTags fills Traits and Tags of ns with two queries, as
 // upstream's selectin loading does.
 func (s *sqlStore) loadTraitsAndTags(ctx context.Context, q querier, ns []*model.Node) error {
@@ -526,7 +565,8 @@ func (s *sqlStore) loadTraitsAndTags(ctx context.Context, q querier, ns []*model
 func (s *sqlStore) GetNodeByPortAddresses(ctx context.Context, addresses []string) (*model.Node, error) {
 	w := &where{}
 	w.in("address", addresses)
-	ids, err := stringColumn(ctx, s.db, "SELECT DISTINCT node_id FROM ports"+w.sql()+" AND node_id IS NOT NULL", w.args...)
+	w.add("node_id IS NOT NULL")
+	ids, err := stringColumn(ctx, s.db, "SELECT DISTINCT node_id FROM ports"+w.sql(), w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up node by port addresses: %w", err)
 	}
@@ -596,14 +636,12 @@ func (s *sqlStore) CheckNodeList(ctx context.Context, idents []string, project s
 	if len(bad) > 0 {
 		return nil, missingErr(bad)
 	}
-	uw, nw := &where{}, &where{}
+	uw, nw, w := &where{}, &where{}, &where{}
 	uw.in("uuid", uuids)
 	nw.in("name", names)
-	q := "SELECT uuid, name FROM nodes WHERE (" + strings.Join(uw.conds, "") + " OR " + strings.Join(nw.conds, "") + ")"
-	args := append(uw.args, nw.args...)
+	w.anyOf(uw, nw)
 	if project != "" {
-		q += " AND (owner = ? OR lessee = ?)"
-		args = append(args, project, project)
+		w.add("(owner = ? OR lessee = ?)", project, project)
 	}
 	type row struct {
 		uuid string
@@ -611,7 +649,7 @@ func (s *sqlStore) CheckNodeList(ctx context.Context, idents []string, project s
 	}
 	rows, err := queryAll(ctx, s.db, func(r *row) []field {
 		return []field{{name: "uuid", ptr: &r.uuid}, {name: "name", ptr: &r.name}}
-	}, q, args...)
+	}, "SELECT uuid, name FROM nodes"+w.sql(), w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("check node list: %w", err)
 	}

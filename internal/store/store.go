@@ -32,6 +32,7 @@ type Store interface {
 	UpdateNodeIf(ctx context.Context, n *model.Node, cond NodeCondition, fields ...string) (*model.Node, error)
 	DeleteNode(ctx context.Context, id int64) error
 	ListNodes(ctx context.Context, f NodeFilter, o ListOptions) ([]*model.Node, error)
+	ListNodeColumns(ctx context.Context, f NodeFilter, o ListOptions, columns []string) ([]*model.Node, error)
 	GetNodeByPortAddresses(ctx context.Context, addresses []string) (*model.Node, error)
 	TouchNodeProvisioning(ctx context.Context, nodeID int64) error
 	CheckNodeList(ctx context.Context, idents []string, project string) (map[string]string, error)
@@ -316,6 +317,18 @@ func (w *where) in(col string, vals []string) {
 	}
 	marks, args := inList(vals)
 	w.add(col+" IN "+marks, args...)
+}
+
+// anyOf adds the disjunction of the conditions of each of ws (each one's
+// own conditions joined by AND).
+func (w *where) anyOf(ws ...*where) {
+	var ors []string
+	var args []any
+	for _, o := range ws {
+		ors = append(ors, "("+strings.Join(o.conds, " AND ")+")")
+		args = append(args, o.args...)
+	}
+	w.add("("+strings.Join(ors, " OR ")+")", args...)
 }
 
 func (w *where) sql() string {
