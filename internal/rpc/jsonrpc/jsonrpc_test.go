@@ -531,3 +531,30 @@ func TestBasicAuthRefusesNonBcryptFile(t *testing.T) {
 		t.Error("keystone accepted")
 	}
 }
+
+// FuzzServerFrame feeds arbitrary bodies to the server: it must never
+// panic, and must answer 204 or a JSON document.
+func FuzzServerFrame(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc": "2.0", "method": "inject_nmi", "params": {"node_id": "n1"}, "id": 1}`,
+		`{"jsonrpc": "2.0", "method": "update_node", "params": {"node_obj": {"uuid": 5}}, "id": "x"}`,
+		`{"jsonrpc": "2.0", "method": "do_node_deploy", "params": {"node_id": "n", "rebuild": "yes", "configdrive": null}}`,
+		`[`, `null`, `"x"`, `{"params": null}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	srv, err := NewServer(newFake(), ServerOptions{AuthStrategy: "noauth", MaxBodyBytes: 1 << 16})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)))
+		if rec.Code == http.StatusNoContent {
+			return
+		}
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Errorf("status %d with a non-JSON body %q", rec.Code, rec.Body.String())
+		}
+	})
+}
