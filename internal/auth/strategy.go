@@ -1,0 +1,75 @@
+package auth
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/openkeel/ironic/internal/config"
+)
+
+// New returns the API's authenticator for [DEFAULT]/auth_strategy. Errors
+// (an unreadable user file, missing Keystone settings) are start-up errors.
+func New(c *config.Config) (Authenticator, error) {
+	return build(c, c.String("DEFAULT", "auth_strategy"), c.String("DEFAULT", "http_basic_auth_user_file"))
+}
+
+// NewJSONRPC returns the authenticator of the JSON-RPC server in section
+// group ("json_rpc"): its own auth_strategy, falling back to
+// [DEFAULT]/auth_strategy, and its own http_basic_auth_user_file.
+func NewJSONRPC(c *config.Config, group string) (Authenticator, error) {
+	strategy := c.String(group, "auth_strategy")
+	if strategy == "" {
+		strategy = c.String("DEFAULT", "auth_strategy")
+	}
+	return build(c, strategy, c.String(group, "http_basic_auth_user_file"))
+}
+
+func build(c *config.Config, strategy, userFile string) (Authenticator, error) {
+	switch strategy {
+	case StrategyNoAuth:
+		return NoAuth{}, nil
+	case StrategyHTTPBasic:
+		return NewBasicAuth(userFile)
+	case StrategyKeystone:
+		kc, err := KeystoneConfigFrom(c)
+		if err != nil {
+			return nil, err
+		}
+		return NewKeystone(kc)
+	default:
+		return nil, fmt.Errorf("unknown auth_strategy %q", strategy)
+	}
+}
+
+// KeystoneConfigFrom reads [keystone_authtoken].
+func KeystoneConfigFrom(c *config.Config) (KeystoneConfig, error) {
+	const s = "keystone_authtoken"
+	if t := c.String(s, "auth_type"); t != "" && t != "password" && t != "v3password" {
+		return KeystoneConfig{}, fmt.Errorf("[%s]/auth_type %q is not supported (password only)", s, t)
+	}
+	client, err := TLSClient(c.String(s, "cafile"), c.String(s, "certfile"), c.String(s, "keyfile"),
+		c.Bool(s, "insecure"), time.Duration(c.Int(s, "http_connect_timeout"))*time.Second)
+	if err != nil {
+		return KeystoneConfig{}, err
+	}
+	return KeystoneConfig{
+		AuthURL:                   c.String(s, "auth_url"),
+		WWWAuthenticateURI:        c.String(s, "www_authenticate_uri"),
+		Username:                  c.String(s, "username"),
+		UserID:                    c.String(s, "user_id"),
+		Password:                  c.String(s, "password"),
+		UserDomainName:            c.String(s, "user_domain_name"),
+		UserDomainID:              c.String(s, "user_domain_id"),
+		ProjectName:               c.String(s, "project_name"),
+		ProjectID:                 c.String(s, "project_id"),
+		ProjectDomainName:         c.String(s, "project_domain_name"),
+		ProjectDomainID:           c.String(s, "project_domain_id"),
+		Interface:                 c.String(s, "interface"),
+		RegionName:                c.String(s, "region_name"),
+		TokenCacheTime:            c.Duration(s, "token_cache_time"),
+		IncludeServiceCatalog:     c.Bool(s, "include_service_catalog"),
+		ServiceTokenRoles:         c.List(s, "service_token_roles"),
+		ServiceTokenRolesRequired: c.Bool(s, "service_token_roles_required"),
+		Client:                    client,
+	}, nil
+}
