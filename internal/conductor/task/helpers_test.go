@@ -134,7 +134,7 @@ type env struct {
 	st    store.Store
 	db    *sqldb.DB
 	clock *fakeClock
-	hist  *task.SQLHistory
+	hist  historyReader
 	logs  *capture
 	m     *task.Manager
 
@@ -145,7 +145,7 @@ func newEnv(t *testing.T, db *sqldb.DB) *env {
 	t.Helper()
 	clock := newFakeClock()
 	st := store.New(db, store.WithClock(clock.Now))
-	e := &env{st: st, db: db, clock: clock, hist: task.NewSQLHistory(db), logs: newCapture()}
+	e := &env{st: st, db: db, clock: clock, hist: historyReader{st}, logs: newCapture()}
 	e.drivers = fakeDrivers(t)
 	e.m = e.manager(host)
 	return e
@@ -155,7 +155,7 @@ func newEnv(t *testing.T, db *sqldb.DB) *env {
 func (e *env) manager(hostname string) *task.Manager {
 	s := task.Settings{Host: hostname, RetryAttempts: 3, RetryInterval: time.Second, NodeHistory: true}
 	return task.NewManager(e.st, e.drivers, s,
-		task.WithClock(e.clock), task.WithLogger(slog.New(e.logs)), task.WithHistory(e.hist))
+		task.WithClock(e.clock), task.WithLogger(slog.New(e.logs)), task.WithHistory(e.st))
 }
 
 // fakeDrivers enables fake-hardware with its fake interfaces.
@@ -229,4 +229,39 @@ func deref(p *string) string {
 		return "<nil>"
 	}
 	return *p
+}
+
+// historyRow is a node_history row with NULLs read as "".
+type historyRow struct {
+	UUID                                                 string
+	CreatedAt                                            time.Time
+	Conductor, User, Project, Severity, Event, EventType string
+	State, TargetProvisionState                          string
+	DurationSeconds                                      *int
+}
+
+// historyReader lists a node's history rows oldest first, flattened for
+// comparisons.
+type historyReader struct{ st store.Store }
+
+func (h historyReader) ListNodeHistory(ctx context.Context, nodeID int64) ([]historyRow, error) {
+	rows, err := h.st.ListNodeHistory(ctx, nodeID, store.ListOptions{SortKey: "id", SortDir: "asc"})
+	if err != nil {
+		return nil, err
+	}
+	s := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	out := make([]historyRow, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, historyRow{
+			UUID: r.UUID, CreatedAt: r.CreatedAt, Conductor: s(r.Conductor), User: s(r.User), Project: s(r.Project),
+			Severity: s(r.Severity), Event: s(r.Event), EventType: s(r.EventType), State: s(r.State),
+			TargetProvisionState: s(r.TargetProvisionState), DurationSeconds: r.DurationSeconds,
+		})
+	}
+	return out, nil
 }

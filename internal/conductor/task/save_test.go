@@ -138,7 +138,7 @@ func TestRecordHistory(t *testing.T) {
 		// With [conductor]/node_history off nothing is written, but the
 		// error still reaches last_error.
 		off := task.NewManager(e.st, e.drivers, task.Settings{Host: "quiet", RetryAttempts: 1},
-			task.WithClock(e.clock), task.WithHistory(e.hist), task.WithLogger(slog.New(e.logs)))
+			task.WithClock(e.clock), task.WithHistory(e.st), task.WithLogger(slog.New(e.logs)))
 		m := e.node(t, states.Available, "")
 		tq, err := off.Acquire(ctx, m.UUID, task.AcquireOptions{})
 		if err != nil {
