@@ -160,7 +160,7 @@ type BootDevice struct {
 }
 
 // AttachVirtualMediaArgs are attach_virtual_media's arguments;
-// ImageDownloadSource "" is upstream's None (the configured default).
+// ImageDownloadSource "" leaves the conductor's default ("local").
 type AttachVirtualMediaArgs struct {
 	NodeID              string `json:"node_id"`
 	DeviceType          string `json:"device_type"`
@@ -169,11 +169,12 @@ type AttachVirtualMediaArgs struct {
 }
 
 // HeartbeatArgs are heartbeat's arguments (what the agent posted to
-// /v1/heartbeat); "" stands for upstream's None in the optional ones.
+// /v1/heartbeat); "" stands for upstream's None in the optional ones. The
+// rpc tag marks the kwargs a JSON-RPC server may go without.
 type HeartbeatArgs struct {
 	NodeID             string `json:"node_id"`
 	CallbackURL        string `json:"callback_url"`
-	AgentVersion       string `json:"agent_version"`
+	AgentVersion       string `json:"agent_version" rpc:"optional"`
 	AgentToken         string `json:"agent_token,omitempty"`
 	AgentVerifyCA      string `json:"agent_verify_ca,omitempty"`
 	AgentStatus        string `json:"agent_status,omitempty"`

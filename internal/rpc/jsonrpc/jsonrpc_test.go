@@ -323,6 +323,8 @@ func TestFrames(t *testing.T) {
 			`{"jsonrpc":"2.0","error":{"code":-32602,"message":"Params context, node_id are invalid for inject_nmi: Context must be a dictionary, if provided"},"id":"f"}`},
 		{"call", `{"jsonrpc": "2.0", "method": "get_indicator_state", "params": {"context": {"request_id": "r"}, "node_id": "n1", "component": "system", "indicator": "led", "rpc.version": "1.50"}, "id": "g"}`, 200,
 			`{"jsonrpc":"2.0","result":"blinking","id":"g"}`},
+		{"optional kwargs left out", `{"jsonrpc": "2.0", "method": "heartbeat", "params": {"node_id": "n1", "callback_url": "http://10.0.0.5:9999"}, "id": "h"}`, 200,
+			`{"jsonrpc":"2.0","result":null,"id":"h"}`},
 		{"error", `{"jsonrpc": "2.0", "method": "do_node_tear_down", "params": {"context": {}, "node_id": "n1"}, "id": 9}`, 200,
 			`{"jsonrpc":"2.0","error":{"code":409,"message":` + jsonString(locked) + `,"data":{"class":"ironic.common.exception.NodeLocked"}},"id":9}`},
 		{"cast", `{"jsonrpc": "2.0", "method": "continue_node_clean", "params": {"context": {}, "node_id": "n1", "rpc.version": "1.27"}}`, 204, ""},
@@ -350,7 +352,7 @@ func TestFrames(t *testing.T) {
 	for _, c := range calls {
 		names = append(names, c.method)
 	}
-	want := []string{"GetIndicatorState", "DoNodeTearDown", "ContinueNodeClean", "DoNodeTearDown"}
+	want := []string{"GetIndicatorState", "Heartbeat", "DoNodeTearDown", "ContinueNodeClean", "DoNodeTearDown"}
 	if !slices.Equal(names, want) {
 		t.Errorf("conductor saw %v, want %v", names, want)
 	}

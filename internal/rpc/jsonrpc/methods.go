@@ -65,8 +65,8 @@ type (
 	}
 	deployParams struct {
 		NodeID      string           `json:"node_id"`
-		Rebuild     bool             `json:"rebuild"`
-		Configdrive any              `json:"configdrive"`
+		Rebuild     bool             `json:"rebuild" rpc:"optional"`
+		Configdrive any              `json:"configdrive" rpc:"optional"`
 		DeploySteps []map[string]any `json:"deploy_steps,omitempty"`
 	}
 	provisioningActionParams struct {

@@ -132,7 +132,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, fmt.Sprintf("JSON body nesting exceeds the maximum depth of %d", s.opts.MaxJSONDepth), nil)
 		return
 	}
-	resp := s.call(r.Context(), body)
+	// As upstream, a call runs to its end even when the caller gives up;
+	// the conductor decides what is cancellable.
+	resp := s.call(context.WithoutCancel(r.Context()), body)
 	if resp == nil {
 		w.WriteHeader(http.StatusNoContent)
 		return
