@@ -7,6 +7,7 @@ require (
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/google/uuid v1.6.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/stmcginnis/gofish v0.20.0
 	golang.org/x/crypto v0.59.0
 	gopkg.in/ini.v1 v1.68.0
 	gopkg.in/yaml.v3 v3.0.1

@@ -1,0 +1,128 @@
+// Package redfish holds the interfaces of upstream's redfish hardware type
+// (ironic/drivers/modules/redfish): power and management over the DMTF
+// Redfish API, with gofish as the data model. Requests go through this
+// package's own client (client.go) so that every call carries the caller's
+// context, sessions are cached per BMC and re-established on a 401, and
+// connection failures are retried as upstream's sushy-based code does.
+package redfish
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/openkeel/ironic/internal/config"
+)
+
+// Options are the ironic.conf settings the redfish interfaces read, plus
+// the clock, which tests replace.
+type Options struct {
+	// [redfish]
+	AuthType                     string
+	ConnectionAttempts           int
+	ConnectionRetryInterval      time.Duration
+	ConnectionCacheSize          int
+	ConnectTimeout               time.Duration
+	ReadTimeout                  time.Duration
+	VerifyCA                     string
+	TLSMinimumVersion            string
+	TLSCiphers                   string
+	BootModeConfigTimeout        time.Duration
+	PowerOnConflictRetryAttempts int
+	PowerOnConflictRetryInterval time.Duration
+	PostBootRetryAttempts        int
+	PostBootRetryDelay           time.Duration
+	EnableVerifyBMCClock         bool
+	// ServerSideRetries and ServerSideRetriesDelay are sushy's own retry
+	// of GETs answered with a 5xx and of transport errors (sushy defaults
+	// 10 and 3 s; Ironic does not change them).
+	ServerSideRetries      int
+	ServerSideRetriesDelay time.Duration
+
+	// [conductor]
+	PowerStateChangeTimeout time.Duration
+	SoftPowerOffTimeout     time.Duration
+
+	// Clock waits and tells the time; nil means the real clock.
+	Clock Clock
+	// Log receives what happens below a task (sessions, retries); nil
+	// means slog.Default(). Credentials are never logged.
+	Log *slog.Logger
+}
+
+// Clock is the time source of every wait in this package.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits for d or until ctx ends.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// DefaultOptions are upstream's defaults.
+func DefaultOptions() Options {
+	return Options{
+		AuthType:                     "auto",
+		ConnectionAttempts:           5,
+		ConnectionRetryInterval:      4 * time.Second,
+		ConnectionCacheSize:          1000,
+		ConnectTimeout:               30 * time.Second,
+		ReadTimeout:                  60 * time.Second,
+		BootModeConfigTimeout:        900 * time.Second,
+		PowerOnConflictRetryAttempts: 6,
+		PowerOnConflictRetryInterval: 10 * time.Second,
+		PostBootRetryAttempts:        6,
+		PostBootRetryDelay:           5 * time.Second,
+		ServerSideRetries:            10,
+		ServerSideRetriesDelay:       3 * time.Second,
+		PowerStateChangeTimeout:      60 * time.Second,
+		SoftPowerOffTimeout:          600 * time.Second,
+	}
+}
+
+// OptionsFromConfig reads [redfish] and [conductor] options.
+func OptionsFromConfig(c *config.Config) Options {
+	o := DefaultOptions()
+	secs := func(section, name string) time.Duration { return time.Duration(c.Int(section, name)) * time.Second }
+	o.AuthType = c.String("redfish", "auth_type")
+	o.ConnectionAttempts = c.Int("redfish", "connection_attempts")
+	o.ConnectionRetryInterval = secs("redfish", "connection_retry_interval")
+	o.ConnectionCacheSize = c.Int("redfish", "connection_cache_size")
+	o.ConnectTimeout = secs("redfish", "connect_timeout")
+	o.ReadTimeout = secs("redfish", "read_timeout")
+	o.VerifyCA = c.String("redfish", "verify_ca")
+	o.TLSMinimumVersion = c.String("redfish", "tls_minimum_version")
+	o.TLSCiphers = c.String("redfish", "tls_ciphers")
+	o.BootModeConfigTimeout = secs("redfish", "boot_mode_config_timeout")
+	o.PowerOnConflictRetryAttempts = c.Int("redfish", "power_on_conflict_retry_attempts")
+	o.PowerOnConflictRetryInterval = secs("redfish", "power_on_conflict_retry_interval")
+	o.PostBootRetryAttempts = c.Int("redfish", "post_boot_retry_attempts")
+	o.PostBootRetryDelay = secs("redfish", "post_boot_retry_delay")
+	o.EnableVerifyBMCClock = c.Bool("redfish", "enable_verify_bmc_clock")
+	o.PowerStateChangeTimeout = secs("conductor", "power_state_change_timeout")
+	o.SoftPowerOffTimeout = secs("conductor", "soft_power_off_timeout")
+	return o
+}
+
+func (o *Options) clock() Clock {
+	if o.Clock == nil {
+		return realClock{}
+	}
+	return o.Clock
+}
