@@ -246,3 +246,11 @@ func encodeParams(ctx context.Context, version string, kwargs any) (map[string]j
 	}
 	return params, nil
 }
+
+// AuthStrategy is the effective [json_rpc] authentication strategy.
+func AuthStrategy(cfg *config.Config) string {
+	if s := cfg.String("json_rpc", "auth_strategy"); s != "" {
+		return s
+	}
+	return cfg.String("DEFAULT", "auth_strategy")
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -23,14 +24,11 @@ import (
 // already limits.
 const DefaultMaxBodyBytes = 128 << 20
 
-// ServerOptions configure a Server.
+// ServerOptions configure a Server. Authentication is not the server's
+// business: the process wraps it with internal/auth's JSON-RPC
+// authenticator ([json_rpc]auth_strategy), as upstream stacks its
+// middleware in front of the JSON-RPC application.
 type ServerOptions struct {
-	// AuthStrategy is "noauth" or "http_basic" ([json_rpc]auth_strategy,
-	// falling back to [DEFAULT]auth_strategy). Keystone is refused.
-	AuthStrategy string
-	// HTTPBasicAuthUserFile is the htpasswd file of http_basic, bcrypt
-	// entries only.
-	HTTPBasicAuthUserFile string
 	// MaxBodyBytes bounds request bodies (413 beyond); 0 is
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -39,20 +37,10 @@ type ServerOptions struct {
 	Logger       *slog.Logger
 }
 
-// AuthStrategy is the effective [json_rpc] authentication strategy.
-func AuthStrategy(cfg *config.Config) string {
-	if s := cfg.String("json_rpc", "auth_strategy"); s != "" {
-		return s
-	}
-	return cfg.String("DEFAULT", "auth_strategy")
-}
-
 // ServerOptionsFromConfig reads the [json_rpc] server options.
 func ServerOptionsFromConfig(cfg *config.Config) ServerOptions {
 	return ServerOptions{
-		AuthStrategy:          AuthStrategy(cfg),
-		HTTPBasicAuthUserFile: cfg.String("json_rpc", "http_basic_auth_user_file"),
-		MaxJSONDepth:          cfg.Int("api", "max_json_body_depth"),
+		MaxJSONDepth: cfg.Int("api", "max_json_body_depth"),
 	}
 }
 
@@ -62,7 +50,7 @@ func ListenOptions(cfg *config.Config) httpserver.Options {
 		HostIP:         cfg.String("json_rpc", "host_ip"),
 		Port:           cfg.Int("json_rpc", "port"),
 		UnixSocket:     cfg.String("json_rpc", "unix_socket"),
-		UnixSocketMode: fileMode(cfg.Int("json_rpc", "unix_socket_mode")),
+		UnixSocketMode: fs.FileMode(cfg.Int("json_rpc", "unix_socket_mode")),
 		EnableSSL:      cfg.Bool("json_rpc", "use_ssl"),
 		CertFile:       cfg.String("json_rpc", "cert_file"),
 		KeyFile:        cfg.String("json_rpc", "key_file"),
@@ -74,14 +62,11 @@ func ListenOptions(cfg *config.Config) httpserver.Options {
 type Server struct {
 	h    rpc.ConductorAPI
 	opts ServerOptions
-	auth *basicAuth // nil for noauth
 	log  *slog.Logger
 }
 
-// NewServer returns the JSON-RPC http.Handler for h. With http_basic the
-// user file is read and checked now, so a bad file stops the conductor
-// at start.
-func NewServer(h rpc.ConductorAPI, opts ServerOptions) (*Server, error) {
+// NewServer returns the JSON-RPC http.Handler for h.
+func NewServer(h rpc.ConductorAPI, opts ServerOptions) *Server {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -91,29 +76,11 @@ func NewServer(h rpc.ConductorAPI, opts ServerOptions) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{h: h, opts: opts, log: opts.Logger}
-	switch opts.AuthStrategy {
-	case "noauth":
-	case "http_basic":
-		a, err := newBasicAuth(opts.HTTPBasicAuthUserFile, opts.Logger)
-		if err != nil {
-			return nil, err
-		}
-		s.auth = a
-	default:
-		return nil, fmt.Errorf("json-rpc server: auth_strategy %q is not supported, use http_basic or noauth", opts.AuthStrategy)
-	}
-	return s, nil
+	return &Server{h: h, opts: opts, log: opts.Logger}
 }
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.auth != nil {
-		if err := s.auth.check(r); err != nil {
-			writeHTTPError(w, err.Code, err.Message, err.Headers)
-			return
-		}
-	}
 	if r.Method != http.MethodPost {
 		writeHTTPError(w, http.StatusMethodNotAllowed, "Only POST method can be used", nil)
 		return

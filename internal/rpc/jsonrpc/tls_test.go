@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/httpserver"
 )
@@ -72,10 +73,11 @@ func TestTLSWithConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake := newFake()
-	srv, err := NewServer(fake, ServerOptionsFromConfig(cfg))
+	basic, err := auth.NewJSONRPC(cfg, "json_rpc")
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := auth.Handler(basic, NewServer(fake, ServerOptionsFromConfig(cfg)))
 	lopts := ListenOptions(cfg)
 	hs, err := httpserver.Listen(lopts, srv)
 	if err != nil {
@@ -132,7 +134,7 @@ func TestOptionsFromDefaults(t *testing.T) {
 		t.Errorf("listen options %+v", l)
 	}
 	s := ServerOptionsFromConfig(cfg)
-	if s.AuthStrategy != "keystone" || s.HTTPBasicAuthUserFile != "/etc/ironic/htpasswd-json-rpc" || s.MaxJSONDepth != 25 {
+	if s.MaxJSONDepth != 25 {
 		t.Errorf("server options %+v", s)
 	}
 	c := ClientOptionsFromConfig(cfg)
