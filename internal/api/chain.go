@@ -26,10 +26,6 @@ func New(d Deps) http.Handler {
 		d.Logger = slog.Default()
 	}
 	cfg := d.Config
-	auth := d.Authenticate
-	if auth == nil {
-		auth = middleware.NoAuth{}
-	}
 	return middleware.Chain(newRouter(d),
 		middleware.RequestLog(d.Logger),
 		middleware.JSONExtension(),
@@ -37,7 +33,7 @@ func New(d Deps) http.Handler {
 		middleware.AssignRequestID(),
 		middleware.Healthcheck(middleware.HealthcheckConfigFrom(cfg)),
 		middleware.ProxyHeaders(cfg.Bool("oslo_middleware", "enable_proxy_headers_parsing")),
-		middleware.Authenticate(auth, nil),
+		middleware.Authenticate(d.Authenticate, cfg.String("DEFAULT", "auth_strategy"), nil),
 		middleware.BodyLimits(middleware.BodyLimitConfigFrom(cfg)),
 		recoverPanics(d.Logger, cfg.Bool("DEFAULT", "debug_tracebacks_in_api")),
 	)

@@ -4,46 +4,20 @@ import (
 	"net/http"
 	"regexp"
 
+	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/errs"
 )
 
 // AuthContext is who is calling, as the authentication stage established
-// it (keystonemiddleware's identity headers, an HTTP basic user, or nothing
-// under noauth). The policy layer reads it.
-type AuthContext struct {
-	// Strategy is [DEFAULT]/auth_strategy that produced this context.
-	Strategy        string
-	UserID          string
-	UserName        string
-	UserDomainID    string
-	ProjectID       string
-	ProjectName     string
-	ProjectDomainID string
-	DomainID        string
-	SystemScope     string
-	Roles           []string
-	// AuthToken is the caller's token, kept only under keystone (as
-	// upstream's ContextHook drops it otherwise). Never log it.
-	AuthToken string `json:"-"`
-}
+// it; the policy layer reads it.
+type AuthContext = auth.Context
 
 // Authenticator establishes the caller's identity. A failure is the error
 // to answer with (upstream's 401 for a missing or bad credential); if it
 // implements http.Handler it writes its own response (keystonemiddleware's
 // and the basic-auth middleware's bodies differ from Ironic's fault),
 // otherwise it is rendered as an Ironic fault.
-type Authenticator interface {
-	Authenticate(r *http.Request) (*AuthContext, error)
-}
-
-// NoAuth is auth_strategy = noauth: every caller is accepted with an empty
-// identity.
-type NoAuth struct{}
-
-// Authenticate accepts every request.
-func (NoAuth) Authenticate(*http.Request) (*AuthContext, error) {
-	return &AuthContext{Strategy: "noauth"}, nil
-}
+type Authenticator = auth.Authenticator
 
 // PublicRoutes are upstream's acl_public_routes (ironic/api/config.py):
 // the root documents and the ramdisk's endpoints, which answer without
@@ -102,23 +76,24 @@ func mustMatcher(routes []string) *PublicRouteMatcher {
 }
 
 // Authenticate runs a on every request except the public routes, which
-// are marked (IsPublicRoute) and pass without an identity. A nil
-// authenticator (noauth) lets everything pass, as upstream installs no
-// authentication middleware then (so nothing is marked public either); the
-// identity is NoAuth's. NoAuth{} is treated the same way.
-func Authenticate(a Authenticator, public *PublicRouteMatcher) Middleware {
+// are marked (IsPublicRoute) and get the identity their headers claim, as
+// upstream's ContextHook builds it for the strategy in force. A nil
+// authenticator or auth.NoAuth lets everything pass with that identity, as
+// upstream installs no authentication middleware under noauth (so nothing
+// is marked public either).
+func Authenticate(a Authenticator, strategy string, public *PublicRouteMatcher) Middleware {
 	if public == nil {
 		public = DefaultPublicRoutes
 	}
+	if a == nil {
+		a = auth.NoAuth{}
+	}
+	_, noauth := a.(auth.NoAuth)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if _, noauth := a.(NoAuth); noauth || a == nil {
-				ac, _ := NoAuth{}.Authenticate(r)
-				next.ServeHTTP(w, withValue(r, keyAuth, ac))
-				return
-			}
-			if public.Match(r.URL.Path) {
-				next.ServeHTTP(w, withValue(r, keyPublicRoute, true))
+			if !noauth && public.Match(r.URL.Path) {
+				r = withValue(r, keyPublicRoute, true)
+				next.ServeHTTP(w, r.WithContext(auth.WithContext(r.Context(), auth.ForPublicRoute(r, strategy))))
 				return
 			}
 			ac, err := a.Authenticate(r)
@@ -130,7 +105,7 @@ func Authenticate(a Authenticator, public *PublicRouteMatcher) Middleware {
 				errs.WriteFault(w, r, err, errs.FaultOptions{})
 				return
 			}
-			next.ServeHTTP(w, withValue(r, keyAuth, ac))
+			next.ServeHTTP(w, r.WithContext(auth.WithContext(r.Context(), ac)))
 		})
 	}
 }

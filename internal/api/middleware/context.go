@@ -3,6 +3,8 @@ package middleware
 import (
 	"context"
 	"net/http"
+
+	"github.com/openkeel/ironic/internal/auth"
 )
 
 type ctxKey int
@@ -11,7 +13,6 @@ const (
 	keyRequestID ctxKey = iota
 	keyGlobalRequestID
 	keyJSONSuffix
-	keyAuth
 	keyPublicRoute
 	keyScriptName
 	keyBodyLimit
@@ -48,15 +49,10 @@ func HasJSONSuffix(ctx context.Context) bool {
 
 // Auth returns the caller's authentication context, nil on public routes
 // and outside the pipeline.
-func Auth(ctx context.Context) *AuthContext {
-	a, _ := ctx.Value(keyAuth).(*AuthContext)
-	return a
-}
+func Auth(ctx context.Context) *AuthContext { return auth.FromContext(ctx) }
 
 // WithAuth returns ctx carrying a (for tests and internal callers).
-func WithAuth(ctx context.Context, a *AuthContext) context.Context {
-	return context.WithValue(ctx, keyAuth, a)
-}
+func WithAuth(ctx context.Context, a *AuthContext) context.Context { return auth.WithContext(ctx, a) }
 
 // IsPublicRoute reports whether the request matched one of the public
 // routes that skip authentication (upstream's environ["is_public_api"]).

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	authn "github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/errs"
 )
 
@@ -359,20 +360,25 @@ func TestAuthenticate(t *testing.T) {
 		wantUser   string
 	}{
 		{"deny private", denyAll{}, "/v1/nodes", 401, false, false, ""},
-		{"deny public", denyAll{}, "/v1/lookup", 200, true, true, ""},
+		{"deny public", denyAll{}, "/v1/lookup", 200, true, true, "claimed"},
 		{"allow private", allowAll{}, "/v1/nodes", 200, true, false, "u1"},
-		{"noauth", NoAuth{}, "/v1/nodes", 200, true, false, ""},
-		{"nil is noauth", nil, "/v1/lookup", 200, true, false, ""},
+		{"noauth", authn.NoAuth{}, "/v1/nodes", 200, true, false, "claimed"},
+		{"nil is noauth", nil, "/v1/lookup", 200, true, false, "claimed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			called, auth, public = false, nil, false
-			w := serve(Authenticate(c.a, nil)(app), httptest.NewRequest("GET", c.path, nil))
+			r := httptest.NewRequest("GET", c.path, nil)
+			r.Header.Set("X-User-Id", "claimed")
+			w := serve(Authenticate(c.a, "http_basic", nil)(app), r)
 			if w.Code != c.status || called != c.wantCalled || public != c.wantPublic {
 				t.Fatalf("status %d called %v public %v", w.Code, called, public)
 			}
-			if c.wantCalled && !c.wantPublic && (auth == nil || auth.UserID != c.wantUser) {
+			if c.wantCalled && (auth == nil || auth.UserID != c.wantUser || auth.IsPublicAPI != c.wantPublic) {
 				t.Fatalf("auth %+v", auth)
+			}
+			if c.wantPublic && auth.Strategy != "http_basic" {
+				t.Fatalf("public route context of strategy %q, want http_basic", auth.Strategy)
 			}
 			if c.status == 401 && !strings.Contains(w.Body.String(), `\"faultcode\": \"Client\"`) {
 				t.Fatalf("401 body %s", w.Body.String())
