@@ -125,7 +125,8 @@ type conn struct {
 	sessionURI  string
 	basic       bool
 	sessionOK   bool
-	loginFailed bool
+	// systems is the Systems collection path, once known.
+	systems string
 }
 
 func newConn(info DriverInfo, opts *Options, log *slog.Logger) (*conn, error) {

@@ -118,14 +118,11 @@ func (c *core) getSystem(ctx context.Context, task *driver.Task) (*system, error
 func fetchSystem(cl *client, info DriverInfo) (*system, error) {
 	path := info.SystemID
 	if path == "" {
-		var root struct{ Systems common.Link }
-		if err := cl.getJSON(info.RootPrefix, &root); err != nil {
+		systems, err := cl.c.systemsPath(cl)
+		if err != nil {
 			return nil, err
 		}
-		if root.Systems == "" {
-			return nil, fmt.Errorf("The attribute Systems is missing from the resource %s", info.RootPrefix)
-		}
-		coll, err := common.GetCollection(cl, root.Systems.String())
+		coll, err := common.GetCollection(cl, systems)
 		if err != nil {
 			return nil, err
 		}
@@ -249,4 +246,26 @@ func (m *managerDoc) setDateTime(dt string, offset *string) error {
 		return err
 	}
 	return resp.Body.Close()
+}
+
+// systemsPath is the service root's Systems link, read once per
+// connection as sushy reads the root once.
+func (c *conn) systemsPath(cl *client) (string, error) {
+	c.mu.Lock()
+	p := c.systems
+	c.mu.Unlock()
+	if p != "" {
+		return p, nil
+	}
+	var root struct{ Systems common.Link }
+	if err := cl.getJSON(c.info.RootPrefix, &root); err != nil {
+		return "", err
+	}
+	if root.Systems == "" {
+		return "", fmt.Errorf("The attribute Systems is missing from the resource %s", c.info.RootPrefix)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.systems = root.Systems.String()
+	return c.systems, nil
 }
