@@ -21,6 +21,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -172,6 +173,9 @@ func (b *BMC) URL() string {
 	defer b.mu.Unlock()
 	if b.srv == nil {
 		b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
+		// Server-side errors (TLS handshakes refused by a verifying
+		// client...) belong in the test's output, not on stderr.
+		b.srv.Config.ErrorLog = log.New(testWriter{b.t}, "redfishbmc: ", 0)
 		if b.useTLS {
 			b.srv.StartTLS()
 		} else {
@@ -198,6 +202,13 @@ func (b *BMC) Server() *httptest.Server {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.srv
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
 
 func (b *BMC) close() {

@@ -121,10 +121,10 @@ type conn struct {
 	mu sync.Mutex
 	// token and sessionURI are the current session, if any; basic is set
 	// once basic authentication is in use.
-	token       string
-	sessionURI  string
-	basic       bool
-	sessionOK   bool
+	token      string
+	sessionURI string
+	basic      bool
+	sessionOK  bool
 	// systems is the Systems collection path, once known.
 	systems string
 }

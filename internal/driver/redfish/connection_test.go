@@ -176,7 +176,11 @@ func TestConnectionAttemptsExhausted(t *testing.T) {
 
 func TestSlowBMCAnswerWithinReadTimeout(t *testing.T) {
 	bmc := redfishbmc.New(t).System("sys-1").WithBasicAuth(testUser, testPassword)
-	e := newEnv(t, bmc, func(o *Options) { o.ReadTimeout = 50 * time.Millisecond; o.ServerSideRetries = 1; o.ConnectionAttempts = 1 })
+	e := newEnv(t, bmc, func(o *Options) {
+		o.ReadTimeout = 50 * time.Millisecond
+		o.ServerSideRetries = 1
+		o.ConnectionAttempts = 1
+	})
 	bmc.SlowNext(1, 500*time.Millisecond)
 	_, err := e.power.GetPowerState(e.ctx, e.task)
 	wantClass(t, err, "RedfishConnectionError", "")

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"net"
-	"net/url"
 	"os"
 	"strings"
 
@@ -91,12 +90,12 @@ func ParseDriverInfo(node *model.Node, opts *Options) (DriverInfo, error) {
 	if ip := net.ParseIP(addr); ip != nil && ip.To4() == nil {
 		addr = "[" + addr + "]"
 	}
-	scheme, authority, path, err := splitURI(addr)
-	if err != nil || scheme == "" || authority == "" {
+	scheme, authority, path := splitURI(addr)
+	if scheme == "" || authority == "" {
 		addr = "https://" + addr
-		scheme, authority, path, err = splitURI(addr)
+		scheme, authority, path = splitURI(addr)
 	}
-	if err != nil || !validScheme(scheme) || !validAuthority(authority) {
+	if !validScheme(scheme) || !validAuthority(authority) || !validPath(path) {
 		return DriverInfo{}, invalidAddress(addr, node.UUID)
 	}
 	out.Address = scheme + "://" + authority
@@ -196,7 +195,7 @@ func parseVerifyCA(node *model.Node, info map[string]any, opts *Options) (string
 // splitURI splits an RFC 3986 reference into scheme, authority and path
 // (query and fragment are not part of a BMC address and are dropped as
 // upstream does).
-func splitURI(s string) (scheme, authority, path string, err error) {
+func splitURI(s string) (scheme, authority, path string) {
 	rest := s
 	if i := strings.IndexAny(rest, ":/?#"); i > 0 && rest[i] == ':' {
 		scheme, rest = rest[:i], rest[i+1:]
@@ -212,13 +211,7 @@ func splitURI(s string) (scheme, authority, path string, err error) {
 	if end := strings.IndexAny(rest, "?#"); end >= 0 {
 		rest = rest[:end]
 	}
-	path = rest
-	if authority != "" {
-		if _, perr := url.Parse("x://" + authority + path); perr != nil {
-			return "", "", "", perr
-		}
-	}
-	return scheme, authority, path, nil
+	return scheme, authority, rest
 }
 
 func validScheme(s string) bool {
@@ -267,6 +260,11 @@ func validAuthority(a string) bool {
 		}
 	}
 	return true
+}
+
+// validPath refuses characters RFC 3986 never allows in a path.
+func validPath(p string) bool {
+	return !strings.ContainsAny(p, " \"<>\\^`{|}")
 }
 
 func validPort(p string) bool {
