@@ -14,6 +14,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // Error is an Ironic exception: Class is upstream's class name (e.g.
@@ -173,7 +175,7 @@ func ClientSideError(msg string, status int, faultCode string) *Error {
 
 // InvalidInput is upstream's InvalidInput(fieldname, value, msg).
 func InvalidInput(fieldname string, value any, msg string) *Error {
-	s := "Invalid input for field/attribute " + fieldname + ". Value: '" + pyStr(value) + "'. " + msg
+	s := "Invalid input for field/attribute " + fieldname + ". Value: '" + pyfmt.Str(value) + "'. " + msg
 	return &Error{Class: "InvalidInput", Code: 400, Message: s, faultCode: "Client"}
 }
 

@@ -3,11 +3,11 @@ package errs
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // pyPercent evaluates Python's `template % kw` for the mapping form
@@ -62,9 +62,9 @@ func pyPercent(tmpl string, kw map[string]any) (string, bool) {
 		var s string
 		switch tmpl[i] {
 		case 's':
-			s = pyStr(v)
+			s = pyfmt.Str(v)
 		case 'r':
-			s = pyRepr(v)
+			s = pyfmt.Repr(v)
 		case 'd', 'i':
 			n, isNum := pyIntegral(v)
 			if !isNum {
@@ -106,134 +106,4 @@ func pyIntegral(v any) (string, bool) {
 		return strconv.FormatFloat(math.Trunc(n), 'f', 0, 64), true
 	}
 	return "", false
-}
-
-// pyStr is Python's str(v) for the values our code passes as kwargs.
-func pyStr(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case error:
-		return x.Error()
-	case fmt.Stringer:
-		return x.String()
-	}
-	return pyRepr(v)
-}
-
-// pyRepr is Python's repr(v); containers print their items with repr.
-// Maps print in sorted key order (Python would keep insertion order, which
-// a Go map does not have).
-func pyRepr(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case string:
-		return pyQuote(x)
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case float32:
-		return pyFloat(float64(x))
-	case float64:
-		return pyFloat(x)
-	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		return fmt.Sprint(x)
-	case error:
-		return x.Error()
-	case fmt.Stringer:
-		return x.String()
-	case []string:
-		items := make([]string, len(x))
-		for i, s := range x {
-			items[i] = pyQuote(s)
-		}
-		return "[" + strings.Join(items, ", ") + "]"
-	case []any:
-		items := make([]string, len(x))
-		for i, s := range x {
-			items[i] = pyRepr(s)
-		}
-		return "[" + strings.Join(items, ", ") + "]"
-	case map[string]string:
-		m := make(map[string]any, len(x))
-		for k, s := range x {
-			m[k] = s
-		}
-		return pyRepr(m)
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		items := make([]string, len(keys))
-		for i, k := range keys {
-			items[i] = pyQuote(k) + ": " + pyRepr(x[k])
-		}
-		return "{" + strings.Join(items, ", ") + "}"
-	}
-	return fmt.Sprint(v)
-}
-
-// pyFloat is Python's float repr: shortest round-trip digits, positional
-// between 1e-4 and 1e16, always with a fraction or exponent.
-func pyFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
-	if exp < -4 || exp >= 16 {
-		return e
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".") {
-		s += ".0"
-	}
-	return s
-}
-
-// pyQuote is repr() of a str: single quotes unless the text has a single
-// quote and no double quote; backslash escapes for quotes, backslash,
-// \t \n \r and non-printable characters.
-func pyQuote(s string) string {
-	q := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == rune(q) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x7f || unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r <= 0xff:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
 }

@@ -14,13 +14,13 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // Integer is args.integer: nil when absent; otherwise Python's int() of
@@ -29,7 +29,7 @@ func Integer(name string, value *string) (*int, error) {
 	if value == nil {
 		return nil, nil
 	}
-	n, ok := pyInt(*value)
+	n, ok := pyfmt.Int(*value)
 	if !ok {
 		return nil, errs.InvalidParameterValue(fmt.Sprintf("Expected an integer for %s: %s", name, *value))
 	}
@@ -173,10 +173,10 @@ func CheckInvalidFields(fields, objectFields []string) error {
 func ReturnFields(fields []string, rawFields *string, detail *bool, rawDetail *string, defaults []string,
 	detailAllowed bool, fieldsAllowed func() bool) ([]string, error) {
 	if detail != nil && !detailAllowed {
-		return nil, errs.InvalidParameterValue(fmt.Sprintf("Invalid query parameter ?detail=%s received.", pyBool(*detail)))
+		return nil, errs.InvalidParameterValue(fmt.Sprintf("Invalid query parameter ?detail=%s received.", pyfmt.Repr(*detail)))
 	}
 	if fields != nil && fieldsAllowed != nil && !fieldsAllowed() {
-		return nil, errs.InvalidParameterValue(fmt.Sprintf("Invalid query parameter ?fields=%s received.", pyList(fields)))
+		return nil, errs.InvalidParameterValue(fmt.Sprintf("Invalid query parameter ?fields=%s received.", pyfmt.Repr(fields)))
 	}
 	if fields != nil && detail != nil && *detail {
 		return nil, errs.InvalidParameterValue("Can not specify ?detail=True and fields in the same request.")
@@ -190,47 +190,4 @@ func ReturnFields(fields []string, rawFields *string, detail *bool, rawDetail *s
 // DetailAllowed is allow_detail_query (1.43).
 func DetailAllowed(v microversion.Version) bool {
 	return v.Minor >= microversion.Minor43EnableDetailQuery
-}
-
-func pyBool(b bool) string {
-	if b {
-		return "True"
-	}
-	return "False"
-}
-
-// pyList is str() of a Python list of strings.
-func pyList(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = "'" + s + "'"
-	}
-	return "[" + strings.Join(q, ", ") + "]"
-}
-
-// pyInt is Python's int() on a string, for values that fit an int.
-func pyInt(s string) (int, bool) {
-	s = strings.TrimSpace(s)
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if s == "" || s[0] == '_' || s[len(s)-1] == '_' || strings.Contains(s, "__") {
-		return 0, false
-	}
-	digits := strings.ReplaceAll(s, "_", "")
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.Atoi(digits)
-	if err != nil {
-		return 0, false
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // Link is one entry of a resource's "links" list.
@@ -48,24 +49,18 @@ type Param struct {
 // handlers pass (bools as True/False, nil as None).
 func PyStr(v any) string {
 	switch x := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		return pyBool(x)
 	case *bool:
 		if x == nil {
 			return "None"
 		}
-		return pyBool(*x)
+		return pyfmt.Str(*x)
 	case *string:
 		if x == nil {
 			return "None"
 		}
 		return *x
-	case []string:
-		return pyList(x)
 	}
-	return fmt.Sprint(v)
+	return pyfmt.Str(v)
 }
 
 // Next is collection.get_next: when a page is full (count == limit, and

@@ -2,10 +2,10 @@ package middleware
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // JSONExtension strips a trailing ".json" from the path, as upstream's
@@ -56,39 +56,10 @@ func legacyMinor(h http.Header) (int, bool) {
 	if !found {
 		return 0, false
 	}
-	if _, ok := pyInt(maj); !ok {
+	if _, ok := pyfmt.Int(maj); !ok {
 		return 0, false
 	}
-	return pyInt(min)
-}
-
-// pyInt is Python's int() on a string for values that fit an int:
-// surrounding whitespace, an optional sign, ASCII digits with single "_"
-// between them.
-func pyInt(s string) (int, bool) {
-	s = strings.TrimSpace(s)
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if s == "" || s[0] == '_' || s[len(s)-1] == '_' || strings.Contains(s, "__") {
-		return 0, false
-	}
-	digits := strings.ReplaceAll(s, "_", "")
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.Atoi(digits)
-	if err != nil {
-		return 0, false
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
+	return pyfmt.Int(min)
 }
 
 // safeRstripSlash is upstream's utils.safe_rstrip(path, "/"): trailing

@@ -1,0 +1,173 @@
+// Package pyfmt prints and parses values the way Python does, for the
+// texts upstream Ironic builds with str(), repr(), %-formatting and int():
+// error messages, last_error values and query parameters that clients
+// compare byte for byte.
+package pyfmt
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Str is Python's str(v).
+func Str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case error:
+		return x.Error()
+	case fmt.Stringer:
+		return x.String()
+	}
+	return Repr(v)
+}
+
+// Repr is Python's repr(v); containers print their items with repr.
+// Maps print in sorted key order (Python would keep insertion order, which
+// a Go map does not have).
+func Repr(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "None"
+	case string:
+		return Quote(x)
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case float32:
+		return Float(float64(x))
+	case float64:
+		return Float(x)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return fmt.Sprint(x)
+	case error:
+		return x.Error()
+	case fmt.Stringer:
+		return x.String()
+	case []string:
+		items := make([]string, len(x))
+		for i, s := range x {
+			items[i] = Quote(s)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case []any:
+		items := make([]string, len(x))
+		for i, s := range x {
+			items[i] = Repr(s)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case map[string]string:
+		m := make(map[string]any, len(x))
+		for k, s := range x {
+			m[k] = s
+		}
+		return Repr(m)
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		items := make([]string, len(keys))
+		for i, k := range keys {
+			items[i] = Quote(k) + ": " + Repr(x[k])
+		}
+		return "{" + strings.Join(items, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+// Float is Python's float repr: shortest round-trip digits, positional
+// between 1e-4 and 1e16, always with a fraction or exponent.
+func Float(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64)
+	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
+	if exp < -4 || exp >= 16 {
+		return e
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// Quote is repr() of a str: single quotes unless the text has a single
+// quote and no double quote; backslash escapes for quotes, backslash,
+// \t \n \r and non-printable characters.
+func Quote(s string) string {
+	q := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x7f || unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r <= 0xff:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}
+
+// Int is Python's int() of a string, for values that fit an int:
+// surrounding whitespace, an optional sign, ASCII digits with single "_"
+// between them.
+func Int(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if s == "" || s[0] == '_' || s[len(s)-1] == '_' || strings.Contains(s, "__") {
+		return 0, false
+	}
+	digits := strings.ReplaceAll(s, "_", "")
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}

@@ -1,0 +1,94 @@
+package pyfmt
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+// The expected texts are what CPython 3.11 prints for the same values.
+func TestRepr(t *testing.T) {
+	cases := []struct {
+		in   any
+		want string
+	}{
+		{nil, "None"},
+		{true, "True"},
+		{false, "False"},
+		{"abc", "'abc'"},
+		{"it's", `"it's"`},
+		{`say "hi" it's`, `'say "hi" it\'s'`},
+		{"a\tb\nc\\", `'a\tb\nc\\'`},
+		{"\x01\x7f", `'\x01\x7f'`},
+		{"\u00a0", `'\xa0'`},
+		{"é", "'é'"},
+		{"\u200b", `'\u200b'`},
+		{3, "3"},
+		{int64(-7), "-7"},
+		{1.0, "1.0"},
+		{0.1, "0.1"},
+		{1e16, "1e+16"},
+		{1.5e-5, "1.5e-05"},
+		{0.0001, "0.0001"},
+		{123456789012345.6, "123456789012345.6"},
+		{math.Inf(1), "inf"},
+		{math.NaN(), "nan"},
+		{[]string{"a", "b"}, "['a', 'b']"},
+		{[]any{"a", 1, nil, true}, "['a', 1, None, True]"},
+		{map[string]any{"b": 1, "a": "x"}, "{'a': 'x', 'b': 1}"},
+		{map[string]string{"k": "v"}, "{'k': 'v'}"},
+	}
+	for _, c := range cases {
+		if got := Repr(c.in); got != c.want {
+			t.Errorf("Repr(%#v) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestStr(t *testing.T) {
+	cases := []struct {
+		in   any
+		want string
+	}{
+		{"plain", "plain"},
+		{nil, "None"},
+		{errors.New("boom"), "boom"},
+		{[]string{"x"}, "['x']"},
+		{2.5, "2.5"},
+		{false, "False"},
+	}
+	for _, c := range cases {
+		if got := Str(c.in); got != c.want {
+			t.Errorf("Str(%#v) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestInt(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"10", 10, true},
+		{" 42\n", 42, true},
+		{"+5", 5, true},
+		{"-3", -3, true},
+		{"1_000", 1000, true},
+		{"1__0", 0, false},
+		{"_1", 0, false},
+		{"1_", 0, false},
+		{"", 0, false},
+		{"-", 0, false},
+		{"1.5", 0, false},
+		{"0x10", 0, false},
+		{"abc", 0, false},
+		{"99999999999999999999999", 0, false},
+	}
+	for _, c := range cases {
+		got, ok := Int(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("Int(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
