@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // IsClass reports whether err is (or wraps) an Ironic error of class or of
@@ -30,7 +31,7 @@ func ErrDriverNotFoundInEntrypoint(names []string, entrypoint string) *errs.Erro
 // a Python list, since the message reaches API clients unchanged.
 func ErrInterfaceNotFoundInEntrypoint(iface string, kind Kind, valid []string) *errs.Error {
 	return errs.New("InterfaceNotFoundInEntrypoint", map[string]any{
-		"iface": iface, "entrypoint": kind.Entrypoint(), "valid": pyList(valid),
+		"iface": iface, "entrypoint": kind.Entrypoint(), "valid": pyfmt.Repr(valid),
 	})
 }
 
@@ -85,11 +86,3 @@ func MissingParameterValue(format string, a ...any) *errs.Error {
 // (e.g. noop management's sensor data); callers such as the sensor data
 // periodic skip the node when they see it.
 var ErrNotImplemented = errors.New("not implemented by this interface")
-
-func pyList(items []string) string {
-	quoted := make([]string, len(items))
-	for i, s := range items {
-		quoted[i] = "'" + s + "'"
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
-}

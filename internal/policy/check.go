@@ -2,6 +2,8 @@ package policy
 
 import (
 	"strings"
+
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // Credentials describe the caller, as oslo.context's to_policy_values()
@@ -156,44 +158,9 @@ func lookup(key string, t Target, c *Credentials) (string, bool) {
 		return "", false
 	}
 	if isList {
-		return pyListRepr(list), true
+		return pyfmt.Repr(list), true
 	}
 	return s, true
-}
-
-// pyListRepr renders a list of strings as Python's str(list) does.
-func pyListRepr(l []string) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, s := range l {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		q := byte('\'')
-		if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-			q = '"'
-		}
-		b.WriteByte(q)
-		for _, r := range s {
-			switch {
-			case r == '\\':
-				b.WriteString(`\\`)
-			case r == rune(q):
-				b.WriteString(`\` + string(q))
-			case r == '\n':
-				b.WriteString(`\n`)
-			case r == '\r':
-				b.WriteString(`\r`)
-			case r == '\t':
-				b.WriteString(`\t`)
-			default:
-				b.WriteRune(r)
-			}
-		}
-		b.WriteByte(q)
-	}
-	b.WriteByte(']')
-	return b.String()
 }
 
 // matches reports whether val equals the pattern after substitution; a

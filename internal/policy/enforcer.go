@@ -19,6 +19,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/pyfmt"
 	"gopkg.in/yaml.v3"
 )
 
@@ -497,7 +498,7 @@ func (e *Enforcer) Authorize(rule string, target Target, creds *Credentials) err
 			creds = &noCredentials
 		}
 		return errs.NewMessage(ClassInvalidScope, fmt.Sprintf(`"%s": "%s" requires a scope of %s, request was made with %s scope.`,
-			scoped.def.Name, scoped.def.CheckStr, pyListRepr(scoped.def.ScopeTypes), tokenScope(creds)))
+			scoped.def.Name, scoped.def.CheckStr, pyfmt.Repr(scoped.def.ScopeTypes), tokenScope(creds)))
 	}
 	if !ok {
 		return errs.New("HTTPForbidden", map[string]any{"resource": rule})

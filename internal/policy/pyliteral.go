@@ -2,10 +2,11 @@ package policy
 
 import (
 	"errors"
-	"math"
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // pyLiteral mirrors the step of oslo.policy's generic check that evaluates
@@ -64,7 +65,7 @@ func pyNumber(s string) (string, bool) {
 	if neg {
 		f = -f
 	}
-	return pyFloatStr(f), true
+	return pyfmt.Float(f), true
 }
 
 func validUnderscores(s string) bool {
@@ -111,26 +112,4 @@ func isFloatLiteral(s string) bool {
 		return false
 	}
 	return (ip == "" || isDigits(ip)) && (fp == "" || isDigits(fp))
-}
-
-// pyFloatStr is Python's repr of a float: shortest round-trip digits,
-// positional between 1e-4 and 1e16, always with a '.' or exponent.
-func pyFloatStr(f float64) string {
-	if math.IsInf(f, 0) {
-		if f < 0 {
-			return "-inf"
-		}
-		return "inf"
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	_, expPart, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expPart)
-	if exp < -4 || exp >= 16 {
-		return e
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }
