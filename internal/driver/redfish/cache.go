@@ -66,7 +66,7 @@ func (cc *connCache) get(info DriverInfo, opts *Options) (*conn, cacheKey, error
 		return c, k, nil
 	}
 	cc.mu.Unlock()
-	cc.log.Debug("no cached redfish connection, opening one", "address", info.Address)
+	cc.log.Debug("no cached redfish connection, opening one", "address", info.SafeAddress())
 	c, err := newConn(info, opts, cc.log)
 	if err != nil {
 		return nil, k, err

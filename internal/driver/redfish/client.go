@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -230,10 +231,10 @@ func (c *conn) request(ctx context.Context, method, path string, payload any, he
 			resp.Body = io.NopCloser(bytes.NewReader(respBody))
 			return resp, nil
 		}
-		herr := newHTTPError(method, c.url(path), resp.StatusCode, respBody)
+		herr := newHTTPError(method, c.displayURL(path), resp.StatusCode, respBody)
 		switch {
 		case herr.isAccess() && !reauthed && c.usingSession():
-			c.log.Warn("redfish session refused, logging in again", "address", c.info.Address, "status", herr.Status)
+			c.log.Warn("redfish session refused, logging in again", "address", c.info.SafeAddress(), "status", herr.Status)
 			reauthed = true
 			c.dropSession()
 			if err := c.ensureAuth(ctx); err != nil {
@@ -242,7 +243,7 @@ func (c *conn) request(ctx context.Context, method, path string, payload any, he
 			continue
 		case herr.Status >= 500 && serverRetries > 0 && (method == http.MethodGet || retriableMessage(herr)):
 			serverRetries--
-			c.log.Warn("redfish server side error, retrying", "method", method, "url", c.url(path),
+			c.log.Warn("redfish server side error, retrying", "method", method, "url", c.displayURL(path),
 				"status", herr.Status, "retries_left", serverRetries)
 			if err := c.opts.clock().Sleep(ctx, c.opts.ServerSideRetriesDelay); err != nil {
 				return nil, err
@@ -267,12 +268,23 @@ func retriableMessage(e *HTTPError) bool {
 
 func (c *conn) url(path string) string {
 	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
-		return path
+		// Credentials go to the configured BMC only: an absolute link
+		// keeps its path and loses its host.
+		if u, err := url.Parse(path); err == nil {
+			path = u.RequestURI()
+		}
 	}
 	if !strings.HasPrefix(path, "/") {
 		path = strings.TrimSuffix(c.info.RootPrefix, "/") + "/" + path
 	}
 	return c.info.Address + path
+}
+
+// displayURL is url without the userinfo an address may carry, for
+// messages and logs.
+func (c *conn) displayURL(path string) string {
+	full := c.url(path)
+	return c.info.SafeAddress() + strings.TrimPrefix(full, c.info.Address)
 }
 
 // send performs one HTTP exchange, retrying transport errors; auth says
@@ -288,7 +300,7 @@ func (c *conn) send(ctx context.Context, method, path string, body []byte, heade
 		}
 		req, err := http.NewRequestWithContext(ctx, method, u, rd)
 		if err != nil {
-			return nil, nil, &ConnectionError{URL: u, Err: err}
+			return nil, nil, &ConnectionError{URL: c.displayURL(path), Err: err}
 		}
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("OData-Version", "4.0")
@@ -315,11 +327,11 @@ func (c *conn) send(ctx context.Context, method, path string, body []byte, heade
 		}
 		lastErr = err
 		if ctx.Err() != nil || !retriableTransport(err) || attempt >= attempts {
-			return nil, nil, &ConnectionError{URL: u, Err: lastErr}
+			return nil, nil, &ConnectionError{URL: c.displayURL(path), Err: lastErr}
 		}
 		c.log.Warn("transient error during redfish request", "url", u, "attempt", attempt, "attempts", attempts, "error", err)
 		if serr := c.opts.clock().Sleep(ctx, c.opts.ServerSideRetriesDelay); serr != nil {
-			return nil, nil, &ConnectionError{URL: u, Err: lastErr}
+			return nil, nil, &ConnectionError{URL: c.displayURL(path), Err: lastErr}
 		}
 	}
 }
@@ -384,7 +396,7 @@ func (c *conn) ensureAuth(ctx context.Context) error {
 		return err
 	}
 	c.log.Warn("falling back to basic authentication: no redfish session could be established",
-		"address", c.info.Address, "error", err)
+		"address", c.info.SafeAddress(), "error", err)
 	c.basic = true
 	return nil
 }
@@ -397,7 +409,7 @@ func (c *conn) login(ctx context.Context) error {
 		return err
 	}
 	if resp.StatusCode >= 400 {
-		return newHTTPError(http.MethodGet, c.url(c.info.RootPrefix), resp.StatusCode, data)
+		return newHTTPError(http.MethodGet, c.displayURL(c.info.RootPrefix), resp.StatusCode, data)
 	}
 	var root struct {
 		Links struct {
@@ -411,7 +423,7 @@ func (c *conn) login(ctx context.Context) error {
 	sessions := root.Links.Sessions.String()
 	if sessions == "" {
 		if root.SessionService == "" {
-			return fmt.Errorf("the service root of %s offers no SessionService", c.info.Address)
+			return fmt.Errorf("the service root of %s offers no SessionService", c.info.SafeAddress())
 		}
 		sessions = root.SessionService.String() + "/Sessions"
 	}
@@ -424,11 +436,11 @@ func (c *conn) login(ctx context.Context) error {
 		return err
 	}
 	if resp.StatusCode >= 400 {
-		return newHTTPError(http.MethodPost, c.url(sessions), resp.StatusCode, data)
+		return newHTTPError(http.MethodPost, c.displayURL(sessions), resp.StatusCode, data)
 	}
 	token := resp.Header.Get("X-Auth-Token")
 	if token == "" {
-		return fmt.Errorf("no X-Auth-Token returned from %s when establishing a session", c.info.Address)
+		return fmt.Errorf("no X-Auth-Token returned from %s when establishing a session", c.info.SafeAddress())
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -446,7 +458,7 @@ func (c *conn) logout(ctx context.Context) {
 		return
 	}
 	if _, _, err := c.send(ctx, http.MethodDelete, uri, nil, nil, true); err != nil {
-		c.log.Debug("redfish session logout failed", "address", c.info.Address, "error", err)
+		c.log.Debug("redfish session logout failed", "address", c.info.SafeAddress(), "error", err)
 	}
 	c.dropSession()
 }

@@ -273,3 +273,19 @@ func TestETagsAreHonoured(t *testing.T) {
 		t.Fatalf("boot target %s", got)
 	}
 }
+
+func TestUserinfoInAddressNeverShown(t *testing.T) {
+	const urlSecret = "url-Secret-42"
+	bmc := redfishbmc.New(t).System("sys-1").WithBasicAuth(testUser, testPassword)
+	e := newEnv(t, bmc, nil)
+	e.node.DriverInfo["redfish_address"] = strings.Replace(bmc.URL(), "://", "://"+testUser+":"+urlSecret+"@", 1)
+	bmc.FailNext(10, http.StatusInternalServerError)
+	_, err := e.power.GetPowerState(e.ctx, e.task)
+	wantClass(t, err, "RedfishError", "")
+	if strings.Contains(err.Error(), urlSecret) || strings.Contains(e.logs.String(), urlSecret) {
+		t.Fatalf("the address' password leaked:\nerror %v\nlog %s", err, e.logs)
+	}
+	if !strings.Contains(err.Error(), "://***@127.0.0.1") {
+		t.Fatalf("error does not name the BMC: %v", err)
+	}
+}

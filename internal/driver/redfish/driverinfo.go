@@ -66,10 +66,23 @@ type DriverInfo struct {
 	NodeUUID   string
 }
 
+// SafeAddress is Address without its userinfo, if any: an operator may
+// put credentials in the URL, and addresses go into logs and messages.
+func (d DriverInfo) SafeAddress() string {
+	scheme, rest, ok := strings.Cut(d.Address, "://")
+	if !ok {
+		return d.Address
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		return scheme + "://***@" + rest[at+1:]
+	}
+	return d.Address
+}
+
 // String leaves the password out, so a DriverInfo printed by mistake
 // reveals no secret.
 func (d DriverInfo) String() string {
-	return fmt.Sprintf("redfish %s%s system %q user %q auth %s", d.Address, d.RootPrefix, d.SystemID, d.Username, d.AuthType)
+	return fmt.Sprintf("redfish %s%s system %q user %q auth %s", d.SafeAddress(), d.RootPrefix, d.SystemID, d.Username, d.AuthType)
 }
 
 // ParseDriverInfo validates the node's driver_info as upstream

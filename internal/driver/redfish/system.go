@@ -69,7 +69,7 @@ func (c *core) withConnection(ctx context.Context, task *driver.Task, fn func(cl
 		case errors.As(err, &cerr):
 			c.cache.drop(key)
 			lastErr = err
-			log.Warn("connection error from redfish BMC", "node", task.Node.UUID, "address", info.Address,
+			log.Warn("connection error from redfish BMC", "node", task.Node.UUID, "address", info.SafeAddress(),
 				"auth_type", info.AuthType, "attempt", attempt, "error", err)
 			if ctx.Err() != nil {
 				return errs.New("RedfishConnectionError", map[string]any{"node": task.Node.UUID, "error": err.Error()})
@@ -83,12 +83,12 @@ func (c *core) withConnection(ctx context.Context, task *driver.Task, fn func(cl
 		case errors.As(err, &herr) && herr.isAccess():
 			c.cache.drop(key)
 			log.Warn("authentication error from redfish BMC; the connection will not be reused",
-				"node", task.Node.UUID, "address", info.Address, "auth_type", info.AuthType, "error", err)
+				"node", task.Node.UUID, "address", info.SafeAddress(), "auth_type", info.AuthType, "error", err)
 			return redfishError(err.Error())
 		}
 		return err
 	}
-	log.Error("failed to connect to redfish BMC", "node", task.Node.UUID, "address", info.Address)
+	log.Error("failed to connect to redfish BMC", "node", task.Node.UUID, "address", info.SafeAddress())
 	return errs.New("RedfishConnectionError", map[string]any{"node": task.Node.UUID, "error": lastErr.Error()})
 }
 
