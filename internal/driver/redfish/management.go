@@ -267,6 +267,9 @@ func (m *Management) restoreBootDevice(ctx context.Context, task *driver.Task, s
 
 // SetBootDevice sets the boot override target, once or persistently.
 func (m *Management) SetBootDevice(ctx context.Context, task *driver.Task, device string, persistent bool) error {
+	if err := requireExclusive(task); err != nil {
+		return err
+	}
 	target, ok := redfishBootTarget(device)
 	if !ok || bootDeviceFromRedfish(target) != device {
 		return driver.InvalidParameterValue("Invalid boot device %s specified.", device)
@@ -333,6 +336,9 @@ func (m *Management) GetBootMode(ctx context.Context, task *driver.Task) (string
 // SetBootMode sets BootSourceOverrideMode and, when the BMC applies it only
 // at the next boot, reboots the node and waits for it.
 func (m *Management) SetBootMode(ctx context.Context, task *driver.Task, mode string) error {
+	if err := requireExclusive(task); err != nil {
+		return err
+	}
 	desired, ok := bootModeMapRev[mode]
 	if !ok {
 		return driver.InvalidParameterValue("Invalid boot mode %s specified.", mode)

@@ -106,6 +106,9 @@ func (p *Power) defaultTimeout(state string, timeout time.Duration) time.Duratio
 // reach it. A 400/409 answer is accepted when the system turns out to be
 // in the target state already, as some BMCs refuse a no-op reset.
 func (p *Power) SetPowerState(ctx context.Context, task *driver.Task, state string, timeout time.Duration) error {
+	if err := requireExclusive(task); err != nil {
+		return err
+	}
 	if _, ok := setPowerStateMap[state]; !ok {
 		return driver.InvalidParameterValue("set_power_state called with an invalid power state: %s.", state)
 	}
@@ -237,6 +240,9 @@ func (p *Power) waitForPowerState(ctx context.Context, task *driver.Task, target
 // Reboot power cycles the node: off then on when it is on (a plain reboot
 // when the node must not be powered off), on when it is off.
 func (p *Power) Reboot(ctx context.Context, task *driver.Task, timeout time.Duration) error {
+	if err := requireExclusive(task); err != nil {
+		return err
+	}
 	sys, err := p.core.getSystem(ctx, task)
 	if err != nil {
 		return err

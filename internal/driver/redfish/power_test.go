@@ -171,3 +171,20 @@ func TestSupportedPowerStates(t *testing.T) {
 		t.Fatalf("%v", got)
 	}
 }
+
+func TestWritesNeedAnExclusiveLock(t *testing.T) {
+	bmc := redfishbmc.New(t).System("sys-1").WithBasicAuth(testUser, testPassword)
+	e := newEnv(t, bmc, nil)
+	e.task.Shared = true
+	const msg = "An exclusive lock is required, but the current context has a shared lock."
+	wantClass(t, e.power.SetPowerState(e.ctx, e.task, states.PowerOn, 0), "ExclusiveLockRequired", msg)
+	wantClass(t, e.power.Reboot(e.ctx, e.task, 0), "ExclusiveLockRequired", msg)
+	wantClass(t, e.mgmt.SetBootDevice(e.ctx, e.task, "pxe", false), "ExclusiveLockRequired", msg)
+	wantClass(t, e.mgmt.SetBootMode(e.ctx, e.task, "uefi"), "ExclusiveLockRequired", msg)
+	if n := bmc.Requests(); n != 0 {
+		t.Fatalf("%d requests sent under a shared lock", n)
+	}
+	// Reads are fine.
+	_, err := e.power.GetPowerState(e.ctx, e.task)
+	must(t, err)
+}

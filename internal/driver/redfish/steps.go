@@ -85,6 +85,9 @@ func parseISO(s string) (time.Time, error) {
 // SetBMCClock is the set_bmc_clock clean step: set the manager's DateTime
 // (default: now) and check it took.
 func (m *Management) SetBMCClock(ctx context.Context, task *driver.Task, target string, offset *string) error {
+	if err := requireExclusive(task); err != nil {
+		return err
+	}
 	err := func() error {
 		sys, err := m.core.getSystem(ctx, task)
 		if err != nil {
@@ -131,6 +134,9 @@ func (m *Management) SetBMCClock(ctx context.Context, task *driver.Task, target 
 // VerifyBMCClock is the verify_bmc_clock verify step: when enabled, bring a
 // BMC clock more than a second off back to the conductor's UTC time.
 func (m *Management) VerifyBMCClock(ctx context.Context, task *driver.Task) error {
+	if err := requireExclusive(task); err != nil {
+		return err
+	}
 	if !m.core.opts.EnableVerifyBMCClock {
 		task.Logger().Info("skipping BMC clock verify step: disabled via config", "node", task.Node.UUID)
 		return nil

@@ -34,6 +34,14 @@ func redfishError(msg string) *errs.Error {
 	return errs.New("RedfishError", map[string]any{"error": msg})
 }
 
+// requireExclusive is upstream's require_exclusive_lock decorator.
+func requireExclusive(task *driver.Task) error {
+	if task.Shared {
+		return errs.New("ExclusiveLockRequired", nil)
+	}
+	return nil
+}
+
 // system is a ComputerSystem with the raw document, for the properties
 // gofish does not model (allowable boot targets).
 type system struct {
