@@ -1,0 +1,356 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// invalidSortKeys are the node columns upstream refuses to sort by.
+var invalidSortKeys = []string{"properties", "driver_info", "extra", "instance_info", "driver_internal_info",
+	"clean_step", "deploy_step", "raid_config", "target_raid_config", "traits", "network_data", "service_step"}
+
+// validFaults are faults.VALID_FAULTS.
+var validFaults = []string{"power failure", "clean failure", "rescue abort failure", "service failure"}
+
+// listArgs are the query arguments of get_all and detail.
+type listArgs struct {
+	chassisUUID, instanceUUID                                          *string
+	associated, maintenance, retired, sharded, includeChildren, detail *bool
+	provisionState, marker, sortKey, sortDir, driver, resourceClass    *string
+	fault, conductorGroup, conductor, owner, lessee, project           *string
+	descriptionContains, parentNode, instanceName                      *string
+	limit                                                              *int
+	fields, shard                                                      []string
+	rawFields, rawDetail                                               *string
+}
+
+var listParams = []string{"chassis_uuid", "instance_uuid", "associated", "maintenance", "retired",
+	"provision_state", "marker", "limit", "sort_key", "sort_dir", "driver", "fields", "resource_class",
+	"fault", "conductor_group", "detail", "conductor", "owner", "description_contains", "lessee",
+	"project", "shard", "sharded", "include_children", "parent_node", "instance_name"}
+
+// parseListArgs is args.validate of get_all/detail, in upstream's
+// argument order.
+func parseListArgs(r *http.Request, detailRoute bool) (*listArgs, error) {
+	allowed := listParams
+	if detailRoute {
+		allowed = slices.DeleteFunc(slices.Clone(listParams), func(s string) bool { return s == "fields" || s == "detail" })
+		// detail() takes include_children and parent_node without
+		// validating them.
+	}
+	q, err := apiutil.ParseQuery(r, allowed...)
+	if err != nil {
+		return nil, err
+	}
+	a := &listArgs{}
+	steps := []func() error{
+		func() (err error) {
+			a.chassisUUID, err = collection.UUID("chassis_uuid", q.Get("chassis_uuid"))
+			return
+		},
+		func() (err error) {
+			a.instanceUUID, err = collection.UUID("instance_uuid", q.Get("instance_uuid"))
+			return
+		},
+		func() (err error) { a.associated, err = collection.Boolean("associated", q.Get("associated")); return },
+		func() (err error) {
+			a.maintenance, err = collection.Boolean("maintenance", q.Get("maintenance"))
+			return
+		},
+		func() (err error) { a.retired, err = collection.Boolean("retired", q.Get("retired")); return },
+		func() error { a.provisionState = q.Get("provision_state"); return nil },
+		func() (err error) { a.marker, err = collection.UUID("marker", q.Get("marker")); return },
+		func() (err error) { a.limit, err = collection.Integer("limit", q.Get("limit")); return },
+		func() error { a.sortKey, a.sortDir = q.Get("sort_key"), q.Get("sort_dir"); return nil },
+		func() error { a.driver = q.Get("driver"); return nil },
+		func() error { a.rawFields = q.Get("fields"); a.fields = collection.StringList(a.rawFields); return nil },
+		func() error {
+			a.resourceClass, a.fault, a.conductorGroup = q.Get("resource_class"), q.Get("fault"), q.Get("conductor_group")
+			return nil
+		},
+		func() (err error) {
+			a.rawDetail = q.Get("detail")
+			a.detail, err = collection.Boolean("detail", a.rawDetail)
+			return
+		},
+		func() error {
+			a.conductor, a.owner, a.descriptionContains = q.Get("conductor"), q.Get("owner"), q.Get("description_contains")
+			a.lessee, a.project = q.Get("lessee"), q.Get("project")
+			a.shard = collection.StringList(q.Get("shard"))
+			return nil
+		},
+		func() (err error) { a.sharded, err = collection.Boolean("sharded", q.Get("sharded")); return },
+		func() (err error) {
+			if detailRoute {
+				if v := q.Get("include_children"); v != nil {
+					b := *v != ""
+					a.includeChildren = &b
+				}
+				return nil
+			}
+			a.includeChildren, err = collection.Boolean("include_children", q.Get("include_children"))
+			return
+		},
+		func() error { a.parentNode, a.instanceName = q.Get("parent_node"), q.Get("instance_name"); return nil },
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func notAcceptableBelow(minor int) error {
+	return errs.NewMessage("NotAcceptable", fmt.Sprintf(
+		"Request not acceptable. The minimal required API version should be 1.%d", minor))
+}
+
+// checkFilters are the version and value checks get_all and detail share.
+func checkFilters(a *listArgs, v microversion.Version) error {
+	if a.provisionState != nil {
+		if v.Minor < microversion.Minor9ProvisionStateFilter {
+			return errs.NotAcceptable()
+		}
+		if !states.Provision().HasState(*a.provisionState) {
+			return errs.InvalidParameterValue(fmt.Sprintf("Provision state \"%s\" is not valid", *a.provisionState))
+		}
+	}
+	if a.driver != nil && v.Minor < microversion.Minor16DriverFilter {
+		return notAcceptableBelow(microversion.Minor16DriverFilter)
+	}
+	if a.resourceClass != nil && v.Minor < microversion.Minor21ResourceClass {
+		return notAcceptableBelow(microversion.Minor21ResourceClass)
+	}
+	if a.fault != nil {
+		if v.Minor < microversion.Minor42Fault {
+			return notAcceptableBelow(microversion.Minor42Fault)
+		}
+		if !slices.Contains(validFaults, *a.fault) {
+			return errs.ClientSideError(fmt.Sprintf("Unrecognized fault \"%s\" is specified, allowed faults are %s",
+				*a.fault, apiutil.PyRepr(validFaults)), http.StatusBadRequest, "")
+		}
+	}
+	if a.conductorGroup != nil && v.Minor < microversion.Minor46NodeConductorGroup {
+		return notAcceptableBelow(microversion.Minor46NodeConductorGroup)
+	}
+	return nil
+}
+
+func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	a, err := parseListArgs(r, false)
+	if err != nil {
+		return err
+	}
+	v := rc.Version
+	if err := collection.CheckAllowSpecifyFields(a.fields, v); err != nil {
+		return err
+	}
+	if err := collection.CheckAllowedFields(a.fields, v); err != nil {
+		return err
+	}
+	sortKey := "id"
+	if a.sortKey != nil {
+		sortKey = *a.sortKey
+	}
+	if err := collection.CheckAllowedFields([]string{sortKey}, v); err != nil {
+		return err
+	}
+	if err := checkFilters(a, v); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		set   bool
+		minor int
+	}{
+		{a.conductor != nil, microversion.Minor49Conductors},
+		{a.owner != nil, microversion.Minor50NodeOwner},
+		{a.lessee != nil, microversion.Minor65NodeLessee},
+		{a.shard != nil, microversion.Minor82NodeShard},
+		{a.sharded != nil, microversion.Minor82NodeShard},
+	} {
+		if c.set && v.Minor < c.minor {
+			return notAcceptableBelow(c.minor)
+		}
+	}
+	if a.instanceName != nil && v.Minor < microversion.Minor104NodeInstanceName {
+		return errs.NewMessage("NotAcceptable", "instance_name is not acceptable in this API version")
+	}
+	if (a.includeChildren != nil || a.parentNode != nil) && v.Minor < microversion.Minor83ParentChildNodes {
+		return notAcceptableBelow(microversion.Minor83ParentChildNodes)
+	}
+	fields, err := collection.ReturnFields(a.fields, a.rawFields, a.detail, a.rawDetail, defaultListFields,
+		collection.DetailAllowed(v), nil)
+	if err != nil {
+		return err
+	}
+	return h.collection(w, r, rc, a, sortKey, fields, "nodes")
+}
+
+func (h *handlers) detail(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	a, err := parseListArgs(r, true)
+	if err != nil {
+		return err
+	}
+	v := rc.Version
+	if err := checkFilters(a, v); err != nil {
+		return err
+	}
+	if a.owner != nil && v.Minor < microversion.Minor50NodeOwner {
+		return notAcceptableBelow(microversion.Minor50NodeOwner)
+	}
+	if a.lessee != nil && v.Minor < microversion.Minor65NodeLessee {
+		return notAcceptableBelow(microversion.Minor65NodeLessee)
+	}
+	sortKey := "id"
+	if a.sortKey != nil {
+		sortKey = *a.sortKey
+	}
+	if err := collection.CheckAllowedFields([]string{sortKey}, v); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		set   bool
+		minor int
+	}{
+		{a.conductor != nil, microversion.Minor49Conductors},
+		{a.shard != nil, microversion.Minor82NodeShard},
+		{a.sharded != nil, microversion.Minor82NodeShard},
+	} {
+		if c.set && v.Minor < c.minor {
+			return notAcceptableBelow(c.minor)
+		}
+	}
+	if a.instanceName != nil && v.Minor < microversion.Minor104NodeInstanceName {
+		return errs.NewMessage("NotAcceptable", "instance_name is not acceptable in this API version")
+	}
+	return h.collection(w, r, rc, a, sortKey, nil, "nodes/detail")
+}
+
+// collection is _get_nodes_collection.
+func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, a *listArgs, sortKey string, fields []string, resource string) error {
+	ctx := r.Context()
+	limit, err := collection.ValidateLimit(a.limit, rc.Config.Int("api", "max_limit"))
+	if err != nil {
+		return err
+	}
+	sortDir, err := collection.ValidateSortDir(a.sortDir)
+	if err != nil {
+		return err
+	}
+	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
+		return err
+	}
+	f := store.NodeFilter{
+		Maintenance: a.maintenance, ChassisUUID: a.chassisUUID, Associated: a.associated,
+		ProvisionState: a.provisionState, Driver: a.driver, ResourceClass: a.resourceClass,
+		Fault: a.fault, ConductorGroup: a.conductorGroup, Owner: a.owner, Lessee: a.lessee,
+		ShardIn: a.shard, Project: a.project, DescriptionContains: a.descriptionContains,
+		Retired: a.retired, InstanceName: a.instanceName, InstanceUUID: a.instanceUUID,
+		Sharded: a.sharded, ParentNode: a.parentNode,
+	}
+	if a.includeChildren != nil {
+		f.IncludeChildren = *a.includeChildren
+	}
+	opts := store.ListOptions{Limit: limit, SortKey: sortKey, SortDir: sortDir}
+	if a.marker != nil {
+		opts.Marker = *a.marker
+	}
+	nodes, err := h.Store.ListNodes(ctx, f, opts)
+	switch {
+	case errors.Is(err, store.ErrMarkerNotFound):
+		return errs.NodeNotFound(opts.Marker)
+	case errors.Is(err, store.ErrNotFound) && a.chassisUUID != nil:
+		return errs.New("ChassisNotFound", map[string]any{"chassis": *a.chassisUUID})
+	case errors.Is(err, store.ErrInvalidParameter):
+		return errs.InvalidParameterValue(err.Error())
+	case err != nil:
+		return fmt.Errorf("list nodes: %w", err)
+	}
+	if a.conductor != nil {
+		nodes = h.filterByConductor(r, nodes, *a.conductor)
+	}
+	params := []collection.Param{{Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
+	for _, p := range []struct {
+		key string
+		val *bool
+	}{{"associated", a.associated}, {"maintenance", a.maintenance}, {"retired", a.retired}} {
+		if p.val != nil && *p.val {
+			params = append(params, collection.Param{Key: p.key, Value: *p.val})
+		}
+	}
+	if a.detail != nil {
+		params = append(params, collection.Param{Key: "detail", Value: *a.detail})
+	}
+	if a.instanceUUID != nil {
+		limit = 0
+	}
+	vw := h.view(r)
+	items := make([]*apiutil.Dict, 0, len(nodes))
+	for _, n := range nodes {
+		d, err := h.convert(ctx, rc, vw, n, fields)
+		if err != nil {
+			return err
+		}
+		items = append(items, d)
+	}
+	out := apiutil.NewDict()
+	out.Set("nodes", items)
+	last := ""
+	if len(nodes) > 0 {
+		last = nodes[len(nodes)-1].UUID
+	}
+	if next := collection.Next(rc.PublicURL, resource, len(nodes), limit, last, fields, params...); next != "" {
+		out.Set("next", next)
+	}
+	return api.WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *handlers) filterByConductor(r *http.Request, nodes []*model.Node, conductor string) []*model.Node {
+	var out []*model.Node
+	for _, n := range nodes {
+		host, err := h.Topics.GetConductorFor(r.Context(), n)
+		if err == nil && host == conductor {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	q, err := apiutil.ParseQuery(r, "fields")
+	if err != nil {
+		return err
+	}
+	ident := rc.Param("node_ident")
+	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
+		return err
+	}
+	fields := collection.StringList(q.Get("fields"))
+	n, err := h.node(r, rc, "baremetal:node:get", ident)
+	if err != nil {
+		return err
+	}
+	if err := collection.CheckAllowSpecifyFields(fields, rc.Version); err != nil {
+		return err
+	}
+	if err := collection.CheckAllowedFields(fields, rc.Version); err != nil {
+		return err
+	}
+	d, err := h.convert(r.Context(), rc, h.view(r), n, fields)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}

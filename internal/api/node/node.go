@@ -1,0 +1,132 @@
+// Package node serves every /v1/nodes route as upstream's
+// ironic/api/controllers/v1/node.py does: reads go to the store, every
+// change of a node goes through the conductor (rpc.ConductorAPI) chosen
+// by Topics, as upstream's API service does.
+//
+// Policy is not decided here: the router's Authorize seam checks each
+// route's rule, and Deps.Authorize is the one place a per-node rule
+// (owner/lessee scoped) is asked, with the rule name upstream checks at
+// that point; Deps.Show answers the output-filtering rules (secrets,
+// redactions).
+package node
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// Topics chooses the conductor of a node (rpc.Router implements it).
+type Topics interface {
+	GetTopicFor(ctx context.Context, node *model.Node) (string, error)
+	GetConductorFor(ctx context.Context, node *model.Node) (string, error)
+}
+
+// Deps is what the node handlers need.
+type Deps struct {
+	Store     store.Store
+	Conductor rpc.ConductorAPI
+	Topics    Topics
+	// Config is the service configuration; nil means all defaults.
+	Config *config.Config
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+	// Authorize checks a per-node policy rule (upstream's
+	// check_node_policy_and_retrieve and check_owner_policy) once the node
+	// is known. An error that is NotAuthorized for "baremetal:node:get"
+	// is answered as NodeNotFound, as upstream conceals nodes. nil allows
+	// everything.
+	Authorize func(r *http.Request, rule string, node *model.Node) error
+	// Show answers the rules that only shape output ("show_password",
+	// "show_instance_secrets", "baremetal:node:get:filter_threshold", ...)
+	// for a node; nil answers false for every rule, which is what upstream
+	// answers a noauth caller for the secret rules.
+	Show func(r *http.Request, rule string, node *model.Node) bool
+}
+
+type handlers struct {
+	Deps
+}
+
+// Register adds the handlers of every node route to m.
+func Register(m map[string]api.HandlerFunc, d Deps) {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Config == nil {
+		cfg, err := config.Load(config.LoadOptions{})
+		if err != nil {
+			panic("node: default configuration: " + err.Error())
+		}
+		d.Config = cfg
+	}
+	h := &handlers{Deps: d}
+	for id, f := range map[string]api.HandlerFunc{
+		"GET /v1/nodes":                             h.list,
+		"GET /v1/nodes/detail":                      h.detail,
+		"GET /v1/nodes/{node_ident}":                h.getOne,
+		"POST /v1/nodes":                            h.create,
+		"PATCH /v1/nodes/{node_ident}":              h.patch,
+		"DELETE /v1/nodes/{node_ident}":             h.delete,
+		"GET /v1/nodes/{node_ident}/validate":       h.validate,
+		"GET /v1/nodes/{node_ident}/states":         h.states,
+		"PUT /v1/nodes/{node_ident}/states/power":   h.power,
+		"PUT /v1/nodes/{node_ident}/maintenance":    h.setMaintenance,
+		"DELETE /v1/nodes/{node_ident}/maintenance": h.unsetMaintenance,
+	} {
+		m[id] = f
+	}
+}
+
+// show answers an output rule for node.
+func (h *handlers) show(r *http.Request, rule string, n *model.Node) bool {
+	return h.Show != nil && h.Show(r, rule, n)
+}
+
+// node is check_node_policy_and_retrieve: the node named by ident,
+// visible to the caller ("baremetal:node:get", concealed as NodeNotFound),
+// then allowed rule.
+func (h *handlers) node(r *http.Request, rc *api.RequestContext, rule, ident string) (*model.Node, error) {
+	n, err := apiutil.GetNode(r.Context(), h.Store, ident, rc.Version)
+	if err != nil {
+		return nil, err
+	}
+	if h.Authorize == nil {
+		return n, nil
+	}
+	if err := h.Authorize(r, "baremetal:node:get", n); err != nil {
+		if errs.Status(err) == http.StatusForbidden {
+			return nil, errs.NodeNotFound(ident)
+		}
+		return nil, err
+	}
+	if rule != "" && rule != "baremetal:node:get" {
+		if err := h.Authorize(r, rule, n); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// topic is get_topic_for, with NoValidHost turned into a 400 as upstream
+// does wherever the client chose the driver.
+func (h *handlers) topic(ctx context.Context, n *model.Node) (string, error) {
+	t, err := h.Topics.GetTopicFor(ctx, n)
+	if err != nil {
+		if e, ok := errs.As(err); ok && e.Class == "NoValidHost" {
+			c := *e
+			c.Code = http.StatusBadRequest
+			return "", &c
+		}
+		return "", err
+	}
+	return t, nil
+}

@@ -1,0 +1,255 @@
+package node
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+)
+
+// callArgs are a handler's arguments from the query string and the JSON
+// body together, as upstream's method.expose passes both as keyword
+// arguments; anything else is 400 "Unexpected arguments".
+func callArgs(r *http.Request, allowed ...string) (map[string]any, error) {
+	out := map[string]any{}
+	for k, v := range r.URL.Query() {
+		out[k] = v[len(v)-1]
+	}
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := body.(*apiutil.Dict)
+	if !ok {
+		return nil, errs.InvalidParameterValue("Expected a JSON object")
+	}
+	for _, k := range d.Keys() {
+		v, _ := d.Get(k)
+		out[k] = apiutil.Plain(v)
+	}
+	var extra []string
+	for k := range out {
+		if !slices.Contains(allowed, k) {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return nil, errs.InvalidParameterValue("Unexpected arguments: " + joinComma(extra))
+	}
+	return out, nil
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, v := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += v
+	}
+	return out
+}
+
+// argString is args.string.
+func argString(args map[string]any, name string) (*string, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, errs.InvalidParameterValue(fmt.Sprintf("Expected string for %s: %s", name, apiutil.PyRepr(v)))
+	}
+	return &s, nil
+}
+
+// argInt is args.integer (Python's int() of a string or number).
+func argInt(args map[string]any, name string) (*int, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	s := apiutil.PyRepr(v)
+	if str, ok := v.(string); ok {
+		s = str
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return nil, errs.InvalidParameterValue(fmt.Sprintf("Expected an integer for %s: %s", name, s))
+	}
+	return &n, nil
+}
+
+func (h *handlers) states(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("node_ident")
+	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
+		return err
+	}
+	n, err := h.node(r, rc, "baremetal:node:get_states", ident)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, statesDoc(n, rc.Version))
+}
+
+// statesDoc is node_states_convert.
+func statesDoc(n *model.Node, v microversion.Version) *apiutil.Dict {
+	attrs := []string{"console_enabled", "last_error", "power_state", "provision_state",
+		"target_power_state", "target_provision_state", "provision_updated_at"}
+	if microversion.AllowRaidConfig.Allows(v) {
+		attrs = append(attrs, "raid_config", "target_raid_config")
+	}
+	if v.Minor >= microversion.Minor75NodeBootMode {
+		attrs = append(attrs, "boot_mode", "secure_boot")
+	}
+	d := apiutil.NewDict()
+	for _, a := range attrs {
+		d.Set(a, fieldValue(n, a))
+	}
+	ps, _ := d.Get("provision_state")
+	switch {
+	case v.Minor < microversion.Minor2AvailableState && ps == states.Available:
+		d.Set("provision_state", nil)
+	case !microversion.AllowInspectWaitState.Allows(v) && ps == states.InspectWait:
+		d.Set("provision_state", states.Inspecting)
+	}
+	return d
+}
+
+// allowedPowerTargets are ALLOWED_TARGET_POWER_STATES.
+var allowedPowerTargets = []string{states.PowerOn, states.PowerOff, states.Reboot, states.SoftReboot, states.SoftPowerOff}
+
+func (h *handlers) power(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("node_ident")
+	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
+		return err
+	}
+	args, err := callArgs(r, "target", "timeout")
+	if err != nil {
+		return err
+	}
+	target, err := argString(args, "target")
+	if err != nil {
+		return err
+	}
+	timeout, err := argInt(args, "timeout")
+	if err != nil {
+		return err
+	}
+	if target == nil {
+		return errs.MissingParameterValue("Missing mandatory parameter: target")
+	}
+	n, err := h.node(r, rc, "baremetal:node:set_power_state", ident)
+	if err != nil {
+		return err
+	}
+	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	if err != nil {
+		return err
+	}
+	soft := *target == states.SoftReboot || *target == states.SoftPowerOff
+	if (soft || (timeout != nil && *timeout != 0)) && !microversion.AllowSoftPowerOff.Allows(rc.Version) {
+		return errs.NotAcceptable()
+	}
+	if timeout != nil && *timeout < 1 {
+		return errs.NewMessage("Invalid", "timeout has to be positive integer")
+	}
+	switch {
+	case !slices.Contains(allowedPowerTargets, *target):
+		return errs.InvalidStateRequested(*target, ident, pyState(n.PowerState))
+	case n.ProvisionState == states.CleanWait || n.ProvisionState == states.Cleaning:
+		return errs.InvalidStateRequested(*target, ident, n.ProvisionState)
+	case (*target == states.PowerOff || *target == states.SoftPowerOff) && n.DisablePowerOff:
+		return errs.New("PowerStateFailure", map[string]any{"pstate": *target})
+	}
+	t := 0
+	if timeout != nil {
+		t = *timeout
+	}
+	if err := h.Conductor.ChangeNodePowerState(r.Context(), topic, n.UUID, *target, t); err != nil {
+		return err
+	}
+	rc.SetLocation(w, "nodes", ident+"/states")
+	api.WriteEmpty(w, http.StatusAccepted)
+	return nil
+}
+
+func (h *handlers) setMaintenance(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	return h.maintenance(w, r, rc, true)
+}
+
+func (h *handlers) unsetMaintenance(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	return h.maintenance(w, r, rc, false)
+}
+
+func (h *handlers) maintenance(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, on bool) error {
+	ident := rc.Param("node_ident")
+	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
+		return err
+	}
+	rule := "baremetal:node:clear_maintenance"
+	var reason *string
+	if on {
+		rule = "baremetal:node:set_maintenance"
+		args, err := callArgs(r, "reason")
+		if err != nil {
+			return err
+		}
+		if reason, err = argString(args, "reason"); err != nil {
+			return err
+		}
+	} else if _, err := callArgs(r); err != nil {
+		return err
+	}
+	n, err := h.node(r, rc, rule, ident)
+	if err != nil {
+		return err
+	}
+	c := *n
+	c.Maintenance, c.MaintenanceReason = on, reason
+	topic, err := h.topic(r.Context(), &c)
+	if err != nil {
+		return err
+	}
+	if _, err := h.Conductor.UpdateNode(r.Context(), topic, &c, false); err != nil {
+		return err
+	}
+	api.WriteEmpty(w, http.StatusAccepted)
+	return nil
+}
+
+func (h *handlers) validate(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("node_ident")
+	if !microversion.AllowNodeLogicalNames.Allows(rc.Version) && !isUUIDLike(ident) {
+		return errs.NotAcceptable()
+	}
+	n, err := h.node(r, rc, "baremetal:node:validate", ident)
+	if err != nil {
+		return err
+	}
+	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	if err != nil {
+		return err
+	}
+	res, err := h.Conductor.ValidateDriverInterfaces(r.Context(), topic, n.UUID)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, res)
+}
+
+// pyState is str() of a nullable state column ("None" when unset).
+func pyState(s string) string {
+	if s == "" {
+		return "None"
+	}
+	return s
+}
