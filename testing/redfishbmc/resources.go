@@ -92,6 +92,24 @@ func (b *BMC) systemRoute(r *http.Request, path string, body []byte) response {
 		}
 		s.secureBoot.KeyResets = append(s.secureBoot.KeyResets, req.ResetKeysType)
 		return noContent
+	case "SimpleStorage":
+		return b.getOnly(r, func() any {
+			return collection(path, "SimpleStorageCollection", base+"/SimpleStorage/1")
+		})
+	case "SimpleStorage/1":
+		return b.getOnly(r, func() any {
+			devices := []any{}
+			for _, d := range s.Disks {
+				dev := map[string]any{"Name": d.Name, "Model": d.Model,
+					"Status": map[string]any{"State": "Enabled", "Health": "OK"}}
+				if d.CapacityBytes > 0 {
+					dev["CapacityBytes"] = d.CapacityBytes
+				}
+				devices = append(devices, dev)
+			}
+			return map[string]any{"@odata.id": path, "@odata.type": "#SimpleStorage.v1_3_0.SimpleStorage",
+				"Id": "1", "Name": "Simple Storage Controller", "Devices": devices}
+		})
 	case "EthernetInterfaces":
 		return b.getOnly(r, func() any {
 			var members []string
@@ -158,6 +176,7 @@ func (b *BMC) renderSystem(s *System) map[string]any {
 			"ResetType@Redfish.AllowableValues": s.AllowedResets,
 		}},
 		"EthernetInterfaces": link(base + "/EthernetInterfaces"),
+		"SimpleStorage":      link(base + "/SimpleStorage"),
 		"Links": map[string]any{
 			"Chassis":   []any{link(root + "/Chassis/" + b.chassis.ID)},
 			"ManagedBy": []any{link(root + "/Managers/" + b.manager.ID)},
@@ -230,6 +249,30 @@ func (b *BMC) patchSystem(s *System, body []byte) response {
 }
 
 func (b *BMC) chassisRoute(r *http.Request, path string, body []byte) response {
+	base := root + "/Chassis/" + b.chassis.ID
+	switch path {
+	case base + "/Thermal":
+		return b.getOnly(r, func() any {
+			ok := map[string]any{"State": "Enabled", "Health": "OK"}
+			return map[string]any{"@odata.id": path, "Id": "Thermal", "Name": "Thermal",
+				"Fans": []any{map[string]any{"MemberId": "Fan1", "Name": "Fan 1", "Reading": 2400, "ReadingUnits": "RPM",
+					"MinReadingRange": 0, "MaxReadingRange": 5000, "PhysicalContext": "SystemBoard", "Status": ok}},
+				"Temperatures": []any{map[string]any{"MemberId": "CPU1", "Name": "CPU 1 Temp", "ReadingCelsius": 45,
+					"MinReadingRangeTemp": 0, "MaxReadingRangeTemp": 100, "PhysicalContext": "CPU", "SensorNumber": 5, "Status": ok}},
+			}
+		})
+	case base + "/Power":
+		return b.getOnly(r, func() any {
+			return map[string]any{"@odata.id": path, "Id": "Power", "Name": "Power",
+				"PowerSupplies": []any{map[string]any{"MemberId": "0", "Name": "PSU 0", "PowerCapacityWatts": 800,
+					"LineInputVoltage": 230, "LastPowerOutputWatts": 190, "SerialNumber": "PSU-0001",
+					"Status": map[string]any{"State": "Enabled", "Health": "OK"}}},
+			}
+		})
+	}
+	if path != base {
+		return notFound(path)
+	}
 	render := func() any {
 		var systems []any
 		for _, id := range b.order {
@@ -240,6 +283,8 @@ func (b *BMC) chassisRoute(r *http.Request, path string, body []byte) response {
 			"Id": b.chassis.ID, "Name": b.chassis.ID, "UUID": b.chassis.UUID, "ChassisType": "RackMount",
 			"IndicatorLED": b.chassis.IndicatorLED,
 			"Status":       map[string]any{"State": "Enabled", "Health": "OK"},
+			"Thermal":      link(base + "/Thermal"),
+			"Power":        link(base + "/Power"),
 			"Links": map[string]any{
 				"ComputerSystems": systems,
 				"ManagedBy":       []any{link(root + "/Managers/" + b.manager.ID)},

@@ -182,7 +182,7 @@ func (b *BMC) route(r *http.Request, path string, body []byte) response {
 		return b.systemRoute(r, path, body)
 	case path == root+"/Chassis":
 		return b.getOnly(r, func() any { return collection(path, "ChassisCollection", root+"/Chassis/"+b.chassis.ID) })
-	case path == root+"/Chassis/"+b.chassis.ID:
+	case path == root+"/Chassis/"+b.chassis.ID || strings.HasPrefix(path, root+"/Chassis/"+b.chassis.ID+"/"):
 		return b.chassisRoute(r, path, body)
 	case path == root+"/Managers":
 		return b.getOnly(r, func() any { return collection(path, "ManagerCollection", root+"/Managers/"+b.manager.ID) })

@@ -41,6 +41,8 @@ type System struct {
 	secureBoot *secureBoot
 
 	NICs []NIC
+	// Disks are the SimpleStorage devices.
+	Disks []Disk
 
 	// Resets lists every ResetType accepted, in order.
 	Resets []string
@@ -58,6 +60,14 @@ type secureBoot struct {
 	Mode    string
 	// KeyResets lists the ResetKeysType values accepted.
 	KeyResets []string
+}
+
+// Disk is a SimpleStorage device; a zero capacity stands for a backplane
+// or enclosure.
+type Disk struct {
+	Name          string
+	Model         string
+	CapacityBytes int64
 }
 
 // NIC is an EthernetInterface of a system.
@@ -151,6 +161,13 @@ func EthernetInterface(id, mac, state string) SystemOption {
 	return func(s *System) { s.NICs = append(s.NICs, NIC{ID: id, MAC: mac, State: state}) }
 }
 
+// SimpleStorageDevice adds a device to the system's SimpleStorage.
+func SimpleStorageDevice(name, model string, capacityBytes int64) SystemOption {
+	return func(s *System) {
+		s.Disks = append(s.Disks, Disk{Name: name, Model: model, CapacityBytes: capacityBytes})
+	}
+}
+
 // reset applies a ResetType; it reports false for one the system does not
 // allow.
 func (s *System) reset(resetType string) bool {
@@ -218,6 +235,7 @@ func (s *System) copy() System {
 	c := *s
 	c.Resets = slices.Clone(s.Resets)
 	c.NICs = slices.Clone(s.NICs)
+	c.Disks = slices.Clone(s.Disks)
 	c.AllowedResets = slices.Clone(s.AllowedResets)
 	c.AllowedTargets = slices.Clone(s.AllowedTargets)
 	if s.secureBoot != nil {

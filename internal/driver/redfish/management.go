@@ -313,12 +313,6 @@ func (m *Management) GetBootDevice(ctx context.Context, task *driver.Task) (driv
 	return out, nil
 }
 
-// GetSensorsData is not provided yet: the sensor data periodic skips nodes
-// whose management answers ErrNotImplemented.
-func (m *Management) GetSensorsData(context.Context, *driver.Task) (map[string]any, error) {
-	return nil, driver.ErrNotImplemented
-}
-
 // GetSupportedBootModes lists uefi and bios.
 func (m *Management) GetSupportedBootModes(context.Context, *driver.Task) ([]string, error) {
 	return []string{"uefi", "bios"}, nil

@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -311,4 +312,38 @@ func TestUpdateFirmwareStepIsRefused(t *testing.T) {
 	e := newMgmtEnv(t)
 	_, err := e.mgmt.StepHandlers()["update_firmware"](e.ctx, e.task, map[string]any{"firmware_images": []any{}})
 	wantClass(t, err, "RedfishError", "")
+}
+
+func TestGetSensorsData(t *testing.T) {
+	e := newMgmtEnv(t, redfishbmc.Manufacturer("Contoso"),
+		redfishbmc.SimpleStorageDevice("SSD 0", "Fast", 480103981056),
+		redfishbmc.SimpleStorageDevice("Backplane", "BP", 0))
+	got, err := e.mgmt.GetSensorsData(e.ctx, e.task)
+	must(t, err)
+	data, err := json.Marshal(got)
+	must(t, err)
+	var doc map[string]map[string]any
+	must(t, json.Unmarshal(data, &doc))
+	if doc["Extra"]["Manufacturer"] != "Contoso" {
+		t.Fatalf("Extra %v", doc["Extra"])
+	}
+	fan, _ := doc["Fan"]["Fan1@1U"].(map[string]any)
+	if fan["reading"] != 2400.0 || fan["reading_units"] != "RPM" || fan["health"] != "OK" || fan["serial_number"] != nil {
+		t.Fatalf("fan %v", doc["Fan"])
+	}
+	temp, _ := doc["Temperature"]["CPU1@1U"].(map[string]any)
+	if temp["reading_celsius"] != 45.0 || temp["sensor_number"] != 5.0 {
+		t.Fatalf("temperature %v", doc["Temperature"])
+	}
+	psu, _ := doc["Power"]["0:Power@1U"].(map[string]any)
+	if psu["power_capacity_watts"] != 800.0 || psu["state"] != "Enabled" {
+		t.Fatalf("power %v", doc["Power"])
+	}
+	if len(doc["Drive"]) != 1 {
+		t.Fatalf("drives %v, want the backplane left out", doc["Drive"])
+	}
+	drive, _ := doc["Drive"]["SSD 0:1@sys-1"].(map[string]any)
+	if drive["capacity_bytes"] != 480103981056.0 || drive["model"] != "Fast" {
+		t.Fatalf("drive %v", doc["Drive"])
+	}
 }
