@@ -103,7 +103,7 @@ func readChassisSensors(cl *client, path string, fans, temps, power map[string]a
 	}
 	if ch.Power != "" {
 		var pw struct {
-			ID             string `json:"Id"`
+			ID            string `json:"Id"`
 			PowerSupplies []struct {
 				MemberID             *string `json:"MemberId"`
 				PowerCapacityWatts   *float64
