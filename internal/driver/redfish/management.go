@@ -105,6 +105,7 @@ var (
 	_ driver.MACAddressLister    = (*Management)(nil)
 	_ driver.NodeHealthGetter    = (*Management)(nil)
 	_ driver.StepRunner          = (*Management)(nil)
+	_ driver.VirtualMediaManager = (*Management)(nil)
 )
 
 // Properties returns the redfish driver_info properties.

@@ -347,3 +347,51 @@ func TestGetSensorsData(t *testing.T) {
 		t.Fatalf("drive %v", doc["Drive"])
 	}
 }
+
+func TestVirtualMedia(t *testing.T) {
+	e := newMgmtEnv(t)
+	must(t, e.mgmt.AttachVirtualMedia(e.ctx, e.task, "cdrom", "http://10.0.0.1/deploy.iso"))
+	must(t, e.mgmt.AttachVirtualMedia(e.ctx, e.task, "disk", "http://10.0.0.1/configdrive.img"))
+	list, err := e.mgmt.GetVirtualMedia(e.ctx, e.task)
+	must(t, err)
+	images := map[string]bool{}
+	for _, v := range list {
+		if img, _ := v["image"].(*string); v["inserted"] == true && img != nil {
+			images[*img] = true
+		}
+	}
+	if !images["http://10.0.0.1/deploy.iso"] || !images["http://10.0.0.1/configdrive.img"] {
+		t.Fatalf("virtual media %v", list)
+	}
+	// Re-attaching ejects the stale media first instead of failing.
+	must(t, e.mgmt.AttachVirtualMedia(e.ctx, e.task, "cdrom", "http://10.0.0.1/other.iso"))
+	must(t, e.mgmt.DetachVirtualMedia(e.ctx, e.task, []string{"cdrom"}))
+	list, err = e.mgmt.GetVirtualMedia(e.ctx, e.task)
+	must(t, err)
+	inserted := 0
+	for _, v := range list {
+		if v["inserted"] == true {
+			inserted++
+		}
+	}
+	if inserted != 1 {
+		t.Fatalf("after detaching the CD: %v", list)
+	}
+	must(t, e.mgmt.DetachVirtualMedia(e.ctx, e.task, nil))
+	wantClass(t, e.mgmt.AttachVirtualMedia(e.ctx, e.task, "tape", "http://x"), "InvalidParameterValue", "")
+}
+
+func TestVirtualMediaInsertRetriedOnServerError(t *testing.T) {
+	e := newMgmtEnv(t)
+	e.bmc.FailNextMatching(redfishbmc.Match{Method: http.MethodPost, Path: "InsertMedia"}, 1, http.StatusInternalServerError, "")
+	must(t, e.mgmt.AttachVirtualMedia(e.ctx, e.task, "cdrom", "http://10.0.0.1/deploy.iso"))
+	if !slices.Contains(e.clock.sleeps, 3*time.Second) {
+		t.Fatalf("no retry wait: %v", e.clock.sleeps)
+	}
+	e.bmc.FailNextMatching(redfishbmc.Match{Method: http.MethodPost, Path: "InsertMedia"}, 1, http.StatusBadRequest, "")
+	err := e.mgmt.AttachVirtualMedia(e.ctx, e.task, "cdrom", "http://10.0.0.1/deploy.iso")
+	wantClass(t, err, "InvalidParameterValue", "")
+	if !strings.HasPrefix(err.Error(), "Virtual media mount failed for node "+testNode+" with image http://10.0.0.1/deploy.iso. Error: Inserting virtual media into CD failed") {
+		t.Fatalf("message %q", err)
+	}
+}
