@@ -95,14 +95,14 @@ func (fixedTopics) GetConductorFor(context.Context, *model.Node) (string, error)
 }
 
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	h    http.Handler
 	s    store.Store
 	cond *storeConductor
 	logs *bytes.Buffer
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	db := storetest.Backends(t)[0].DB
 	s := store.New(db)
@@ -121,7 +121,7 @@ type resp struct {
 	body   []byte
 }
 
-func (r resp) json(t *testing.T) map[string]any {
+func (r resp) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.body, &m); err != nil {
@@ -131,7 +131,7 @@ func (r resp) json(t *testing.T) map[string]any {
 }
 
 // faultstring is the upstream error's message.
-func (r resp) faultstring(t *testing.T) string {
+func (r resp) faultstring(t testing.TB) string {
 	t.Helper()
 	var outer struct {
 		ErrorMessage string `json:"error_message"`
