@@ -12,7 +12,6 @@ import (
 	"github.com/stmcginnis/gofish/redfish"
 
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -452,19 +451,13 @@ func pyBool(b bool) string {
 	return "False"
 }
 
-// secureBoot returns the system's SecureBoot resource, nil when it has
-// none.
-func (sys *system) secureBoot() (*redfish.SecureBoot, error) {
-	return sys.SecureBoot()
-}
-
 // GetSecureBootState reads SecureBootEnable.
 func (m *Management) GetSecureBootState(ctx context.Context, task *driver.Task) (bool, error) {
 	sys, err := m.core.getSystem(ctx, task)
 	if err != nil {
 		return false, err
 	}
-	sb, err := sys.secureBoot()
+	sb, err := sys.SecureBoot()
 	if err != nil {
 		var herr *HTTPError
 		if errors.As(err, &herr) && herr.isAccess() && strings.Contains(herr.Error(), "OemLicenseNotPassed") {
@@ -488,7 +481,7 @@ func (m *Management) SetSecureBootState(ctx context.Context, task *driver.Task, 
 	if err != nil {
 		return err
 	}
-	sb, err := sys.secureBoot()
+	sb, err := sys.SecureBoot()
 	if err != nil {
 		return redfishError(err.Error())
 	}
@@ -542,7 +535,7 @@ func (m *Management) resetKeys(ctx context.Context, task *driver.Task, resetType
 	if err != nil {
 		return err
 	}
-	sb, err := sys.secureBoot()
+	sb, err := sys.SecureBoot()
 	if err != nil {
 		return redfishError(err.Error())
 	}
@@ -759,15 +752,4 @@ func (m *Management) SetIndicatorState(ctx context.Context, task *driver.Task, c
 		}
 	}
 	return unknownIndicator(task, component, indicator)
-}
-
-// asIronic passes Ironic errors through and wraps the rest as RedfishError.
-func asIronic(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := errs.As(err); ok {
-		return err
-	}
-	return redfishError(err.Error())
 }
