@@ -171,3 +171,64 @@ func Int(s string) (int, bool) {
 	}
 	return n, true
 }
+
+// StrJSON is Str of a value decoded from JSON, which Python would have
+// decoded with ints kept apart from floats: an integral float64 prints as
+// an int.
+func StrJSON(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ReprJSON(v)
+}
+
+// ReprJSON is Repr of a value decoded from JSON (see StrJSON); containers
+// apply the same rule to their items.
+func ReprJSON(v any) string {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e16 {
+			return strconv.FormatFloat(x, 'f', 0, 64)
+		}
+		return Float(x)
+	case []any:
+		items := make([]string, len(x))
+		for i, s := range x {
+			items[i] = ReprJSON(s)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		items := make([]string, len(keys))
+		for i, k := range keys {
+			items[i] = Quote(k) + ": " + ReprJSON(x[k])
+		}
+		return "{" + strings.Join(items, ", ") + "}"
+	}
+	return Repr(v)
+}
+
+// Truthy is Python's truth test of a value decoded from JSON.
+func Truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case float64:
+		return x != 0
+	case int:
+		return x != 0
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return true
+}

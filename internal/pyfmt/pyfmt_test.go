@@ -92,3 +92,38 @@ func TestInt(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONValues(t *testing.T) {
+	cases := []struct {
+		in        any
+		str, repr string
+	}{
+		{float64(3), "3", "3"},
+		{2.5, "2.5", "2.5"},
+		{"s", "s", "'s'"},
+		{[]any{float64(1), "a", 1.5}, "[1, 'a', 1.5]", "[1, 'a', 1.5]"},
+		{map[string]any{"n": float64(10), "b": false}, "{'b': False, 'n': 10}", "{'b': False, 'n': 10}"},
+		{nil, "None", "None"},
+	}
+	for _, c := range cases {
+		if got := StrJSON(c.in); got != c.str {
+			t.Errorf("StrJSON(%#v) = %s, want %s", c.in, got, c.str)
+		}
+		if got := ReprJSON(c.in); got != c.repr {
+			t.Errorf("ReprJSON(%#v) = %s, want %s", c.in, got, c.repr)
+		}
+	}
+}
+
+func TestTruthy(t *testing.T) {
+	for _, v := range []any{nil, false, "", float64(0), 0, []any{}, map[string]any{}} {
+		if Truthy(v) {
+			t.Errorf("Truthy(%#v) = true", v)
+		}
+	}
+	for _, v := range []any{true, "x", 0.5, 1, []any{nil}, map[string]any{"": nil}, struct{}{}} {
+		if !Truthy(v) {
+			t.Errorf("Truthy(%#v) = false", v)
+		}
+	}
+}

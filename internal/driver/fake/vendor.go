@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/pyfmt"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -24,7 +25,7 @@ func (v *VendorA) Properties() map[string]string {
 
 // Validate requires bar for first_method.
 func (v *VendorA) Validate(_ context.Context, _ *driver.Task, method string, args map[string]any) error {
-	if method == "first_method" && !truthy(args["bar"]) {
+	if method == "first_method" && !pyfmt.Truthy(args["bar"]) {
 		return driver.MissingParameterValue("Parameter 'bar' not passed to method 'first_method'.")
 	}
 	return nil
@@ -93,7 +94,7 @@ func (v *VendorB) StepHandlers() map[string]driver.StepFunc {
 func (v *VendorB) Validate(_ context.Context, _ *driver.Task, method string, args map[string]any) error {
 	switch method {
 	case "second_method", "third_method_sync", "fourth_method_shared_lock":
-		if !truthy(args["bar"]) {
+		if !pyfmt.Truthy(args["bar"]) {
 			return driver.MissingParameterValue("Parameter 'bar' not passed to method '%s'.", method)
 		}
 	}
@@ -138,27 +139,6 @@ func barEquals(d delay, want string) driver.PassthruFunc {
 		bar, _ := args["bar"].(string)
 		return bar == want, nil
 	}
-}
-
-// truthy mirrors Python's truth test on a decoded JSON value.
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case string:
-		return x != ""
-	case float64:
-		return x != 0
-	case int:
-		return x != 0
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
-	}
-	return true
 }
 
 func nodeUUID(t *driver.Task) string {

@@ -3,13 +3,13 @@ package redfish
 import (
 	"fmt"
 	"maps"
-	"math"
 	"net"
 	"os"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // commonProperties is upstream COMMON_PROPERTIES: the driver_info keys of
@@ -89,7 +89,7 @@ func (d DriverInfo) String() string {
 // parse_driver_info does, with its messages.
 func ParseDriverInfo(node *model.Node, opts *Options) (DriverInfo, error) {
 	info := node.DriverInfo
-	if !truthy(info["redfish_address"]) {
+	if !pyfmt.Truthy(info["redfish_address"]) {
 		return DriverInfo{}, driver.MissingParameterValue(
 			"Missing the following Redfish properties in node %s driver_info: ['redfish_address']", node.UUID)
 	}
@@ -97,7 +97,7 @@ func ParseDriverInfo(node *model.Node, opts *Options) (DriverInfo, error) {
 
 	rawAddr, isString := info["redfish_address"].(string)
 	if !isString {
-		return DriverInfo{}, invalidAddress(pyStr(info["redfish_address"]), node.UUID)
+		return DriverInfo{}, invalidAddress(pyfmt.StrJSON(info["redfish_address"]), node.UUID)
 	}
 	addr := rawAddr
 	if ip := net.ParseIP(addr); ip != nil && ip.To4() == nil {
@@ -122,9 +122,9 @@ func ParseDriverInfo(node *model.Node, opts *Options) (DriverInfo, error) {
 			return DriverInfo{}, driver.InvalidParameterValue(
 				`Invalid value "%s" set in driver_info/redfish_system_id on node %s. The value should be a path `+
 					"(string) to the resource that the driver will interact with. For example: /redfish/v1/Systems/1",
-				pyStr(v), node.UUID)
+				pyfmt.StrJSON(v), node.UUID)
 		}
-		out.SystemID = pyQuote(s)
+		out.SystemID = urlQuote(s)
 	}
 
 	verify, err := parseVerifyCA(node, info, opts)
@@ -139,7 +139,7 @@ func ParseDriverInfo(node *model.Node, opts *Options) (DriverInfo, error) {
 		if s != "basic" && s != "session" && s != "auto" {
 			return DriverInfo{}, driver.InvalidParameterValue(
 				`Invalid value "%s" set in driver_info/redfish_auth_type on node %s. The value should be one of `+
-					`"basic", "session" or "auto".`, pyStr(v), node.UUID)
+					`"basic", "session" or "auto".`, pyfmt.StrJSON(v), node.UUID)
 		}
 		out.AuthType = s
 	}
@@ -147,10 +147,10 @@ func ParseDriverInfo(node *model.Node, opts *Options) (DriverInfo, error) {
 	out.TLSMinimum = opts.TLSMinimumVersion
 	if v, ok := info["redfish_tls_minimum_version"]; ok {
 		s, isStr := v.(string)
-		if truthy(v) && (!isStr || (s != "1.1" && s != "1.2" && s != "1.3")) {
+		if pyfmt.Truthy(v) && (!isStr || (s != "1.1" && s != "1.2" && s != "1.3")) {
 			return DriverInfo{}, driver.InvalidParameterValue(
 				`Invalid value "%s" set in driver_info/redfish_tls_minimum_version on node %s. The value should `+
-					`be one of "1.1", "1.2", or "1.3".`, pyStr(v), node.UUID)
+					`be one of "1.1", "1.2", or "1.3".`, pyfmt.StrJSON(v), node.UUID)
 		}
 		out.TLSMinimum = s
 	}
@@ -182,7 +182,7 @@ func parseVerifyCA(node *model.Node, info map[string]any, opts *Options) (string
 	bad := func() error {
 		return driver.InvalidParameterValue(
 			"Invalid value type set in driver_info/redfish_verify_ca on node %s. The value should be a Boolean "+
-				`or the path to a file/directory, not "%s"`, node.UUID, pyStr(v))
+				`or the path to a file/directory, not "%s"`, node.UUID, pyfmt.StrJSON(v))
 	}
 	switch x := v.(type) {
 	case bool:
@@ -289,8 +289,8 @@ func validPort(p string) bool {
 	return true
 }
 
-// pyQuote is Python's urllib.parse.quote with its default safe "/".
-func pyQuote(s string) string {
+// urlQuote is Python's urllib.parse.quote with its default safe "/".
+func urlQuote(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -301,44 +301,4 @@ func pyQuote(s string) string {
 		fmt.Fprintf(&b, "%%%02X", c)
 	}
 	return b.String()
-}
-
-// truthy is Python truthiness for JSON values.
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case string:
-		return x != ""
-	case float64:
-		return x != 0
-	case int:
-		return x != 0
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
-	}
-	return true
-}
-
-// pyStr renders a JSON value as Python's str() would in a message.
-func pyStr(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return fmt.Sprintf("%d", int64(x))
-		}
-		return fmt.Sprint(x)
-	}
-	return fmt.Sprint(v)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stmcginnis/gofish/redfish"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/pyfmt"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -149,7 +150,7 @@ func setBootOptions(sys *system, target, enabled, mode string, httpBootURI *stri
 	boot := map[string]any{}
 	if target != "" {
 		if allowed := sys.allowedBootTargets(); len(allowed) > 0 && !slices.Contains(allowed, target) {
-			return fmt.Errorf(`The parameter "target" value "%s" is invalid. Valid values are: %s`, target, pyStrList(allowed))
+			return fmt.Errorf(`The parameter "target" value "%s" is invalid. Valid values are: %s`, target, pyfmt.Repr(allowed))
 		}
 		boot["BootSourceOverrideTarget"] = target
 		if target == "UefiHttp" {
@@ -444,13 +445,6 @@ func pyOptional(s string) string {
 	return s
 }
 
-func pyBool(b bool) string {
-	if b {
-		return "True"
-	}
-	return "False"
-}
-
 // GetSecureBootState reads SecureBootEnable.
 func (m *Management) GetSecureBootState(ctx context.Context, task *driver.Task) (bool, error) {
 	sys, err := m.core.getSystem(ctx, task)
@@ -499,7 +493,7 @@ func (m *Management) SetSecureBootState(ctx context.Context, task *driver.Task, 
 		return redfishError(msg)
 	}
 	if err := sb.Patch(sb.ODataID, map[string]any{"SecureBootEnable": enabled}); err != nil {
-		msg := fmt.Sprintf("Failed to set secure boot state on node %s to %s: %s", task.Node.UUID, pyBool(enabled), err)
+		msg := fmt.Sprintf("Failed to set secure boot state on node %s to %s: %s", task.Node.UUID, pyfmt.Repr(enabled), err)
 		task.Logger().Error(msg)
 		return redfishError(msg)
 	}
@@ -522,11 +516,11 @@ func (m *Management) SetSecureBootState(ctx context.Context, task *driver.Task, 
 		return redfishError(err.Error())
 	}
 	done := func() (bool, string, error) {
-		return refreshOK && sb.SecureBootEnable == enabled, pyBool(sb.SecureBootEnable), nil
+		return refreshOK && sb.SecureBootEnable == enabled, pyfmt.Repr(sb.SecureBootEnable), nil
 	}
 	return m.applyWithReboot(ctx, task, done, refresh, func(current string) string {
 		return fmt.Sprintf("Timeout reached while waiting for secure boot state of node %s to become %s, current is %s",
-			task.Node.UUID, pyBool(enabled), current)
+			task.Node.UUID, pyfmt.Repr(enabled), current)
 	})
 }
 

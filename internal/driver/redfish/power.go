@@ -13,6 +13,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/pyfmt"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -204,7 +205,7 @@ func resetSystem(sys *system, resetType redfish.ResetType) error {
 		for i, t := range sys.SupportedResetTypes {
 			valid[i] = string(t)
 		}
-		return fmt.Errorf(`The parameter "value" value "%s" is invalid. Valid values are: %s`, resetType, pyStrList(valid))
+		return fmt.Errorf(`The parameter "value" value "%s" is invalid. Valid values are: %s`, resetType, pyfmt.Repr(valid))
 	}
 	return sys.Reset(resetType)
 }
@@ -276,13 +277,4 @@ func (p *Power) rebootFailed(task *driver.Task, state string, err error) error {
 	msg := fmt.Sprintf("Reboot failed for node %s when setting power state to %s. Error: %s", task.Node.UUID, state, err)
 	task.Logger().Error(msg)
 	return redfishError(msg)
-}
-
-// pyStrList renders a list of strings as Python prints it.
-func pyStrList(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = "'" + s + "'"
-	}
-	return "[" + strings.Join(q, ", ") + "]"
 }
