@@ -1,0 +1,114 @@
+package conductor
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+)
+
+// Heartbeat relays an agent heartbeat to the deploy interface in a worker
+// that never uses the reserved share (upstream heartbeat). The agent
+// token is compared in constant time.
+func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatArgs) error {
+	if args.AgentVersion == "" && args.AgentStatus == "" {
+		return errs.InvalidParameterValue("Agent did not transmit a version, and a version is required. Please update the agent being used.")
+	}
+	t, err := c.tasks.Acquire(ctx, args.NodeID, task.AcquireOptions{Shared: true, Purpose: "heartbeat"})
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	known, _ := getDII(t.Node, "agent_secret_token").(string)
+	if args.AgentToken == "" || known == "" || subtle.ConstantTimeCompare([]byte(known), []byte(args.AgentToken)) != 1 {
+		return errs.InvalidParameterValue("Invalid or missing agent token received.")
+	}
+	if c.cfg.Bool("agent", "require_tls") && args.CallbackURL != "" && !strings.HasPrefix(args.CallbackURL, "https://") {
+		return errs.InvalidParameterValue("TLS is required by configuration")
+	}
+	if getDII(t.Node, "agent_url") == nil && t.Node.Reservation != nil {
+		return errs.NodeLocked(args.NodeID, *t.Node.Reservation)
+	}
+	hb, ok := t.Driver.Deploy.(driver.Heartbeater)
+	if !ok {
+		return nil
+	}
+	t.SpawnAfter(c.spawner(), task.Work{Name: "heartbeat", NoReservedPool: true, Fn: func(ctx context.Context, t *task.Task) error {
+		return hb.Heartbeat(ctx, t.DriverTask(), driver.Heartbeat{
+			CallbackURL: args.CallbackURL, AgentVersion: args.AgentVersion, AgentVerifyCA: args.AgentVerifyCA,
+			AgentStatus: args.AgentStatus, AgentStatusMessage: args.AgentStatusMessage,
+		})
+	}})
+	return t.End()
+}
+
+// GetNodeWithToken generates the agent token for the node's first lookup
+// (upstream get_node_with_token); later calls get "******".
+func (c *Conductor) GetNodeWithToken(ctx context.Context, _ string, nodeID string) (*model.Node, error) {
+	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Shared: true, Purpose: "generate_token"})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release()
+	if getDII(t.Node, "agent_secret_token") != nil {
+		out := cloneNode(t.Node)
+		setDII(out, "agent_secret_token", "******")
+		return out, nil
+	}
+	if err := t.UpgradeLock(ctx, task.UpgradeOptions{NoRetry: true}); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return nil, fmt.Errorf("generate agent token: %w", err)
+	}
+	setDII(t.Node, "agent_secret_token", base64.RawURLEncoding.EncodeToString(buf))
+	delDII(t.Node, "agent_secret_token_pregenerated")
+	if err := t.Save(ctx); err != nil {
+		return nil, err
+	}
+	return cloneNode(t.Node), nil
+}
+
+// ContinueInspection hands the agent's inventory to the inspect interface
+// (upstream continue_inspection): the node must be waiting for it.
+func (c *Conductor) ContinueInspection(ctx context.Context, _ string, nodeID string, inventory, pluginData map[string]any) error {
+	t, err := c.acquire(ctx, nodeID, "continue inspection", false)
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	n := t.Node
+	if n.ProvisionState != "inspect wait" && n.ProvisionState != "inspecting" {
+		return errs.NewMessage("NotFound", fmt.Sprintf("Node %s is not waiting for inspection data", n.UUID))
+	}
+	ic, ok := t.Driver.Inspect.(driver.InspectionContinuer)
+	if !ok {
+		return driver.Unsupported(t.DriverTask(), driver.KindInspect)
+	}
+	next, err := ic.ContinueInspection(ctx, t.DriverTask(), inventory, pluginData)
+	if err != nil {
+		c.inspectingErrorHandler(ctx, t, fmt.Sprintf("Failed to inspect node %s: %s", n.UUID, err), err.Error())
+		if perr := t.ProcessEvent(ctx, "fail", task.EventOptions{}); perr != nil {
+			return perr
+		}
+		return err
+	}
+	if next == "inspect wait" {
+		return nil
+	}
+	if n.ProvisionState == "inspect wait" {
+		if err := t.ProcessEvent(ctx, "resume", task.EventOptions{}); err != nil {
+			return err
+		}
+	}
+	return t.ProcessEvent(ctx, "done", task.EventOptions{})
+}

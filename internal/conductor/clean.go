@@ -1,0 +1,322 @@
+package conductor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/states"
+)
+
+// Faults Ironic sets when it puts a node into maintenance itself.
+const (
+	faultPowerFailure       = "power failure"
+	faultCleanFailure       = "clean failure"
+	faultServiceFailure     = "service failure"
+	faultRescueAbortFailure = "rescue abort failure"
+)
+
+// DoNodeClean starts manual cleaning with the user's steps (upstream
+// do_node_clean): refused in maintenance; power and network are validated
+// now for quick feedback; the clean event keeps manageable as the target.
+func (c *Conductor) DoNodeClean(ctx context.Context, _ string, nodeID string, cleanSteps []map[string]any, disableRamdisk bool) error {
+	t, err := c.acquire(ctx, nodeID, "node manual cleaning", false)
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	n := t.Node
+	if n.Maintenance {
+		return errs.NodeInMaintenance("cleaning", n.UUID)
+	}
+	dt := t.DriverTask()
+	verr := t.Driver.Power.Validate(ctx, dt)
+	if verr == nil {
+		verr = t.Driver.Network.Validate(ctx, dt)
+	}
+	if verr != nil {
+		if errs.Is(verr, "InvalidParameterValue") {
+			return errs.InvalidParameterValue(fmt.Sprintf("Validation of node %s for cleaning failed: %s", n.UUID, verr))
+		}
+		return verr
+	}
+	if err := c.checkDisallowedSteps(cleanSteps, "clean"); err != nil {
+		return err
+	}
+	steps := cleanSteps
+	if steps == nil {
+		steps = []map[string]any{}
+	}
+	err = t.ProcessEvent(ctx, states.EventClean, task.EventOptions{
+		Spawner: c.spawner(), TargetState: states.Manageable, ErrHandler: task.ProvisioningErrorHandler,
+		Work: task.Work{Name: "do_node_clean", Fn: func(ctx context.Context, t *task.Task) error {
+			return c.doNodeClean(ctx, t, steps, disableRamdisk, true)
+		}},
+	})
+	if errs.Is(err, "InvalidState") {
+		return errs.InvalidStateRequested("manual clean", n.UUID, n.ProvisionState)
+	}
+	if err != nil {
+		return err
+	}
+	return t.End()
+}
+
+// skipAutomatedCleaning is upstream skip_automated_cleaning: the node's
+// automated_clean wins over [conductor]/automated_clean.
+func (c *Conductor) skipAutomatedCleaning(automated *bool) bool {
+	if automated != nil {
+		return !*automated
+	}
+	return !c.cfg.Bool("conductor", "automated_clean")
+}
+
+// doNodeClean is upstream cleaning.do_node_clean, run in a worker: manual
+// cleaning runs the user's steps (cleanSteps non-nil), automated cleaning
+// the driver's enabled steps, or nothing when automated cleaning is off.
+func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []map[string]any, disableRamdisk, manual bool) error {
+	n := t.Node
+	if !manual && c.skipAutomatedCleaning(n.AutomatedClean) {
+		n.CleanStep = nil
+		if err := t.Save(ctx); err != nil {
+			return err
+		}
+		t.Log().InfoContext(ctx, "automated cleaning is disabled, node has been successfully moved to AVAILABLE state")
+		return t.ProcessEvent(ctx, states.EventDone, task.EventOptions{})
+	}
+	if !c.cfg.Bool("conductor", "allow_provisioning_in_maintenance") && n.Maintenance {
+		c.cleaningErrorHandler(ctx, t, "Cleaning a node in maintenance mode is not allowed", cleanErrOpts{setFail: true})
+		return nil
+	}
+	dt := t.DriverTask()
+	verr := t.Driver.Power.Validate(ctx, dt)
+	if verr == nil && !disableRamdisk {
+		verr = t.Driver.Network.Validate(ctx, dt)
+	}
+	if verr != nil {
+		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Validation of node %s for cleaning failed: %s", n.UUID, verr), cleanErrOpts{tearDown: true, setFail: true})
+		return nil
+	}
+	wipeCleaningInternalInfo(n)
+	if len(cleanSteps) > 0 {
+		setDII(n, "clean_steps", stepsValue(cleanSteps))
+		setDII(n, "cleaning_disable_ramdisk", disableRamdisk)
+		setDII(n, "declarative_cleaning", true)
+	}
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	if !disableRamdisk {
+		res := ""
+		var err error
+		if p, ok := t.Driver.Deploy.(driver.CleaningPreparer); ok {
+			res, err = p.PrepareCleaning(ctx, t.DriverTask())
+		}
+		if err != nil {
+			c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Failed to prepare node %s for cleaning: %s", n.UUID, err), cleanErrOpts{tearDown: true, setFail: true})
+			return nil
+		}
+		if res == states.CleanWait {
+			return c.cleanFlow().event(ctx, t, states.EventWait)
+		}
+	}
+	if err := c.setNodeCleaningSteps(ctx, t, manual, disableRamdisk); err != nil {
+		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Cannot clean node %s: %s", n.UUID, err), cleanErrOpts{tearDown: true, setFail: true})
+		return nil
+	}
+	index := -1
+	if len(diiSteps(n, "clean_steps")) > 0 {
+		index = 0
+	}
+	return c.runSteps(ctx, t, c.cleanFlow(), index)
+}
+
+// setNodeCleaningSteps stores the steps to run: the user's, validated
+// against the driver, or the driver's enabled ones in order (upstream
+// set_node_cleaning_steps).
+func (c *Conductor) setNodeCleaningSteps(ctx context.Context, t *task.Task, useExisting, disableRamdisk bool) error {
+	n := t.Node
+	var list []map[string]any
+	if useExisting {
+		drv, err := c.driverSteps(ctx, t, driver.StepClean, false, false)
+		if err != nil {
+			return err
+		}
+		list, err = validateUserSteps(diiSteps(n, "clean_steps"), drv, "clean", "", false, disableRamdisk)
+		if err != nil {
+			return err
+		}
+	} else {
+		var err error
+		list, err = c.driverSteps(ctx, t, driver.StepClean, true, true)
+		if err != nil {
+			return err
+		}
+	}
+	list = c.filterDisallowed(list, "clean")
+	n.CleanStep = map[string]any{}
+	setDII(n, "clean_steps", stepsValue(list))
+	setDII(n, "clean_step_index", nil)
+	return t.Save(ctx)
+}
+
+// finishCleaning ends cleaning after the last step: tear down, then
+// manageable for manual cleaning or a retired node, available otherwise.
+func (c *Conductor) finishCleaning(ctx context.Context, t *task.Task) error {
+	n := t.Node
+	manual := n.TargetProvisionState == states.Manageable
+	disableRamdisk := diiBool(n, "cleaning_disable_ramdisk", false)
+	n.CleanStep = nil
+	wipeCleaningInternalInfo(n)
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	if !disableRamdisk {
+		if p, ok := t.Driver.Deploy.(driver.CleaningPreparer); ok {
+			if err := p.TearDownCleaning(ctx, t.DriverTask()); err != nil {
+				c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Failed to tear down from cleaning for node %s, reason: %s", n.UUID, err), cleanErrOpts{setFail: true})
+				return nil
+			}
+		}
+	}
+	event := states.EventDone
+	if manual || n.Retired {
+		event = states.EventManage
+	}
+	return t.ProcessEvent(ctx, event, task.EventOptions{})
+}
+
+type cleanErrOpts struct {
+	errmsg   string
+	tearDown bool
+	setFail  bool
+	// maintenance, when set, decides whether the node goes into
+	// maintenance; by default it does when a step was running.
+	maintenance *bool
+}
+
+// cleaningErrorHandler is upstream cleaning_error_handler: maintenance
+// with fault "clean failure" when a step was running, tear down, clean
+// step and agent data dropped, the error in node history and last_error,
+// then fail (towards manageable for manual cleaning).
+func (c *Conductor) cleaningErrorHandler(ctx context.Context, t *task.Task, logmsg string, o cleanErrOpts) {
+	n := t.Node
+	setMaint := len(n.CleanStep) > 0
+	if o.maintenance != nil {
+		setMaint = *o.maintenance
+	}
+	errmsg := o.errmsg
+	if errmsg == "" {
+		errmsg = logmsg
+	}
+	t.Log().ErrorContext(ctx, logmsg)
+	if setMaint {
+		f := faultCleanFailure
+		n.Fault = &f
+		n.Maintenance = true
+	}
+	if o.tearDown {
+		if p, ok := t.Driver.Deploy.(driver.CleaningPreparer); ok {
+			if err := p.TearDownCleaning(ctx, t.DriverTask()); err != nil {
+				errmsg = fmt.Sprintf("%s. Also Failed to tear down cleaning on node %s, reason: %s", errmsg, n.UUID, err)
+			}
+		}
+	}
+	switch n.ProvisionState {
+	case states.Cleaning, states.CleanWait, states.CleanFail:
+		n.CleanStep = map[string]any{}
+		delDII(n, "clean_step_index")
+		removeAsyncFlags(n)
+		wipeTokenAndURL(n)
+	}
+	manual := n.TargetProvisionState == states.Manageable
+	record(ctx, t, errmsg, states.HistoryCleaning, true)
+	if setMaint && (n.MaintenanceReason == nil || *n.MaintenanceReason == "") {
+		msg := errmsg
+		n.MaintenanceReason = &msg
+	}
+	if c.cfg.Bool("conductor", "poweroff_in_cleanfail") {
+		if err := c.nodePowerAction(ctx, t, states.PowerOff, 0); err != nil {
+			t.Log().ErrorContext(ctx, "power off in clean fail", "error", err)
+		}
+	}
+	save(ctx, t)
+	if o.setFail && n.ProvisionState != states.CleanFail {
+		target := ""
+		if manual {
+			target = states.Manageable
+		}
+		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{TargetState: target}); err != nil {
+			t.Log().ErrorContext(ctx, "move node to clean failed", "error", err)
+		}
+	}
+}
+
+// ContinueNodeClean resumes cleaning after an asynchronous step (upstream
+// continue_node_clean): the node must be in clean wait.
+func (c *Conductor) ContinueNodeClean(ctx context.Context, _ string, nodeID string) error {
+	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Purpose: "continue node cleaning", Patient: true})
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	n := t.Node
+	if n.ProvisionState != states.CleanWait {
+		return errs.NewMessage("InvalidStateRequested", fmt.Sprintf(
+			"Cannot continue cleaning on %s, node is in %s state, should be %s", n.UUID, n.ProvisionState, states.CleanWait))
+	}
+	if err := t.ResumeCleaning(ctx); err != nil {
+		return err
+	}
+	t.SetSpawnErrorHook(task.SpawnErrorHandler(states.Cleaning))
+	t.SpawnAfter(c.spawner(), task.Work{Name: "continue_node_clean", Fn: c.continueNodeClean})
+	return t.End()
+}
+
+// continueNodeClean runs the next clean step, or aborts when the step
+// that finished was flagged abort_after.
+func (c *Conductor) continueNodeClean(ctx context.Context, t *task.Task) error {
+	n := t.Node
+	f := c.cleanFlow()
+	next := nextStepIndex(n, f)
+	if ab, _ := n.CleanStep["abort_after"].(bool); ab {
+		target := ""
+		if n.TargetProvisionState == states.Manageable {
+			target = states.Manageable
+		}
+		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{TargetState: target}); err != nil {
+			return err
+		}
+		return c.doNodeCleanAbort(ctx, t)
+	}
+	return c.runSteps(ctx, t, f, next)
+}
+
+// cleanAbortError is upstream cleaning.get_last_error.
+func cleanAbortError(n map[string]any) string {
+	msg := "By request, the clean operation was aborted"
+	if len(n) > 0 {
+		msg += fmt.Sprintf(" during or after the completion of step \"%s\"", stepID(n))
+	}
+	return msg
+}
+
+// doNodeCleanAbort tears cleaning down after an abort (upstream
+// do_node_clean_abort).
+func (c *Conductor) doNodeCleanAbort(ctx context.Context, t *task.Task) error {
+	n := t.Node
+	if p, ok := t.Driver.Deploy.(driver.CleaningPreparer); ok {
+		if err := p.TearDownCleaning(ctx, t.DriverTask()); err != nil {
+			c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Failed to tear down cleaning for node %s after aborting the operation. Error: %s", n.UUID, err),
+				cleanErrOpts{errmsg: "Failed to tear down cleaning after aborting the operation"})
+			return nil
+		}
+	}
+	msg := cleanAbortError(n.CleanStep)
+	n.LastError = &msg
+	n.CleanStep = nil
+	wipeCleaningInternalInfo(n)
+	return t.Save(ctx)
+}

@@ -1,0 +1,280 @@
+package conductor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+)
+
+// DoNodeDeploy starts a deployment or a rebuild (upstream do_node_deploy,
+// deployments.validate_node and start_deploy): refused in maintenance, for
+// a protected node on rebuild and when the event does not apply; power and
+// deploy are validated with the user's and the templates' deploy steps;
+// the worker stores the config drive and the user's deploy steps and runs
+// the deploy steps.
+func (c *Conductor) DoNodeDeploy(ctx context.Context, _ string, nodeID string, rebuild bool, configdrive any, deploySteps []map[string]any) error {
+	event := states.EventDeploy
+	if rebuild {
+		event = states.EventRebuild
+	}
+	t, err := c.acquire(ctx, nodeID, "node deployment", false)
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	n := t.Node
+	if n.Maintenance {
+		return errs.NodeInMaintenance("provisioning", n.UUID)
+	}
+	if rebuild && n.Protected {
+		return errs.New("NodeProtected", map[string]any{"node": n.UUID})
+	}
+	if !t.FSM.IsActionableEvent(event) {
+		return errs.InvalidStateRequested(event, n.UUID, n.ProvisionState)
+	}
+	if rebuild {
+		for _, k := range []string{"kernel", "ramdisk", "boot_iso", "original_image_source"} {
+			delete(n.InstanceInfo, k)
+		}
+	}
+	dt := t.DriverTask()
+	verr := t.Driver.Power.Validate(ctx, dt)
+	if verr == nil {
+		verr = t.Driver.Deploy.Validate(ctx, dt)
+	}
+	if verr == nil {
+		verr = validateInstanceInfoTraits(n)
+	}
+	if verr == nil {
+		verr = c.validateUserDeploySteps(ctx, t, deploySteps, true)
+	}
+	if verr != nil {
+		if errs.Is(verr, "InvalidParameterValue") {
+			e, _ := errs.As(verr)
+			return errs.NewMessageKw("InstanceDeployFailure", fmt.Sprintf(
+				"Failed to validate deploy or power info for node %s: %s", n.UUID, verr), map[string]any{"code": e.Code})
+		}
+		return verr
+	}
+	err = t.ProcessEvent(ctx, event, task.EventOptions{
+		Spawner: c.spawner(), ErrHandler: task.ProvisioningErrorHandler,
+		Work: task.Work{Name: "do_node_deploy", Fn: func(ctx context.Context, t *task.Task) error {
+			return c.doNodeDeploy(ctx, t, configdrive, deploySteps)
+		}},
+	})
+	if errs.Is(err, "InvalidState") {
+		return errs.InvalidStateRequested(event, n.UUID, n.ProvisionState)
+	}
+	if err != nil {
+		return err
+	}
+	return t.End()
+}
+
+// validateInstanceInfoTraits is upstream validate_instance_info_traits:
+// instance_info["traits"] must be a list of strings the node has.
+func validateInstanceInfoTraits(n *model.Node) error {
+	raw, ok := n.InstanceInfo["traits"]
+	if !ok || raw == nil {
+		return nil
+	}
+	invalid := errs.InvalidParameterValue(fmt.Sprintf("Error parsing traits from Node %s instance_info field. A list of strings is expected.", n.UUID))
+	list, ok := raw.([]any)
+	if !ok {
+		return invalid
+	}
+	var missing []string
+	for _, v := range list {
+		s, ok := v.(string)
+		if !ok {
+			return invalid
+		}
+		if !containsStr(n.Traits, s) && !containsStr(missing, s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		return errs.InvalidParameterValue(fmt.Sprintf("Cannot specify instance traits that are not also set on the node. Node %s is missing traits %s", n.UUID, strings.Join(missing, ", ")))
+	}
+	return nil
+}
+
+// doNodeDeploy is upstream deployments.do_node_deploy, run in a worker.
+func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task, configdrive any, deploySteps []map[string]any) error {
+	n := t.Node
+	wipeDeployInternalInfo(n)
+	if configdrive != nil && configdrive != "" {
+		if n.InstanceInfo == nil {
+			n.InstanceInfo = map[string]any{}
+		}
+		n.InstanceInfo["configdrive"] = configdrive
+		if err := t.Save(ctx); err != nil {
+			c.deployingErrorHandler(ctx, t, fmt.Sprintf("Error while storing the configdrive for %s into the database: %s", n.UUID, err),
+				fmt.Sprintf("Failed to store the configdrive in the database. %s", err), false)
+			return err
+		}
+	}
+	if err := t.Driver.Deploy.Prepare(ctx, t.DriverTask()); err != nil {
+		c.deployingErrorHandler(ctx, t, fmt.Sprintf("Error while preparing to deploy to node %s: %s", n.UUID, err),
+			fmt.Sprintf("Failed to prepare to deploy: %s", err), false)
+		return err
+	}
+	if len(deploySteps) > 0 {
+		setDII(n, "user_deploy_steps", stepsValue(deploySteps))
+		if err := t.Save(ctx); err != nil {
+			return err
+		}
+	}
+	list, err := c.deploymentSteps(ctx, t, true)
+	if err != nil {
+		c.deployingErrorHandler(ctx, t, fmt.Sprintf("Error while getting deploy steps; cannot deploy to node %s: %s", n.UUID, err),
+			fmt.Sprintf("Cannot get deploy steps; failed to deploy: %s", err), true)
+		return err
+	}
+	setDII(n, "deploy_steps", stepsValue(list))
+	n.DeployStep = map[string]any{}
+	setDII(n, "deploy_step_index", nil)
+	if len(list) == 0 {
+		msg := "Error while getting deploy steps: no steps returned for node " + n.UUID
+		c.deployingErrorHandler(ctx, t, msg, "No deploy steps returned by the driver", true)
+		return errs.NewMessage("InstanceDeployFailure", msg)
+	}
+	if id := c.ID(); id != 0 {
+		n.ConductorAffinity = &id
+	}
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	return c.runSteps(ctx, t, c.deployFlow(), 0)
+}
+
+// finishDeploy ends a deployment after the last step: the step data is
+// dropped, the console restarted when enabled, and the node goes active.
+func (c *Conductor) finishDeploy(ctx context.Context, t *task.Task) error {
+	n := t.Node
+	n.DeployStep = nil
+	wipeDeployInternalInfo(n)
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	if n.ConsoleEnabled {
+		if err := t.Driver.Console.StartConsole(ctx, t.DriverTask()); err != nil {
+			msg := fmt.Sprintf("Failed to start console while deploying the node %s: %s.", n.UUID, err)
+			n.LastError = &msg
+			n.ConsoleEnabled = false
+			save(ctx, t)
+		}
+	}
+	if err := t.ProcessEvent(ctx, states.EventDone, task.EventOptions{}); err != nil {
+		return err
+	}
+	t.Log().InfoContext(ctx, "successfully deployed node")
+	return nil
+}
+
+// deployingErrorHandler is upstream deploying_error_handler: the error in
+// node history and last_error, the deploy interface cleaned up, the step
+// data dropped, then fail (deploy failed).
+func (c *Conductor) deployingErrorHandler(ctx context.Context, t *task.Task, logmsg, errmsg string, cleanUp bool) {
+	if errmsg == "" {
+		errmsg = logmsg
+	}
+	n := t.Node
+	t.Log().ErrorContext(ctx, logmsg)
+	record(ctx, t, errmsg, states.HistoryDeploying, true)
+	save(ctx, t)
+	cleanupErr := ""
+	if cleanUp {
+		if err := t.Driver.Deploy.CleanUp(ctx, t.DriverTask()); err != nil {
+			cleanupErr = fmt.Sprintf("%s. Also failed to clean up due to: %s", errmsg, err)
+		}
+	}
+	if err := t.Refresh(ctx); err != nil {
+		t.Log().ErrorContext(ctx, "reload node", "error", err)
+	}
+	n = t.Node
+	switch n.ProvisionState {
+	case states.Deploying, states.DeployWait, states.DeployFail:
+		n.DeployStep = map[string]any{}
+		wipeDeployInternalInfo(n)
+	}
+	if cleanupErr != "" {
+		record(ctx, t, cleanupErr, states.HistoryDeploying, true)
+	}
+	save(ctx, t)
+	if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{}); err != nil {
+		t.Log().ErrorContext(ctx, "move node to deploy failed", "error", err)
+	}
+}
+
+// ContinueNodeDeploy resumes a deployment after an asynchronous step
+// (upstream continue_node_deploy).
+func (c *Conductor) ContinueNodeDeploy(ctx context.Context, _ string, nodeID string) error {
+	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Purpose: "continue node deploying", Patient: true})
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	n := t.Node
+	switch n.ProvisionState {
+	case states.DeployWait:
+		if err := t.ProcessEvent(ctx, states.EventResume, task.EventOptions{}); err != nil {
+			return err
+		}
+	case states.Deploying:
+		t.Log().WarnContext(ctx, "node in deploying state in the continue_node_deploy RPC call; drivers should leave it in wait call-back")
+	default:
+		return errs.NewMessage("InvalidStateRequested", fmt.Sprintf(
+			"Cannot continue deploying on %s. Node is in %s state; should be in one of %s, %s", n.UUID, n.ProvisionState, states.DeployWait, states.Deploying))
+	}
+	t.SetSpawnErrorHook(task.SpawnErrorHandler(states.Deploying))
+	t.SpawnAfter(c.spawner(), task.Work{Name: "continue_node_deploy", Fn: c.continueNodeDeploy})
+	return t.End()
+}
+
+func (c *Conductor) continueNodeDeploy(ctx context.Context, t *task.Task) error {
+	n := t.Node
+	f := c.deployFlow()
+	if !diiBool(n, "steps_validated", false) {
+		if err := c.validateUserDeploySteps(ctx, t, nil, false); err != nil {
+			c.deployingErrorHandler(ctx, t, fmt.Sprintf("Failed to validate the final deploy steps list for node %s: %s", n.UUID, err), "", true)
+			return nil
+		}
+		setDII(n, "steps_validated", true)
+		if err := t.Save(ctx); err != nil {
+			return err
+		}
+	}
+	next := nextStepIndex(n, f)
+	if ab, _ := n.DeployStep["abort_after"].(bool); ab {
+		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{}); err != nil {
+			return err
+		}
+		return c.doNodeDeployAbort(ctx, t)
+	}
+	return c.runSteps(ctx, t, f, next)
+}
+
+// doNodeDeployAbort cleans up after an aborted deployment (upstream
+// do_node_deploy_abort).
+func (c *Conductor) doNodeDeployAbort(ctx context.Context, t *task.Task) error {
+	n := t.Node
+	if err := t.Driver.Deploy.CleanUp(ctx, t.DriverTask()); err != nil {
+		c.deployingErrorHandler(ctx, t, fmt.Sprintf("Failed to clean up deploying for node %s after aborting the operation. Error: %s", n.UUID, err),
+			"Failed to clean up deploying after aborting the operation", false)
+		return nil
+	}
+	msg := "By request, the deploy operation was aborted"
+	if len(n.DeployStep) > 0 {
+		msg += fmt.Sprintf(" during or after the completion of step \"%s\"", stepID(n.DeployStep))
+	}
+	n.LastError = &msg
+	n.DeployStep = map[string]any{}
+	wipeDeployInternalInfo(n)
+	return t.Save(ctx)
+}

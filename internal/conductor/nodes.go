@@ -1,0 +1,400 @@
+package conductor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// traitVersion is upstream's Trait object version, stored with each row.
+const traitVersion = "1.0"
+
+// nodeUpdateAllowedStates are the provision states in which interfaces
+// (and, when one is set, the resource class) may change (upstream
+// update_node's allowed_update_states, in its order: messages list them).
+var nodeUpdateAllowedStates = []string{states.Enroll, states.Inspecting, states.InspectWait, states.Manageable, states.Available}
+
+// CreateNode stores a new node after filling its unset interfaces with the
+// defaults of its hardware type (upstream create_node).
+func (c *Conductor) CreateNode(ctx context.Context, _ string, node *model.Node) (*model.Node, error) {
+	n := *node
+	if _, err := c.drivers.CheckAndUpdateNodeInterfaces(&n); err != nil {
+		return nil, err
+	}
+	out, err := c.store.CreateNode(ctx, &n)
+	if err != nil {
+		return nil, storeErr(err, "create node")
+	}
+	return out, nil
+}
+
+// nodeDelta lists the columns (json names) whose values differ.
+func nodeDelta(old, cur *model.Node) map[string]bool {
+	ov, cv := reflect.ValueOf(old).Elem(), reflect.ValueOf(cur).Elem()
+	typ := ov.Type()
+	out := map[string]bool{}
+	for i := 0; i < typ.NumField(); i++ {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if !reflect.DeepEqual(ov.Field(i).Interface(), cv.Field(i).Interface()) {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// UpdateNode saves a changed node (upstream update_node): maintenance off
+// clears its reason and fault; protected and retired follow upstream's
+// rules; interfaces change only in the allowed states or in maintenance
+// and are validated (reset to defaults with resetInterfaces when the
+// driver changes); instance_uuid is never overwritten. Provision and power
+// fields and the lock are the conductor's and are kept as stored.
+func (c *Conductor) UpdateNode(ctx context.Context, _ string, node *model.Node, resetInterfaces bool) (*model.Node, error) {
+	cur, err := c.lookupNode(ctx, node.UUID)
+	if err != nil {
+		return nil, err
+	}
+	in := *node
+	delta := nodeDelta(cur, &in)
+	if delta["maintenance"] && !in.Maintenance {
+		in.MaintenanceReason = nil
+		in.Fault = nil
+	}
+	if err := checkUpdateProtected(&in, delta); err != nil {
+		return nil, err
+	}
+	if err := checkUpdateRetired(&in, delta); err != nil {
+		return nil, err
+	}
+	updatingDriver := delta["driver"]
+	checkInterfaces := updatingDriver
+	for _, kind := range driver.AllKinds {
+		field := string(kind) + "_interface"
+		if !delta[field] {
+			if updatingDriver && resetInterfaces {
+				driver.SetNodeInterface(&in, kind, "")
+			}
+			continue
+		}
+		if !containsStr(nodeUpdateAllowedStates, in.ProvisionState) && !in.Maintenance {
+			return nil, errs.NewMessage("InvalidState", fmt.Sprintf(
+				"Node %s can not have %s updated unless it is in one of allowed (%s) states or in maintenance mode. Current state is '%s'.",
+				in.UUID, field, strings.Join(nodeUpdateAllowedStates, ", "), in.ProvisionState))
+		}
+		checkInterfaces = true
+	}
+	if checkInterfaces {
+		if _, err := c.drivers.CheckAndUpdateNodeInterfaces(&in); err != nil {
+			return nil, err
+		}
+	}
+	t, err := c.tasks.Acquire(ctx, in.UUID, task.AcquireOptions{Purpose: "node update", NoDriver: true})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release()
+	stored := t.Node
+	if delta["instance_uuid"] && in.InstanceUUID != nil && stored.InstanceUUID != nil {
+		return nil, errs.New("NodeAssociated", map[string]any{"node": in.UUID, "instance": *stored.InstanceUUID})
+	}
+	if delta["resource_class"] && stored.ResourceClass != nil && *stored.ResourceClass != "" &&
+		!containsStr(nodeUpdateAllowedStates, stored.ProvisionState) {
+		return nil, errs.NewMessage("InvalidState", fmt.Sprintf(
+			"Node %s can not have resource_class updated unless it is in one of allowed (%s) states. Current state is '%s'.",
+			in.UUID, strings.Join(nodeUpdateAllowedStates, ", "), stored.ProvisionState))
+	}
+	if delta["instance_uuid"] && stored.AllocationID != nil && in.InstanceUUID == nil {
+		if !stored.Maintenance && !containsStr(nodeUpdateAllowedStates, stored.ProvisionState) {
+			return nil, errs.NewMessage("InvalidState", fmt.Sprintf(
+				"Node %s with an allocation can not have instance_uuid removed unless it is in one of allowed (%s) states or in maintenance mode. Current state is '%s'.",
+				in.UUID, strings.Join(nodeUpdateAllowedStates, ", "), stored.ProvisionState))
+		}
+		if err := c.store.DeleteAllocation(ctx, *stored.AllocationID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("delete allocation of node %s: %w", in.UUID, err)
+		}
+		in.AllocationID = nil
+	}
+	// The conductor owns these; the caller's copy may be stale.
+	in.ID, in.CreatedAt, in.UpdatedAt = stored.ID, stored.CreatedAt, stored.UpdatedAt
+	in.PowerState, in.TargetPowerState = stored.PowerState, stored.TargetPowerState
+	in.ProvisionState, in.TargetProvisionState = stored.ProvisionState, stored.TargetProvisionState
+	in.ProvisionUpdatedAt, in.Reservation = stored.ProvisionUpdatedAt, stored.Reservation
+	in.Traits, in.Tags = stored.Traits, stored.Tags
+	*t.Node = in
+	if err := t.Save(ctx); err != nil {
+		return nil, err
+	}
+	return cloneNode(t.Node), nil
+}
+
+func checkUpdateProtected(n *model.Node, delta map[string]bool) error {
+	if delta["protected"] {
+		if !n.Protected {
+			n.ProtectedReason = nil
+		} else if n.ProvisionState != states.Active && n.ProvisionState != states.Rescue {
+			return errs.NewMessage("InvalidState", fmt.Sprintf(
+				"Node %s can only be made protected in provision states 'active' or 'rescue', the current state is '%s'",
+				n.UUID, n.ProvisionState))
+		}
+	}
+	if delta["protected_reason"] && n.ProtectedReason != nil && *n.ProtectedReason != "" && !n.Protected {
+		return errs.InvalidParameterValue("The protected_reason field can only be set when protected is True")
+	}
+	return nil
+}
+
+func checkUpdateRetired(n *model.Node, delta map[string]bool) error {
+	if delta["retired"] {
+		if !n.Retired {
+			n.RetiredReason = nil
+		} else if n.ProvisionState == states.Available {
+			return errs.NewMessage("InvalidState", fmt.Sprintf(
+				"Node %s can not have 'retired' set in provision state 'available', the current state is '%s'",
+				n.UUID, n.ProvisionState))
+		}
+	}
+	if delta["retired_reason"] && n.RetiredReason != nil && *n.RetiredReason != "" && !n.Retired {
+		return errs.InvalidParameterValue("The retired_reason field can only be set when retired is True")
+	}
+	return nil
+}
+
+// DestroyNode deletes a node (upstream destroy_node). Outside maintenance
+// the node must have no instance and be in DELETE_ALLOWED_STATES (plus
+// available with [conductor]/allow_deleting_available_nodes); a protected
+// node is never deleted; an enabled console is stopped first.
+func (c *Conductor) DestroyNode(ctx context.Context, _ string, nodeID string) error {
+	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Purpose: "node deletion", NoDriver: true})
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	n := t.Node
+	if !n.Maintenance && n.InstanceUUID != nil {
+		return errs.New("NodeAssociated", map[string]any{"node": n.UUID, "instance": *n.InstanceUUID})
+	}
+	if n.Protected {
+		return errs.New("NodeProtected", map[string]any{"node": n.UUID})
+	}
+	allowed := states.DeleteAllowedStates.Values()
+	if c.cfg.Bool("conductor", "allow_deleting_available_nodes") {
+		allowed = append(allowed, states.Available)
+	}
+	if !n.Maintenance && !containsStr(allowed, n.ProvisionState) {
+		return errs.NewMessage("InvalidState", fmt.Sprintf(
+			"Can not delete node \"%s\" while it is in provision state \"%s\". Valid provision states to perform deletion are: \"%s\", or set the node into maintenance mode",
+			n.UUID, n.ProvisionState, pyTuple(allowed)))
+	}
+	if n.ConsoleEnabled {
+		ifaces, err := c.drivers.ForNode(n)
+		if err != nil {
+			return err
+		}
+		dt := &driver.Task{Node: n, Driver: ifaces, Log: t.Log()}
+		if err := ifaces.Console.StopConsole(ctx, dt); err != nil {
+			t.Log().ErrorContext(ctx, "failed to stop console while deleting the node", "error", err)
+		} else {
+			n.ConsoleEnabled = false
+		}
+	}
+	if err := c.store.DeleteNode(ctx, n.ID); err != nil {
+		return storeErr(err, "delete node "+n.UUID)
+	}
+	t.Log().InfoContext(ctx, "successfully deleted node")
+	return nil
+}
+
+// ValidateDriverInterfaces validates every non-vendor interface of the
+// node (upstream validate_driver_interfaces): result true, or false with
+// the reason.
+func (c *Conductor) ValidateDriverInterfaces(ctx context.Context, _ string, nodeID string) (map[string]rpc.InterfaceValidation, error) {
+	t, err := c.acquire(ctx, nodeID, "driver interface validation", true)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release()
+	dt := t.DriverTask()
+	out := map[string]rpc.InterfaceValidation{}
+	kinds := append(append([]driver.Kind{}, driver.CoreKinds...), driver.OptionalKinds...)
+	for _, kind := range kinds {
+		impl := t.Driver.Get(kind)
+		var verr error
+		if v, ok := impl.(driver.Validator); ok {
+			verr = v.Validate(ctx, dt)
+		}
+		if verr == nil && kind == driver.KindDeploy {
+			verr = validateInstanceInfoTraits(t.Node)
+			if verr == nil {
+				verr = c.validateUserDeploySteps(ctx, t, nil, true)
+			}
+		}
+		res := verr == nil
+		entry := rpc.InterfaceValidation{Result: &res}
+		if verr != nil {
+			if errs.Is(verr, "InvalidParameterValue") || errs.Is(verr, "UnsupportedDriverExtension") {
+				entry.Reason = verr.Error()
+			} else {
+				entry.Reason = fmt.Sprintf("Unexpected exception, traceback saved into log by ironic conductor service that is running on %s: %s", c.host, verr)
+				t.Log().ErrorContext(ctx, "unexpected exception while validating driver interface", "interface", kind, "error", verr)
+			}
+		}
+		out[string(kind)] = entry
+	}
+	return out, nil
+}
+
+// AddNodeTraits adds traits to the node, or replaces all of them.
+func (c *Conductor) AddNodeTraits(ctx context.Context, _ string, nodeID string, traits []string, replace bool) error {
+	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Purpose: "add node traits", NoDriver: true})
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	if replace {
+		if _, err := c.store.SetNodeTraits(ctx, t.Node.ID, traits, traitVersion); err != nil {
+			return storeErr(err, "set traits of node "+t.Node.UUID)
+		}
+		return nil
+	}
+	for _, tr := range traits {
+		if _, err := c.store.AddNodeTrait(ctx, t.Node.ID, tr, traitVersion); err != nil {
+			return storeErr(err, "add trait to node "+t.Node.UUID)
+		}
+	}
+	return nil
+}
+
+// RemoveNodeTraits removes the traits (all of them when traits is nil); a
+// trait the node lacks is InvalidParameterValue, as upstream.
+func (c *Conductor) RemoveNodeTraits(ctx context.Context, _ string, nodeID string, traits []string) error {
+	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Purpose: "remove node traits", NoDriver: true})
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	if traits == nil {
+		if err := c.store.UnsetNodeTraits(ctx, t.Node.ID); err != nil {
+			return storeErr(err, "remove traits of node "+t.Node.UUID)
+		}
+		return nil
+	}
+	for _, tr := range traits {
+		err := c.store.DeleteNodeTrait(ctx, t.Node.ID, tr)
+		if errors.Is(err, store.ErrNotFound) {
+			return errs.InvalidParameterValue(fmt.Sprintf("Node %d doesn't have a trait '%s'", t.Node.ID, tr))
+		}
+		if err != nil {
+			return storeErr(err, "remove trait of node "+t.Node.UUID)
+		}
+	}
+	return nil
+}
+
+// lookupNode loads a node by id, UUID or name without locking it.
+func (c *Conductor) lookupNode(ctx context.Context, ident string) (*model.Node, error) {
+	t, err := c.tasks.Acquire(ctx, ident, task.AcquireOptions{Shared: true, NoDriver: true})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release()
+	return cloneNode(t.Node), nil
+}
+
+// storeErr turns the store's typed errors into Ironic's classes.
+func storeErr(err error, what string) error {
+	var nf *store.NotFoundError
+	var dup *store.DuplicateError
+	var assoc *store.NodeAssociatedError
+	var locked *store.NodeLockedError
+	var inval *store.InvalidParameterError
+	switch {
+	case errors.As(err, &locked):
+		return errs.NodeLocked(locked.Node, locked.Host)
+	case errors.As(err, &nf):
+		if nf.Kind == store.KindNode {
+			return errs.NodeNotFound(nf.Ident)
+		}
+		return errs.NewMessage("NotFound", err.Error())
+	case errors.As(err, &dup):
+		switch {
+		case dup.Kind == store.KindNode && dup.Field == "instance_uuid":
+			return errs.NewMessage("InstanceAssociated", err.Error())
+		case dup.Field == "name":
+			return errs.New("DuplicateName", map[string]any{"name": dup.Value})
+		case dup.Field == "address":
+			return errs.New("MACAlreadyExists", map[string]any{"mac": dup.Value})
+		}
+		return errs.NewMessage("Conflict", err.Error())
+	case errors.As(err, &assoc):
+		return errs.NewMessage("NodeAssociated", err.Error())
+	case errors.As(err, &inval):
+		return errs.InvalidParameterValue(inval.Msg)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func containsStr(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// cloneNode copies n so the caller does not share maps with a task.
+func cloneNode(n *model.Node) *model.Node {
+	c := *n
+	c.InstanceInfo = cloneMap(n.InstanceInfo)
+	c.DriverInfo = cloneMap(n.DriverInfo)
+	c.DriverInternalInfo = cloneMap(n.DriverInternalInfo)
+	c.Properties = cloneMap(n.Properties)
+	c.Extra = cloneMap(n.Extra)
+	c.CleanStep = cloneMap(n.CleanStep)
+	c.DeployStep = cloneMap(n.DeployStep)
+	c.ServiceStep = cloneMap(n.ServiceStep)
+	return &c
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneAny(v)
+	}
+	return out
+}
+
+func cloneAny(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return cloneMap(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneAny(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneMap(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,224 @@
+package conductor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// Periodic tasks run in every conductor but each touches only the nodes
+// the hash ring maps to it (Options.Owns), as upstream's iter_nodes and
+// node_periodic do. Each task is exported so that tests and operators'
+// tools can run one pass on demand.
+
+// periodic is one periodic task with its interval option.
+type periodic struct {
+	name     string
+	interval time.Duration
+	run      func(ctx context.Context)
+}
+
+func (c *Conductor) periodics() []periodic {
+	cf := func(name string) time.Duration { return c.cfg.Duration("conductor", name) }
+	check := cf("check_provision_state_interval")
+	ps := []periodic{
+		{"_sync_power_states", cf("sync_power_state_interval"), c.SyncPowerStates},
+		{"_power_failure_recovery", cf("power_failure_recovery_interval"), c.PowerFailureRecovery},
+		{"_check_deploy_timeouts", check, c.CheckDeployTimeouts},
+		{"_check_orphan_nodes", check, c.CheckOrphanNodes},
+		{"_check_cleanwait_timeouts", check, c.CheckCleanWaitTimeouts},
+		{"_check_servicewait_timeouts", check, c.CheckServiceWaitTimeouts},
+		{"_check_inspect_wait_timeouts", check, c.CheckInspectWaitTimeouts},
+		{"_sync_local_state", cf("sync_local_state_interval"), c.SyncLocalState},
+		{"_check_orphan_allocations", cf("check_allocations_interval"), c.CheckOrphanAllocations},
+	}
+	if c.cfg.Int("conductor", "rescue_callback_timeout") > 0 {
+		ps = append(ps, periodic{"_check_rescuewait_timeouts", cf("check_rescue_state_interval"), c.CheckRescueWaitTimeouts})
+	}
+	return ps
+}
+
+// startPeriodics starts one loop per enabled periodic task (interval > 0);
+// they stop with ctx.
+func (c *Conductor) startPeriodics(ctx context.Context) {
+	for _, p := range c.periodics() {
+		if p.interval <= 0 {
+			continue
+		}
+		c.loops.Add(1)
+		go func(p periodic) {
+			defer c.loops.Done()
+			tick := time.NewTicker(p.interval)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				p.run(ctx)
+			}
+		}(p)
+	}
+}
+
+// iterNodes lists the nodes matching f that are mapped to this conductor,
+// sorted on sortKey ascending.
+func (c *Conductor) iterNodes(ctx context.Context, f store.NodeFilter, sortKey string) []*model.Node {
+	f.IncludeChildren = true
+	nodes, err := c.store.ListNodes(ctx, f, store.ListOptions{SortKey: sortKey, SortDir: "asc"})
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.ErrorContext(ctx, "list nodes for a periodic task", "error", err)
+		}
+		return nil
+	}
+	out := nodes[:0]
+	for _, n := range nodes {
+		if c.owns(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// failOptions are _fail_if_in_state's keyword arguments.
+type failOptions struct {
+	// callback runs in a worker after the fail event; name is its name.
+	callback     task.WorkFunc
+	callbackName string
+	errHandler   task.ErrHandler
+	lastError    string
+	keepTarget   bool
+	// maintenance, when set, is re-checked under the lock.
+	maintenance *bool
+}
+
+// failIfInState fails the nodes matching f that are (still, under their
+// lock) in one of provStates (upstream _fail_if_in_state). Without a
+// callback the error is recorded and the fail event processed; with one
+// the callback runs after the event in a worker. As upstream, it stops
+// after [conductor]/periodic_max_workers nodes or when no worker is free.
+func (c *Conductor) failIfInState(ctx context.Context, f store.NodeFilter, provStates []string, sortKey string, o failOptions) {
+	maxWorkers := c.cfg.Int("conductor", "periodic_max_workers")
+	count := 0
+	for _, n := range c.iterNodes(ctx, f, sortKey) {
+		err := func() error {
+			t, err := c.acquire(ctx, n.UUID, "node state check", false)
+			if err != nil {
+				return err
+			}
+			defer t.Release()
+			if o.maintenance != nil && *o.maintenance != t.Node.Maintenance {
+				return nil
+			}
+			if !containsStr(provStates, t.Node.ProvisionState) {
+				return nil
+			}
+			target := ""
+			if o.keepTarget {
+				target = t.Node.TargetProvisionState
+			}
+			if o.callback != nil {
+				if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{
+					Spawner: c.spawner(), TargetState: target, ErrHandler: o.errHandler,
+					Work: task.Work{Name: o.callbackName, Fn: o.callback},
+				}); err != nil {
+					return err
+				}
+				return t.End()
+			}
+			record(ctx, t, o.lastError, states.HistoryTransition, true)
+			return t.ProcessEvent(ctx, states.EventFail, task.EventOptions{TargetState: target})
+		}()
+		switch {
+		case errs.Is(err, "NoFreeConductorWorker"):
+			return
+		case errs.Is(err, "NodeLocked"), errs.Is(err, "NodeNotFound"):
+			continue
+		case err != nil:
+			c.log.ErrorContext(ctx, "fail node in transient state", "node", n.UUID, "error", err)
+		}
+		count++
+		if count >= maxWorkers {
+			return
+		}
+	}
+}
+
+// nodePeriodic is upstream's node_periodic: for each node matching f and
+// pred, take the lock (shared unless exclusive) and run fn; locked or
+// vanished nodes are skipped; at most limit nodes (0 = all) are handled;
+// fn returning errStopPeriodic ends the pass.
+func (c *Conductor) nodePeriodic(ctx context.Context, purpose string, f store.NodeFilter, pred func(*model.Node) bool, limit int, shared bool, fn func(ctx context.Context, t *task.Task) (bool, error)) {
+	for _, n := range c.iterNodes(ctx, f, "") {
+		if ctx.Err() != nil {
+			return
+		}
+		if pred != nil && !pred(n) {
+			continue
+		}
+		var counted bool
+		err := func() error {
+			t, err := c.acquire(ctx, n.UUID, purpose, shared)
+			if err != nil {
+				return err
+			}
+			defer t.Release()
+			counted, err = fn(ctx, t)
+			if err != nil {
+				return err
+			}
+			return t.End()
+		}()
+		switch {
+		case err == errStopPeriodic, errs.Is(err, "NoFreeConductorWorker"):
+			return
+		case errs.Is(err, "NodeLocked"), errs.Is(err, "NodeNotFound"):
+			c.log.InfoContext(ctx, "periodic task skipped a node", "purpose", purpose, "node", n.UUID, "reason", err)
+		case err != nil:
+			c.log.ErrorContext(ctx, "periodic task failed on a node", "purpose", purpose, "node", n.UUID, "error", err)
+		}
+		if limit > 0 && counted {
+			limit--
+			if limit == 0 {
+				return
+			}
+		}
+	}
+}
+
+type stopPeriodic struct{}
+
+func (stopPeriodic) Error() string { return "stop periodic task" }
+
+var errStopPeriodic error = stopPeriodic{}
+
+// parallel runs fn over items with at most n goroutines.
+func parallel[T any](n int, items []T, fn func(T)) {
+	if n < 1 {
+		n = 1
+	}
+	ch := make(chan T)
+	var wg sync.WaitGroup
+	for i := 0; i < n && i < len(items); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range ch {
+				fn(it)
+			}
+		}()
+	}
+	for _, it := range items {
+		ch <- it
+	}
+	close(ch)
+	wg.Wait()
+}

@@ -1,0 +1,201 @@
+package conductor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// syncExcludedStates are provision states in which the power sync leaves
+// the node alone (upstream SYNC_EXCLUDED_STATES).
+var syncExcludedStates = []string{states.DeployWait, states.CleanWait, states.Enroll, states.AdoptFail}
+
+// SyncPowerStates compares the recorded power state of every node mapped
+// here (not in maintenance) with the hardware's (upstream
+// _sync_power_states), with [conductor]/sync_power_state_workers workers.
+// A node whose state cannot be read, or cannot be forced back, for more
+// than power_state_sync_max_retries passes goes into maintenance with
+// fault "power failure"; a mismatch is corrected on the hardware with
+// force_power_state_during_sync, otherwise recorded.
+func (c *Conductor) SyncPowerStates(ctx context.Context) {
+	nodes := c.iterNodes(ctx, store.NodeFilter{Maintenance: boolPtr(false)}, "")
+	parallel(c.cfg.Int("conductor", "sync_power_state_workers"), nodes, func(n *model.Node) {
+		if ctx.Err() != nil {
+			return
+		}
+		c.syncPowerStateNode(ctx, n.UUID)
+	})
+}
+
+func (c *Conductor) syncPowerStateNode(ctx context.Context, uuid string) {
+	t, err := c.acquire(ctx, uuid, "power state sync", true)
+	if err != nil {
+		if !errs.Is(err, "NodeLocked") && !errs.Is(err, "NodeNotFound") {
+			c.log.ErrorContext(ctx, "power state sync", "node", uuid, "error", err)
+		}
+		return
+	}
+	defer t.Release()
+	n := t.Node
+	if containsStr(syncExcludedStates, n.ProvisionState) || n.Maintenance || n.TargetPowerState != "" ||
+		n.Reservation != nil || getDII(n, "redfish_fw_updates") != nil {
+		return
+	}
+	c.mu.Lock()
+	count := c.powerFails[uuid]
+	c.mu.Unlock()
+	count, err = c.doSyncPowerState(ctx, t, count)
+	if err != nil {
+		t.Log().ErrorContext(ctx, "power state sync", "error", err)
+	}
+	c.mu.Lock()
+	if count > 0 {
+		c.powerFails[uuid] = count
+	} else {
+		delete(c.powerFails, uuid)
+	}
+	c.mu.Unlock()
+}
+
+// doSyncPowerState is upstream do_sync_power_state; it returns the new
+// failure count.
+func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count int) (int, error) {
+	n := t.Node
+	count++
+	maxRetries := c.cfg.Int("conductor", "power_state_sync_max_retries")
+	clearLastError := func() error {
+		if c.cfg.Bool("conductor", "node_history") && n.LastError != nil {
+			n.LastError = nil
+			return t.Save(ctx)
+		}
+		return nil
+	}
+	dt := t.DriverTask()
+	if n.PowerState == states.NoState {
+		if err := t.Driver.Power.Validate(ctx, dt); errs.Is(err, "InvalidParameterValue") {
+			return 0, nil
+		}
+	}
+	actual, err := t.Driver.Power.GetPowerState(ctx, dt)
+	if err == nil && actual == states.Error {
+		err = errs.NewMessage("PowerStateFailure", "Power driver returned ERROR state while trying to sync power state.")
+	}
+	if err != nil {
+		if count > maxRetries {
+			if uerr := t.UpgradeLock(ctx, task.UpgradeOptions{}); uerr != nil {
+				return count, uerr
+			}
+			return count, c.powerSyncRetriesExceeded(ctx, t, states.NoState, err)
+		}
+		t.Log().WarnContext(ctx, "during sync_power_state, could not get power state", "attempt", count, "retries", maxRetries, "error", err)
+		return count, nil
+	}
+	if n.PowerState == actual {
+		return 0, clearLastErrorShared(ctx, t, clearLastError)
+	}
+	if err := t.UpgradeLock(ctx, task.UpgradeOptions{}); err != nil {
+		return count, err
+	}
+	n = t.Node
+	switch {
+	case n.PowerState == actual:
+		return 0, clearLastError()
+	case containsStr(syncExcludedStates, n.ProvisionState) || n.Maintenance:
+		return 0, nil
+	case n.PowerState == states.NoState:
+		t.Log().InfoContext(ctx, "during sync_power_state, node has no previous known state, recording current state", "state", actual)
+		n.PowerState = actual
+		if c.cfg.Bool("conductor", "node_history") {
+			n.LastError = nil
+		}
+		return 0, t.Save(ctx)
+	}
+	if count > maxRetries {
+		return count, c.powerSyncRetriesExceeded(ctx, t, actual, nil)
+	}
+	syncable := true
+	if ps, ok := t.Driver.Power.(driver.PowerSyncer); ok {
+		syncable = ps.SupportsPowerSync(ctx, t.DriverTask())
+	}
+	if c.cfg.Bool("conductor", "force_power_state_during_sync") && syncable && !n.DisablePowerOff {
+		t.Log().WarnContext(ctx, "during sync_power_state, node state does not match expected state, changing hardware state",
+			"actual", actual, "state", n.PowerState)
+		if err := c.nodePowerAction(ctx, t, n.PowerState, 0); err != nil {
+			t.Log().ErrorContext(ctx, "failed to change power state of node", "state", n.PowerState, "attempt", count, "retries", maxRetries)
+		}
+		return count, nil
+	}
+	t.Log().WarnContext(ctx, "during sync_power_state, node state does not match expected state, updating recorded state",
+		"actual", actual, "state", n.PowerState)
+	n.PowerState = actual
+	return count, t.Save(ctx)
+}
+
+// clearLastErrorShared clears last_error on a match; the task is shared
+// then, so the lock is upgraded only when there is something to clear.
+func clearLastErrorShared(ctx context.Context, t *task.Task, clear func() error) error {
+	if t.Node.LastError == nil {
+		return nil
+	}
+	if err := t.UpgradeLock(ctx, task.UpgradeOptions{}); err != nil {
+		return err
+	}
+	return clear()
+}
+
+// powerSyncRetriesExceeded records the hardware's state and puts the node
+// into maintenance with fault "power failure" (upstream
+// handle_sync_power_state_max_retries_exceeded).
+func (c *Conductor) powerSyncRetriesExceeded(ctx context.Context, t *task.Task, actual string, cause error) error {
+	n := t.Node
+	msg := fmt.Sprintf("During sync_power_state, max retries exceeded for node %s, node state %s does not match expected state '%s'. Updating DB state to '%s' Switching node to maintenance mode.",
+		n.UUID, pyNone(actual), pyNone(n.PowerState), pyNone(actual))
+	if cause != nil {
+		msg += " Error: " + cause.Error()
+	}
+	n.PowerState = actual
+	record(ctx, t, msg, states.HistoryMonitoring, true)
+	if !n.Maintenance {
+		f := faultPowerFailure
+		n.Maintenance, n.MaintenanceReason, n.Fault = true, &msg, &f
+	}
+	t.Log().ErrorContext(ctx, msg)
+	return t.Save(ctx)
+}
+
+// PowerFailureRecovery takes nodes out of maintenance once the power
+// interface answers again (upstream _power_failure_recovery).
+func (c *Conductor) PowerFailureRecovery(ctx context.Context) {
+	fault := faultPowerFailure
+	f := store.NodeFilter{Maintenance: boolPtr(true), Fault: &fault}
+	c.nodePeriodic(ctx, "power failure recovery", f, nil, 0, true, func(ctx context.Context, t *task.Task) (bool, error) {
+		n := t.Node
+		if n.ProvisionState == states.Enroll || !n.Maintenance || n.Fault == nil || *n.Fault != faultPowerFailure ||
+			n.TargetPowerState != "" || n.Reservation != nil {
+			return true, nil
+		}
+		dt := t.DriverTask()
+		if err := t.Driver.Power.Validate(ctx, dt); err != nil {
+			return true, nil
+		}
+		actual, err := t.Driver.Power.GetPowerState(ctx, dt)
+		if err != nil || actual == states.Error {
+			t.Log().DebugContext(ctx, "during power_failure_recovery, could not get power state", "error", err)
+			return true, nil
+		}
+		if err := t.UpgradeLock(ctx, task.UpgradeOptions{}); err != nil {
+			return true, err
+		}
+		n = t.Node
+		n.PowerState = actual
+		n.Maintenance, n.MaintenanceReason, n.Fault = false, nil, nil
+		t.Log().InfoContext(ctx, "node is recovered from power failure", "state", actual)
+		return true, t.Save(ctx)
+	})
+}

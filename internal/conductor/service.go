@@ -1,0 +1,324 @@
+// Package conductor is the conductor service (upstream
+// ironic/conductor/base_manager.py and manager.py): it registers itself,
+// answers the RPC calls of rpc.ConductorAPI under node locks, runs the
+// provisioning flows (deploy, clean, service, rescue, inspect, verify…)
+// in its worker pool with the step framework, and runs the periodic tasks
+// over the nodes the hash ring gives it.
+package conductor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/openkeel/ironic/internal/conductor/steps"
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/conductor/workers"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+var _ rpc.ConductorAPI = (*Conductor)(nil)
+
+// Clock is the conductor's time source (lock retries, wait steps, history
+// durations); tests give a manual one.
+type Clock = task.Clock
+
+// Options are what New needs. Store, Drivers and Config are required.
+type Options struct {
+	Store   store.Store
+	Drivers *driver.Drivers
+	Config  *config.Config
+	// Host is the name the conductor registers and locks nodes under;
+	// [DEFAULT]/host when empty.
+	Host string
+	// Group is the conductor group; [conductor]/conductor_group when empty.
+	Group  string
+	Logger *slog.Logger
+	Clock  Clock
+	// Pool runs the spawned work; one sized from the configuration when nil.
+	Pool *workers.Pool
+	// History receives node history records; the store when nil.
+	History task.History
+	// Owns tells whether a node is mapped to this conductor by the hash
+	// ring; periodic tasks only touch nodes it accepts. All nodes when nil
+	// (a single conductor).
+	Owns func(n *model.Node) bool
+}
+
+// Conductor is one conductor service.
+type Conductor struct {
+	store   store.Store
+	drivers *driver.Drivers
+	cfg     *config.Config
+	host    string
+	group   string
+	log     *slog.Logger
+	clock   Clock
+	pool    *workers.Pool
+	tasks   *task.Manager
+	owns    func(n *model.Node) bool
+
+	// cleanOverrides and verifyOverrides are the step priority overrides.
+	cleanOverrides  map[string]int
+	verifyOverrides map[string]int
+
+	mu          sync.Mutex
+	conductorID int64
+	started     bool
+	stop        context.CancelFunc
+	loops       sync.WaitGroup
+	powerFails  map[string]int
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// New builds a conductor; Start registers it.
+func New(o Options) (*Conductor, error) {
+	if o.Store == nil || o.Drivers == nil || o.Config == nil {
+		return nil, errors.New("conductor: Store, Drivers and Config are required")
+	}
+	c := &Conductor{
+		store: o.Store, drivers: o.Drivers, cfg: o.Config, host: o.Host, group: o.Group,
+		log: o.Logger, clock: o.Clock, pool: o.Pool, owns: o.Owns, powerFails: map[string]int{},
+	}
+	if c.host == "" {
+		c.host = o.Config.String("DEFAULT", "host")
+	}
+	if c.group == "" {
+		c.group = o.Config.String("conductor", "conductor_group")
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	c.log = c.log.With("conductor", c.host)
+	if c.clock == nil {
+		c.clock = wallClock{}
+	}
+	if c.owns == nil {
+		c.owns = func(*model.Node) bool { return true }
+	}
+	if c.pool == nil {
+		p, err := workers.New(workers.SettingsFromConfig(o.Config), workers.WithLogger(c.log))
+		if err != nil {
+			return nil, fmt.Errorf("conductor worker pool: %w", err)
+		}
+		c.pool = p
+	}
+	var err error
+	if c.cleanOverrides, err = priorityOverrides(o.Config, "clean_step_priority_override"); err != nil {
+		return nil, err
+	}
+	if c.verifyOverrides, err = priorityOverrides(o.Config, "verify_step_priority_override"); err != nil {
+		return nil, err
+	}
+	hist := o.History
+	if hist == nil {
+		hist = o.Store
+	}
+	settings := task.SettingsFromConfig(o.Config)
+	settings.Host = c.host
+	c.tasks = task.NewManager(o.Store, o.Drivers, settings,
+		task.WithClock(c.clock), task.WithLogger(c.log), task.WithHistory(hist))
+	return c, nil
+}
+
+// Host is the name the conductor registered under.
+func (c *Conductor) Host() string { return c.host }
+
+// ID is the conductor's row id, known once started.
+func (c *Conductor) ID() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conductorID
+}
+
+// Tasks is the conductor's task manager.
+func (c *Conductor) Tasks() *task.Manager { return c.tasks }
+
+// Start does what upstream's init_host does: it checks that hardware
+// types are enabled, clears the target power states and reservations this
+// host left behind, registers the conductor row (updating a row left
+// online by an unclean stop) with its hardware interfaces, fails the
+// nodes left in STUCK_STATES_TREATED_AS_FAIL, and starts the keepalive
+// and the periodic tasks, which run until Stop.
+func (c *Conductor) Start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return errors.New("attempt to start an already running conductor manager")
+	}
+	c.mu.Unlock()
+	hw := c.drivers.EnabledHardwareTypes()
+	if len(hw) == 0 {
+		c.log.ErrorContext(ctx, "conductor cannot be started because no hardware types were specified in the 'enabled_hardware_types' config option")
+		return errs.New("NoDriversLoaded", map[string]any{"conductor": c.host})
+	}
+	rows, err := c.drivers.HardwareInterfaces()
+	if err != nil {
+		return err
+	}
+	if _, err := c.store.ClearNodeTargetPowerState(ctx, c.host); err != nil {
+		return fmt.Errorf("start conductor %s: %w", c.host, err)
+	}
+	if _, err := c.store.ClearNodeReservationsForConductor(ctx, c.host); err != nil {
+		return fmt.Errorf("start conductor %s: %w", c.host, err)
+	}
+	ifaces := make([]model.ConductorHardwareInterface, 0, len(rows))
+	for _, r := range rows {
+		ifaces = append(ifaces, model.ConductorHardwareInterface{
+			HardwareType: r.HardwareType, InterfaceType: string(r.InterfaceType),
+			InterfaceName: r.InterfaceName, Default: r.Default,
+		})
+	}
+	cond, err := c.store.RegisterConductor(ctx, c.host, c.group, ifaces, false)
+	var already *store.ConductorAlreadyRegisteredError
+	if errors.As(err, &already) {
+		c.log.WarnContext(ctx, "a conductor with this hostname was previously registered, updating registration")
+		cond, err = c.store.RegisterConductor(ctx, c.host, c.group, ifaces, true)
+	}
+	if err != nil {
+		return fmt.Errorf("register conductor %s: %w", c.host, err)
+	}
+	c.mu.Lock()
+	c.conductorID = cond.ID
+	c.started = true
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.stop = cancel
+	c.mu.Unlock()
+
+	c.correctStuckStates(ctx)
+
+	c.loops.Add(1)
+	go func() {
+		defer c.loops.Done()
+		c.keepalive(loopCtx)
+	}()
+	c.startPeriodics(loopCtx)
+	c.log.InfoContext(ctx, "successfully started conductor")
+	return nil
+}
+
+// correctStuckStates fails the nodes left in a state no conductor can
+// resume (upstream _correct_stuck_states).
+func (c *Conductor) correctStuckStates(ctx context.Context) {
+	for _, state := range states.StuckStatesTreatedAsFail.Values() {
+		msg := fmt.Sprintf("The %s state can't be resumed by conductor %s. Moving to fail state.", state, c.host)
+		f := store.NodeFilter{Reserved: boolPtr(false), ProvisionState: &state}
+		c.failIfInState(ctx, f, []string{state}, "provision_updated_at", failOptions{lastError: msg})
+	}
+}
+
+// keepalive touches the conductor row every heartbeat_interval so that
+// the others keep it in their hash rings.
+func (c *Conductor) keepalive(ctx context.Context) {
+	interval := c.cfg.Duration("conductor", "heartbeat_interval")
+	if interval <= 0 {
+		interval = 10 * time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := c.store.TouchConductor(ctx, c.host, true); err != nil && ctx.Err() == nil {
+			c.log.WarnContext(ctx, "error while heartbeating", "error", err)
+		}
+	}
+}
+
+// Stop does what upstream's del_host does: it clears this host's
+// reservations, marks the conductor offline, stops the keepalive and the
+// periodic tasks and waits up to [conductor]/graceful_shutdown_timeout for
+// running work (whose locks are released as each ends).
+func (c *Conductor) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.started {
+		c.mu.Unlock()
+		return nil
+	}
+	c.started = false
+	stop := c.stop
+	c.mu.Unlock()
+	stop()
+	c.loops.Wait()
+	var errsOut []error
+	if err := c.store.UnregisterConductor(ctx, c.host); err != nil && !errors.Is(err, store.ErrNotFound) {
+		errsOut = append(errsOut, fmt.Errorf("unregister conductor %s: %w", c.host, err))
+	}
+	wait := c.cfg.Duration("conductor", "graceful_shutdown_timeout")
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := c.pool.Wait(wctx); err != nil {
+		c.log.WarnContext(ctx, "workers still running at shutdown", "error", err)
+	}
+	if _, err := c.store.ClearNodeReservationsForConductor(context.WithoutCancel(ctx), c.host); err != nil {
+		errsOut = append(errsOut, fmt.Errorf("release locks of %s: %w", c.host, err))
+	}
+	c.log.InfoContext(ctx, "successfully stopped conductor")
+	return errors.Join(errsOut...)
+}
+
+// acquire takes the node's lock (exclusive unless shared) for purpose.
+func (c *Conductor) acquire(ctx context.Context, nodeID, purpose string, shared bool) (*task.Task, error) {
+	return c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Shared: shared, Purpose: purpose})
+}
+
+// spawn is the pool seen as the task manager's Spawner.
+func (c *Conductor) spawner() task.Spawner { return c.pool }
+
+// record writes a node history event, logging a failure to write it.
+func record(ctx context.Context, t *task.Task, event, eventType string, isErr bool) {
+	if err := t.RecordHistory(ctx, task.HistoryEvent{Event: event, EventType: eventType, Error: isErr}); err != nil {
+		t.Log().ErrorContext(ctx, "record node history", "error", err)
+	}
+}
+
+// save writes the task's node, logging a failure: used where upstream
+// saves inside error handling and carries on.
+func save(ctx context.Context, t *task.Task) {
+	if err := t.Save(ctx); err != nil {
+		t.Log().ErrorContext(ctx, "save node", "error", err)
+	}
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+func priorityOverrides(c *config.Config, option string) (map[string]int, error) {
+	out, err := steps.PriorityOverrides(c.Dict("conductor", option))
+	if err != nil {
+		return nil, fmt.Errorf("[conductor]/%s: %w", option, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,266 @@
+package conductor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/states"
+)
+
+// DoNodeService starts servicing an active node with the user's service
+// steps (upstream do_node_service): refused in maintenance; power and
+// network validated now; the service event targets active.
+func (c *Conductor) DoNodeService(ctx context.Context, _ string, nodeID string, serviceSteps []map[string]any, disableRamdisk bool) error {
+	t, err := c.acquire(ctx, nodeID, "node service", false)
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	n := t.Node
+	if n.Maintenance {
+		return errs.NodeInMaintenance("service", n.UUID)
+	}
+	dt := t.DriverTask()
+	verr := t.Driver.Power.Validate(ctx, dt)
+	if verr == nil {
+		verr = t.Driver.Network.Validate(ctx, dt)
+	}
+	if verr != nil {
+		if errs.Is(verr, "InvalidParameterValue") {
+			return errs.InvalidParameterValue(fmt.Sprintf("Validation of node %s for servicing failed: %s", n.UUID, verr))
+		}
+		return verr
+	}
+	if err := c.checkDisallowedSteps(serviceSteps, "service"); err != nil {
+		return err
+	}
+	err = t.ProcessEvent(ctx, states.EventService, task.EventOptions{
+		Spawner: c.spawner(), TargetState: states.Active, ErrHandler: task.ProvisioningErrorHandler,
+		Work: task.Work{Name: "do_node_service", Fn: func(ctx context.Context, t *task.Task) error {
+			return c.doNodeService(ctx, t, serviceSteps, disableRamdisk)
+		}},
+	})
+	if errs.Is(err, "InvalidState") {
+		return errs.InvalidStateRequested("service", n.UUID, n.ProvisionState)
+	}
+	if err != nil {
+		return err
+	}
+	return t.End()
+}
+
+// doNodeService is upstream servicing.do_node_service, run in a worker:
+// the steps are validated against the driver's service steps; the ramdisk
+// is prepared only when a step needs it.
+func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceSteps []map[string]any, disableRamdisk bool) error {
+	n := t.Node
+	dt := t.DriverTask()
+	verr := t.Driver.Power.Validate(ctx, dt)
+	if verr == nil && !disableRamdisk {
+		verr = t.Driver.Network.Validate(ctx, dt)
+	}
+	if verr != nil {
+		c.servicingErrorHandler(ctx, t, fmt.Sprintf("Validation of node %s for service failed: %s", n.UUID, verr), serviceErrOpts{tearDown: true, setFail: true})
+		return nil
+	}
+	wipeServiceInternalInfo(n)
+	setDII(n, "service_steps", stepsValue(serviceSteps))
+	setDII(n, "service_disable_ramdisk", disableRamdisk)
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	drv, err := c.driverSteps(ctx, t, driver.StepService, false, false)
+	if err != nil {
+		c.servicingErrorHandler(ctx, t, fmt.Sprintf("Cannot service node %s: %s", n.UUID, err), serviceErrOpts{tearDown: true, setFail: true})
+		return nil
+	}
+	list, err := validateUserSteps(serviceSteps, drv, "service", "", false, disableRamdisk)
+	if err != nil {
+		c.servicingErrorHandler(ctx, t, fmt.Sprintf("Cannot service node %s: %s", n.UUID, err), serviceErrOpts{tearDown: true, setFail: true})
+		return nil
+	}
+	list = c.filterDisallowed(list, "service")
+	n.ServiceStep = map[string]any{}
+	setDII(n, "service_steps", stepsValue(list))
+	setDII(n, "service_step_index", nil)
+	ramdiskNeeded := false
+	for _, s := range list {
+		if b, _ := s["requires_ramdisk"].(bool); b {
+			ramdiskNeeded = true
+		}
+	}
+	if ramdiskNeeded && !disableRamdisk {
+		res := ""
+		if p, ok := t.Driver.Deploy.(driver.ServicePreparer); ok {
+			res, err = p.PrepareService(ctx, t.DriverTask())
+		}
+		if err != nil {
+			c.servicingErrorHandler(ctx, t, fmt.Sprintf("Failed to prepare node %s for service: %s", n.UUID, err), serviceErrOpts{tearDown: true, setFail: true})
+			return nil
+		}
+		if res == states.ServiceWait {
+			return c.serviceFlow().event(ctx, t, states.EventWait)
+		}
+	} else {
+		setDII(n, "service_disable_ramdisk", true)
+	}
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	index := -1
+	if len(list) > 0 {
+		index = 0
+	}
+	return c.runSteps(ctx, t, c.serviceFlow(), index)
+}
+
+// finishService tears servicing down and returns the node to active.
+func (c *Conductor) finishService(ctx context.Context, t *task.Task) error {
+	n := t.Node
+	disableRamdisk := diiBool(n, "service_disable_ramdisk", false)
+	n.ServiceStep = nil
+	wipeServiceInternalInfo(n)
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	if !disableRamdisk {
+		if p, ok := t.Driver.Deploy.(driver.ServicePreparer); ok {
+			if err := p.TearDownService(ctx, t.DriverTask()); err != nil {
+				c.servicingErrorHandler(ctx, t, fmt.Sprintf("Failed to tear down from service for node %s, reason: %s", n.UUID, err), serviceErrOpts{setFail: true})
+				return nil
+			}
+		}
+	}
+	return t.ProcessEvent(ctx, states.EventDone, task.EventOptions{})
+}
+
+type serviceErrOpts struct {
+	errmsg   string
+	tearDown bool
+	setFail  bool
+}
+
+// servicingErrorHandler is upstream servicing_error_handler: maintenance
+// with fault "service failure" when a step was running, tear down, the
+// error recorded, then fail (service failed).
+func (c *Conductor) servicingErrorHandler(ctx context.Context, t *task.Task, logmsg string, o serviceErrOpts) {
+	n := t.Node
+	setMaint := len(n.ServiceStep) > 0
+	errmsg := o.errmsg
+	if errmsg == "" {
+		errmsg = logmsg
+	}
+	t.Log().ErrorContext(ctx, logmsg)
+	if setMaint {
+		f := faultServiceFailure
+		n.Fault = &f
+		n.Maintenance = true
+	}
+	if o.tearDown {
+		if p, ok := t.Driver.Deploy.(driver.ServicePreparer); ok {
+			if err := p.TearDownService(ctx, t.DriverTask()); err != nil {
+				errmsg += ". Also failed to tear down servicing."
+			}
+		}
+	}
+	switch n.ProvisionState {
+	case states.Servicing, states.ServiceWait, states.ServiceFail:
+		n.ServiceStep = map[string]any{}
+		delDII(n, "service_step_index")
+		removeAsyncFlags(n)
+		wipeTokenAndURL(n)
+	}
+	record(ctx, t, errmsg, "servicing", true)
+	if setMaint && (n.MaintenanceReason == nil || *n.MaintenanceReason == "") {
+		msg := errmsg
+		n.MaintenanceReason = &msg
+	}
+	if c.cfg.Bool("conductor", "poweroff_in_servicefail") {
+		if err := c.nodePowerAction(ctx, t, states.PowerOff, 0); err != nil {
+			t.Log().ErrorContext(ctx, "power off in service fail", "error", err)
+		}
+	}
+	save(ctx, t)
+	if o.setFail && n.ProvisionState != states.ServiceFail {
+		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{}); err != nil {
+			t.Log().ErrorContext(ctx, "move node to service failed", "error", err)
+		}
+	}
+}
+
+// ContinueNodeService resumes servicing after an asynchronous step
+// (upstream continue_node_service).
+func (c *Conductor) ContinueNodeService(ctx context.Context, _ string, nodeID string) error {
+	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Purpose: "continue node servicing", Patient: true})
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	n := t.Node
+	if n.ProvisionState != states.ServiceWait && n.ProvisionState != states.Servicing {
+		return errs.NewMessage("InvalidStateRequested", fmt.Sprintf(
+			"Cannot continue servicing on %s. Node is in %s state; should be in one of %s, %s", n.UUID, n.ProvisionState, states.ServiceWait, states.Servicing))
+	}
+	if err := t.ProcessEvent(ctx, states.EventResume, task.EventOptions{}); err != nil {
+		return err
+	}
+	t.SetSpawnErrorHook(task.SpawnErrorHandler(states.Servicing))
+	t.SpawnAfter(c.spawner(), task.Work{Name: "continue_node_service", Fn: c.continueNodeService})
+	return t.End()
+}
+
+func (c *Conductor) continueNodeService(ctx context.Context, t *task.Task) error {
+	n := t.Node
+	f := c.serviceFlow()
+	next := nextStepIndex(n, f)
+	if ab, _ := n.ServiceStep["abort_after"].(bool); ab {
+		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{}); err != nil {
+			return err
+		}
+		return c.doNodeServiceAbort(ctx, t)
+	}
+	return c.runSteps(ctx, t, f, next)
+}
+
+// doNodeServiceAbort tears servicing down after an abort (upstream
+// do_node_service_abort).
+func (c *Conductor) doNodeServiceAbort(ctx context.Context, t *task.Task) error {
+	n := t.Node
+	attempted := diiBool(n, "agent_start_attempted", false)
+	err := func() error {
+		dt := t.DriverTask()
+		if attempted {
+			if err := t.Driver.Power.SetPowerState(ctx, dt, states.PowerOff, 0); err != nil {
+				return err
+			}
+		}
+		if p, ok := t.Driver.Deploy.(driver.ServicePreparer); ok {
+			if err := p.TearDownService(ctx, dt); err != nil {
+				return err
+			}
+		}
+		if attempted {
+			if err := t.Driver.Boot.PrepareInstance(ctx, dt); err != nil {
+				return err
+			}
+			return t.Driver.Power.SetPowerState(ctx, dt, states.PowerOn, 0)
+		}
+		return nil
+	}()
+	if err != nil {
+		c.servicingErrorHandler(ctx, t, fmt.Sprintf("Failed to tear down service for node %s after aborting the operation. Error: %s", n.UUID, err),
+			serviceErrOpts{errmsg: "Failed to tear down service after aborting the operation"})
+		return nil
+	}
+	msg := "By request, the service operation was aborted"
+	if len(n.ServiceStep) > 0 {
+		msg += fmt.Sprintf(" during or after the completion of step \"%s\"", stepID(n.ServiceStep))
+	}
+	n.LastError = &msg
+	n.ServiceStep = nil
+	wipeServiceInternalInfo(n)
+	return t.Save(ctx)
+}

@@ -1,0 +1,265 @@
+package conductor
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+)
+
+// The step execution loop shared by cleaning, deployment and servicing
+// (upstream do_next_clean_step, do_next_deploy_step, do_next_service_step):
+// the step list lives in driver_internal_info["<kind>_steps"], the index
+// of the running step in "<kind>_step_index" and the step itself in
+// node.<kind>_step. A step that returns nothing is done; one that returns
+// the flow's wait state continues asynchronously (the driver calls
+// continue_node_<kind> when it is done); an error fails the flow.
+
+// stepFlow describes one flow of the loop.
+type stepFlow struct {
+	kind      driver.StepKind
+	waitState string
+	stepsKey  string
+	indexKey  string
+	skipKey   string
+	rebootKey string
+	pollKey   string
+	// current points at node.<kind>_step.
+	current func(n *model.Node) *map[string]any
+	// target is the explicit target of the wait/hold events (manual
+	// cleaning keeps manageable), "" for the machine's.
+	target func(n *model.Node) string
+	// failStep reports a step that raised; failInvalid one that returned
+	// an unexpected value; both end in the flow's failure state.
+	failStep    func(ctx context.Context, t *task.Task, step map[string]any, err error)
+	failInvalid func(ctx context.Context, t *task.Task, step map[string]any, result string)
+	// finish runs after the last step.
+	finish func(ctx context.Context, t *task.Task) error
+}
+
+func (c *Conductor) cleanFlow() *stepFlow {
+	return &stepFlow{
+		kind: driver.StepClean, waitState: states.CleanWait,
+		stepsKey: "clean_steps", indexKey: "clean_step_index", skipKey: "skip_current_clean_step",
+		rebootKey: "cleaning_reboot", pollKey: "cleaning_polling",
+		current: func(n *model.Node) *map[string]any { return &n.CleanStep },
+		target: func(n *model.Node) string {
+			if n.TargetProvisionState == states.Manageable {
+				return states.Manageable
+			}
+			return ""
+		},
+		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
+			msg := fmt.Sprintf("Node %s failed step %s: %s", t.Node.UUID, pyRepr(t.Node.CleanStep), err)
+			c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
+		},
+		failInvalid: func(ctx context.Context, t *task.Task, step map[string]any, result string) {
+			msg := fmt.Sprintf("While executing step %s on node %s, step returned invalid value: %s", pyRepr(step), t.Node.UUID, result)
+			c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
+		},
+		finish: c.finishCleaning,
+	}
+}
+
+func (c *Conductor) deployFlow() *stepFlow {
+	return &stepFlow{
+		kind: driver.StepDeploy, waitState: states.DeployWait,
+		stepsKey: "deploy_steps", indexKey: "deploy_step_index", skipKey: "skip_current_deploy_step",
+		rebootKey: "deployment_reboot", pollKey: "deployment_polling",
+		current: func(n *model.Node) *map[string]any { return &n.DeployStep },
+		target:  func(*model.Node) string { return "" },
+		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
+			if t.Node.ProvisionState == states.DeployFail {
+				return
+			}
+			logmsg := fmt.Sprintf("Node %s failed deploy step %s: %s", t.Node.UUID, pyRepr(t.Node.DeployStep), err)
+			c.deployingErrorHandler(ctx, t, logmsg, fmt.Sprintf("Deploy step %s failed: %s.", stepID(step), err), true)
+		},
+		failInvalid: func(ctx context.Context, t *task.Task, step map[string]any, result string) {
+			logmsg := fmt.Sprintf("While executing deploy step %s on node %s, step returned unexpected state: %s", pyRepr(step), t.Node.UUID, result)
+			c.deployingErrorHandler(ctx, t, logmsg, fmt.Sprintf("Failed to deploy: %s", pyRepr(t.Node.DeployStep)), true)
+		},
+		finish: c.finishDeploy,
+	}
+}
+
+func (c *Conductor) serviceFlow() *stepFlow {
+	return &stepFlow{
+		kind: driver.StepService, waitState: states.ServiceWait,
+		stepsKey: "service_steps", indexKey: "service_step_index", skipKey: "skip_current_service_step",
+		rebootKey: "servicing_reboot", pollKey: "servicing_polling",
+		current: func(n *model.Node) *map[string]any { return &n.ServiceStep },
+		target:  func(*model.Node) string { return "" },
+		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
+			msg := fmt.Sprintf("Node %s failed step %s: %s", t.Node.UUID, pyRepr(t.Node.ServiceStep), err)
+			c.servicingErrorHandler(ctx, t, msg, serviceErrOpts{tearDown: true, setFail: true})
+		},
+		failInvalid: func(ctx context.Context, t *task.Task, step map[string]any, result string) {
+			msg := fmt.Sprintf("While executing step %s on node %s, step returned invalid value: %s", pyRepr(step), t.Node.UUID, result)
+			c.servicingErrorHandler(ctx, t, msg, serviceErrOpts{tearDown: true, setFail: true})
+		},
+		finish: c.finishService,
+	}
+}
+
+// stepID is upstream's step_id: "<interface>.<step>".
+func stepID(step map[string]any) string {
+	i, _ := step["interface"].(string)
+	s, _ := step["step"].(string)
+	return i + "." + s
+}
+
+// event moves the node along event with the flow's target and logs a
+// refusal (the loop has nothing better to do with it).
+func (f *stepFlow) event(ctx context.Context, t *task.Task, event string) error {
+	opts := task.EventOptions{TargetState: f.target(t.Node)}
+	if err := t.ProcessEvent(ctx, event, opts); err != nil {
+		t.Log().ErrorContext(ctx, "step flow could not move the node", "event", event, "error", err)
+		return err
+	}
+	return nil
+}
+
+// runSteps executes the flow's steps from index on (none when index < 0),
+// then finishes the flow.
+func (c *Conductor) runSteps(ctx context.Context, t *task.Task, f *stepFlow, index int) error {
+	n := t.Node
+	for index >= 0 {
+		steps := diiSteps(n, f.stepsKey)
+		if index >= len(steps) {
+			break
+		}
+		step := cloneMap(steps[index])
+		*f.current(n) = step
+		setDII(n, f.indexKey, index)
+		if err := t.Save(ctx); err != nil {
+			return err
+		}
+		delDII(n, f.pollKey)
+		t.Log().InfoContext(ctx, "executing step", "kind", f.kind, "step", stepID(step), "index", index)
+		handled, exit, result, err := c.reservedStep(ctx, t, f, step)
+		if err == nil && !handled {
+			result, err = c.executeStep(ctx, t, f.kind, step)
+		}
+		if err != nil {
+			f.failStep(ctx, t, step, err)
+			return nil
+		}
+		if exit {
+			return nil
+		}
+		if f.kind == driver.StepDeploy && n.ProvisionState == states.DeployFail {
+			return nil
+		}
+		switch result {
+		case "":
+		case f.waitState:
+			t.Log().InfoContext(ctx, "step being executed asynchronously, waiting for driver", "step", stepID(step))
+			if n.ProvisionState != f.waitState {
+				return f.event(ctx, t, states.EventWait)
+			}
+			return nil
+		default:
+			f.failInvalid(ctx, t, step, result)
+			return nil
+		}
+		index++
+	}
+	return f.finish(ctx, t)
+}
+
+// executeStep runs a driver step on the interface it names.
+func (c *Conductor) executeStep(ctx context.Context, t *task.Task, kind driver.StepKind, step map[string]any) (string, error) {
+	ifaceName, _ := step["interface"].(string)
+	name, _ := step["step"].(string)
+	impl := t.Driver.Get(driver.Kind(ifaceName))
+	if impl == nil {
+		return "", fmt.Errorf("node has no %s interface", ifaceName)
+	}
+	args, _ := step["args"].(map[string]any)
+	ds := driver.Step{Kind: kind, Interface: driver.Kind(ifaceName), Name: name, Args: args}
+	return driver.ExecuteStep(ctx, t.DriverTask(), impl, ds)
+}
+
+// reservedStep handles the step names the conductor resolves itself
+// (upstream use_reserved_step_handler): power_on, power_off and reboot run
+// a power action; hold moves the node to the hold state and stops; wait
+// moves it to the wait state and stops, or with a "seconds" argument waits
+// that long (at most [conductor]/max_conductor_wait_step_seconds) and
+// resumes.
+func (c *Conductor) reservedStep(ctx context.Context, t *task.Task, f *stepFlow, step map[string]any) (handled, exit bool, result string, err error) {
+	name, _ := step["step"].(string)
+	power := map[string]string{"power_on": states.PowerOn, "power_off": states.PowerOff, "reboot": states.Reboot}
+	if st, ok := power[name]; ok {
+		return true, false, "", c.nodePowerAction(ctx, t, st, 0)
+	}
+	switch name {
+	case "hold":
+		return true, true, "", f.event(ctx, t, states.EventHold)
+	case "wait":
+		if err := f.event(ctx, t, states.EventWait); err != nil {
+			return true, true, "", err
+		}
+		args, _ := step["args"].(map[string]any)
+		raw, ok := args["seconds"]
+		if !ok {
+			return true, true, "", nil
+		}
+		secs, err := strconv.Atoi(fmt.Sprint(raw))
+		if err != nil {
+			return true, true, "", fmt.Errorf("invalid wait seconds %v: %w", raw, err)
+		}
+		maxSecs := c.cfg.Int("conductor", "max_conductor_wait_step_seconds")
+		if secs > maxSecs {
+			warning := fmt.Sprintf("A wait time exceeding the configured maximum has been requested. Holding for %d, got %d.", secs, maxSecs)
+			record(ctx, t, warning, t.Node.ProvisionState, false)
+			secs = maxSecs
+		}
+		if err := c.clock.Sleep(ctx, time.Duration(secs)*time.Second); err != nil {
+			return true, true, "", err
+		}
+		// Upstream stops the loop here after resuming; continuing with the
+		// next step is what a timed wait is for.
+		return true, false, "", f.event(ctx, t, states.EventResume)
+	}
+	return false, false, "", nil
+}
+
+// nextStepIndex is upstream update_next_step_index: the index of the step
+// to run after an asynchronous one, -1 when none is left. The current step
+// is skipped unless the driver set skip_current_<kind>_step to false.
+func nextStepIndex(n *model.Node, f *stepFlow) int {
+	skip := diiBool(n, f.skipKey, true)
+	delDII(n, f.skipKey, f.rebootKey, f.pollKey)
+	if len(*f.current(n)) == 0 {
+		return 0
+	}
+	ind, ok := diiInt(n, f.indexKey)
+	if !ok {
+		return -1
+	}
+	if skip {
+		ind++
+	}
+	if ind >= len(diiSteps(n, f.stepsKey)) {
+		return -1
+	}
+	return ind
+}
+
+// markAbortAfter flags the running step to abort once it finishes
+// (non-abortable steps, seed § 3.3.6).
+func markAbortAfter(ctx context.Context, t *task.Task, step *map[string]any) error {
+	if ab, _ := (*step)["abort_after"].(bool); ab {
+		return nil
+	}
+	s := cloneMap(*step)
+	s["abort_after"] = true
+	*step = s
+	return t.Save(ctx)
+}
