@@ -1,0 +1,122 @@
+// Package agentclient is the conductor's client of ironic-python-agent's
+// REST API (upstream ironic/drivers/modules/agent_client.py): commands are
+// POSTed to <agent_url>/v1/commands/ with the node's agent token as the
+// agent_token query parameter, long commands are polled through
+// GET /v1/commands/, connection failures are retried and, when a POST
+// fails in transit, the agent is asked whether it is running the command
+// anyway before the failure is reported. Errors carry upstream's classes
+// and messages (AgentAPIError, AgentConnectionFailed, AgentInProgress,
+// AgentCommandTimeout). The token never reaches a log line or a message.
+package agentclient
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/openkeel/ironic/internal/config"
+)
+
+// Options are the ironic.conf settings the client reads, plus the clock
+// and logger, which tests replace.
+type Options struct {
+	// [agent]
+	APIVersion          string
+	CommandTimeout      time.Duration
+	MaxCommandAttempts  int
+	CommandWaitInterval time.Duration
+	CommandWaitAttempts int
+	VerifyCA            string
+	TLSMinimumVersion   string
+	// PostDeployGetPowerStateRetries and ...RetryInterval bound the wait
+	// for a locked-down agent to stop answering (lockdown).
+	PostDeployGetPowerStateRetries       int
+	PostDeployGetPowerStateRetryInterval time.Duration
+	// [conductor]/require_rescue_password_hashed: refuse the plain-text
+	// rescue password fallback for agents too old to take a hash.
+	RequireRescuePasswordHashed bool
+
+	// Clock waits between polls; nil means the real clock.
+	Clock Clock
+	// Log receives the client's debug and error lines; nil means
+	// slog.Default().
+	Log *slog.Logger
+}
+
+// Clock is the time source of every wait in this package.
+type Clock interface {
+	// Sleep waits for d or until ctx ends.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// DefaultOptions are upstream's defaults.
+func DefaultOptions() Options {
+	return Options{
+		APIVersion:                           "v1",
+		CommandTimeout:                       60 * time.Second,
+		MaxCommandAttempts:                   3,
+		CommandWaitInterval:                  6 * time.Second,
+		CommandWaitAttempts:                  100,
+		VerifyCA:                             "True",
+		TLSMinimumVersion:                    "1.3",
+		PostDeployGetPowerStateRetries:       6,
+		PostDeployGetPowerStateRetryInterval: 5 * time.Second,
+		RequireRescuePasswordHashed:          true,
+	}
+}
+
+// OptionsFromConfig reads the [agent] and [conductor] options the client
+// uses.
+func OptionsFromConfig(c *config.Config) Options {
+	o := DefaultOptions()
+	secs := func(name string) time.Duration { return time.Duration(c.Int("agent", name)) * time.Second }
+	o.APIVersion = c.String("agent", "agent_api_version")
+	o.CommandTimeout = secs("command_timeout")
+	o.MaxCommandAttempts = c.Int("agent", "max_command_attempts")
+	o.CommandWaitInterval = secs("command_wait_interval")
+	o.CommandWaitAttempts = c.Int("agent", "command_wait_attempts")
+	o.VerifyCA = c.String("agent", "verify_ca")
+	o.TLSMinimumVersion = c.String("agent", "tls_minimum_version")
+	o.PostDeployGetPowerStateRetries = c.Int("agent", "post_deploy_get_power_state_retries")
+	o.PostDeployGetPowerStateRetryInterval = secs("post_deploy_get_power_state_retry_interval")
+	o.RequireRescuePasswordHashed = c.Bool("conductor", "require_rescue_password_hashed")
+	return o
+}
+
+func (o *Options) clock() Clock {
+	if o.Clock == nil {
+		return realClock{}
+	}
+	return o.Clock
+}
+
+func (o *Options) log() *slog.Logger {
+	if o.Log == nil {
+		return slog.Default()
+	}
+	return o.Log
+}
+
+// attempts is tenacity's stop_after_attempt(n): at least one try.
+func attempts(n int) int {
+	if n < 1 {
+		return 1
+	}
+	return n
+}
