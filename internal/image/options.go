@@ -1,0 +1,135 @@
+// Package image fetches, checks, converts and caches the images a
+// conductor hands to nodes, and builds the ISO images it boots them from,
+// as upstream's ironic/common/{images,image_service,checksum_utils,
+// qemu_img}.py and ironic/drivers/modules/image_cache.py do.
+//
+// Errors are upstream's classes (internal/errs) with upstream's messages,
+// because they reach node.last_error and clients read them.
+package image
+
+import (
+	"strings"
+	"time"
+
+	"github.com/openkeel/ironic/internal/config"
+)
+
+// Options are the ironic.conf values this package reads; OptionsFromConfig
+// fills them, tests set them directly.
+type Options struct {
+	// WebserverVerifyCA is [DEFAULT]/webserver_verify_ca: "True", "False"
+	// or the path of a CA bundle.
+	WebserverVerifyCA string
+	// WebserverTimeout is [DEFAULT]/webserver_connection_timeout.
+	WebserverTimeout time.Duration
+	// ImageServerUser/Password are used when [deploy]/image_server_auth_strategy
+	// is http_basic (ImageServerBasicAuth).
+	ImageServerBasicAuth bool
+	ImageServerUser      string
+	ImageServerPassword  string
+	// FileURLAllowedPaths is [conductor]/file_url_allowed_paths.
+	FileURLAllowedPaths []string
+	// AllowMD5 is [agent]/allow_md5_checksum.
+	AllowMD5 bool
+	// DisableChecksumFiles is [conductor]/disable_support_for_checksum_files.
+	DisableChecksumFiles bool
+	// DisableFileChecksum is [conductor]/disable_file_checksum.
+	DisableFileChecksum bool
+	// DisableDeepInspection is [conductor]/disable_deep_image_inspection.
+	DisableDeepInspection bool
+	// PermittedFormats is [conductor]/permitted_image_formats.
+	PermittedFormats []string
+	// ConvertMemoryLimitMiB is [disk_utils]/image_convert_memory_limit.
+	ConvertMemoryLimitMiB int
+	// ConvertAttempts is [disk_utils]/image_convert_attempts.
+	ConvertAttempts int
+	// RawImageGrowthFactor is [DEFAULT]/raw_image_growth_factor.
+	RawImageGrowthFactor float64
+	// DownloadConcurrency is [DEFAULT]/image_download_concurrency.
+	DownloadConcurrency int
+	// ParallelDownloads is [DEFAULT]/parallel_image_downloads.
+	ParallelDownloads bool
+	// GlanceNumRetries is [glance]/num_retries.
+	GlanceNumRetries int
+	// GlanceRetryDelay is the wait between Glance retries (upstream: 1 s).
+	GlanceRetryDelay time.Duration
+	// ConductorProjectID is the project of the conductor's Glance service
+	// user: private images it owns and shared images it is a member of
+	// are available (upstream's is_image_available).
+	ConductorProjectID string
+	// AllowImageAccessViaAuthToken is [DEFAULT]/allow_image_access_via_auth_token.
+	AllowImageAccessViaAuthToken bool
+	// IgnoreProjectCheckForAdmin is [DEFAULT]/ignore_project_check_for_admin_tasks.
+	IgnoreProjectCheckForAdmin bool
+	// Isolinux and boot ISO options from [DEFAULT].
+	IsolinuxBin    string
+	LdlinuxC32     string
+	ESPImage       string
+	GrubConfigPath string
+	// TempDir is [DEFAULT]/tempdir.
+	TempDir string
+}
+
+// DefaultOptions are upstream's defaults.
+func DefaultOptions() Options {
+	return Options{
+		WebserverVerifyCA:          "True",
+		WebserverTimeout:           60 * time.Second,
+		FileURLAllowedPaths:        []string{"/var/lib/ironic"},
+		AllowMD5:                   true,
+		PermittedFormats:           []string{"raw", "gpt", "qcow2", "iso"},
+		ConvertMemoryLimitMiB:      2048,
+		ConvertAttempts:            3,
+		RawImageGrowthFactor:       2,
+		DownloadConcurrency:        20,
+		ParallelDownloads:          true,
+		GlanceRetryDelay:           time.Second,
+		IgnoreProjectCheckForAdmin: true,
+		IsolinuxBin:                "/usr/lib/syslinux/isolinux.bin",
+		GrubConfigPath:             "EFI/BOOT/grub.cfg",
+	}
+}
+
+// OptionsFromConfig reads Options from ironic.conf.
+func OptionsFromConfig(c *config.Config) Options {
+	o := Options{
+		WebserverVerifyCA:            c.String("DEFAULT", "webserver_verify_ca"),
+		WebserverTimeout:             c.Duration("DEFAULT", "webserver_connection_timeout"),
+		ImageServerBasicAuth:         c.String("deploy", "image_server_auth_strategy") == "http_basic",
+		ImageServerUser:              c.String("deploy", "image_server_user"),
+		ImageServerPassword:          c.String("deploy", "image_server_password"),
+		FileURLAllowedPaths:          c.List("conductor", "file_url_allowed_paths"),
+		AllowMD5:                     c.Bool("agent", "allow_md5_checksum"),
+		DisableChecksumFiles:         c.Bool("conductor", "disable_support_for_checksum_files"),
+		DisableFileChecksum:          c.Bool("conductor", "disable_file_checksum"),
+		DisableDeepInspection:        c.Bool("conductor", "disable_deep_image_inspection"),
+		PermittedFormats:             c.List("conductor", "permitted_image_formats"),
+		ConvertMemoryLimitMiB:        c.Int("disk_utils", "image_convert_memory_limit"),
+		ConvertAttempts:              c.Int("disk_utils", "image_convert_attempts"),
+		RawImageGrowthFactor:         c.Float("DEFAULT", "raw_image_growth_factor"),
+		DownloadConcurrency:          c.Int("DEFAULT", "image_download_concurrency"),
+		ParallelDownloads:            c.Bool("DEFAULT", "parallel_image_downloads"),
+		GlanceNumRetries:             c.Int("glance", "num_retries"),
+		GlanceRetryDelay:             time.Second,
+		AllowImageAccessViaAuthToken: c.Bool("DEFAULT", "allow_image_access_via_auth_token"),
+		IsolinuxBin:                  c.String("DEFAULT", "isolinux_bin"),
+		LdlinuxC32:                   c.String("DEFAULT", "ldlinux_c32"),
+		ESPImage:                     c.String("DEFAULT", "esp_image"),
+		GrubConfigPath:               c.String("DEFAULT", "grub_config_path"),
+		TempDir:                      c.String("DEFAULT", "tempdir"),
+	}
+	o.IgnoreProjectCheckForAdmin = c.Bool("DEFAULT", "ignore_project_check_for_admin_tasks")
+	return o
+}
+
+// verifyCA interprets webserver_verify_ca as oslo's bool_from_string(strict)
+// does: a boolean word, otherwise a CA bundle path.
+func verifyCA(v string) (verify bool, caFile string) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "t", "true", "on", "y", "yes", "":
+		return true, ""
+	case "0", "f", "false", "off", "n", "no":
+		return false, ""
+	}
+	return true, v
+}
