@@ -269,7 +269,12 @@ func raiseIfTypeError(r *CommandResult, node *model.Node) error {
 	if !ok || e["type"] != "TypeError" {
 		return nil
 	}
-	return errs.New("AgentAPIError", map[string]any{"node": node.UUID, "status": e["code"], "error": CommandError(r)})
+	status := e["code"]
+	// JSON numbers decode as float64; Python prints the agent's int code.
+	if f, ok := status.(float64); ok && f == float64(int64(f)) {
+		status = int64(f)
+	}
+	return errs.New("AgentAPIError", map[string]any{"node": node.UUID, "status": status, "error": CommandError(r)})
 }
 
 // handleTimeout covers a request that failed in transit: the agent may
