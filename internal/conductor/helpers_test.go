@@ -87,7 +87,7 @@ func (s *scripted) Steps() []driver.StepSpec {
 		driver.ServiceStep("svc_abortable").WithAbortable(true),
 		driver.ServiceStep("svc_fail").WithRequiresRamdisk(false),
 		driver.DeployStep("deploy_async", 0).WithAbortable(false),
-		driver.DeployStep("deploy_abortable", 0),
+		driver.DeployStep("deploy_wait", 80),
 		driver.DeployStep("deploy_fail", 0),
 		driver.VerifyStep("verify_check", 0),
 	}

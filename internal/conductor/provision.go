@@ -50,7 +50,14 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, _ string, nodeID, 
 		}
 		return t.End()
 	case action == "unhold" && (n.ProvisionState == states.CleanHold || n.ProvisionState == states.DeployHold):
-		return t.ProcessEvent(ctx, states.EventUnhold, task.EventOptions{})
+		// Upstream lets the machine's default target (available) replace
+		// manageable here, turning a held manual cleaning into an
+		// automated one; the manual target is kept instead.
+		var opts task.EventOptions
+		if n.TargetProvisionState == states.Manageable {
+			opts.TargetState = states.Manageable
+		}
+		return t.ProcessEvent(ctx, states.EventUnhold, opts)
 	case action == "unhold" && n.ProvisionState == states.ServiceHold:
 		if err := t.ProcessEvent(ctx, states.EventUnhold, task.EventOptions{
 			Spawner: c.spawner(),

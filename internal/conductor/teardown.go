@@ -104,6 +104,12 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task, initial st
 			return err
 		}
 	}
+	// After an abort from deploy hold the node is in deploy failed, where
+	// upstream's clean event fails the worker; the node stays there, torn
+	// down, until an undeploy cleans it.
+	if n.ProvisionState != states.Deleting {
+		return nil
+	}
 	if err := t.ProcessEvent(ctx, states.EventClean, task.EventOptions{}); err != nil {
 		return err
 	}
