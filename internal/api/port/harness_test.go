@@ -1,0 +1,165 @@
+package port
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/storetest"
+)
+
+// storeConductor stands in for internal/conductor's port calls until they
+// land: it writes what the conductor would through the same store and
+// maps the store's duplicates to upstream's classes.
+type storeConductor struct {
+	rpc.ConductorAPI
+	s     store.Store
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *storeConductor) record(call string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, call)
+}
+
+func portDup(err error, p *model.Port) error {
+	var d *store.DuplicateError
+	if errors.As(err, &d) {
+		switch d.Field {
+		case "address":
+			return errs.New("MACAlreadyExists", map[string]any{"mac": d.Value})
+		case "name":
+			return errs.New("PortDuplicateName", map[string]any{"name": d.Value})
+		}
+		return errs.New("PortAlreadyExists", map[string]any{"uuid": p.UUID})
+	}
+	return err
+}
+
+func (c *storeConductor) CreatePort(ctx context.Context, _ string, p *model.Port) (*model.Port, error) {
+	c.record("create_port")
+	out, err := c.s.CreatePort(ctx, p)
+	return out, portDup(err, p)
+}
+
+func (c *storeConductor) UpdatePort(ctx context.Context, _ string, p *model.Port) (*model.Port, error) {
+	c.record("update_port")
+	out, err := c.s.UpdatePort(ctx, p)
+	return out, portDup(err, p)
+}
+
+func (c *storeConductor) DestroyPort(ctx context.Context, _ string, p *model.Port) error {
+	c.record("destroy_port")
+	return c.s.DeletePort(ctx, p.ID)
+}
+
+type fixedTopics struct{}
+
+func (fixedTopics) GetTopicFor(context.Context, *model.Node) (string, error) {
+	return rpc.ManagerTopic + ".test-host", nil
+}
+
+type env struct {
+	t    testing.TB
+	h    http.Handler
+	s    store.Store
+	cond *storeConductor
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	s := store.New(storetest.Backends(t)[0].DB)
+	cond := &storeConductor{s: s}
+	handlers := map[string]api.HandlerFunc{}
+	Register(handlers, Deps{Store: s, Conductor: cond, Topics: fixedTopics{}})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return &env{t: t, h: api.New(api.Deps{Logger: log, Handlers: handlers}), s: s, cond: cond}
+}
+
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r resp) json(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body %s: %v", r.body, err)
+	}
+	return m
+}
+
+func (r resp) faultstring(t testing.TB) string {
+	t.Helper()
+	var outer struct {
+		ErrorMessage string `json:"error_message"`
+	}
+	if err := json.Unmarshal(r.body, &outer); err != nil {
+		t.Fatalf("fault body %s: %v", r.body, err)
+	}
+	var inner struct {
+		Faultstring string `json:"faultstring"`
+	}
+	if err := json.Unmarshal([]byte(outer.ErrorMessage), &inner); err != nil {
+		t.Fatalf("fault %s: %v", outer.ErrorMessage, err)
+	}
+	return inner.Faultstring
+}
+
+func (e *env) do(method, path, version, body string) resp {
+	e.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, "http://127.0.0.1:6385"+path, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if version != "" {
+		req.Header.Set("X-OpenStack-Ironic-API-Version", version)
+	}
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, req)
+	return resp{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
+}
+
+// node stores a node directly (node creation is the node package's).
+func (e *env) node(name string, mutate func(*model.Node)) *model.Node {
+	e.t.Helper()
+	n := &model.Node{UUID: newUUID(), Driver: "fake-hardware", ProvisionState: "enroll", Name: &name}
+	if mutate != nil {
+		mutate(n)
+	}
+	out, err := e.s.CreateNode(context.Background(), n)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+func (e *env) portgroup(n *model.Node, name string, standalone bool) *model.Portgroup {
+	e.t.Helper()
+	pg, err := e.s.CreatePortgroup(context.Background(), &model.Portgroup{UUID: newUUID(), Name: &name, NodeID: &n.ID,
+		StandalonePortsSupported: &standalone})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return pg
+}

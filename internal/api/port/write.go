@@ -1,0 +1,402 @@
+package port
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// patchAllowedFields are PATCH_ALLOWED_FIELDS.
+var patchAllowedFields = []string{"address", "extra", "is_smartnic", "local_link_connection", "node_ident",
+	"node_uuid", "physical_network", "portgroup_uuid", "pxe_enabled", "name", "description", "vendor",
+	"category", "available_for_dynamic_portgroup"}
+
+// validate is PORT_VALIDATOR (and PORT_PATCH_VALIDATOR): the schema, then
+// the per-field checks and conversions of PORT_VALIDATOR_EXTRA.
+func validate(arg string, m map[string]any) error {
+	if err := apiutil.MustSchema("port").Validate(arg, m); err != nil {
+		return err
+	}
+	for _, f := range []string{"address", "node_uuid", "is_smartnic", "local_link_connection",
+		"portgroup_uuid", "pxe_enabled", "uuid", "available_for_dynamic_portgroup"} {
+		v, ok := m[f]
+		if !ok || v == nil {
+			continue
+		}
+		var err error
+		switch f {
+		case "address":
+			m[f], err = apiutil.MACAddress(f, v)
+		case "node_uuid", "portgroup_uuid", "uuid":
+			err = apiutil.BodyUUID(f, v)
+		case "local_link_connection":
+			err = apiutil.LocalLinkConnection(f, v)
+		default:
+			m[f], err = apiutil.BodyBoolean(f, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func errPhysnetEmpty() error {
+	return errs.NewMessage("Invalid", "A non-empty value is required when setting physical_network")
+}
+
+// smartNICLink is LOCAL_LINK_SMART_NIC_VALIDATOR reduced to what remains
+// once LOCAL_LINK_VALIDATOR passed: port_id and hostname present.
+func smartNICLink(llc any) bool {
+	if llc == nil {
+		return true
+	}
+	m, _ := llc.(map[string]any)
+	_, p := m["port_id"]
+	_, hn := m["hostname"]
+	return p && hn
+}
+
+func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ctx := r.Context()
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	if err := apiutil.MustSchema("port").Validate("port", body); err != nil {
+		return err
+	}
+	m, ok := apiutil.Plain(body).(map[string]any)
+	if !ok {
+		return errs.InvalidParameterValue("Schema error for port: None is not of type 'object'")
+	}
+	if err := validate("port", m); err != nil {
+		return err
+	}
+	v := rc.Version
+	nodeIdent, hasIdent := m["node_ident"].(string)
+	if hasIdent && !microversion.AllowNodeIdentAsParamForPortCreation.Allows(v) {
+		return errNotAcceptable()
+	}
+	nodeUUID, _ := m["node_uuid"].(string)
+	ident := nodeUUID
+	if hasIdent && nodeIdent != "" {
+		ident = nodeIdent
+	}
+	node, err := apiutil.GetNode(ctx, h.Store, ident, v)
+	notFound := errs.Is(err, "NodeNotFound")
+	if err != nil && !notFound {
+		return err
+	}
+	if err := h.authorize(r, "baremetal:port:create", node); err != nil {
+		return err
+	}
+	if notFound {
+		var name any
+		if u, ok := m["node_uuid"]; ok {
+			name = u
+		}
+		e := errs.New("NodeNotFound", map[string]any{"node": name})
+		e.Code = http.StatusBadRequest
+		return e
+	}
+	delete(m, "node_ident")
+	delete(m, "node_uuid")
+	if err := checkAllowedBody(m, v); err != nil {
+		return err
+	}
+	p := &model.Port{NodeID: &node.ID, NodeUUID: node.UUID}
+	var pg *model.Portgroup
+	if pgu, _ := m["portgroup_uuid"].(string); pgu != "" {
+		pg, err = h.Store.GetPortgroupByUUID(ctx, pgu)
+		if errors.Is(err, store.ErrNotFound) {
+			e := errs.New("PortgroupNotFound", map[string]any{"portgroup": pgu})
+			e.Code = http.StatusBadRequest
+			return e
+		}
+		if err != nil {
+			return fmt.Errorf("get portgroup %s: %w", pgu, err)
+		}
+		if pg.NodeID == nil || *pg.NodeID != node.ID {
+			return errs.NewMessage("Invalid", "Port can not be added to a portgroup belonging to a different node.")
+		}
+		p.PortgroupID = &pg.ID
+	}
+	if apiutil.Truthy(m["is_smartnic"]) && !smartNICLink(m["local_link_connection"]) {
+		return errs.NewMessage("Invalid", "Smart NIC port must have port_id and hostname in local_link_connection")
+	}
+	if pn, ok := m["physical_network"].(string); ok && pn == "" {
+		return errPhysnetEmpty()
+	}
+	if pg != nil && apiutil.Truthy(m["pxe_enabled"]) && pg.StandalonePortsSupported != nil && !*pg.StandalonePortsSupported {
+		return errs.NewMessage("Conflict", fmt.Sprintf("Port group %s doesn't support standalone ports. This port cannot be created as a member of that portgroup as the port's 'pxe_enabled' field was set to True.", pg.UUID))
+	}
+	if u, _ := m["uuid"].(string); u == "" {
+		m["uuid"] = uuid.NewString()
+	}
+	setFields(p, m)
+	topic, err := h.topic(ctx, node)
+	if err != nil {
+		return err
+	}
+	created, err := h.Conductor.CreatePort(ctx, topic, p)
+	if err != nil {
+		return err
+	}
+	rc.SetLocation(w, "ports", created.UUID)
+	d, err := h.convert(ctx, rc, created, nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusCreated, d)
+}
+
+func str(v any) *string {
+	s, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+func boolp(v any) *bool {
+	b, ok := v.(bool)
+	if !ok {
+		return nil
+	}
+	return &b
+}
+
+func mapOf(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// setFields copies the validated object fields of m onto p.
+func setFields(p *model.Port, m map[string]any) {
+	for k, v := range m {
+		switch k {
+		case "uuid":
+			if s := str(v); s != nil {
+				p.UUID = *s
+			}
+		case "address":
+			p.Address = str(v)
+		case "extra":
+			p.Extra = mapOf(v)
+		case "local_link_connection":
+			p.LocalLinkConnection = mapOf(v)
+		case "pxe_enabled":
+			p.PXEEnabled = boolp(v)
+		case "is_smartnic":
+			p.IsSmartNIC = boolp(v)
+		case "physical_network":
+			p.PhysicalNetwork = str(v)
+		case "name":
+			p.Name = str(v)
+		case "description":
+			p.Description = str(v)
+		case "vendor":
+			p.Vendor = str(v)
+		case "category":
+			p.Category = str(v)
+		case "available_for_dynamic_portgroup":
+			p.AvailableForDynamicPortgroup = v == true
+		}
+	}
+	if p.PXEEnabled == nil {
+		t := true
+		p.PXEEnabled = &t
+	}
+	if p.IsSmartNIC == nil {
+		f := false
+		p.IsSmartNIC = &f
+	}
+}
+
+// patchDoc is the port as the API sees it, the document a PATCH applies
+// to (as_dict without node_id and portgroup_id, with portgroup_uuid).
+func (h *handlers) patchDoc(p *model.Port, pgUUID any) map[string]any {
+	var nodeUUID any
+	if p.NodeUUID != "" {
+		nodeUUID = p.NodeUUID
+	}
+	return apiutil.CopyJSON(map[string]any{
+		"id": p.ID, "uuid": p.UUID, "created_at": apiutil.ISOTime(p.CreatedAt), "updated_at": apiutil.OptISOTime(p.UpdatedAt),
+		"address": optStr(p.Address), "extra": dict(p.Extra), "local_link_connection": dict(p.LocalLinkConnection),
+		"pxe_enabled": boolOr(p.PXEEnabled, true), "internal_info": dict(p.InternalInfo),
+		"physical_network": optStr(p.PhysicalNetwork), "is_smartnic": boolOr(p.IsSmartNIC, false),
+		"name": optStr(p.Name), "description": optStr(p.Description), "vendor": optStr(p.Vendor),
+		"category": optStr(p.Category), "available_for_dynamic_portgroup": p.AvailableForDynamicPortgroup,
+		"node_uuid": nodeUUID, "portgroup_uuid": pgUUID,
+	})
+}
+
+func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ctx := r.Context()
+	ident := rc.Param("port_id")
+	if err := apiutil.UUIDOrName("port_ident", ident); err != nil {
+		return err
+	}
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	ops, err := apiutil.DecodePatch(body)
+	if err != nil {
+		return err
+	}
+	v := rc.Version
+	if _, err := apiutil.ValidateAllowedFields(ops, patchAllowedFields, v); err != nil {
+		return err
+	}
+	var check []string
+	for _, f := range []string{"pxe_enabled", "local_link_connection", "portgroup_uuid", "physical_network",
+		"is_smartnic", "local_link_connection/network_type"} {
+		if len(apiutil.PatchValues(ops, "/"+f)) > 0 || apiutil.IsPathRemoved(ops, "/"+f) {
+			check = append(check, f)
+		}
+	}
+	if err := checkAllowedFields(check, v); err != nil {
+		return err
+	}
+	p, node, err := h.portAndNode(r, "baremetal:port:update", ident)
+	if err != nil {
+		return err
+	}
+	var pg *model.Portgroup
+	var pgUUID any
+	if p.PortgroupID != nil {
+		pg, err = h.Store.GetPortgroupByID(ctx, *p.PortgroupID)
+		if err != nil {
+			return fmt.Errorf("portgroup of port %s: %w", p.UUID, err)
+		}
+		pgUUID = pg.UUID
+	}
+	if nv := apiutil.PatchValues(ops, "/node_uuid"); len(nv) > 0 {
+		node, err = h.linkNode(r, rc, node, nv[0])
+		if err != nil {
+			return err
+		}
+	}
+	if node == nil {
+		return errs.NodeNotFound(fmt.Sprint(model.Deref(p.NodeID)))
+	}
+	doc, err := apiutil.ApplyPatch(h.patchDoc(p, pgUUID), ops)
+	if err != nil {
+		return err
+	}
+	doc["node_uuid"] = node.UUID
+	if apiutil.IsPathUpdated(ops, "/portgroup_uuid") {
+		pg = nil
+		if u, _ := doc["portgroup_uuid"].(string); u != "" {
+			pg, err = h.Store.GetPortgroupByUUID(ctx, u)
+			if errors.Is(err, store.ErrNotFound) {
+				e := errs.New("PortgroupNotFound", map[string]any{"portgroup": u})
+				e.Code = http.StatusBadRequest
+				return e
+			}
+			if err != nil {
+				return fmt.Errorf("get portgroup %s: %w", u, err)
+			}
+		}
+	}
+	schema := apiutil.MustSchema("port")
+	for k := range doc {
+		if !slices.Contains(schema.Properties(), k) {
+			delete(doc, k)
+		}
+	}
+	if err := validate("patch", doc); err != nil {
+		return err
+	}
+	updated := *p
+	updated.NodeID, updated.NodeUUID = &node.ID, node.UUID
+	updated.PortgroupID = nil
+	if pg != nil {
+		updated.PortgroupID = &pg.ID
+	}
+	for _, f := range []string{"address", "extra", "local_link_connection", "pxe_enabled", "physical_network",
+		"is_smartnic", "name", "description", "vendor", "category", "available_for_dynamic_portgroup"} {
+		setFields(&updated, map[string]any{f: doc[f]})
+	}
+	if node.ProvisionState == states.Inspecting && microversion.AllowInspectWaitState.Allows(v) {
+		return errs.ClientSideError(fmt.Sprintf("Cannot update port \"%s\" on \"%s\" while it is in state \"%s\".",
+			p.UUID, node.UUID, states.Inspecting), http.StatusConflict, "")
+	}
+	if apiutil.IsPathUpdated(ops, "/physical_network") && updated.PhysicalNetwork != nil && *updated.PhysicalNetwork == "" {
+		return errPhysnetEmpty()
+	}
+	if microversion.AllowPortgroupPhysicalNetwork.Allows(v) && apiutil.IsPathUpdated(ops, "/physical_network") && pg != nil {
+		return errs.NewMessage("Invalid", "physical_network cannot be changed while the port belongs to a portgroup.")
+	}
+	topic, err := h.topic(ctx, node)
+	if err != nil {
+		return err
+	}
+	saved, err := h.Conductor.UpdatePort(ctx, topic, &updated)
+	if err != nil {
+		return err
+	}
+	d, err := h.convert(ctx, rc, saved, nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+// linkNode is authorize_node_link: the new node must be visible and have
+// the same owner, else one message whether or not it exists.
+func (h *handlers) linkNode(r *http.Request, rc *api.RequestContext, orig *model.Node, value any) (*model.Node, error) {
+	bad := errs.NewMessage("Invalid", fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(value)))
+	s, _ := value.(string)
+	n, err := apiutil.GetNode(r.Context(), h.Store, s, rc.Version)
+	if err != nil {
+		return nil, bad
+	}
+	if err := h.authorize(r, "baremetal:node:get", n); err != nil {
+		return nil, bad
+	}
+	var origOwner *string
+	if orig != nil {
+		origOwner = orig.Owner
+	}
+	if model.Deref(origOwner) != model.Deref(n.Owner) || (origOwner == nil) != (n.Owner == nil) {
+		return nil, bad
+	}
+	return n, nil
+}
+
+func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("port_id")
+	if _, err := collectionUUID("port_uuid", ident); err != nil {
+		return err
+	}
+	p, node, err := h.portAndNode(r, "baremetal:port:delete", ident)
+	if err != nil {
+		return err
+	}
+	if node == nil {
+		return errs.NodeNotFound(fmt.Sprint(model.Deref(p.NodeID)))
+	}
+	topic, err := h.topic(r.Context(), node)
+	if err != nil {
+		return err
+	}
+	if err := h.Conductor.DestroyPort(r.Context(), topic, p); err != nil {
+		return err
+	}
+	api.WriteEmpty(w, http.StatusNoContent)
+	return nil
+}
