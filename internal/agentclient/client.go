@@ -209,7 +209,7 @@ func (c *Client) command(ctx context.Context, node *model.Node, method string, p
 		}
 		log.Debug("agent command is running after a failed request", "node", node.UUID, "method", method)
 	} else {
-		result, err = c.decodeCommandResponse(node, method, target, body, resp)
+		result, err = c.decodeCommandResponse(node, method, target, resp)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +224,7 @@ func (c *Client) command(ctx context.Context, node *model.Node, method string, p
 	return result, nil
 }
 
-func (c *Client) decodeCommandResponse(node *model.Node, method, target string, body []byte, resp *http.Response) (*CommandResult, error) {
+func (c *Client) decodeCommandResponse(node *model.Node, method, target string, resp *http.Response) (*CommandResult, error) {
 	log := c.opts.log()
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
@@ -236,8 +236,11 @@ func (c *Client) decodeCommandResponse(node *model.Node, method, target string, 
 	var raw map[string]any
 	var result CommandResult
 	if json.Unmarshal(data, &raw) != nil || json.Unmarshal(data, &result) != nil {
-		msg := fmt.Sprintf("Unable to decode response as JSON.\nRequest URL: %s\nRequest body: \"%s\"\nResponse status code: %d\nResponse: \"%s\"",
-			target, body, resp.StatusCode, data)
+		// Upstream also quotes the request body here; it can hold a
+		// configdrive or image credentials, and this text ends up in
+		// last_error, so only the command's name is given.
+		msg := fmt.Sprintf("Unable to decode response as JSON.\nRequest URL: %s\nRequest command: \"%s\"\nResponse status code: %d\nResponse: \"%s\"",
+			target, method, resp.StatusCode, data)
 		log.Error("agent answered with something that is not JSON", "node", node.UUID, "method", method, "status", resp.StatusCode)
 		return nil, errs.NewMessage("IronicException", msg)
 	}

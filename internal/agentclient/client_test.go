@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -629,5 +632,27 @@ func TestOptionsFromConfig(t *testing.T) {
 	got, want := OptionsFromConfig(def), DefaultOptions()
 	if got != want {
 		t.Fatalf("defaults from ironic.conf %+v, DefaultOptions %+v", got, want)
+	}
+}
+
+// An agent answering with something that is not JSON fails the command
+// without quoting the request: its parameters can hold a configdrive.
+func TestNonJSONAnswerKeepsRequestOut(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, ipa.New(t).WithToken(token), nil)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, "<html>bad gateway</html>")
+	}))
+	t.Cleanup(proxy.Close)
+	e.node.DriverInternalInfo["agent_url"] = proxy.URL
+	_, err := e.cl.Command(ctx, e.node, "deploy.execute_deploy_step", map[string]any{"configdrive": "SECRET-CONFIGDRIVE"}, Async)
+	wantClass(t, err, "IronicException", "")
+	msg := err.Error()
+	if !strings.Contains(msg, "Unable to decode response as JSON.") || !strings.Contains(msg, "bad gateway") {
+		t.Fatalf("message %q", msg)
+	}
+	if strings.Contains(msg, "SECRET-CONFIGDRIVE") || strings.Contains(e.logs.String(), "SECRET-CONFIGDRIVE") {
+		t.Fatalf("request parameters leaked: %q", msg)
 	}
 }
