@@ -424,3 +424,19 @@ func (s *Schema) declaredTypes(schemaURL string, fallback []string) []string {
 	}
 	return fallback
 }
+
+// Message is the message Python's jsonschema gives for the error upstream
+// reports when value does not satisfy the schema, "" when it does. It is
+// for the callers that word the error themselves ("Invalid clean_steps:
+// ..."); the first line of str(ValidationError) is this message.
+func (s *Schema) Message(value any) string {
+	err := s.compiled.Validate(normalize(value))
+	if err == nil {
+		return ""
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return err.Error()
+	}
+	return s.pyMessage(bestError(ve), value)
+}

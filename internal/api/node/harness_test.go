@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,105 +13,119 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
-	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
 )
 
-// storeConductor stands in for internal/conductor until it lands: it
-// writes what the conductor would write through the same store. Calls it
-// does not serve panic through the nil embedded interface.
-type storeConductor struct {
-	rpc.ConductorAPI
-	s     store.Store
-	mu    sync.Mutex
-	calls []string
-}
-
-func (c *storeConductor) record(call string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.calls = append(c.calls, call)
-}
-
-func (c *storeConductor) CreateNode(ctx context.Context, _ string, n *model.Node) (*model.Node, error) {
-	c.record("create_node")
-	if n.Driver != "fake-hardware" {
-		return nil, errs.New("DriverNotFound", map[string]any{"driver_name": n.Driver})
-	}
-	out, err := c.s.CreateNode(ctx, n)
-	var d *store.DuplicateError
-	if errors.As(err, &d) {
-		switch d.Field {
-		case "name":
-			return nil, errs.New("DuplicateName", map[string]any{"name": *n.Name})
-		case "instance_uuid":
-			return nil, errs.New("InstanceAssociated", map[string]any{"instance_uuid": *n.InstanceUUID, "node": d.Node})
-		}
-		return nil, errs.New("NodeAlreadyExists", map[string]any{"uuid": n.UUID})
-	}
-	return out, err
-}
-
-func (c *storeConductor) UpdateNode(ctx context.Context, _ string, n *model.Node, _ bool) (*model.Node, error) {
-	c.record("update_node")
-	out, err := c.s.UpdateNode(ctx, n)
-	var d *store.DuplicateError
-	if errors.As(err, &d) {
-		switch d.Field {
-		case "name":
-			return nil, errs.New("DuplicateName", map[string]any{"name": *n.Name})
-		case "instance_uuid":
-			return nil, errs.New("InstanceAssociated", map[string]any{"instance_uuid": *n.InstanceUUID, "node": d.Node})
-		}
-	}
-	return out, err
-}
-
-func (c *storeConductor) DestroyNode(ctx context.Context, _ string, id string) error {
-	c.record("destroy_node")
-	n, err := c.s.GetNodeByUUID(ctx, id)
-	if err != nil {
-		return err
-	}
-	return c.s.DeleteNode(ctx, n.ID)
-}
-
-func (c *storeConductor) ChangeNodePowerState(ctx context.Context, _ string, id, state string, _ int) error {
-	c.record("change_node_power_state " + state)
-	return nil
-}
-
+// fixedTopics routes every node to the one conductor of the test.
 type fixedTopics struct{}
 
 func (fixedTopics) GetTopicFor(context.Context, *model.Node) (string, error) {
-	return rpc.ManagerTopic + ".test-host", nil
+	return rpc.ManagerTopic + "." + testHost, nil
 }
 func (fixedTopics) GetConductorFor(context.Context, *model.Node) (string, error) {
-	return "test-host", nil
+	return testHost, nil
+}
+
+const testHost = "test-host"
+
+// syncBuffer is a log sink written by the API and the conductor's workers
+// at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 type env struct {
 	t    testing.TB
 	h    http.Handler
 	s    store.Store
-	cond *storeConductor
-	logs *bytes.Buffer
+	cond *conductor.Conductor
+	logs *syncBuffer
 }
 
+// fakeDrivers enables fake-hardware with its fake interfaces (noop
+// network and storage), as an all-in-one test deployment would.
+func fakeDrivers(t testing.TB) *driver.Drivers {
+	t.Helper()
+	r := driver.NewRegistry()
+	for _, h := range driver.StockHardwareTypes() {
+		if err := r.AddHardwareType(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fake.Register(r, fake.Delays{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := noop.Register(r); err != nil {
+		t.Fatal(err)
+	}
+	fakeOnly := []string{"fake"}
+	d, err := r.Build(driver.Settings{
+		EnabledHardwareTypes: []string{"fake-hardware"},
+		EnabledInterfaces: map[driver.Kind][]string{
+			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: fakeOnly,
+			driver.KindDeploy: fakeOnly, driver.KindFirmware: fakeOnly, driver.KindInspect: fakeOnly,
+			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: fakeOnly,
+			driver.KindRAID: fakeOnly, driver.KindRescue: fakeOnly, driver.KindStorage: {"noop"},
+			driver.KindVendor: fakeOnly,
+		},
+		DefaultInterfaces: map[driver.Kind]string{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// newEnv serves the node routes over an in-memory store with the real
+// conductor behind the in-process transport, periodic tasks off.
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	db := storetest.Backends(t)[0].DB
 	s := store.New(db)
-	logs := &bytes.Buffer{}
+	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cond := &storeConductor{s: s}
+	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+		"conductor": {
+			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
+			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
+			"check_allocations_interval": "0", "graceful_shutdown_timeout": "10",
+		},
+	}})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	cond, err := conductor.New(conductor.Options{Store: s, Drivers: fakeDrivers(t), Config: cfg, Host: testHost, Logger: log})
+	if err != nil {
+		t.Fatalf("new conductor: %v", err)
+	}
+	if err := cond.Start(context.Background()); err != nil {
+		t.Fatalf("start conductor: %v", err)
+	}
+	t.Cleanup(func() { _ = cond.Stop(context.Background()) })
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: s, Conductor: cond, Topics: fixedTopics{}, Logger: log})
-	e := &env{t: t, h: api.New(api.Deps{Logger: log, Handlers: handlers}), s: s, cond: cond, logs: logs}
-	return e
+	Register(handlers, Deps{Store: s, Conductor: rpc.NewLocal(cond, log), Topics: fixedTopics{}, Config: cfg, Logger: log})
+	return &env{t: t, h: api.New(api.Deps{Logger: log, Handlers: handlers}), s: s, cond: cond, logs: logs}
 }
 
 type resp struct {

@@ -50,6 +50,13 @@ type Deps struct {
 	// for a node; nil answers false for every rule, which is what upstream
 	// answers a noauth caller for the secret rules.
 	Show func(r *http.Request, rule string, node *model.Node) bool
+	// HasRule tells whether a policy rule is in force; the operator's
+	// baremetal:step:execute:<interface>.<step> rules are only checked
+	// when defined. nil means none is.
+	HasRule func(rule string) bool
+	// AuthorizeRunbook checks a runbook rule ("baremetal:runbook:use")
+	// against the runbook's owner. nil allows everything.
+	AuthorizeRunbook func(r *http.Request, rule string, rb *model.Runbook) error
 }
 
 type handlers struct {
@@ -70,17 +77,18 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 	}
 	h := &handlers{Deps: d}
 	for id, f := range map[string]api.HandlerFunc{
-		"GET /v1/nodes":                             h.list,
-		"GET /v1/nodes/detail":                      h.detail,
-		"GET /v1/nodes/{node_ident}":                h.getOne,
-		"POST /v1/nodes":                            h.create,
-		"PATCH /v1/nodes/{node_ident}":              h.patch,
-		"DELETE /v1/nodes/{node_ident}":             h.delete,
-		"GET /v1/nodes/{node_ident}/validate":       h.validate,
-		"GET /v1/nodes/{node_ident}/states":         h.states,
-		"PUT /v1/nodes/{node_ident}/states/power":   h.power,
-		"PUT /v1/nodes/{node_ident}/maintenance":    h.setMaintenance,
-		"DELETE /v1/nodes/{node_ident}/maintenance": h.unsetMaintenance,
+		"GET /v1/nodes":                               h.list,
+		"GET /v1/nodes/detail":                        h.detail,
+		"GET /v1/nodes/{node_ident}":                  h.getOne,
+		"POST /v1/nodes":                              h.create,
+		"PATCH /v1/nodes/{node_ident}":                h.patch,
+		"DELETE /v1/nodes/{node_ident}":               h.delete,
+		"GET /v1/nodes/{node_ident}/validate":         h.validate,
+		"GET /v1/nodes/{node_ident}/states":           h.states,
+		"PUT /v1/nodes/{node_ident}/states/power":     h.power,
+		"PUT /v1/nodes/{node_ident}/states/provision": h.provision,
+		"PUT /v1/nodes/{node_ident}/maintenance":      h.setMaintenance,
+		"DELETE /v1/nodes/{node_ident}/maintenance":   h.unsetMaintenance,
 	} {
 		m[id] = f
 	}
