@@ -305,9 +305,9 @@ func (e *env) buildDrivers() *driver.Drivers {
 		EnabledHardwareTypes: []string{"fake-hardware"},
 		EnabledInterfaces: map[driver.Kind][]string{
 			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"fake", "no-console"},
-			driver.KindDeploy: fakeOnly, driver.KindFirmware: fakeOnly, driver.KindInspect: fakeOnly,
+			driver.KindDeploy: fakeOnly, driver.KindFirmware: fakeOnly, driver.KindInspect: {"fake", "no-inspect"},
 			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: {"fake", "flaky"},
-			driver.KindRAID: fakeOnly, driver.KindRescue: fakeOnly, driver.KindStorage: {"noop"},
+			driver.KindRAID: fakeOnly, driver.KindRescue: {"fake", "no-rescue"}, driver.KindStorage: {"noop"},
 			driver.KindVendor: {"fake", "scripted"},
 		},
 	})

@@ -75,14 +75,17 @@ func (c *Conductor) InjectNMI(ctx context.Context, _ string, nodeID string) erro
 func (c *Conductor) ChangeNodeBootMode(ctx context.Context, _ string, nodeID, newState string) error {
 	return c.spawnManagement(ctx, nodeID, "changing node boot mode", func(ctx context.Context, t *task.Task) error {
 		dt := t.DriverTask()
+		var err error
 		bm, ok := t.Driver.Management.(driver.BootModeManager)
-		if !ok {
-			return driver.Unsupported(dt, driver.KindManagement)
+		if ok {
+			if cur, gerr := bm.GetBootMode(ctx, dt); gerr == nil && cur == newState {
+				return nil
+			}
+			err = bm.SetBootMode(ctx, dt, newState)
+		} else {
+			err = driver.Unsupported(dt, driver.KindManagement)
 		}
-		if cur, err := bm.GetBootMode(ctx, dt); err == nil && cur == newState {
-			return nil
-		}
-		if err := bm.SetBootMode(ctx, dt, newState); err != nil {
+		if err != nil {
 			msg := fmt.Sprintf("Failed to change boot mode to '%s: %s", newState, err)
 			t.Node.LastError = &msg
 			return t.Save(ctx)
@@ -98,14 +101,17 @@ func (c *Conductor) ChangeNodeBootMode(ctx context.Context, _ string, nodeID, ne
 func (c *Conductor) ChangeNodeSecureBoot(ctx context.Context, _ string, nodeID string, newState bool) error {
 	return c.spawnManagement(ctx, nodeID, "changing node secure boot", func(ctx context.Context, t *task.Task) error {
 		dt := t.DriverTask()
+		var err error
 		sb, ok := t.Driver.Management.(driver.SecureBootManager)
-		if !ok {
-			return driver.Unsupported(dt, driver.KindManagement)
+		if ok {
+			if cur, gerr := sb.GetSecureBootState(ctx, dt); gerr == nil && cur == newState {
+				return nil
+			}
+			err = sb.SetSecureBootState(ctx, dt, newState)
+		} else {
+			err = driver.Unsupported(dt, driver.KindManagement)
 		}
-		if cur, err := sb.GetSecureBootState(ctx, dt); err == nil && cur == newState {
-			return nil
-		}
-		if err := sb.SetSecureBootState(ctx, dt, newState); err != nil {
+		if err != nil {
 			msg := fmt.Sprintf("Failed to change secure_boot state to '%s': %s", pyRepr(newState), err)
 			t.Node.LastError = &msg
 			return t.Save(ctx)

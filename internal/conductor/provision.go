@@ -64,7 +64,15 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, _ string, nodeID, 
 			ErrHandler: func(ctx context.Context, err error, t *task.Task, _, _ string) {
 				c.servicingErrorHandler(ctx, t, err.Error(), serviceErrOpts{tearDown: true, setFail: true})
 			},
-			Work: task.Work{Name: "continue_node_service", Fn: c.continueNodeService},
+			// unhold lands in service wait, from which upstream's worker
+			// cannot finish ("done" is not an event of service wait); it
+			// resumes first, as continue_node_service does.
+			Work: task.Work{Name: "continue_node_service", Fn: func(ctx context.Context, t *task.Task) error {
+				if err := t.ProcessEvent(ctx, states.EventResume, task.EventOptions{}); err != nil {
+					return err
+				}
+				return c.continueNodeService(ctx, t)
+			}},
 		}); err != nil {
 			return err
 		}
