@@ -1,0 +1,112 @@
+package conductor_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+)
+
+func flaky(n *model.Node) { n.PowerInterface = "flaky" }
+
+func TestSyncPowerStatesForcesRecordedState(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		n := e.node(states.Manageable, flaky, func(n *model.Node) { n.PowerState = states.PowerOff })
+		e.power.reading(states.PowerOn, nil)
+		e.c.SyncPowerStates(ctx)
+		got := e.get(n)
+		if got.PowerState != states.PowerOff || got.Reservation != nil {
+			t.Fatalf("power %q", got.PowerState)
+		}
+		if sets := e.power.Sets(); len(sets) != 1 || sets[0] != states.PowerOff {
+			t.Fatalf("hardware not forced back: %v", sets)
+		}
+		// Excluded states and maintenance are left alone.
+		e.power.reading(states.PowerOn, nil)
+		w := e.node(states.CleanWait, flaky)
+		m := e.node(states.Manageable, flaky, func(n *model.Node) { n.Maintenance = true })
+		before := len(e.power.Sets())
+		e.c.SyncPowerStates(ctx)
+		if len(e.power.Sets()) != before+1 {
+			t.Fatalf("sets %v", e.power.Sets())
+		}
+		if e.get(w).PowerState != states.PowerOff || e.get(m).PowerState != states.PowerOff {
+			t.Fatal("excluded node changed")
+		}
+	})
+}
+
+func TestSyncPowerStatesRecordsWithoutForce(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db, withConf("conductor", "force_power_state_during_sync", "false"))
+		n := e.node(states.Active, flaky, func(n *model.Node) { n.PowerState = states.PowerOn })
+		unknown := e.node(states.Manageable, flaky, func(n *model.Node) { n.PowerState = "" })
+		e.power.reading(states.PowerOff, nil)
+		e.c.SyncPowerStates(context.Background())
+		if got := e.get(n); got.PowerState != states.PowerOff {
+			t.Fatalf("recorded power %q", got.PowerState)
+		}
+		if got := e.get(unknown); got.PowerState != states.PowerOff {
+			t.Fatalf("unknown power state not recorded: %q", got.PowerState)
+		}
+		if len(e.power.Sets()) != 0 {
+			t.Fatalf("hardware changed without force: %v", e.power.Sets())
+		}
+	})
+}
+
+func TestSyncPowerStatesMaintenanceAfterRetries(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db, withConf("conductor", "power_state_sync_max_retries", "2"))
+		ctx := context.Background()
+		n := e.node(states.Manageable, flaky, func(n *model.Node) { n.PowerState = states.PowerOn })
+		e.power.reading("", errors.New("IPMI timeout"))
+		for i := 0; i < 2; i++ {
+			e.c.SyncPowerStates(ctx)
+			if got := e.get(n); got.Maintenance || got.PowerState != states.PowerOn {
+				t.Fatalf("pass %d: maintenance %v power %q", i+1, got.Maintenance, got.PowerState)
+			}
+		}
+		e.c.SyncPowerStates(ctx)
+		got := e.get(n)
+		want := "During sync_power_state, max retries exceeded for node " + n.UUID +
+			", node state None does not match expected state 'power on'. Updating DB state to 'None' Switching node to maintenance mode. Error: IPMI timeout"
+		if !got.Maintenance || deref(got.Fault) != "power failure" || deref(got.MaintenanceReason) != want || got.PowerState != "" {
+			t.Fatalf("maintenance %v fault %q reason %q power %q", got.Maintenance, deref(got.Fault), deref(got.MaintenanceReason), got.PowerState)
+		}
+		if deref(got.LastError) != want {
+			t.Fatalf("last_error %q", deref(got.LastError))
+		}
+		if h := e.history(got); len(h) != 1 || h[0] != "ERROR|monitoring|"+want+"|manageable" {
+			t.Fatalf("history %v", h)
+		}
+
+		// Once the BMC answers again, recovery takes the node out.
+		e.power.reading(states.PowerOff, nil)
+		e.c.PowerFailureRecovery(ctx)
+		got = e.get(n)
+		if got.Maintenance || got.Fault != nil || got.MaintenanceReason != nil || got.PowerState != states.PowerOff {
+			t.Fatalf("after recovery: maintenance %v fault %v power %q", got.Maintenance, got.Fault, got.PowerState)
+		}
+	})
+}
+
+func TestPeriodicsOnlyTouchOwnedNodes(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		var mine string
+		e := newEnv(t, db, withOwns(func(n *model.Node) bool { return n.UUID == mine }))
+		a := e.node(states.Manageable, flaky, func(n *model.Node) { n.PowerState = states.PowerOff })
+		e.node(states.Manageable, flaky, func(n *model.Node) { n.PowerState = states.PowerOff })
+		mine = a.UUID
+		e.power.reading(states.PowerOn, nil)
+		e.c.SyncPowerStates(context.Background())
+		if sets := e.power.Sets(); len(sets) != 1 {
+			t.Fatalf("%d power actions, want 1 (owned node only)", len(sets))
+		}
+	})
+}
