@@ -7,12 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/httpserver"
 	"github.com/openkeel/ironic/internal/store/migrations"
@@ -94,19 +92,72 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 	} else if err := checkSchema(ctx, db); err != nil {
 		return err
 	}
-	if m == modeConductor {
-		return errors.New("the conductor service is not available in this build yet; run all-in-one")
-	}
-	srv, err := httpserver.Listen(apiServerOptions(cfg, log), newAPIHandler(cfg, log))
+	st, err := newStack(m, cfg, log, db)
 	if err != nil {
-		return fmt.Errorf("API server: %w", err)
+		return err
 	}
-	log.Info("API listening", "address", srv.Addr().String())
-	if err := srv.Serve(ctx); err != nil {
-		return fmt.Errorf("API server: %w", err)
+	var servers []*httpserver.Server
+	if m == modeConductor {
+		srv, err := st.jsonRPCServer()
+		if err != nil {
+			return err
+		}
+		log.Info("JSON-RPC listening", "address", srv.Addr().String())
+		servers = append(servers, srv)
+	} else {
+		h, err := st.apiHandler()
+		if err != nil {
+			return err
+		}
+		srv, err := httpserver.Listen(apiServerOptions(cfg, log), h)
+		if err != nil {
+			return fmt.Errorf("API server: %w", err)
+		}
+		log.Info("API listening", "address", srv.Addr().String())
+		servers = append(servers, srv)
+	}
+	if st.conductor != nil {
+		if err := st.conductor.Start(ctx); err != nil {
+			return fmt.Errorf("conductor: %w", err)
+		}
+	}
+	err = runServers(ctx, servers)
+	if st.conductor != nil {
+		// After the listeners: no new work arrives while the running
+		// work is given graceful_shutdown_timeout to end.
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Duration("conductor", "graceful_shutdown_timeout"))
+		defer cancel()
+		if serr := st.conductor.Stop(stopCtx); serr != nil && err == nil {
+			err = fmt.Errorf("conductor stop: %w", serr)
+		}
+	}
+	if err != nil {
+		return err
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// runServers serves until ctx ends or one server fails, then stops them
+// all gracefully.
+func runServers(ctx context.Context, servers []*httpserver.Server) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, len(servers))
+	for _, srv := range servers {
+		go func() {
+			err := srv.Serve(ctx)
+			cancel()
+			errc <- err
+		}()
+	}
+	var first error
+	for range servers {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // openDatabase opens [database]/connection, creating the folder of a SQLite
@@ -176,10 +227,4 @@ func apiServerOptions(cfg *config.Config, log *slog.Logger) httpserver.Options {
 		o.UnixSocketMode = fs.FileMode(cfg.Int("api", "unix_socket_mode"))
 	}
 	return o
-}
-
-// newAPIHandler is the REST API with its middleware chain. Resource
-// handlers join it as they are built; the others answer 501.
-func newAPIHandler(cfg *config.Config, log *slog.Logger) http.Handler {
-	return api.New(api.Deps{Config: cfg, Logger: log})
 }

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/chassis"
+	"github.com/openkeel/ironic/internal/api/node"
+	"github.com/openkeel/ironic/internal/api/port"
+	"github.com/openkeel/ironic/internal/auth"
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver/builtin"
+	"github.com/openkeel/ironic/internal/httpserver"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/rpc/jsonrpc"
+	"github.com/openkeel/ironic/internal/rpc/ringmgr"
+	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+)
+
+// stack is what one process runs, wired from the configuration: the API
+// reads through the store and writes through rpc.ConductorAPI, which is
+// the conductor itself in all-in-one and JSON-RPC to the conductor the
+// hash ring chooses in api mode.
+type stack struct {
+	cfg       *config.Config
+	log       *slog.Logger
+	store     store.Store
+	router    *rpc.Router
+	conductor *conductor.Conductor
+	rpc       rpc.ConductorAPI
+}
+
+func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stack, error) {
+	s := &stack{cfg: cfg, log: log, store: store.New(db)}
+	heartbeatTimeout := cfg.Duration("conductor", "heartbeat_timeout")
+	rings := ringmgr.New(s.store, ringmgr.Options{
+		PartitionExponent: cfg.Int("DEFAULT", "hash_partition_exponent"),
+		Algorithm:         cfg.String("DEFAULT", "hash_ring_algorithm"),
+		ResetInterval:     cfg.Duration("DEFAULT", "hash_ring_reset_interval"),
+		HeartbeatTimeout:  heartbeatTimeout,
+		// Upstream keeps the rings until a miss on SQLite, where only one
+		// conductor can use the database.
+		NeverExpire: db.Dialect() == sqldb.SQLite,
+	})
+	s.router = rpc.NewRouter(rpc.RouterOptions{
+		Rings:            rings,
+		Conductors:       s.store,
+		HeartbeatTimeout: heartbeatTimeout,
+		Host:             cfg.String("DEFAULT", "host"),
+	})
+	if m == modeAPI {
+		c, err := jsonrpc.NewClient(jsonrpc.ClientOptionsFromConfig(cfg))
+		if err != nil {
+			return nil, fmt.Errorf("JSON-RPC client: %w", err)
+		}
+		s.rpc = c
+		return s, nil
+	}
+	drivers, err := builtin.Drivers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts := conductor.Options{Store: s.store, Drivers: drivers, Config: cfg, Logger: log}
+	if m == modeConductor {
+		// Several conductors share the nodes: periodic tasks only touch
+		// the ones the ring gives this host.
+		host := cfg.String("DEFAULT", "host")
+		opts.Owns = func(n *model.Node) bool {
+			owner, err := s.router.GetConductorFor(context.Background(), n)
+			return err == nil && owner == host
+		}
+	}
+	s.conductor, err = conductor.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("conductor: %w", err)
+	}
+	s.rpc = rpc.NewLocal(s.conductor, log)
+	return s, nil
+}
+
+// apiHandler is the REST API with every resource handler of this build.
+func (s *stack) apiHandler() (http.Handler, error) {
+	authn, err := auth.New(s.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("authentication: %w", err)
+	}
+	handlers := map[string]api.HandlerFunc{}
+	node.Register(handlers, node.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router, Config: s.cfg, Logger: s.log})
+	port.Register(handlers, port.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
+	chassis.Register(handlers, chassis.Deps{Store: s.store})
+	return api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: handlers, Authenticate: authn}), nil
+}
+
+// jsonRPCServer is the conductor's JSON-RPC endpoint behind the
+// [json_rpc] authentication strategy.
+func (s *stack) jsonRPCServer() (*httpserver.Server, error) {
+	authn, err := auth.NewJSONRPC(s.cfg, "json_rpc")
+	if err != nil {
+		return nil, fmt.Errorf("JSON-RPC authentication: %w", err)
+	}
+	opts := jsonrpc.ServerOptionsFromConfig(s.cfg)
+	opts.Logger = s.log
+	lopts := jsonrpc.ListenOptions(s.cfg)
+	lopts.Logger = s.log
+	lopts.ShutdownTimeout = s.cfg.Duration("conductor", "graceful_shutdown_timeout")
+	srv, err := httpserver.Listen(lopts, auth.Handler(authn, jsonrpc.NewServer(s.conductor, opts)))
+	if err != nil {
+		return nil, fmt.Errorf("JSON-RPC server: %w", err)
+	}
+	return srv, nil
+}

@@ -1,0 +1,99 @@
+package builtin
+
+import (
+	"testing"
+
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+)
+
+func load(t *testing.T, defaults map[string]string) *config.Config {
+	t.Helper()
+	c, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{"DEFAULT": defaults}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestDriversEnablesWhatTheConfigurationSays(t *testing.T) {
+	c := load(t, map[string]string{
+		"enabled_hardware_types":        "fake-hardware",
+		"enabled_power_interfaces":      "fake,redfish",
+		"enabled_management_interfaces": "fake,redfish",
+		"enabled_boot_interfaces":       "fake",
+		"enabled_deploy_interfaces":     "fake",
+		"enabled_inspect_interfaces":    "fake,no-inspect",
+		"enabled_network_interfaces":    "noop",
+		"enabled_storage_interfaces":    "noop",
+		"enabled_bios_interfaces":       "no-bios",
+		"enabled_console_interfaces":    "no-console",
+		"enabled_firmware_interfaces":   "no-firmware",
+		"enabled_raid_interfaces":       "no-raid",
+		"enabled_rescue_interfaces":     "no-rescue",
+		"enabled_vendor_interfaces":     "no-vendor",
+	})
+	d, err := Drivers(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := d.HardwareInterfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, r := range rows {
+		found[r.HardwareType+"/"+string(r.InterfaceType)+"/"+r.InterfaceName] = true
+	}
+	for _, want := range []string{"fake-hardware/power/fake", "fake-hardware/inspect/no-inspect", "fake-hardware/bios/no-bios"} {
+		if !found[want] {
+			t.Errorf("%s not enabled; have %v", want, found)
+		}
+	}
+	ht, err := d.HardwareType("fake-hardware")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, err := d.DefaultInterface(ht, driver.KindPower, ""); err != nil || name != "fake" {
+		t.Errorf("default fake-hardware power interface = %q, %v", name, err)
+	}
+}
+
+// The redfish hardware type needs a boot interface it supports; with
+// none of them enabled the conductor refuses to register it, as upstream.
+func TestRedfishNeedsASupportedBootInterface(t *testing.T) {
+	c := load(t, map[string]string{
+		"enabled_hardware_types":        "redfish",
+		"enabled_power_interfaces":      "redfish",
+		"enabled_management_interfaces": "redfish",
+		"enabled_boot_interfaces":       "fake",
+		"enabled_deploy_interfaces":     "fake",
+		"enabled_inspect_interfaces":    "no-inspect",
+		"enabled_network_interfaces":    "noop",
+		"enabled_storage_interfaces":    "noop",
+		"enabled_bios_interfaces":       "no-bios",
+		"enabled_console_interfaces":    "no-console",
+		"enabled_firmware_interfaces":   "no-firmware",
+		"enabled_raid_interfaces":       "no-raid",
+		"enabled_rescue_interfaces":     "no-rescue",
+		"enabled_vendor_interfaces":     "no-vendor",
+	})
+	d, err := Drivers(c)
+	if err == nil {
+		_, err = d.HardwareInterfaces()
+	}
+	if !errs.Is(err, "NoValidDefaultForInterface") {
+		t.Fatalf("got %v, want NoValidDefaultForInterface", err)
+	}
+}
+
+func TestDriversRefusesUnknownInterface(t *testing.T) {
+	c := load(t, map[string]string{
+		"enabled_hardware_types":   "fake-hardware",
+		"enabled_power_interfaces": "fake,no-such-power",
+	})
+	if _, err := Drivers(c); !errs.Is(err, "DriverNotFoundInEntrypoint") {
+		t.Fatalf("got %v, want DriverNotFoundInEntrypoint", err)
+	}
+}
