@@ -42,7 +42,12 @@ func TestCallbackTimeouts(t *testing.T) {
 		}
 		e.waitState(res, states.Rescue)
 		// The fake rescue finishes at once; put a node in rescue wait by hand.
-		rw := e.node(states.RescueWait, func(n *model.Node) { n.TargetProvisionState = states.Rescue; n.PowerState = states.PowerOn })
+		now := e.clock.Now()
+		rw := e.node(states.RescueWait, func(n *model.Node) {
+			n.TargetProvisionState = states.Rescue
+			n.PowerState = states.PowerOn
+			n.ProvisionUpdatedAt = &now
+		})
 
 		insp := e.node(states.Manageable)
 		if err := e.api.InspectHardware(ctx, "", insp.UUID); err != nil {
