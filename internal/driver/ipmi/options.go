@@ -1,0 +1,181 @@
+// Package ipmi holds the interfaces of upstream's ipmi hardware type
+// (ironic/drivers/modules/ipmitool.py): power, management, vendor passthru
+// and the ipmitool-socat serial console, all driving the ipmitool binary as
+// upstream does. Every command goes through one runner per process
+// (command.go) that builds the argument list, hands the BMC password over in
+// a 0600 file or the environment (never on the command line), keeps at most
+// one command per [ipmi]min_command_interval in flight to each BMC and
+// retries transient failures within [ipmi]command_retry_timeout.
+package ipmi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openkeel/ironic/internal/config"
+)
+
+// Options are the ironic.conf settings the ipmitool interfaces read, plus
+// the hooks tests replace (clock, process execution, option probing).
+type Options struct {
+	// [ipmi]
+	CommandRetryTimeout           time.Duration
+	MinCommandInterval            time.Duration
+	UseIpmitoolRetries            bool
+	KillOnTimeout                 bool
+	DisableBootTimeout            bool
+	AdditionalRetryableIPMIErrors []string
+	Debug                         bool
+	StoreCredInEnv                bool
+	CipherSuiteVersions           []string
+	// [conductor]
+	PowerStateChangeTimeout time.Duration
+	SoftPowerOffTimeout     time.Duration
+	// [deploy]default_boot_mode decides between "chassis bootdev" and the
+	// raw UEFI boot flags when the node does not say.
+	DefaultBootMode string
+	// [DEFAULT]tempdir holds the password files.
+	TempDir string
+	// [console]
+	SocatAddress               string
+	PortRange                  []PortRange
+	TerminalTimeout            time.Duration
+	TerminalPIDDir             string
+	SubprocessTimeout          time.Duration
+	SubprocessCheckingInterval time.Duration
+	KillTimeout                time.Duration
+
+	// Binary is the ipmitool program; empty means "ipmitool" on PATH.
+	Binary string
+	// SocatBinary is the socat program; empty means "socat" on PATH.
+	SocatBinary string
+	// Support says which ipmitool options the local binary accepts; nil
+	// means probe the binary at registration as upstream's constructors do.
+	Support *Support
+	// Exec runs one ipmitool process; nil means run it for real.
+	Exec Executor
+	// Clock waits and tells the time; nil means the real clock.
+	Clock Clock
+	// Log receives what happens below a task (retries, throttling); nil
+	// means slog.Default(). The BMC password is never logged.
+	Log *slog.Logger
+}
+
+// PortRange is one [console]port_range item, inclusive at both ends.
+type PortRange struct{ Start, End int }
+
+// Clock is the time source of every wait in this package.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits for d or until ctx ends.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// DefaultOptions are upstream's defaults.
+func DefaultOptions() Options {
+	return Options{
+		CommandRetryTimeout:        60 * time.Second,
+		MinCommandInterval:         5 * time.Second,
+		KillOnTimeout:              true,
+		DisableBootTimeout:         true,
+		PowerStateChangeTimeout:    60 * time.Second,
+		SoftPowerOffTimeout:        600 * time.Second,
+		DefaultBootMode:            "uefi",
+		TempDir:                    os.TempDir(),
+		SocatAddress:               "192.0.2.2",
+		TerminalTimeout:            600 * time.Second,
+		SubprocessTimeout:          10 * time.Second,
+		SubprocessCheckingInterval: time.Second,
+		KillTimeout:                time.Second,
+	}
+}
+
+// OptionsFromConfig reads [ipmi], [conductor], [deploy], [console] and
+// [DEFAULT]tempdir.
+func OptionsFromConfig(c *config.Config) (Options, error) {
+	o := DefaultOptions()
+	secs := func(section, name string) time.Duration { return time.Duration(c.Int(section, name)) * time.Second }
+	o.CommandRetryTimeout = secs("ipmi", "command_retry_timeout")
+	o.MinCommandInterval = secs("ipmi", "min_command_interval")
+	o.UseIpmitoolRetries = c.Bool("ipmi", "use_ipmitool_retries")
+	o.KillOnTimeout = c.Bool("ipmi", "kill_on_timeout")
+	o.DisableBootTimeout = c.Bool("ipmi", "disable_boot_timeout")
+	o.AdditionalRetryableIPMIErrors = c.List("ipmi", "additional_retryable_ipmi_errors")
+	o.Debug = c.Bool("ipmi", "debug")
+	o.StoreCredInEnv = c.Bool("ipmi", "store_cred_in_env")
+	o.CipherSuiteVersions = c.List("ipmi", "cipher_suite_versions")
+	o.PowerStateChangeTimeout = secs("conductor", "power_state_change_timeout")
+	o.SoftPowerOffTimeout = secs("conductor", "soft_power_off_timeout")
+	o.DefaultBootMode = c.String("deploy", "default_boot_mode")
+	if dir := c.String("DEFAULT", "tempdir"); dir != "" {
+		o.TempDir = dir
+	}
+	o.SocatAddress = c.String("console", "socat_address")
+	o.TerminalTimeout = secs("console", "terminal_timeout")
+	o.TerminalPIDDir = c.String("console", "terminal_pid_dir")
+	o.SubprocessTimeout = secs("console", "subprocess_timeout")
+	o.SubprocessCheckingInterval = secs("console", "subprocess_checking_interval")
+	o.KillTimeout = secs("console", "kill_timeout")
+	for _, item := range c.List("console", "port_range") {
+		r, err := parsePortRange(item)
+		if err != nil {
+			return Options{}, fmt.Errorf("[console]port_range: %w", err)
+		}
+		o.PortRange = append(o.PortRange, r)
+	}
+	return o, nil
+}
+
+func parsePortRange(s string) (PortRange, error) {
+	a, b, ok := strings.Cut(s, ":")
+	start, err1 := strconv.Atoi(strings.TrimSpace(a))
+	end, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || start > end {
+		return PortRange{}, fmt.Errorf("invalid port range %q, expected start:end", s)
+	}
+	return PortRange{Start: start, End: end}, nil
+}
+
+func (o *Options) clock() Clock {
+	if o.Clock == nil {
+		return realClock{}
+	}
+	return o.Clock
+}
+
+func (o *Options) log() *slog.Logger {
+	if o.Log == nil {
+		return slog.Default()
+	}
+	return o.Log
+}
+
+func (o *Options) binary() string {
+	if o.Binary == "" {
+		return "ipmitool"
+	}
+	return o.Binary
+}
