@@ -1,0 +1,433 @@
+package allocation
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// The request schemas of ironic/api/schemas/v1/allocation.py, by the
+// microversion they start at.
+var (
+	indexQuery    = apiutil.MustRequestSchema("allocation_index_request_query")
+	indexQuery60  = apiutil.MustRequestSchema("allocation_index_request_query_v60")
+	showQuery     = apiutil.MustRequestSchema("allocation_show_request_query")
+	showQuery60   = apiutil.MustRequestSchema("allocation_show_request_query_v60")
+	createBody    = apiutil.MustRequestSchema("allocation_create_request_body")
+	createBody58  = apiutil.MustRequestSchema("allocation_create_request_body_v58")
+	updateBody    = apiutil.MustRequestSchema("allocation_update_request_body")
+	updateBody60  = apiutil.MustRequestSchema("allocation_update_request_body_v60")
+	patchedSchema = apiutil.MustSchema("allocation")
+)
+
+// invalidSortKeys are the columns upstream refuses to sort on.
+var invalidSortKeys = []string{"extra", "candidate_nodes", "traits"}
+
+// patchAllowedFields are the fields a PATCH may touch.
+var patchAllowedFields = []string{"name", "extra"}
+
+// queryArgs are a handler's query arguments after args.validate's
+// conversions (limit an integer, fields a list), as the query schema
+// sees them.
+type queryArgs struct {
+	q      apiutil.Query
+	limit  *int
+	fields []string
+	kwargs map[string]any
+}
+
+func parseQuery(r *http.Request, allowed ...string) (*queryArgs, error) {
+	q, err := apiutil.ParseQuery(r, allowed...)
+	if err != nil {
+		return nil, err
+	}
+	a := &queryArgs{q: q, kwargs: map[string]any{}}
+	if a.limit, err = collection.Integer("limit", q.Get("limit")); err != nil {
+		return nil, err
+	}
+	a.fields = collection.StringList(q.Get("fields"))
+	for _, name := range allowed {
+		v := q.Get(name)
+		if v == nil {
+			continue
+		}
+		switch name {
+		case "limit":
+			a.kwargs[name] = *a.limit
+		case "fields":
+			l := make([]any, len(a.fields))
+			for i, f := range a.fields {
+				l[i] = f
+			}
+			a.kwargs[name] = l
+		default:
+			a.kwargs[name] = *v
+		}
+	}
+	return a, nil
+}
+
+func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	a, err := parseQuery(r, "node", "resource_class", "state", "marker", "limit", "sort_key", "sort_dir", "fields", "owner")
+	if err != nil {
+		return err
+	}
+	v := rc.Version
+	if err := pick(v, microversion.Minor60AllocationOwner, indexQuery, indexQuery60).Validate(a.kwargs); err != nil {
+		return err
+	}
+	if err := checkAllowedFields(a.fields, v); err != nil {
+		return err
+	}
+	if a.q.Get("owner") != nil && !microversion.AllowAllocationOwner.Allows(v) {
+		return errs.NotAcceptable()
+	}
+	f := store.AllocationFilter{ResourceClass: a.q.Get("resource_class"), State: a.q.Get("state"), Owner: a.q.Get("owner")}
+	return h.collection(w, r, rc, a, f, a.q.Get("node"), "")
+}
+
+// collection is _get_allocations_collection; parent is the node of the
+// sub-resource (then the first allocation is the answer).
+func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, a *queryArgs, f store.AllocationFilter, node *string, parent string) error {
+	ctx := r.Context()
+	limit, err := collection.ValidateLimit(a.limit, rc.Config.Int("api", "max_limit"))
+	if err != nil {
+		return err
+	}
+	sortDir, err := collection.ValidateSortDir(a.q.Get("sort_dir"))
+	if err != nil {
+		return err
+	}
+	sortKey := "id"
+	if k := a.q.Get("sort_key"); k != nil {
+		sortKey = *k
+	}
+	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
+		return err
+	}
+	opts := store.ListOptions{Limit: limit, SortKey: sortKey, SortDir: sortDir}
+	if m := a.q.Get("marker"); m != nil {
+		if _, err := h.Store.GetAllocationByUUID(ctx, *m); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errs.New("AllocationNotFound", map[string]any{"allocation": *m})
+			}
+			return fmt.Errorf("allocation marker %s: %w", *m, err)
+		}
+		opts.Marker = *m
+	}
+	if parent != "" {
+		node = &parent
+	}
+	if node != nil {
+		n, err := h.nodeFor(r, rc, *node)
+		if err != nil {
+			return err
+		}
+		f.NodeUUID = &n.UUID
+	}
+	list, err := h.Store.ListAllocations(ctx, f, opts)
+	switch {
+	case errors.Is(err, store.ErrMarkerNotFound):
+		return errs.New("AllocationNotFound", map[string]any{"allocation": opts.Marker})
+	case errors.Is(err, store.ErrInvalidParameter):
+		return errs.InvalidParameterValue(err.Error())
+	case err != nil:
+		return fmt.Errorf("list allocations: %w", err)
+	}
+	items := make([]*apiutil.Dict, 0, len(list))
+	for _, al := range list {
+		if err := h.authorize(r, "baremetal:allocation:get", al); err != nil {
+			return err
+		}
+		d, err := h.convert(ctx, rc, al, a.fields, true)
+		if err != nil {
+			return err
+		}
+		items = append(items, d)
+	}
+	if parent != "" {
+		if len(items) == 0 {
+			return errs.NewMessage("AllocationNotFound", fmt.Sprintf("Allocation for node %s was not found", parent))
+		}
+		return api.WriteJSON(w, http.StatusOK, items[0])
+	}
+	out := apiutil.NewDict()
+	out.Set("allocations", items)
+	last := ""
+	if len(list) > 0 {
+		last = list[len(list)-1].UUID
+	}
+	if next := collection.Next(rc.PublicURL, "allocations", len(list), limit, last, a.fields,
+		collection.Param{Key: "sort_key", Value: sortKey}, collection.Param{Key: "sort_dir", Value: sortDir}); next != "" {
+		out.Set("next", next)
+	}
+	return api.WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	a, err := parseQuery(r, "fields")
+	if err != nil {
+		return err
+	}
+	v := rc.Version
+	if err := pick(v, microversion.Minor60AllocationOwner, showQuery, showQuery60).Validate(a.kwargs); err != nil {
+		return err
+	}
+	al, err := h.get(r, "baremetal:allocation:get", rc.Param("allocation_id"))
+	if err != nil {
+		return err
+	}
+	if err := checkAllowedFields(a.fields, v); err != nil {
+		return err
+	}
+	d, err := h.convert(r.Context(), rc, al, a.fields, true)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+func (h *handlers) nodeShow(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	a, err := parseQuery(r, "fields")
+	if err != nil {
+		return err
+	}
+	return h.collection(w, r, rc, a, store.AllocationFilter{}, nil, rc.Param("node_ident"))
+}
+
+func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	al, err := h.get(r, "baremetal:allocation:delete", rc.Param("allocation_id"))
+	if err != nil {
+		return err
+	}
+	return h.destroy(w, r, al)
+}
+
+func (h *handlers) nodeDelete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("node_ident")
+	n, err := apiutil.GetNode(r.Context(), h.Store, ident, rc.Version)
+	if err != nil {
+		return err
+	}
+	list, err := h.Store.ListAllocations(r.Context(), store.AllocationFilter{NodeUUID: &n.UUID}, store.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("allocations of node %s: %w", n.UUID, err)
+	}
+	if len(list) == 0 {
+		return errs.NewMessage("AllocationNotFound", fmt.Sprintf("Allocation for node %s was not found", ident))
+	}
+	if err := h.authorize(r, "baremetal:allocation:delete", list[0]); err != nil {
+		return err
+	}
+	return h.destroy(w, r, list[0])
+}
+
+func (h *handlers) destroy(w http.ResponseWriter, r *http.Request, al *model.Allocation) error {
+	topic, err := h.Topics.GetRandomTopic(r.Context())
+	if err != nil {
+		return err
+	}
+	if err := h.Conductor.DestroyAllocation(r.Context(), topic, al); err != nil {
+		return err
+	}
+	api.WriteEmpty(w, http.StatusNoContent)
+	return nil
+}
+
+func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	v := rc.Version
+	if err := pick(v, microversion.Minor58AllocationBackfill, createBody, createBody58).Validate(body); err != nil {
+		return err
+	}
+	m := apiutil.Plain(body).(map[string]any)
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	if err := checkAllowedFields(keys, v); err != nil {
+		return err
+	}
+	al := &model.Allocation{State: "allocating"}
+	if s, _ := m["name"].(string); s != "" {
+		if !apiutil.IsValidLogicalName(s) {
+			return errs.NewMessage("Invalid", fmt.Sprintf("Cannot create allocation with invalid name '%s'", s))
+		}
+		al.Name = &s
+	}
+	var node *model.Node
+	if s, _ := m["node"].(string); s != "" {
+		if !microversion.AllowAllocationBackfill.Allows(v) {
+			return errs.NewMessage("Invalid", "Cannot set node when creating an allocation in this API version")
+		}
+		if node, err = h.nodeFor(r, rc, s); err != nil {
+			return err
+		}
+	}
+	if s, _ := m["resource_class"].(string); s != "" {
+		al.ResourceClass = &s
+	} else if node != nil {
+		al.ResourceClass = node.ResourceClass
+	} else {
+		return errs.NewMessage("Invalid", "The resource_class field is mandatory when not backfilling")
+	}
+	if s, ok := m["owner"].(string); ok {
+		al.Owner = &s
+	}
+	if x, ok := m["extra"].(map[string]any); ok {
+		al.Extra = x
+	}
+	for _, t := range list(m["traits"]) {
+		al.Traits = append(al.Traits, t)
+	}
+	if cands := list(m["candidate_nodes"]); len(cands) > 0 {
+		converted, err := h.Store.CheckNodeList(r.Context(), cands, "")
+		if err != nil {
+			var nf *store.NotFoundError
+			if errors.As(err, &nf) {
+				return errs.NewMessageKw("NodeNotFound", "Nodes cannot be found: "+nf.Ident, map[string]any{"code": http.StatusBadRequest})
+			}
+			return fmt.Errorf("check candidate nodes: %w", err)
+		}
+		for _, c := range cands {
+			al.CandidateNodes = append(al.CandidateNodes, converted[c])
+		}
+	}
+	switch s, _ := m["uuid"].(string); {
+	case s != "":
+		// Upstream stores whatever string it is given; a value that is no
+		// UUID could never be looked up as one, so it is refused here.
+		if !collection.IsUUIDLike(s) {
+			return errs.New("InvalidUUID", map[string]any{"uuid": s})
+		}
+		al.UUID = s
+	case node != nil && node.InstanceUUID != nil && *node.InstanceUUID != "":
+		// Backfilling without a UUID: the instance's is the natural one.
+		al.UUID = *node.InstanceUUID
+	default:
+		al.UUID = uuid.NewString()
+	}
+	var topic string
+	if node != nil {
+		id := node.ID
+		al.NodeID = &id
+		topic, err = h.Topics.GetTopicFor(r.Context(), node)
+	} else {
+		topic, err = h.Topics.GetRandomTopic(r.Context())
+	}
+	if err != nil {
+		return err
+	}
+	created, err := h.Conductor.CreateAllocation(r.Context(), topic, al)
+	if err != nil {
+		return err
+	}
+	rc.SetLocation(w, "allocations", created.UUID)
+	d, err := h.convert(r.Context(), rc, created, nil, true)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusCreated, d)
+}
+
+// list returns the strings of a JSON array value.
+func list(v any) []string {
+	arr, _ := v.([]any)
+	out := make([]string, 0, len(arr))
+	for _, x := range arr {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	v := rc.Version
+	if err := pick(v, microversion.Minor60AllocationOwner, updateBody, updateBody60).Validate(body); err != nil {
+		return err
+	}
+	ops, err := apiutil.DecodePatch(body)
+	if err != nil {
+		return err
+	}
+	al, err := h.get(r, "baremetal:allocation:update", rc.Param("allocation_id"))
+	if err != nil {
+		return err
+	}
+	fields, err := apiutil.ValidateAllowedFields(ops, patchAllowedFields, v)
+	if err != nil {
+		return err
+	}
+	if err := checkAllowedFields(fields, v); err != nil {
+		return err
+	}
+	for _, name := range apiutil.PatchValues(ops, "/name") {
+		if s, _ := name.(string); s != "" && !apiutil.IsValidLogicalName(s) {
+			return errs.NewMessage("Invalid", fmt.Sprintf("Cannot update allocation with invalid name '%s'", s))
+		}
+	}
+	doc, err := asDict(al)
+	if err != nil {
+		return err
+	}
+	patched, err := apiutil.ApplyPatch(doc, ops)
+	if err != nil {
+		return err
+	}
+	for k := range patched {
+		if !contains(patchedSchema.Properties(), k) {
+			delete(patched, k)
+		}
+	}
+	if err := patchedSchema.Validate("patch", patched); err != nil {
+		return err
+	}
+	var changed []string
+	if name := apiutil.OptString(al.Name); !jsonEqual(name, patched["name"]) {
+		al.Name = nil
+		if s, ok := patched["name"].(string); ok {
+			al.Name = &s
+		}
+		changed = append(changed, "name")
+	}
+	if !jsonEqual(apiutil.EmptyMap(al.Extra), patched["extra"]) {
+		al.Extra, _ = patched["extra"].(map[string]any)
+		changed = append(changed, "extra")
+	}
+	if len(changed) > 0 {
+		updated, err := h.Store.UpdateAllocation(r.Context(), al, changed...)
+		var dup *store.DuplicateError
+		switch {
+		case errors.As(err, &dup):
+			return errs.New("AllocationDuplicateName", map[string]any{"name": dup.Value})
+		case errors.Is(err, store.ErrNotFound):
+			return errs.New("AllocationNotFound", map[string]any{"allocation": al.UUID})
+		case err != nil:
+			return fmt.Errorf("update allocation %s: %w", al.UUID, err)
+		}
+		al = updated
+	}
+	d, err := h.convert(r.Context(), rc, al, nil, true)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}

@@ -1,0 +1,159 @@
+package apiutil
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/errs"
+)
+
+// RequestSchema is a schema of upstream's ironic.api.validation (the
+// request_body_schema, request_query_schema and request_parameter_schema
+// decorators of ironic/api/schemas/v1): Draft 2020-12 with the uuid
+// format asserted, reporting "Schema error: <message>" and, when the
+// error has branches, ". Possible root cause: <message>".
+type RequestSchema struct {
+	*Schema
+}
+
+var (
+	requestMu    sync.Mutex
+	requestCache = map[string]*RequestSchema{}
+)
+
+// uuidFormat is the "uuid" format check of upstream's validator
+// (uuidutils.is_uuid_like); non-strings pass, as formats constrain only
+// their own type.
+var uuidFormat = &jsonschema.Format{Name: "uuid", Validate: func(v any) error {
+	s, ok := v.(string)
+	if !ok || collection.IsUUIDLike(s) {
+		return nil
+	}
+	return errors.New("not a uuid")
+}}
+
+// LoadRequestSchema compiles the embedded schema name as a request schema
+// (cached; the cache is a registry filled on first use).
+func LoadRequestSchema(name string) (*RequestSchema, error) {
+	requestMu.Lock()
+	defer requestMu.Unlock()
+	if s, ok := requestCache[name]; ok {
+		return s, nil
+	}
+	doc, err := SchemaDocument(name)
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.RegisterFormat(uuidFormat)
+	url := "mem:///request/" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("request schema %s: %w", name, err)
+	}
+	compiled, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("compile request schema %s: %w", name, err)
+	}
+	raw, err := SchemaDocument(name)
+	if err != nil {
+		return nil, err
+	}
+	s := &RequestSchema{Schema: &Schema{name: name, doc: raw, compiled: compiled}}
+	if m, ok := raw.(map[string]any); ok {
+		if props, ok := m["properties"].(map[string]any); ok {
+			s.properties = sortedKeys(props)
+		}
+	}
+	requestCache[name] = s
+	return s, nil
+}
+
+// MustRequestSchema is LoadRequestSchema for schemas the product ships.
+func MustRequestSchema(name string) *RequestSchema {
+	s, err := LoadRequestSchema(name)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Validate checks value (unlike args.schema, a nil value is validated
+// too: upstream validates whatever the request carried).
+func (s *RequestSchema) Validate(value any) error {
+	err := s.compiled.Validate(normalize(value))
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("validate against %s: %w", s.name, err)
+	}
+	top := firstError(ve)
+	msg := "Schema error: " + s.message(top, value)
+	// As upstream, descend into the branches of a too generic error
+	// (anyOf, oneOf) for a likelier cause.
+	cause := ""
+	for cur := top; isBranching(cur); {
+		// best_match over the branches' errors: the shallowest, the
+		// first branch winning ties.
+		var ls []*jsonschema.ValidationError
+		for _, c := range cur.Causes {
+			branch := leaves(c)
+			sortErrors(branch)
+			ls = append(ls, branch...)
+		}
+		if len(ls) == 0 {
+			break
+		}
+		slices.SortStableFunc(ls, func(a, b *jsonschema.ValidationError) int {
+			return len(a.InstanceLocation) - len(b.InstanceLocation)
+		})
+		cur = ls[0]
+		cause = s.message(cur, value)
+	}
+	if cause != "" {
+		msg += ". Possible root cause: " + cause
+	}
+	return errs.InvalidParameterValue(msg)
+}
+
+func isBranching(e *jsonschema.ValidationError) bool {
+	switch e.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf:
+		return true
+	}
+	return false
+}
+
+// firstError is the error jsonschema's validate() raises: the first one
+// iter_errors yields, approximated as the shallowest in keyword order.
+func firstError(root *jsonschema.ValidationError) *jsonschema.ValidationError {
+	all := leaves(root)
+	sortErrors(all)
+	return all[0]
+}
+
+func sortErrors(all []*jsonschema.ValidationError) {
+	slices.SortStableFunc(all, func(a, b *jsonschema.ValidationError) int {
+		if d := len(a.InstanceLocation) - len(b.InstanceLocation); d != 0 {
+			return d
+		}
+		return keywordRank(a.ErrorKind) - keywordRank(b.ErrorKind)
+	})
+}
+
+// message is pyMessage with the format error of upstream's checker.
+func (s *RequestSchema) message(e *jsonschema.ValidationError, root any) string {
+	if k, ok := e.ErrorKind.(*kind.Format); ok {
+		return PyRepr(at(root, e.InstanceLocation)) + " is not a " + PyRepr(k.Want)
+	}
+	return s.pyMessage(e, root)
+}
