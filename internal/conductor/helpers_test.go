@@ -135,8 +135,8 @@ func (s *scripted) Ran() []string {
 }
 
 func (s *scripted) Validate(context.Context, *driver.Task, string, map[string]any) error { return nil }
-func (s *scripted) VendorRoutes() map[string]driver.PassthruRoute                         { return nil }
-func (s *scripted) DriverRoutes() map[string]driver.PassthruRoute                         { return nil }
+func (s *scripted) VendorRoutes() map[string]driver.PassthruRoute                        { return nil }
+func (s *scripted) DriverRoutes() map[string]driver.PassthruRoute                        { return nil }
 
 // flakyPower is a power interface whose reading the test sets: the
 // hardware's state (which may disagree with the database) or an error.
@@ -149,9 +149,9 @@ type flakyPower struct {
 	touched bool
 }
 
-func (p *flakyPower) Properties() map[string]string                  { return map[string]string{} }
-func (p *flakyPower) Steps() []driver.StepSpec                        { return nil }
-func (p *flakyPower) Validate(context.Context, *driver.Task) error    { return nil }
+func (p *flakyPower) Properties() map[string]string                             { return map[string]string{} }
+func (p *flakyPower) Steps() []driver.StepSpec                                  { return nil }
+func (p *flakyPower) Validate(context.Context, *driver.Task) error              { return nil }
 func (p *flakyPower) Reboot(context.Context, *driver.Task, time.Duration) error { return nil }
 func (p *flakyPower) GetSupportedPowerStates(context.Context, *driver.Task) ([]string, error) {
 	return []string{states.PowerOn, states.PowerOff, states.Reboot}, nil

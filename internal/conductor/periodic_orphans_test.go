@@ -23,7 +23,10 @@ func TestTakeOverFromDeadConductor(t *testing.T) {
 		}
 		deadID := dead.ID
 		deploying := e.node(states.Deploying, func(n *model.Node) { n.TargetProvisionState = states.Active })
-		cleaning := e.node(states.Cleaning, func(n *model.Node) { n.TargetProvisionState = states.Available; n.CleanStep = map[string]any{"interface": "deploy", "step": "erase"} })
+		cleaning := e.node(states.Cleaning, func(n *model.Node) {
+			n.TargetProvisionState = states.Available
+			n.CleanStep = map[string]any{"interface": "deploy", "step": "erase"}
+		})
 		powering := e.node(states.Manageable, func(n *model.Node) { n.TargetPowerState = states.PowerOn })
 		active := e.node(states.Active, func(n *model.Node) { n.ConductorAffinity = &deadID })
 		for _, n := range []*model.Node{deploying, cleaning, powering} {

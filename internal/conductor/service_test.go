@@ -3,6 +3,7 @@ package conductor_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -114,5 +115,30 @@ func TestStartClearsOwnReservationsAndFailsStuckStates(t *testing.T) {
 		if n := e.get(other); n.ProvisionState != states.Deploying || deref(n.Reservation) != "conductor-b" {
 			t.Fatalf("other conductor's node changed: %q %v", n.ProvisionState, deref(n.Reservation))
 		}
+	})
+}
+
+func TestKeepaliveTouchesConductor(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db, withConf("conductor", "heartbeat_interval", "1"))
+		ctx := context.Background()
+		first, err := e.st.GetConductor(ctx, testHost, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The store stamps with the test clock: move it so a touch shows.
+		e.clock.Advance(30 * time.Second)
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			cur, err := e.st.GetConductor(ctx, testHost, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cur.UpdatedAt != nil && first.UpdatedAt != nil && cur.UpdatedAt.After(*first.UpdatedAt) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatal("conductor row not touched by the keepalive")
 	})
 }

@@ -31,9 +31,9 @@ func TestValidateUserSteps(t *testing.T) {
 				"priority": 10, "abortable": true}},
 		},
 		{
-			name:  "reserved steps are kept unvalidated",
-			steps: []map[string]any{{"interface": "power", "step": "reboot"}, {"interface": "bios", "step": "wait", "args": map[string]any{"x": 1}}},
-			kind:  "clean",
+			name:      "reserved steps are kept unvalidated",
+			steps:     []map[string]any{{"interface": "power", "step": "reboot"}, {"interface": "bios", "step": "wait", "args": map[string]any{"x": 1}}},
+			kind:      "clean",
 			wantSteps: []map[string]any{{"interface": "power", "step": "reboot"}, {"interface": "bios", "step": "wait", "args": map[string]any{"x": 1}}},
 		},
 		{
@@ -61,9 +61,9 @@ func TestValidateUserSteps(t *testing.T) {
 			skipMissing: true,
 		},
 		{
-			name:  "deploy step with priority 0 needs no args",
-			steps: []map[string]any{{"interface": "deploy", "step": "erase_devices", "priority": 0}},
-			kind:  "deploy",
+			name:      "deploy step with priority 0 needs no args",
+			steps:     []map[string]any{{"interface": "deploy", "step": "erase_devices", "priority": 0}},
+			kind:      "deploy",
 			wantSteps: []map[string]any{{"interface": "deploy", "step": "erase_devices", "priority": 0}},
 		},
 		{

@@ -67,3 +67,15 @@ func TestTearDownDeletesAllocation(t *testing.T) {
 		}
 	})
 }
+
+func TestTearDownOfRetiredNodeEndsManageable(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		reason := "end of life"
+		n := e.node(states.Active, func(n *model.Node) { n.Retired = true; n.RetiredReason = &reason })
+		if err := e.api.DoNodeTearDown(context.Background(), "", n.UUID); err != nil {
+			t.Fatal(err)
+		}
+		e.expect(e.waitState(n, states.Manageable), states.Manageable, "", "")
+	})
+}
