@@ -1,6 +1,5 @@
 package apiutil
 
-
 // OptString is an optional string, null when unset.
 func OptString(s *string) any {
 	if s == nil {
