@@ -116,3 +116,15 @@ func TestInspectWaitTimeout(t *testing.T) {
 		e.expect(got, states.InspectFail, states.Manageable, "Timeout reached while inspecting the node. Please check if the ramdisk responsible for the inspection is running on the node.")
 	})
 }
+
+// TestPeriodicLoopsRun checks the wiring: with check_provision_state_interval
+// set, the conductor's own loop fails a timed-out deployment.
+func TestPeriodicLoopsRun(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db, withConf("conductor", "check_provision_state_interval", "1"))
+		now := e.clock.Now()
+		n := e.node(states.DeployWait, func(n *model.Node) { n.TargetProvisionState = states.Active; n.ProvisionUpdatedAt = &now })
+		e.clock.Advance(1801 * time.Second)
+		e.expect(e.waitState(n, states.DeployFail), states.DeployFail, states.Active, "Timeout reached while waiting for callback for node "+n.UUID)
+	})
+}
