@@ -168,7 +168,18 @@ func (s *Schema) Validate(arg string, value any) error {
 	if !ok {
 		return fmt.Errorf("validate %s against %s: %w", arg, s.name, err)
 	}
-	msg := "Schema error for " + arg + ": " + s.pyMessage(bestError(ve), value)
+	best := bestError(ve)
+	msg := "Schema error for " + arg + ": " + s.pyMessage(best, value)
+	// A generic anyOf/oneOf message is followed by the best error of its
+	// branches, as upstream's args.schema digs for a root cause.
+	cause := ""
+	for cur := best; isCombinator(cur) && len(cur.Causes) > 0; {
+		cur = bestOf(cur.Causes)
+		cause = s.pyMessage(cur, value)
+	}
+	if cause != "" {
+		msg += ". Possible root cause: " + cause
+	}
 	return errs.InvalidParameterValue(msg)
 }
 
@@ -280,6 +291,37 @@ func bestError(root *jsonschema.ValidationError) *jsonschema.ValidationError {
 		}
 		best = bestError(typed[0])
 	}
+}
+
+func isCombinator(e *jsonschema.ValidationError) bool {
+	switch e.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf:
+		return true
+	}
+	return false
+}
+
+// bestOf is best_match over sibling errors (a combinator's branches): the
+// best error of each branch, the shallowest and strongest first, the
+// earlier branch on a tie.
+func bestOf(branches []*jsonschema.ValidationError) *jsonschema.ValidationError {
+	cands := make([]*jsonschema.ValidationError, len(branches))
+	for i, b := range branches {
+		cands[i] = bestError(b)
+	}
+	slices.SortStableFunc(cands, func(a, b *jsonschema.ValidationError) int {
+		if d := len(a.InstanceLocation) - len(b.InstanceLocation); d != 0 {
+			return d
+		}
+		if ac, bc := isCombinator(a), isCombinator(b); ac != bc {
+			if ac {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	})
+	return cands[0]
 }
 
 // at returns the value at an instance location.

@@ -57,6 +57,10 @@ type Deps struct {
 	// AuthorizeRunbook checks a runbook rule ("baremetal:runbook:use")
 	// against the runbook's owner. nil allows everything.
 	AuthorizeRunbook func(r *http.Request, rule string, rb *model.Runbook) error
+	// Project is check_list_policy's answer for nodes: the project a
+	// caller's listings are limited to, nil when it sees every node. nil
+	// means no limit.
+	Project func(r *http.Request) *string
 }
 
 type handlers struct {
@@ -77,18 +81,60 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 	}
 	h := &handlers{Deps: d}
 	for id, f := range map[string]api.HandlerFunc{
-		"GET /v1/nodes":                               h.list,
-		"GET /v1/nodes/detail":                        h.detail,
-		"GET /v1/nodes/{node_ident}":                  h.getOne,
-		"POST /v1/nodes":                              h.create,
-		"PATCH /v1/nodes/{node_ident}":                h.patch,
-		"DELETE /v1/nodes/{node_ident}":               h.delete,
-		"GET /v1/nodes/{node_ident}/validate":         h.validate,
-		"GET /v1/nodes/{node_ident}/states":           h.states,
-		"PUT /v1/nodes/{node_ident}/states/power":     h.power,
-		"PUT /v1/nodes/{node_ident}/states/provision": h.provision,
-		"PUT /v1/nodes/{node_ident}/maintenance":      h.setMaintenance,
-		"DELETE /v1/nodes/{node_ident}/maintenance":   h.unsetMaintenance,
+		"GET /v1/nodes":                                 h.list,
+		"GET /v1/nodes/detail":                          h.detail,
+		"GET /v1/nodes/{node_ident}":                    h.getOne,
+		"POST /v1/nodes":                                h.create,
+		"PATCH /v1/nodes/{node_ident}":                  h.patch,
+		"DELETE /v1/nodes/{node_ident}":                 h.delete,
+		"GET /v1/nodes/{node_ident}/validate":           h.validate,
+		"GET /v1/nodes/{node_ident}/states":             h.states,
+		"PUT /v1/nodes/{node_ident}/states/power":       h.power,
+		"PUT /v1/nodes/{node_ident}/states/provision":   h.provision,
+		"PUT /v1/nodes/{node_ident}/states/raid":        h.setRAID,
+		"PUT /v1/nodes/{node_ident}/states/boot_mode":   h.setBootMode,
+		"PUT /v1/nodes/{node_ident}/states/secure_boot": h.setSecureBoot,
+		"GET /v1/nodes/{node_ident}/states/console":     h.getConsole,
+		"PUT /v1/nodes/{node_ident}/states/console":     h.setConsole,
+
+		"GET /v1/nodes/{node_ident}/traits":            h.listTraits,
+		"PUT /v1/nodes/{node_ident}/traits":            h.putTraits,
+		"PUT /v1/nodes/{node_ident}/traits/{trait}":    h.putTraits,
+		"DELETE /v1/nodes/{node_ident}/traits":         h.deleteTraits,
+		"DELETE /v1/nodes/{node_ident}/traits/{trait}": h.deleteTraits,
+
+		"GET /v1/nodes/{node_ident}/vifs":                     h.listVIFs,
+		"POST /v1/nodes/{node_ident}/vifs":                    h.attachVIF,
+		"DELETE /v1/nodes/{node_ident}/vifs/{node_vif_ident}": h.detachVIF,
+
+		"GET /v1/nodes/{node_ident}/management/boot_device":                        h.getBootDevice,
+		"PUT /v1/nodes/{node_ident}/management/boot_device":                        h.setBootDevice,
+		"GET /v1/nodes/{node_ident}/management/boot_device/supported":              h.supportedBootDevices,
+		"PUT /v1/nodes/{node_ident}/management/inject_nmi":                         h.injectNMI,
+		"GET /v1/nodes/{node_ident}/management/indicators":                         h.listIndicators,
+		"GET /v1/nodes/{node_ident}/management/indicators/{ind_ident}@{component}": h.getIndicator,
+		"PUT /v1/nodes/{node_ident}/management/indicators/{ind_ident}@{component}": h.setIndicator,
+
+		"GET /v1/nodes/{node_ident}/history":                      h.listHistory,
+		"GET /v1/nodes/{node_ident}/history/{history_event_uuid}": h.getHistory,
+		"GET /v1/nodes/{node_ident}/inventory":                    h.inventory,
+		"GET /v1/nodes/{node_ident}/bios":                         h.listBIOS,
+		"GET /v1/nodes/{node_ident}/bios/{bios_setting}":          h.getBIOS,
+		"GET /v1/nodes/{node_ident}/firmware":                     h.listFirmware,
+		"GET /v1/nodes/{node_ident}/children":                     h.children,
+
+		"GET /v1/nodes/{node_ident}/vendor_passthru/methods": h.vendorMethods,
+		"GET /v1/nodes/{node_ident}/vendor_passthru":         h.vendorCall,
+		"POST /v1/nodes/{node_ident}/vendor_passthru":        h.vendorCall,
+		"PUT /v1/nodes/{node_ident}/vendor_passthru":         h.vendorCall,
+		"PATCH /v1/nodes/{node_ident}/vendor_passthru":       h.vendorCall,
+		"DELETE /v1/nodes/{node_ident}/vendor_passthru":      h.vendorCall,
+
+		"GET /v1/nodes/{node_ident}/vmedia":         h.getVmedia,
+		"POST /v1/nodes/{node_ident}/vmedia":        h.attachVmedia,
+		"DELETE /v1/nodes/{node_ident}/vmedia":      h.detachVmedia,
+		"PUT /v1/nodes/{node_ident}/maintenance":    h.setMaintenance,
+		"DELETE /v1/nodes/{node_ident}/maintenance": h.unsetMaintenance,
 	} {
 		m[id] = f
 	}

@@ -1,0 +1,321 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// The BIOS and firmware field lists of upstream's bios.py and firmware.py.
+var (
+	biosDefaultFields  = []string{"name", "value"}
+	biosRegistryFields = []string{"name", "value", "attribute_type", "allowable_values", "lower_bound",
+		"max_length", "min_length", "read_only", "reset_required", "unique", "upper_bound"}
+	firmwareDefaultFields  = []string{"component", "initial_version", "current_version", "last_version_flashed"}
+	firmwareIdentityFields = []string{"vendor", "model", "serial_number"}
+)
+
+func (h *handlers) inventory(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	if _, err := apiutil.ParseQuery(r); err != nil {
+		return err
+	}
+	n, err := h.node(r, rc, "baremetal:node:inventory:get", rc.Param("node_ident"))
+	if err != nil {
+		return err
+	}
+	if rc.Config.String("inventory", "data_backend") != "database" {
+		return errs.New("NodeInventoryNotFound", map[string]any{"node": n.UUID})
+	}
+	inv, err := h.Store.GetNodeInventory(r.Context(), n.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		// The database layer names the node by its id, and upstream lets
+		// that through.
+		return errs.New("NodeInventoryNotFound", map[string]any{"node": n.ID})
+	}
+	if err != nil {
+		return fmt.Errorf("inventory of node %s: %w", n.UUID, err)
+	}
+	d := apiutil.NewDict()
+	d.Set("inventory", inv.InventoryData)
+	d.Set("plugin_data", inv.PluginData)
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+// returnFields is get_request_return_fields for sub-resources whose
+// fields and detail queries share one version check.
+func returnFields(fields []string, rawFields *string, detail *bool, rawDetail *string, defaults []string, allowed bool) ([]string, error) {
+	if detail != nil && !allowed {
+		return nil, errs.InvalidParameterValue("Invalid query parameter ?detail=" + pyBool(*detail) + " received.")
+	}
+	if fields != nil && !allowed {
+		return nil, errs.InvalidParameterValue("Invalid query parameter ?fields=" + apiutil.PyRepr(anyList(fields)) + " received.")
+	}
+	if fields != nil && detail != nil && *detail {
+		return nil, errs.InvalidParameterValue("Can not specify ?detail=True and fields in the same request.")
+	}
+	if fields == nil && (detail == nil || !*detail) {
+		return defaults, nil
+	}
+	return fields, nil
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+func anyList(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func biosValue(s *model.BIOSSetting, f string) any {
+	switch f {
+	case "created_at":
+		return isoTime(s.CreatedAt)
+	case "updated_at":
+		return optTime(s.UpdatedAt)
+	case "name":
+		return s.Name
+	case "value":
+		return optStr(s.Value)
+	case "attribute_type":
+		return optStr(s.AttributeType)
+	case "allowable_values":
+		if s.AllowableValues == nil {
+			return []string{}
+		}
+		return s.AllowableValues
+	case "lower_bound":
+		if s.LowerBound == nil {
+			return nil
+		}
+		return *s.LowerBound
+	case "upper_bound":
+		if s.UpperBound == nil {
+			return nil
+		}
+		return *s.UpperBound
+	case "max_length":
+		return optInt(s.MaxLength)
+	case "min_length":
+		return optInt(s.MinLength)
+	case "read_only":
+		return optBool(s.ReadOnly)
+	case "reset_required":
+		return optBool(s.ResetRequired)
+	case "unique":
+		return optBool(s.Unique)
+	}
+	return nil
+}
+
+func optBool(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
+}
+
+// biosSetting is bios.convert_with_links: object_to_dict without uuid.
+func biosSetting(rc *api.RequestContext, nodeIdent string, s *model.BIOSSetting, fields []string) *apiutil.Dict {
+	d := apiutil.NewDict()
+	for _, f := range append([]string{"created_at", "updated_at"}, fields...) {
+		if !d.Has(f) {
+			d.Set(f, biosValue(s, f))
+		}
+	}
+	d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "nodes", nodeIdent+"/bios/"+s.Name))
+	return d
+}
+
+func (h *handlers) listBIOS(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	q, err := apiutil.ParseQuery(r, "fields", "detail")
+	if err != nil {
+		return err
+	}
+	rawFields := q.Get("fields")
+	fields := collection.StringList(rawFields)
+	detail, err := collection.Boolean("detail", q.Get("detail"))
+	if err != nil {
+		return err
+	}
+	ident := rc.Param("node_ident")
+	n, err := h.node(r, rc, "baremetal:node:bios:get", ident)
+	if err != nil {
+		return err
+	}
+	fields, err = returnFields(fields, rawFields, detail, q.Get("detail"), biosDefaultFields, microversion.AllowQueryBios.Allows(rc.Version))
+	if err != nil {
+		return err
+	}
+	if detail != nil && *detail {
+		fields = biosRegistryFields
+	}
+	for _, f := range fields {
+		if !slices.Contains(biosRegistryFields, f) && f != "created_at" && f != "updated_at" {
+			return errs.InvalidParameterValue(fmt.Sprintf("Field %s is not a valid field.", f))
+		}
+	}
+	settings, err := h.Store.ListBIOSSettings(r.Context(), n.ID)
+	if err != nil {
+		return fmt.Errorf("BIOS settings of node %s: %w", n.UUID, err)
+	}
+	items := make([]*apiutil.Dict, 0, len(settings))
+	for i := range settings {
+		items = append(items, biosSetting(rc, ident, &settings[i], fields))
+	}
+	d := apiutil.NewDict()
+	d.Set("bios", items)
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+func (h *handlers) getBIOS(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	if _, err := apiutil.ParseQuery(r); err != nil {
+		return err
+	}
+	n, err := h.node(r, rc, "baremetal:node:bios:get", rc.Param("node_ident"))
+	if err != nil {
+		return err
+	}
+	name := rc.Param("bios_setting")
+	s, err := h.Store.GetBIOSSetting(r.Context(), n.ID, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return errs.New("BIOSSettingNotFound", map[string]any{"node": n.UUID, "name": name})
+	}
+	if err != nil {
+		return fmt.Errorf("BIOS setting %s of node %s: %w", name, n.UUID, err)
+	}
+	fields := biosDefaultFields
+	if microversion.AllowQueryBios.Allows(rc.Version) {
+		fields = biosRegistryFields
+	}
+	d := apiutil.NewDict()
+	d.Set(name, biosSetting(rc, n.UUID, s, fields))
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+func firmwareValue(c *model.FirmwareComponent, f string) any {
+	switch f {
+	case "created_at":
+		return isoTime(c.CreatedAt)
+	case "updated_at":
+		return optTime(c.UpdatedAt)
+	case "component":
+		return c.Component
+	case "initial_version":
+		return c.InitialVersion
+	case "current_version":
+		return optStr(c.CurrentVersion)
+	case "last_version_flashed":
+		return optStr(c.LastVersionFlashed)
+	case "vendor":
+		return optStr(c.Vendor)
+	case "model":
+		return optStr(c.Model)
+	case "serial_number":
+		return optStr(c.SerialNumber)
+	}
+	return nil
+}
+
+func (h *handlers) listFirmware(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	q, err := apiutil.ParseQuery(r, "fields", "detail")
+	if err != nil {
+		return err
+	}
+	rawFields := q.Get("fields")
+	fields := collection.StringList(rawFields)
+	detail, err := collection.Boolean("detail", q.Get("detail"))
+	if err != nil {
+		return err
+	}
+	n, err := h.node(r, rc, "baremetal:node:firmware:get", rc.Param("node_ident"))
+	if err != nil {
+		return err
+	}
+	defaults := firmwareDefaultFields
+	if microversion.AllowFirmwareIdentity.Allows(rc.Version) {
+		defaults = slices.Concat(firmwareDefaultFields, firmwareIdentityFields)
+	} else if fields != nil {
+		var bad []string
+		for _, f := range fields {
+			if slices.Contains(firmwareIdentityFields, f) && !slices.Contains(bad, f) {
+				bad = append(bad, f)
+			}
+		}
+		if len(bad) > 0 {
+			sort.Strings(bad)
+			return errs.InvalidParameterValue(fmt.Sprintf("Fields %s are not allowed in this API version. They require at least API version 1.%d.",
+				strings.Join(bad, ", "), microversion.Minor114FirmwareIdentity))
+		}
+	}
+	fields, err = returnFields(fields, rawFields, detail, q.Get("detail"), defaults, true)
+	if err != nil {
+		return err
+	}
+	comps, err := h.Store.ListFirmwareComponents(r.Context(), n.ID)
+	if err != nil {
+		return fmt.Errorf("firmware of node %s: %w", n.UUID, err)
+	}
+	items := make([]*apiutil.Dict, 0, len(comps))
+	for _, c := range comps {
+		d := apiutil.NewDict()
+		for _, f := range append([]string{"created_at", "updated_at"}, fields...) {
+			if !d.Has(f) {
+				d.Set(f, firmwareValue(c, f))
+			}
+		}
+		items = append(items, d)
+	}
+	out := apiutil.NewDict()
+	out.Set("firmware", items)
+	return api.WriteJSON(w, http.StatusOK, out)
+}
+
+// children is NodeChildrenController.get_all: the UUIDs of the node's
+// children visible to the caller; a parent the caller may not see is 404.
+func (h *handlers) children(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	if _, err := apiutil.ParseQuery(r); err != nil {
+		return err
+	}
+	n, err := h.node(r, rc, "baremetal:node:get", rc.Param("node_ident"))
+	if err != nil {
+		if errs.Status(err) == http.StatusForbidden {
+			return errs.HTTPStatusNoDetail(http.StatusNotFound)
+		}
+		return err
+	}
+	f := store.NodeFilter{ParentNode: &n.UUID}
+	if h.Project != nil {
+		f.Project = h.Project(r)
+	}
+	nodes, err := h.Store.ListNodes(r.Context(), f, store.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("children of node %s: %w", n.UUID, err)
+	}
+	ids := make([]string, 0, len(nodes))
+	for _, c := range nodes {
+		ids = append(ids, c.UUID)
+	}
+	d := apiutil.NewDict()
+	d.Set("children", ids)
+	d.Set("links", collection.MakeLink("children", rc.PublicURL, "nodes", "?parent_node="+n.UUID, false))
+	return api.WriteJSON(w, http.StatusOK, d)
+}
