@@ -236,6 +236,7 @@ func newEnv(t *testing.T, db *sqldb.DB, opts ...envOption) *env {
 			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
 			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
 			"check_allocations_interval": "0", "rescue_callback_timeout": "0",
+			"conductor_cleanup_interval": "0", "node_history_cleanup_interval": "0",
 			"graceful_shutdown_timeout": "10",
 		},
 		"agent": {"require_tls": "false"},

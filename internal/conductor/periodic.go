@@ -37,6 +37,8 @@ func (c *Conductor) periodics() []periodic {
 		{"_check_inspect_wait_timeouts", check, c.CheckInspectWaitTimeouts},
 		{"_sync_local_state", cf("sync_local_state_interval"), c.SyncLocalState},
 		{"_check_orphan_allocations", cf("check_allocations_interval"), c.CheckOrphanAllocations},
+		{"cleanup_stale_conductors", cf("conductor_cleanup_interval"), c.CleanupStaleConductors},
+		{"manage_node_history", cf("node_history_cleanup_interval"), c.ManageNodeHistory},
 	}
 	if c.cfg.Int("conductor", "rescue_callback_timeout") > 0 {
 		ps = append(ps, periodic{"_check_rescuewait_timeouts", cf("check_rescue_state_interval"), c.CheckRescueWaitTimeouts})
