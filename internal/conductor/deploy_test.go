@@ -169,3 +169,54 @@ func TestDeployAbortAfterNonAbortableStep(t *testing.T) {
 		e.expect(got, states.DeployFail, states.Active, `By request, the deploy operation was aborted during or after the completion of step "vendor.deploy_async"`)
 	})
 }
+
+func TestDeployTemplatesOfInstanceTraits(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		if _, err := e.st.CreateDeployTemplate(ctx, &model.DeployTemplate{Name: "CUSTOM_RAID", Steps: []model.DeployTemplateStep{
+			{Interface: "vendor", Step: "deploy_fail", Args: map[string]any{}, Priority: 95},
+			{Interface: "vendor", Step: "deploy_wait", Args: map[string]any{}, Priority: 0},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		n := e.node(states.Available, scriptedNode, func(n *model.Node) {
+			n.InstanceInfo = map[string]any{"traits": []any{"CUSTOM_RAID"}}
+		})
+		if err := e.api.AddNodeTraits(ctx, "", n.UUID, []string{"CUSTOM_RAID"}, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.expect(e.waitState(n, states.Active), states.Active, "", "")
+		// The template runs deploy_fail and disables the driver's deploy_wait.
+		if ran := e.steps.Ran(); !reflect.DeepEqual(ran, []string{"deploy_fail"}) {
+			t.Fatalf("ran %v", ran)
+		}
+
+		// A template step the driver does not have fails validation.
+		if _, err := e.st.CreateDeployTemplate(ctx, &model.DeployTemplate{Name: "CUSTOM_BAD", Steps: []model.DeployTemplateStep{
+			{Interface: "bios", Step: "no_such_step", Args: map[string]any{}, Priority: 10},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		m := e.node(states.Available, func(n *model.Node) { n.InstanceInfo = map[string]any{"traits": []any{"CUSTOM_BAD"}} })
+		if err := e.api.AddNodeTraits(ctx, "", m.UUID, []string{"CUSTOM_BAD"}, false); err != nil {
+			t.Fatal(err)
+		}
+		// Validation before the ramdisk runs skips unknown steps; the
+		// worker's composition does too, so the deployment proceeds.
+		if err := e.api.DoNodeDeploy(ctx, "", m.UUID, false, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(m, states.Active)
+		got, err := e.api.ValidateDriverInterfaces(ctx, "", m.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := got["deploy"]; r.Result == nil || !*r.Result {
+			t.Fatalf("deploy validation %+v", r)
+		}
+	})
+}
