@@ -141,12 +141,11 @@ func (s *scripted) DriverRoutes() map[string]driver.PassthruRoute               
 // flakyPower is a power interface whose reading the test sets: the
 // hardware's state (which may disagree with the database) or an error.
 type flakyPower struct {
-	mu      sync.Mutex
-	state   string
-	err     error
-	sets    []string
-	setErr  error
-	touched bool
+	mu     sync.Mutex
+	state  string
+	err    error
+	sets   []string
+	setErr error
 }
 
 func (p *flakyPower) Properties() map[string]string                             { return map[string]string{} }
@@ -217,8 +216,6 @@ func withConf(section, name, value string) envOption {
 		o.overrides[section][name] = value
 	}
 }
-
-func withHost(h string) envOption { return func(o *envOpts) { o.host = h } }
 
 func withOwns(f func(*model.Node) bool) envOption { return func(o *envOpts) { o.owns = f } }
 

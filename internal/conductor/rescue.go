@@ -51,11 +51,14 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, _ string, nodeID, rescuePa
 	}
 	err = t.ProcessEvent(ctx, states.EventRescue, task.EventOptions{
 		Spawner: c.spawner(),
-		ErrHandler: func(ctx context.Context, err error, t *task.Task, _, _ string) {
+		// Upstream's spawn_rescue_error_handler only drops the password;
+		// the node is also put back where it was, as for any provisioning
+		// action, so that it does not stay in rescuing unlocked.
+		ErrHandler: func(ctx context.Context, err error, t *task.Task, prevState, prevTarget string) {
 			if errs.Is(err, "NoFreeConductorWorker") {
 				removeRescuePassword(t.Node)
 			}
-			task.SpawnErrorHandler(states.Rescue)(ctx, err, t)
+			task.ProvisioningErrorHandler(ctx, err, t, prevState, prevTarget)
 		},
 		Work: task.Work{Name: "_do_node_rescue", Fn: c.doNodeRescue},
 	})

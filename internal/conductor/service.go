@@ -288,7 +288,7 @@ func (c *Conductor) acquire(ctx context.Context, nodeID, purpose string, shared 
 	return c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Shared: shared, Purpose: purpose})
 }
 
-// spawn is the pool seen as the task manager's Spawner.
+// spawner is the pool seen as the task manager's Spawner.
 func (c *Conductor) spawner() task.Spawner { return c.pool }
 
 // record writes a node history event, logging a failure to write it.
@@ -304,13 +304,6 @@ func save(ctx context.Context, t *task.Task) {
 	if err := t.Save(ctx); err != nil {
 		t.Log().ErrorContext(ctx, "save node", "error", err)
 	}
-}
-
-func strPtr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 func boolPtr(b bool) *bool { return &b }
