@@ -1,0 +1,241 @@
+package portgroup
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// invalidSortKeys are the portgroup columns upstream refuses to sort by.
+var invalidSortKeys = []string{"extra", "internal_info", "properties"}
+
+// defaultListFields are what GET /v1/portgroups returns without ?fields
+// or ?detail.
+var defaultListFields = []string{"uuid", "address", "name"}
+
+type listArgs struct {
+	node, address, marker, sortKey, sortDir, rawFields, rawDetail *string
+	limit                                                         *int
+	detail                                                        *bool
+	fields, shard, conductorGroups                                []string
+}
+
+// parseListArgs is args.validate of get_all (detailRoute false) and
+// detail.
+func parseListArgs(r *http.Request, detailRoute bool) (*listArgs, error) {
+	allowed := []string{"node", "address", "marker", "limit", "sort_key", "sort_dir", "shard", "conductor_groups"}
+	if !detailRoute {
+		allowed = append(allowed, "fields", "detail")
+	}
+	q, err := apiutil.ParseQuery(r, allowed...)
+	if err != nil {
+		return nil, err
+	}
+	a := &listArgs{node: q.Get("node"), address: q.Get("address"), marker: q.Get("marker"),
+		sortKey: q.Get("sort_key"), sortDir: q.Get("sort_dir")}
+	if a.limit, err = collection.Integer("limit", q.Get("limit")); err != nil {
+		return nil, err
+	}
+	a.rawFields = q.Get("fields")
+	a.fields = collection.StringList(a.rawFields)
+	a.rawDetail = q.Get("detail")
+	if a.detail, err = collection.Boolean("detail", a.rawDetail); err != nil {
+		return nil, err
+	}
+	a.shard = collection.StringList(q.Get("shard"))
+	a.conductorGroups = collection.StringList(q.Get("conductor_groups"))
+	return a, nil
+}
+
+// listScope is check_port_list_policy(portgroup=True): the parent node's
+// visibility, then the project the caller is limited to.
+func (h *handlers) listScope(r *http.Request, parentNode string) (*string, error) {
+	if parentNode != "" {
+		n, err := h.Store.GetNodeByUUID(r.Context(), parentNode)
+		if errors.Is(err, store.ErrNotFound) {
+			// Upstream looks the parent up by UUID only and reports the
+			// (absent) parent portgroup.
+			return nil, errs.New("PortgroupNotFound", map[string]any{"portgroup": nil})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get node %s: %w", parentNode, err)
+		}
+		if err := h.authorize(r, "baremetal:node:get", n); err != nil {
+			return nil, errs.NodeNotFound(parentNode)
+		}
+	}
+	if h.ListProject == nil {
+		return nil, nil
+	}
+	return h.ListProject(r, "portgroup")
+}
+
+func (h *handlers) list(underNode, detailRoute bool) api.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+		a, err := parseListArgs(r, detailRoute)
+		if err != nil {
+			return err
+		}
+		parent := ""
+		if underNode {
+			parent = rc.Param("node_ident")
+			a.node = &parent
+		}
+		project, err := h.listScope(r, parent)
+		if err != nil {
+			return err
+		}
+		v := rc.Version
+		if a.shard != nil && v.Minor < microversion.Minor106PortgroupShard {
+			return errs.NewMessage("NotAcceptable", fmt.Sprintf(
+				"Request not acceptable. The minimal required API version should be 1.%d", microversion.Minor106PortgroupShard))
+		}
+		sortKey := "id"
+		if a.sortKey != nil {
+			sortKey = *a.sortKey
+		}
+		var fields []string
+		resource := "portgroups/detail"
+		if !detailRoute {
+			resource = "portgroups"
+			if err := checkAllowedFields(a.fields, v); err != nil {
+				return err
+			}
+		}
+		if err := checkAllowedFields([]string{sortKey}, v); err != nil {
+			return err
+		}
+		if !detailRoute {
+			fields, err = collection.ReturnFields(a.fields, a.rawFields, a.detail, a.rawDetail, defaultListFields,
+				collection.DetailAllowed(v), nil)
+			if err != nil {
+				return err
+			}
+		}
+		return h.collection(w, r, rc, a, sortKey, fields, resource, project)
+	}
+}
+
+// collection is _get_portgroups_collection.
+func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, a *listArgs,
+	sortKey string, fields []string, resource string, project *string) error {
+	ctx := r.Context()
+	limit, err := collection.ValidateLimit(a.limit, rc.Config.Int("api", "max_limit"))
+	if err != nil {
+		return err
+	}
+	sortDir, err := collection.ValidateSortDir(a.sortDir)
+	if err != nil {
+		return err
+	}
+	opts := store.ListOptions{Limit: limit, SortKey: sortKey, SortDir: sortDir}
+	if a.marker != nil && *a.marker != "" {
+		if _, err := h.Store.GetPortgroupByUUID(ctx, *a.marker); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errs.New("PortgroupNotFound", map[string]any{"portgroup": *a.marker})
+			}
+			return fmt.Errorf("portgroup marker %s: %w", *a.marker, err)
+		}
+		opts.Marker = *a.marker
+	}
+	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
+		return err
+	}
+	n := 0
+	for _, set := range []bool{a.node != nil && *a.node != "", a.address != nil && *a.address != "",
+		len(a.shard) > 0, len(a.conductorGroups) > 0} {
+		if set {
+			n++
+		}
+		if n > 1 {
+			return errs.NewMessage("Invalid", "Filtering by node, address, or shard simultaneously is not supported.")
+		}
+	}
+	f := store.PortgroupFilter{Project: project}
+	var pgs []*model.Portgroup
+	switch {
+	case a.node != nil && *a.node != "":
+		node, err := apiutil.GetNode(ctx, h.Store, *a.node, rc.Version)
+		if err != nil {
+			return err
+		}
+		f.NodeID = &node.ID
+	case a.address != nil && *a.address != "":
+		// Upstream answers at most the one portgroup with that address,
+		// without paging.
+		opts = store.ListOptions{}
+		f.Address = a.address
+	case len(a.shard) > 0:
+		f.ShardIn = a.shard
+	default:
+		f.ConductorGroups = a.conductorGroups
+	}
+	pgs, err = h.Store.ListPortgroups(ctx, f, opts)
+	switch {
+	case errors.Is(err, store.ErrMarkerNotFound):
+		return errs.New("PortgroupNotFound", map[string]any{"portgroup": opts.Marker})
+	case errors.Is(err, store.ErrInvalidParameter):
+		return errs.InvalidParameterValue(err.Error())
+	case err != nil:
+		return fmt.Errorf("list portgroups: %w", err)
+	}
+	items := make([]*apiutil.Dict, 0, len(pgs))
+	for _, pg := range pgs {
+		d := toDict(rc, pg)
+		if fields != nil {
+			if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
+				return err
+			}
+		}
+		// Upstream sanitizes list items with sanitize_dict alone: the
+		// fields of later versions are not hidden in collections.
+		d.KeepOnly(fields)
+		items = append(items, d)
+	}
+	out := apiutil.NewDict()
+	out.Set("portgroups", items)
+	params := []collection.Param{{Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
+	if a.detail != nil {
+		params = append(params, collection.Param{Key: "detail", Value: *a.detail})
+	}
+	last := ""
+	if len(pgs) > 0 {
+		last = pgs[len(pgs)-1].UUID
+	}
+	if next := collection.Next(rc.PublicURL, resource, len(items), limit, last, fields, params...); next != "" {
+		out.Set("next", next)
+	}
+	return api.WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	q, err := apiutil.ParseQuery(r, "fields")
+	if err != nil {
+		return err
+	}
+	ident := rc.Param("portgroup_ident")
+	if err := apiutil.UUIDOrName("portgroup_ident", ident); err != nil {
+		return err
+	}
+	fields := collection.StringList(q.Get("fields"))
+	pg, _, err := h.portgroupAndNode(r, "baremetal:portgroup:get", ident)
+	if err != nil {
+		return err
+	}
+	if err := checkAllowedFields(fields, rc.Version); err != nil {
+		return err
+	}
+	d, err := convert(rc, pg, fields)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}

@@ -1,0 +1,346 @@
+package portgroup
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// patchAllowedFields are PATCH_ALLOWED_FIELDS.
+var patchAllowedFields = []string{"address", "extra", "mode", "name", "node_uuid", "properties",
+	"standalone_ports_supported", "physical_network", "category"}
+
+// validate is PORTGROUP_VALIDATOR (and PORTGROUP_PATCH_VALIDATOR): the
+// schema, then the per-field checks and conversions of
+// PORTGROUP_VALIDATOR_EXTRA.
+func validate(arg string, m map[string]any) error {
+	if err := apiutil.MustSchema("portgroup").Validate(arg, m); err != nil {
+		return err
+	}
+	for _, f := range []string{"address", "node_uuid", "standalone_ports_supported", "uuid"} {
+		v, ok := m[f]
+		if !ok || v == nil {
+			continue
+		}
+		var err error
+		switch f {
+		case "address":
+			m[f], err = apiutil.MACAddress(f, v)
+		case "node_uuid", "uuid":
+			err = apiutil.BodyUUID(f, v)
+		default:
+			m[f], err = apiutil.BodyBoolean(f, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storeErr maps the store's refusals of a new portgroup to upstream's
+// classes (dbapi.create_portgroup).
+func storeErr(err error, pg *model.Portgroup) error {
+	var d *store.DuplicateError
+	if errors.As(err, &d) {
+		switch d.Field {
+		case "address":
+			return errs.New("PortgroupMACAlreadyExists", map[string]any{"mac": d.Value})
+		case "name":
+			return errs.New("PortgroupDuplicateName", map[string]any{"name": d.Value})
+		}
+		return errs.New("PortgroupAlreadyExists", map[string]any{"uuid": pg.UUID})
+	}
+	return fmt.Errorf("create portgroup %s: %w", pg.UUID, err)
+}
+
+func str(v any) *string {
+	s, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+func boolp(v any) *bool {
+	b, ok := v.(bool)
+	if !ok {
+		return nil
+	}
+	return &b
+}
+
+func mapOf(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// setField copies one validated field of the API object onto pg.
+func setField(pg *model.Portgroup, k string, v any) {
+	switch k {
+	case "uuid":
+		if s := str(v); s != nil {
+			pg.UUID = *s
+		}
+	case "address":
+		pg.Address = str(v)
+	case "name":
+		pg.Name = str(v)
+	case "extra":
+		pg.Extra = mapOf(v)
+	case "mode":
+		pg.Mode = str(v)
+	case "properties":
+		pg.Properties = mapOf(v)
+	case "standalone_ports_supported":
+		pg.StandalonePortsSupported = boolp(v)
+	case "physical_network":
+		pg.PhysicalNetwork = str(v)
+	case "category":
+		pg.Category = str(v)
+	}
+}
+
+func invalidName(v any) bool {
+	s, ok := v.(string)
+	return !ok || !apiutil.IsValidLogicalName(s)
+}
+
+func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ctx := r.Context()
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	if err := apiutil.MustSchema("portgroup").Validate("portgroup", body); err != nil {
+		return err
+	}
+	m, ok := apiutil.Plain(body).(map[string]any)
+	if !ok {
+		return errs.InvalidParameterValue("Schema error for portgroup: None is not of type 'object'")
+	}
+	if err := validate("portgroup", m); err != nil {
+		return err
+	}
+	nodeUUID, _ := m["node_uuid"].(string)
+	node, err := h.Store.GetNodeByUUID(ctx, nodeUUID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("get node %s: %w", nodeUUID, err)
+	}
+	if node != nil && h.authorize(r, "baremetal:node:get", node) != nil {
+		// replace_node_uuid_with_id conceals a node the caller may not
+		// see as a missing one.
+		node = nil
+	}
+	if err := h.authorize(r, "baremetal:portgroup:create", node); err != nil {
+		return err
+	}
+	if node == nil {
+		e := errs.NodeNotFound(nodeUUID)
+		e.Code = http.StatusBadRequest
+		return e
+	}
+	delete(m, "node_uuid")
+	if !microversion.AllowPortgroupModeProperties.Allows(rc.Version) &&
+		(apiutil.Truthy(m["mode"]) || apiutil.Truthy(m["properties"])) {
+		return errs.NotAcceptable()
+	}
+	if apiutil.Truthy(m["name"]) && invalidName(m["name"]) {
+		return errs.ClientSideError(fmt.Sprintf("Cannot create portgroup with invalid name '%s'", apiutil.PyStr(m["name"])),
+			http.StatusBadRequest, "")
+	}
+	if u, _ := m["uuid"].(string); u == "" {
+		m["uuid"] = uuid.NewString()
+	}
+	pg := &model.Portgroup{NodeID: &node.ID, NodeUUID: node.UUID}
+	for k, v := range m {
+		setField(pg, k, v)
+	}
+	if pg.StandalonePortsSupported == nil {
+		pg.StandalonePortsSupported = model.Ptr(true)
+	}
+	if model.Deref(pg.Mode) == "" {
+		// dbapi.create_portgroup: an empty mode is the configured default.
+		pg.Mode = model.Ptr(rc.Config.String("DEFAULT", "default_portgroup_mode"))
+	}
+	created, err := h.Store.CreatePortgroup(ctx, pg)
+	if err != nil {
+		return storeErr(err, pg)
+	}
+	rc.SetLocation(w, "portgroups", created.UUID)
+	d, err := convert(rc, created, nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusCreated, d)
+}
+
+// patchDoc is the portgroup as the API sees it (as_dict without node_id,
+// with node_uuid), the document a PATCH applies to.
+func patchDoc(pg *model.Portgroup, nodeUUID string) map[string]any {
+	return apiutil.CopyJSON(map[string]any{
+		"id": pg.ID, "uuid": pg.UUID, "created_at": apiutil.ISOTime(pg.CreatedAt), "updated_at": apiutil.OptISOTime(pg.UpdatedAt),
+		"name": apiutil.OptString(pg.Name), "address": apiutil.OptString(pg.Address), "extra": dict(pg.Extra),
+		"internal_info": dict(pg.InternalInfo), "standalone_ports_supported": boolOr(pg.StandalonePortsSupported, true),
+		"mode": apiutil.OptString(pg.Mode), "properties": dict(pg.Properties),
+		"physical_network": apiutil.OptString(pg.PhysicalNetwork), "category": apiutil.OptString(pg.Category),
+		"dynamic_portgroup": boolOr(pg.DynamicPortgroup, false), "node_uuid": nodeUUID,
+	})
+}
+
+// patchedNode is objects.Node.get on the node_uuid a patch sets: by id
+// for an integer, by UUID for a UUID, else InvalidIdentity; a missing node
+// is 400.
+func (h *handlers) patchedNode(r *http.Request, value any) (*model.Node, error) {
+	ctx := r.Context()
+	var n *model.Node
+	var err error
+	s, isStr := value.(string)
+	switch {
+	case isStr && collection.IsUUIDLike(s):
+		n, err = h.Store.GetNodeByUUID(ctx, s)
+	case isStr:
+		id, perr := strconv.ParseInt(s, 10, 64)
+		if perr != nil {
+			return nil, errs.New("InvalidIdentity", map[string]any{"identity": s})
+		}
+		n, err = h.Store.GetNodeByID(ctx, id)
+	default:
+		return nil, errs.New("InvalidIdentity", map[string]any{"identity": value})
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		e := errs.NodeNotFound(apiutil.PyStr(value))
+		e.Code = http.StatusBadRequest
+		return nil, e
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get node %s: %w", apiutil.PyStr(value), err)
+	}
+	return n, nil
+}
+
+func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ctx := r.Context()
+	ident := rc.Param("portgroup_ident")
+	if err := apiutil.UUIDOrName("portgroup_ident", ident); err != nil {
+		return err
+	}
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	ops, err := apiutil.DecodePatch(body)
+	if err != nil {
+		return err
+	}
+	pg, node, err := h.portgroupAndNode(r, "baremetal:portgroup:update", ident)
+	if err != nil {
+		return err
+	}
+	v := rc.Version
+	if !microversion.AllowPortgroupModeProperties.Allows(v) &&
+		(apiutil.IsPathUpdated(ops, "/mode") || apiutil.IsPathUpdated(ops, "/properties")) {
+		return errs.NotAcceptable()
+	}
+	if _, err := apiutil.ValidateAllowedFields(ops, patchAllowedFields, v); err != nil {
+		return err
+	}
+	for _, name := range apiutil.PatchValues(ops, "/name") {
+		if apiutil.Truthy(name) && invalidName(name) {
+			return errs.ClientSideError(fmt.Sprintf("Portgroup %s: Cannot change name to invalid name '%s'",
+				ident, apiutil.PyStr(name)), http.StatusBadRequest, "")
+		}
+	}
+	if node == nil {
+		return errs.NodeNotFound(fmt.Sprint(model.Deref(pg.NodeID)))
+	}
+	doc, err := apiutil.ApplyPatch(patchDoc(pg, node.UUID), ops)
+	if err != nil {
+		return err
+	}
+	if _, ok := doc["mode"]; !ok {
+		return errs.ClientSideError("'mode' is a mandatory attribute and can not be removed", http.StatusBadRequest, "")
+	}
+	if doc["node_uuid"] != node.UUID {
+		if node, err = h.patchedNode(r, doc["node_uuid"]); err != nil {
+			return err
+		}
+	}
+	schema := apiutil.MustSchema("portgroup")
+	for k := range doc {
+		if !slices.Contains(schema.Properties(), k) {
+			delete(doc, k)
+		}
+	}
+	if err := validate("patch", doc); err != nil {
+		return err
+	}
+	updated := *pg
+	updated.NodeID, updated.NodeUUID = &node.ID, node.UUID
+	for _, f := range []string{"address", "extra", "mode", "name", "properties", "standalone_ports_supported",
+		"physical_network", "category"} {
+		setField(&updated, f, doc[f])
+	}
+	if node.ProvisionState == states.Inspecting && microversion.AllowInspectWaitState.Allows(v) {
+		return errs.ClientSideError(fmt.Sprintf("Cannot update portgroup \"%s\" on node \"%s\" while it is in state \"%s\".",
+			pg.UUID, node.UUID, states.Inspecting), http.StatusConflict, "")
+	}
+	topic, err := h.topic(ctx, node)
+	if err != nil {
+		return err
+	}
+	saved, err := h.Conductor.UpdatePortgroup(ctx, topic, &updated)
+	if err != nil {
+		return err
+	}
+	if apiutil.IsPathUpdated(ops, "/physical_network") {
+		physnet := ""
+		if vals := apiutil.PatchValues(ops, "/physical_network"); len(vals) > 0 {
+			physnet, _ = vals[0].(string)
+		}
+		if err := h.Conductor.UpdatePortgroupPhysicalNetwork(ctx, topic, saved, physnet); err != nil {
+			return err
+		}
+	}
+	d, err := convert(rc, saved, nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("portgroup_ident")
+	if err := apiutil.UUIDOrName("portgroup_ident", ident); err != nil {
+		return err
+	}
+	pg, node, err := h.portgroupAndNode(r, "baremetal:portgroup:delete", ident)
+	if err != nil {
+		return err
+	}
+	if node == nil {
+		return errs.NodeNotFound(fmt.Sprint(model.Deref(pg.NodeID)))
+	}
+	topic, err := h.topic(r.Context(), node)
+	if err != nil {
+		return err
+	}
+	if err := h.Conductor.DestroyPortgroup(r.Context(), topic, pg); err != nil {
+		return err
+	}
+	api.WriteEmpty(w, http.StatusNoContent)
+	return nil
+}
