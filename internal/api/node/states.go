@@ -11,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -243,7 +244,32 @@ func (h *handlers) validate(w http.ResponseWriter, r *http.Request, rc *api.Requ
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, res)
+	return api.WriteJSON(w, http.StatusOK, validationDoc(res))
+}
+
+// validationOrder is the driver's non_vendor_interfaces: the core
+// interfaces, then the optional ones, the order upstream's document has.
+var validationOrder = []string{"boot", "deploy", "management", "network", "power",
+	"bios", "console", "firmware", "inspect", "raid", "rescue", "storage"}
+
+func validationDoc(res map[string]rpc.InterfaceValidation) *apiutil.Dict {
+	d := apiutil.NewDict()
+	for _, k := range validationOrder {
+		if v, ok := res[k]; ok {
+			d.Set(k, v)
+		}
+	}
+	var rest []string
+	for k := range res {
+		if !slices.Contains(validationOrder, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	for _, k := range rest {
+		d.Set(k, res[k])
+	}
+	return d
 }
 
 // pyState is str() of a nullable state column ("None" when unset).
