@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -147,10 +148,12 @@ func (e *ExecError) Error() string {
 
 func (e *ExecError) Unwrap() error { return e.Err }
 
-// throttle keeps at most one command in flight per BMC address and at
-// least the minimum interval between the end of one and the start of the
-// next (upstream LAST_CMD_TIME). Commands to different BMCs do not wait for
-// each other.
+// throttle keeps at most one command in flight per BMC and at least the
+// minimum interval between the end of one and the start of the next
+// (upstream LAST_CMD_TIME). Commands to different BMCs do not wait for each
+// other. Upstream keys BMCs by address alone; here the RMCP port is part of
+// the key, so BMCs sharing a host on different ports (virtual BMCs, one
+// ipmi_sim per port) are not throttled together.
 type throttle struct {
 	mu   sync.Mutex
 	bmcs map[string]*bmcSlot
@@ -178,6 +181,14 @@ func (t *throttle) acquire(ctx context.Context, address string) (*bmcSlot, error
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// bmcKey identifies the BMC for the throttle.
+func (d DriverInfo) bmcKey() string {
+	if d.DestPort != nil && *d.DestPort != 0 {
+		return net.JoinHostPort(d.Address, strconv.Itoa(*d.DestPort))
+	}
+	return d.Address
 }
 
 func (s *bmcSlot) release(now time.Time) {
@@ -368,15 +379,15 @@ type attemptResult struct {
 // password file that exists only for the duration of the run.
 func (c *core) attempt(ctx context.Context, d DriverInfo, args []string, command string, timeout time.Duration) (attemptResult, []string, error) {
 	clock := c.opts.clock()
-	slot, err := c.throttle.acquire(ctx, d.Address)
+	slot, err := c.throttle.acquire(ctx, d.bmcKey())
 	if err != nil {
-		return attemptResult{}, nil, fmt.Errorf("wait for BMC %s: %w", d.Address, err)
+		return attemptResult{}, nil, fmt.Errorf("wait for BMC %s: %w", d.bmcKey(), err)
 	}
 	defer func() { slot.release(clock.Now()) }()
 	if !slot.last.IsZero() {
 		if wait := c.opts.MinCommandInterval - clock.Now().Sub(slot.last); wait > 0 {
 			if err := clock.Sleep(ctx, wait); err != nil {
-				return attemptResult{}, nil, fmt.Errorf("wait for BMC %s: %w", d.Address, err)
+				return attemptResult{}, nil, fmt.Errorf("wait for BMC %s: %w", d.bmcKey(), err)
 			}
 		}
 	}

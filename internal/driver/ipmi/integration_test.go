@@ -1,0 +1,310 @@
+package ipmi
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/testing/ipmisim"
+)
+
+// recorder wraps the real executor, keeping each run's argv and times.
+type recorder struct {
+	mu   sync.Mutex
+	runs []run
+}
+
+type run struct {
+	args       []string
+	start, end time.Time
+}
+
+func (r *recorder) exec(ctx context.Context, c Command) (Result, error) {
+	start := time.Now()
+	res, err := execCommand(ctx, c)
+	r.mu.Lock()
+	r.runs = append(r.runs, run{args: c.Args, start: start, end: time.Now()})
+	r.mu.Unlock()
+	return res, err
+}
+
+// simDriver registers the ipmitool interfaces with the real ipmitool
+// (probed as at start-up) and a short throttle to keep the test quick.
+func simDriver(t *testing.T, interval time.Duration) (*driver.Interfaces, *recorder, *bytes.Buffer) {
+	t.Helper()
+	rec := &recorder{}
+	logs := &bytes.Buffer{}
+	o := DefaultOptions()
+	o.TempDir = t.TempDir()
+	o.MinCommandInterval = interval
+	o.CommandRetryTimeout = 10 * time.Second
+	o.PowerStateChangeTimeout = 20 * time.Second
+	o.SocatAddress = "127.0.0.1"
+	o.Exec = rec.exec
+	o.Log = slog.New(slog.NewTextHandler(logs, nil))
+	r := driver.NewRegistry()
+	must(t, Register(r, o))
+	get := func(kind driver.Kind, name string) driver.Interface {
+		impl, ok := r.Implementation(kind, name)
+		if !ok {
+			t.Fatalf("%s/%s not registered", kind, name)
+		}
+		return impl
+	}
+	return &driver.Interfaces{
+		HardwareType: "ipmi",
+		Power:        get(driver.KindPower, "ipmitool").(driver.PowerInterface),
+		Management:   get(driver.KindManagement, "ipmitool").(driver.ManagementInterface),
+		Vendor:       get(driver.KindVendor, "ipmitool").(driver.VendorInterface),
+		Console:      get(driver.KindConsole, "ipmitool-socat").(driver.ConsoleInterface),
+	}, rec, logs
+}
+
+func simTask(b *ipmisim.BMC, ifaces *driver.Interfaces, logs *bytes.Buffer) *driver.Task {
+	n := &model.Node{
+		UUID: "6a1e0c7e-3f3c-4a6f-9d55-" + strconv.Itoa(100000000000+b.Port), Driver: "ipmi",
+		DriverInfo: map[string]any{
+			"ipmi_address": b.Address, "ipmi_port": float64(b.Port),
+			"ipmi_username": b.Username, "ipmi_password": b.Password,
+			"ipmi_cipher_suite": ipmisim.CipherSuite,
+		},
+		DriverInternalInfo: map[string]any{}, InstanceInfo: map[string]any{}, Properties: map[string]any{},
+	}
+	return &driver.Task{Node: n, Driver: ifaces, Log: slog.New(slog.NewTextHandler(logs, nil))}
+}
+
+func TestPowerAgainstIPMISim(t *testing.T) {
+	b := ipmisim.Start(t, ipmisim.Options{})
+	ifaces, rec, logs := simDriver(t, time.Second)
+	task := simTask(b, ifaces, logs)
+	ctx := context.Background()
+	p := ifaces.Power
+	must(t, p.Validate(ctx, task))
+
+	state, err := p.GetPowerState(ctx, task)
+	must(t, err)
+	if state != states.PowerOff {
+		t.Fatalf("initial state %q", state)
+	}
+	must(t, p.SetPowerState(ctx, task, states.PowerOn, 0))
+	if !b.PoweredOn(t) {
+		t.Fatal("power on did not reach the BMC")
+	}
+	if state, _ = p.GetPowerState(ctx, task); state != states.PowerOn {
+		t.Fatalf("state after power on %q", state)
+	}
+	must(t, p.Reboot(ctx, task, 0))
+	if log := b.ControlLog(t); !slices.Contains(log, "set power 0") || log[len(log)-1] != "get power" {
+		t.Fatalf("reboot did not power off then on: %q", log)
+	}
+	if !b.PoweredOn(t) {
+		t.Fatal("node off after reboot")
+	}
+	must(t, p.SetPowerState(ctx, task, states.SoftPowerOff, 0))
+	if b.PoweredOn(t) {
+		t.Fatal("soft power off left the node on")
+	}
+	b.SetPower(t, true)
+	if state, _ = p.GetPowerState(ctx, task); state != states.PowerOn {
+		t.Fatalf("change behind our back not seen: %q", state)
+	}
+	must(t, p.SetPowerState(ctx, task, states.PowerOff, 0))
+	if b.PoweredOn(t) {
+		t.Fatal("power off did not reach the BMC")
+	}
+
+	for _, r := range rec.runs {
+		if strings.Contains(strings.Join(r.args, " "), b.Password) {
+			t.Fatalf("password on the ipmitool command line: %q", r.args)
+		}
+		if i := slices.Index(r.args, "-f"); i < 0 {
+			t.Fatalf("no password file: %q", r.args)
+		} else if _, err := os.Stat(r.args[i+1]); !os.IsNotExist(err) {
+			t.Fatalf("password file %s left behind", r.args[i+1])
+		}
+	}
+	if strings.Contains(logs.String(), b.Password) {
+		t.Fatal("password in the log")
+	}
+}
+
+func TestWrongPasswordIsAnIPMIFailure(t *testing.T) {
+	b := ipmisim.Start(t, ipmisim.Options{})
+	ifaces, _, logs := simDriver(t, 100*time.Millisecond)
+	task := simTask(b, ifaces, logs)
+	task.Node.DriverInfo["ipmi_password"] = "wrong-password"
+	_, err := ifaces.Power.GetPowerState(context.Background(), task)
+	if err == nil || err.Error() != "IPMI call failed: power status." {
+		t.Fatalf("error %v", err)
+	}
+	if strings.Contains(logs.String(), "wrong-password") {
+		t.Fatal("password in the log")
+	}
+}
+
+func TestBootDeviceAgainstIPMISim(t *testing.T) {
+	b := ipmisim.Start(t, ipmisim.Options{})
+	ifaces, rec, logs := simDriver(t, 500*time.Millisecond)
+	ctx := context.Background()
+	m := ifaces.Management
+	cases := []struct {
+		name     string
+		props    map[string]any
+		device   string
+		simName  string
+		wantLast string
+	}{
+		{"legacy bios mode uses chassis bootdev", map[string]any{"capabilities": "boot_mode:bios"}, "pxe", "pxe", "chassis bootdev pxe options=persistent"},
+		{"uefi mode sends raw boot flags", map[string]any{}, "disk", "default", "raw 0x00 0x08 0x05 0xe0 0x08 0x00 0x00 0x00"},
+		{"uefi cdrom", map[string]any{}, "cdrom", "cdrom", "raw 0x00 0x08 0x05 0xe0 0x14 0x00 0x00 0x00"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			task := simTask(b, ifaces, logs)
+			task.Node.Properties = tc.props
+			must(t, m.SetBootDevice(ctx, task, tc.device, true))
+			if got := b.BootDevice(t); got != tc.simName {
+				t.Fatalf("BMC boot device %q, want %q", got, tc.simName)
+			}
+			last := rec.runs[len(rec.runs)-1].args
+			cmd := strings.Join(last[slices.Index(last, "-f")+2:], " ")
+			if cmd != tc.wantLast {
+				t.Fatalf("last command %q, want %q", cmd, tc.wantLast)
+			}
+			prev := rec.runs[len(rec.runs)-2].args
+			if got := strings.Join(prev[slices.Index(prev, "-f")+2:], " "); got != "raw "+disableBootTimeoutRaw {
+				t.Fatalf("boot timeout not disabled first: %q", got)
+			}
+			got, err := m.GetBootDevice(ctx, task)
+			must(t, err)
+			// ipmi_sim does not keep the persistent flag, so it reads back
+			// as a one-time device.
+			if got.BootDevice != tc.device || got.Persistent == nil || *got.Persistent {
+				t.Fatalf("boot device %+v", got)
+			}
+		})
+	}
+	task := simTask(b, ifaces, logs)
+	if err := m.SetBootDevice(ctx, task, "floppy", false); err == nil || err.Error() != "Invalid boot device floppy specified." {
+		t.Fatalf("error %v", err)
+	}
+	// ipmi_sim refuses diag interrupts, which must surface as IPMIFailure.
+	if err := m.(driver.NMIInjector).InjectNMI(ctx, task); err == nil || err.Error() != "IPMI call failed: power diag." {
+		t.Fatalf("inject NMI: %v", err)
+	}
+}
+
+// TestThrottleAgainstTwoSimulators runs commands to two BMCs at once: each
+// BMC sees its commands at least the interval apart, while the other BMC
+// is served in between.
+func TestThrottleAgainstTwoSimulators(t *testing.T) {
+	const interval = 2 * time.Second
+	bmcs := []*ipmisim.BMC{ipmisim.Start(t, ipmisim.Options{}), ipmisim.Start(t, ipmisim.Options{})}
+	ifaces, rec, logs := simDriver(t, interval)
+	var wg sync.WaitGroup
+	for _, b := range bmcs {
+		task := simTask(b, ifaces, logs)
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := ifaces.Power.GetPowerState(context.Background(), task); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	byPort := map[string][]run{}
+	for _, r := range rec.runs {
+		port := r.args[slices.Index(r.args, "-p")+1]
+		byPort[port] = append(byPort[port], r)
+	}
+	if len(byPort) != 2 {
+		t.Fatalf("runs by BMC: %v", byPort)
+	}
+	var firsts []time.Time
+	for port, runs := range byPort {
+		slices.SortFunc(runs, func(a, b run) int { return a.start.Compare(b.start) })
+		for i := 1; i < len(runs); i++ {
+			if gap := runs[i].start.Sub(runs[i-1].end); gap < interval {
+				t.Errorf("BMC %s: commands %v apart", port, gap)
+			}
+		}
+		firsts = append(firsts, runs[0].start)
+	}
+	if d := firsts[0].Sub(firsts[1]).Abs(); d >= interval {
+		t.Errorf("the second BMC waited for the first: %v", d)
+	}
+}
+
+func TestSocatConsoleAgainstIPMISim(t *testing.T) {
+	if _, err := exec.LookPath("socat"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("socat is not installed; CI must provide it")
+		}
+		t.Skip("socat is not installed")
+	}
+	b := ipmisim.Start(t, ipmisim.Options{})
+	ifaces, _, logs := simDriver(t, 100*time.Millisecond)
+	task := simTask(b, ifaces, logs)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	must(t, l.Close())
+	task.Node.DriverInfo["ipmi_terminal_port"] = float64(port)
+	ctx := context.Background()
+	c := ifaces.Console
+	must(t, c.Validate(ctx, task))
+	must(t, c.StartConsole(ctx, task))
+	sc := c.(*SocatConsole)
+	t.Cleanup(func() { _ = c.StopConsole(context.Background(), task) })
+
+	pid, err := sc.readPID(task.Node.UUID)
+	must(t, err)
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	must(t, err)
+	if bytes.Contains(cmdline, []byte(b.Password)) || !bytes.Contains(cmdline, []byte("sol activate")) {
+		t.Fatalf("socat command line %q", cmdline)
+	}
+	st, err := os.Stat(sc.passwordFilePath(task.Node.UUID))
+	must(t, err)
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("console password file mode %o", st.Mode().Perm())
+	}
+	conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	must(t, err)
+	must(t, conn.Close())
+
+	info, err := c.GetConsole(ctx, task)
+	must(t, err)
+	if info["type"] != "socat" || info["url"] != "tcp://127.0.0.1:"+strconv.Itoa(port) {
+		t.Fatalf("console info %v", info)
+	}
+	must(t, c.StopConsole(ctx, task))
+	if processAlive(pid) {
+		// socat may still be exiting; give it the kill timeout once more
+		time.Sleep(time.Second)
+		if syscall.Kill(pid, 0) == nil {
+			t.Fatal("socat still running after stop")
+		}
+	}
+	for _, p := range []string{sc.passwordFilePath(task.Node.UUID), sc.pidFile(task.Node.UUID)} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Fatalf("%s left behind", p)
+		}
+	}
+}
