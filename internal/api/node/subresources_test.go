@@ -329,3 +329,29 @@ func TestChildrenAndVendor(t *testing.T) {
 		}
 	}
 }
+
+func TestVmedia(t *testing.T) {
+	e := newEnv(t)
+	e.create(`{"driver": "fake-hardware", "name": "vm"}`)
+	e.run(t, []check{
+		{"attach bad scheme", "POST", "/v1/nodes/vm/vmedia", "1.115", `{"device_type": "cdrom", "image_url": "ftp://img/x.iso"}`, 400, "Unsupported or missing URL scheme: ftp"},
+		{"attach no scheme", "POST", "/v1/nodes/vm/vmedia", "1.115", `{"device_type": "cdrom", "image_url": "x.iso"}`, 400, "Unsupported or missing URL scheme: "},
+		{"attach bad device", "POST", "/v1/nodes/vm/vmedia", "1.115", `{"device_type": "CDROM", "image_url": "http://img/x.iso"}`, 400, "Schema error for vmedia: 'CDROM' is not one of ['disk', 'cdrom', 'floppy']"},
+		{"attach missing url", "POST", "/v1/nodes/vm/vmedia", "1.115", `{"device_type": "cdrom"}`, 400, "Schema error for vmedia: 'image_url' is a required property"},
+		{"detach bad type", "DELETE", "/v1/nodes/vm/vmedia?device_types=cdrom,tape", "1.115", "", 400, "Invalid device type(s) tape (valid are disk, cdrom, floppy)"},
+		{"attach old", "POST", "/v1/nodes/vm/vmedia", "1.88", `{"device_type": "cdrom", "image_url": "http://img/x.iso"}`, 404, ""},
+		{"get old", "GET", "/v1/nodes/vm/vmedia", "1.92", "", 404, ""},
+	})
+	// Fake hardware has no virtual media: the conductor's refusal comes
+	// through as upstream's 400.
+	for _, c := range []struct{ method, path, version, body string }{
+		{"POST", "/v1/nodes/vm/vmedia", "1.89", `{"device_type": "cdrom", "image_url": "http://img/x.iso"}`},
+		{"GET", "/v1/nodes/vm/vmedia", "1.93", ""},
+		{"DELETE", "/v1/nodes/vm/vmedia", "1.115", ""},
+	} {
+		r := e.do(c.method, c.path, c.version, c.body)
+		if r.status != http.StatusBadRequest || !strings.HasPrefix(r.faultstring(t), "Driver fake-hardware does not support ") {
+			t.Errorf("%s %s: %d %s", c.method, c.path, r.status, r.body)
+		}
+	}
+}
