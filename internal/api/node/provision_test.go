@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/internal/model"
 )
 
 // waitState polls the node until its provision state is want and no
@@ -96,6 +98,9 @@ func TestProvisionLatest(t *testing.T) {
 	}
 	e.provision("pl", "1.115", `{"target": "rescue", "rescue_password": "s3cret-rescue"}`)
 	n = e.waitState("pl", "rescue")
+	if pw := n["instance_info"].(map[string]any)["rescue_password"]; pw != "******" {
+		t.Errorf("rescue_password shown as %v", pw)
+	}
 	e.provision("pl", "1.115", `{"target": "unrescue"}`)
 	e.waitState("pl", "active")
 	r := e.do("PUT", "/v1/nodes/pl/states/provision", "1.86", `{"target": "service", "service_steps": [{"interface": "deploy", "step": "x"}]}`)
@@ -208,4 +213,51 @@ func TestProvisionLockedVersusInvalid(t *testing.T) {
 	if r.status != http.StatusBadRequest {
 		t.Errorf("unlocked: %d %s", r.status, r.body)
 	}
+}
+
+// Runbooks: the node must carry the runbook's name (before 1.112) or one
+// of its traits (from 1.112); the runbook's steps replace clean_steps.
+func TestProvisionRunbook(t *testing.T) {
+	e := newEnv(t)
+	id := e.create(`{"driver": "fake-hardware", "name": "rb"}`)["uuid"].(string)
+	e.provision("rb", "1.115", `{"target": "manage"}`)
+	e.waitState("rb", "manageable")
+	ctx := context.Background()
+	rb, err := e.s.CreateRunbook(ctx, &model.Runbook{Name: "CUSTOM_RB_RESET",
+		Steps: []model.RunbookStep{{Interface: "bios", Step: "factory_reset", Args: map[string]any{}, Order: 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, err := e.s.CreateRunbook(ctx, &model.Runbook{Name: "CUSTOM_RB_EMPTY",
+		Steps: []model.RunbookStep{{Interface: "bios", Step: "factory_reset", Args: map[string]any{}, Order: 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.SetRunbookTraits(ctx, rb.ID, []string{"CUSTOM_RESET_OK"}, "1.0"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []check{
+		{"legacy name not a trait", "PUT", "/v1/nodes/rb/states/provision", "1.92", `{"target": "clean", "runbook": "CUSTOM_RB_RESET"}`, 400,
+			"This runbook has not been approved for use on this node " + id + ". Please ask an administrator to add it to your node traits."},
+		{"no runbook traits", "PUT", "/v1/nodes/rb/states/provision", "1.115", `{"target": "clean", "runbook": "` + empty.UUID + `"}`, 400,
+			"Runbook " + empty.UUID + " has no traits configured. Please ask an administrator to add traits to the runbook."},
+		{"no matching trait", "PUT", "/v1/nodes/rb/states/provision", "1.115", `{"target": "clean", "runbook": "CUSTOM_RB_RESET"}`, 400,
+			"This runbook has not been approved for use on this node " + id + ". The node does not have any of the runbook's traits ['CUSTOM_RESET_OK']. Please ask an administrator to add a matching trait to your node."},
+	}
+	e.run(t, cases)
+	if r := e.do("PUT", "/v1/nodes/rb/traits", "1.115", `{"traits": ["CUSTOM_RESET_OK", "CUSTOM_RB_RESET"]}`); r.status != 204 {
+		t.Fatalf("traits: %d %s", r.status, r.body)
+	}
+	e.run(t, []check{
+		{"steps and runbook", "PUT", "/v1/nodes/rb/states/provision", "1.115", `{"target": "clean", "runbook": "CUSTOM_RB_RESET", "clean_steps": [{"interface": "bios", "step": "factory_reset"}]}`, 400,
+			"Please provide either \"clean_steps\" or a runbook, but not both."},
+		// The runbook's disable_ramdisk (false) is then checked against
+		// the target, as upstream does: a 400 for any other verb.
+		{"runbook on inspect", "PUT", "/v1/nodes/rb/states/provision", "1.115", `{"target": "inspect", "runbook": "CUSTOM_RB_RESET"}`, 400,
+			"disable_ramdisk is supported only with manual cleaning or servicing"},
+	})
+	e.provision("rb", "1.92", `{"target": "clean", "runbook": "CUSTOM_RB_RESET"}`)
+	e.waitState("rb", "manageable")
+	e.provision("rb", "1.115", `{"target": "clean", "runbook": "`+rb.UUID+`"}`)
+	e.waitState("rb", "manageable")
 }
