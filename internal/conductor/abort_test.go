@@ -113,3 +113,38 @@ func TestAbortRefusedOutsideAbortableStates(t *testing.T) {
 		}
 	})
 }
+
+func TestAbortRescueWaitAndServiceHold(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		r := e.node(states.RescueWait, func(n *model.Node) {
+			n.TargetProvisionState = states.Rescue
+			n.InstanceInfo = map[string]any{"rescue_password": "pw"}
+		})
+		if err := e.api.DoProvisioningAction(ctx, "", r.UUID, "abort"); err != nil {
+			t.Fatal(err)
+		}
+		got := e.waitState(r, states.RescueFail)
+		e.expect(got, states.RescueFail, states.Rescue, "")
+		if got.InstanceInfo["rescue_password"] != nil {
+			t.Fatal("rescue password kept after abort")
+		}
+		if h := e.history(got); len(h) != 1 || h[0] != "INFO|rescue|By request, the rescue operation was aborted.|rescue failed" {
+			t.Fatalf("history %v", h)
+		}
+
+		s := e.node(states.Active, scriptedNode)
+		if err := e.api.DoNodeService(ctx, "", s.UUID, []map[string]any{{"interface": "vendor", "step": "hold"}}, false); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(s, states.ServiceHold)
+		if err := e.api.DoProvisioningAction(ctx, "", s.UUID, "abort"); err != nil {
+			t.Fatal(err)
+		}
+		got = e.waitUnlocked(s)
+		if got.ProvisionState != states.ServiceHold || got.ServiceStep["abort_after"] != true {
+			t.Fatalf("service hold abort: %q %v", got.ProvisionState, got.ServiceStep)
+		}
+	})
+}

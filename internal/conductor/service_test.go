@@ -142,3 +142,31 @@ func TestKeepaliveTouchesConductor(t *testing.T) {
 		t.Fatal("conductor row not touched by the keepalive")
 	})
 }
+
+func TestStopWaitsForRunningWork(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		n := e.node(states.Manageable, scriptedNode)
+		g := gate(e)
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		stopped := make(chan error, 1)
+		go func() { stopped <- e.c.Stop(ctx) }()
+		select {
+		case err := <-stopped:
+			t.Fatalf("Stop returned while a worker held a lock: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		close(g)
+		if err := <-stopped; err != nil {
+			t.Fatal(err)
+		}
+		got := e.get(n)
+		e.expect(got, states.Available, "", "")
+		if got.Reservation != nil {
+			t.Fatal("lock kept")
+		}
+	})
+}
