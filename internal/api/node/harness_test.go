@@ -101,6 +101,13 @@ func fakeDrivers(t testing.TB) *driver.Drivers {
 // conductor behind the in-process transport, periodic tasks off.
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the handlers' dependencies adjusted by with
+// (policy hooks).
+func newEnvWith(t testing.TB, with func(*Deps)) *env {
+	t.Helper()
 	db := storetest.Backends(t)[0].DB
 	s := store.New(db)
 	logs := &syncBuffer{}
@@ -124,7 +131,11 @@ func newEnv(t testing.TB) *env {
 	}
 	t.Cleanup(func() { _ = cond.Stop(context.Background()) })
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: s, Conductor: rpc.NewLocal(cond, log), Topics: fixedTopics{}, Config: cfg, Logger: log})
+	deps := Deps{Store: s, Conductor: rpc.NewLocal(cond, log), Topics: fixedTopics{}, Config: cfg, Logger: log}
+	if with != nil {
+		with(&deps)
+	}
+	Register(handlers, deps)
 	return &env{t: t, h: api.New(api.Deps{Logger: log, Handlers: handlers}), s: s, cond: cond, logs: logs}
 }
 

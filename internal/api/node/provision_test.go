@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 )
 
@@ -260,4 +261,34 @@ func TestProvisionRunbook(t *testing.T) {
 	e.waitState("rb", "manageable")
 	e.provision("rb", "1.115", `{"target": "clean", "runbook": "`+rb.UUID+`"}`)
 	e.waitState("rb", "manageable")
+}
+
+// The secondary policy checks of user steps: the owner rule of clean
+// steps, then the operator's per-step rules, every refusal reported.
+func TestProvisionStepPolicy(t *testing.T) {
+	denied := map[string]bool{}
+	e := newEnvWith(t, func(d *Deps) {
+		d.Authorize = func(_ *http.Request, rule string, _ *model.Node) error {
+			if denied[rule] {
+				return errs.NewMessage("HTTPForbidden", "Access was denied to the following resource: "+rule)
+			}
+			return nil
+		}
+		d.HasRule = func(rule string) bool { return strings.HasPrefix(rule, "baremetal:step:execute:bios.") }
+	})
+	e.create(`{"driver": "fake-hardware", "name": "sp"}`)
+	e.provision("sp", "1.115", `{"target": "manage"}`)
+	e.waitState("sp", "manageable")
+	steps := `{"target": "clean", "clean_steps": [{"interface": "bios", "step": "factory_reset"}, {"interface": "bios", "step": "cache_bios_settings"}, {"interface": "deploy", "step": "erase_devices"}]}`
+	denied["baremetal:step:execute:bios.factory_reset"] = true
+	denied["baremetal:step:execute:bios.cache_bios_settings"] = true
+	r := e.do("PUT", "/v1/nodes/sp/states/provision", "1.115", steps)
+	if r.status != http.StatusForbidden || r.faultstring(t) != "insufficient privileges to execute step factory_reset on interface bios; insufficient privileges to execute step cache_bios_settings on interface bios" {
+		t.Errorf("step rules: %d %s", r.status, r.body)
+	}
+	denied["baremetal:node:set_provision_state:clean_steps"] = true
+	r = e.do("PUT", "/v1/nodes/sp/states/provision", "1.115", steps)
+	if r.status != http.StatusForbidden || !strings.Contains(r.faultstring(t), "set_provision_state:clean_steps") {
+		t.Errorf("owner rule: %d %s", r.status, r.body)
+	}
 }
