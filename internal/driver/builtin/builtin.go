@@ -5,10 +5,12 @@ package builtin
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/driver/ipmi"
 	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/driver/redfish"
 )
@@ -17,11 +19,15 @@ import (
 type Options struct {
 	Fake    fake.Delays
 	Redfish redfish.Options
+	// IPMI, when set, registers the ipmitool interfaces. Registering them
+	// probes the ipmitool binary and fails without it, so, as upstream
+	// loads only enabled entry points, they are left out unless enabled.
+	IPMI *ipmi.Options
 }
 
 // OptionsFromConfig reads the implementations' sections of ironic.conf.
-func OptionsFromConfig(c *config.Config) Options {
-	return Options{
+func OptionsFromConfig(c *config.Config) (Options, error) {
+	o := Options{
 		Fake: fake.Delays{
 			BIOS: c.String("fake", "bios_delay"), Boot: c.String("fake", "boot_delay"),
 			Deploy: c.String("fake", "deploy_delay"), Firmware: c.String("fake", "firmware_delay"),
@@ -32,6 +38,27 @@ func OptionsFromConfig(c *config.Config) Options {
 		},
 		Redfish: redfish.OptionsFromConfig(c),
 	}
+	if ipmiEnabled(c) {
+		io, err := ipmi.OptionsFromConfig(c)
+		if err != nil {
+			return Options{}, fmt.Errorf("[ipmi] options: %w", err)
+		}
+		o.IPMI = &io
+	}
+	return o, nil
+}
+
+// ipmiEnabled tells whether any enabled_*_interfaces option names an
+// ipmitool implementation.
+func ipmiEnabled(c *config.Config) bool {
+	for _, k := range driver.AllKinds {
+		for _, name := range c.List("DEFAULT", "enabled_"+string(k)+"_interfaces") {
+			if strings.HasPrefix(name, "ipmitool") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Registry returns the stock hardware types with every implementation
@@ -52,13 +79,22 @@ func Registry(o Options) (*driver.Registry, error) {
 	if err := redfish.Register(r, o.Redfish); err != nil {
 		return nil, fmt.Errorf("redfish interfaces: %w", err)
 	}
+	if o.IPMI != nil {
+		if err := ipmi.Register(r, *o.IPMI); err != nil {
+			return nil, fmt.Errorf("ipmitool interfaces: %w", err)
+		}
+	}
 	return r, nil
 }
 
 // Drivers builds the registry from c and enables what its enabled_* and
 // default_* options say.
 func Drivers(c *config.Config) (*driver.Drivers, error) {
-	r, err := Registry(OptionsFromConfig(c))
+	o, err := OptionsFromConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Registry(o)
 	if err != nil {
 		return nil, err
 	}

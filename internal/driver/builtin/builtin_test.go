@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/config"
@@ -95,5 +96,38 @@ func TestDriversRefusesUnknownInterface(t *testing.T) {
 	})
 	if _, err := Drivers(c); !errs.Is(err, "DriverNotFoundInEntrypoint") {
 		t.Fatalf("got %v, want DriverNotFoundInEntrypoint", err)
+	}
+}
+
+// The ipmitool interfaces are registered when enabled (which probes the
+// ipmitool binary, installed by .ci/run).
+func TestIPMIEnabled(t *testing.T) {
+	c := load(t, map[string]string{
+		"enabled_hardware_types":        "fake-hardware",
+		"enabled_power_interfaces":      "fake,ipmitool",
+		"enabled_management_interfaces": "fake,ipmitool",
+		"enabled_boot_interfaces":       "fake",
+		"enabled_deploy_interfaces":     "fake",
+		"enabled_inspect_interfaces":    "no-inspect",
+		"enabled_network_interfaces":    "noop",
+		"enabled_storage_interfaces":    "noop",
+		"enabled_bios_interfaces":       "no-bios",
+		"enabled_console_interfaces":    "no-console,ipmitool-socat",
+		"enabled_firmware_interfaces":   "no-firmware",
+		"enabled_raid_interfaces":       "no-raid",
+		"enabled_rescue_interfaces":     "no-rescue",
+		"enabled_vendor_interfaces":     "no-vendor,ipmitool",
+	})
+	d, err := Drivers(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []driver.Kind{driver.KindPower, driver.KindManagement, driver.KindVendor} {
+		if !slices.Contains(d.Enabled(k), "ipmitool") {
+			t.Errorf("%s interfaces %v lack ipmitool", k, d.Enabled(k))
+		}
+	}
+	if !slices.Contains(d.Enabled(driver.KindConsole), "ipmitool-socat") {
+		t.Errorf("console interfaces %v lack ipmitool-socat", d.Enabled(driver.KindConsole))
 	}
 }
