@@ -401,14 +401,14 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return err
 	}
 	var changed []string
-	if name := apiutil.OptString(al.Name); !jsonEqual(name, patched["name"]) {
+	if name := apiutil.OptString(al.Name); !apiutil.JSONEqual(name, patched["name"]) {
 		al.Name = nil
 		if s, ok := patched["name"].(string); ok {
 			al.Name = &s
 		}
 		changed = append(changed, "name")
 	}
-	if !jsonEqual(apiutil.EmptyMap(al.Extra), patched["extra"]) {
+	if !apiutil.JSONEqual(apiutil.EmptyMap(al.Extra), patched["extra"]) {
 		al.Extra, _ = patched["extra"].(map[string]any)
 		changed = append(changed, "extra")
 	}

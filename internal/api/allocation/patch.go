@@ -3,7 +3,6 @@ package allocation
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 
 	"github.com/openkeel/ironic/internal/api/apiutil"
@@ -32,16 +31,3 @@ func asDict(a *model.Allocation) (map[string]any, error) {
 }
 
 func contains(list []string, s string) bool { return slices.Contains(list, s) }
-
-// jsonEqual compares two JSON values by their encoding-independent form.
-func jsonEqual(a, b any) bool {
-	ra, err1 := json.Marshal(a)
-	rb, err2 := json.Marshal(b)
-	if err1 != nil || err2 != nil {
-		return reflect.DeepEqual(a, b)
-	}
-	var x, y any
-	_ = json.Unmarshal(ra, &x)
-	_ = json.Unmarshal(rb, &y)
-	return reflect.DeepEqual(x, y)
-}

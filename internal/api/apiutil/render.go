@@ -1,5 +1,10 @@
 package apiutil
 
+import (
+	"encoding/json"
+	"reflect"
+)
+
 // OptString is an optional string, null when unset.
 func OptString(s *string) any {
 	if s == nil {
@@ -24,4 +29,20 @@ func EmptyList(l []string) []string {
 		return []string{}
 	}
 	return l
+}
+
+// JSONEqual compares two JSON values as JSON (numbers by value, whatever
+// Go type holds them), as patch_update_changed_fields compares a patched
+// document with the object.
+func JSONEqual(a, b any) bool {
+	ra, err1 := json.Marshal(a)
+	rb, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil {
+		return reflect.DeepEqual(a, b)
+	}
+	var x, y any
+	if json.Unmarshal(ra, &x) != nil || json.Unmarshal(rb, &y) != nil {
+		return reflect.DeepEqual(a, b)
+	}
+	return reflect.DeepEqual(x, y)
 }

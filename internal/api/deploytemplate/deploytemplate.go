@@ -1,0 +1,495 @@
+// Package deploytemplate serves /v1/deploy_templates (1.55+) as
+// upstream's ironic/api/controllers/v1/deploy_template.py: templates are
+// written by the API itself (no conductor call), named by a trait, with
+// deploy steps whose arguments are masked on output.
+package deploytemplate
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// Deps is what the deploy template handlers need.
+type Deps struct {
+	Store store.Store
+}
+
+type handlers struct {
+	Deps
+}
+
+// Register adds the deploy template handlers to m.
+func Register(m map[string]api.HandlerFunc, d Deps) {
+	h := &handlers{Deps: d}
+	m["GET /v1/deploy_templates"] = h.list
+	m["GET /v1/deploy_templates/{deploy_template_id}"] = h.show
+	m["POST /v1/deploy_templates"] = h.create
+	m["PATCH /v1/deploy_templates/{deploy_template_id}"] = h.patch
+	m["DELETE /v1/deploy_templates/{deploy_template_id}"] = h.delete
+}
+
+var (
+	templateSchema = apiutil.MustSchema("deploy_template")
+	stepSchema     = apiutil.MustSchema("deploy_step")
+	indexQuery     = apiutil.MustRequestSchema("deploy_template_index_request_query")
+	showQuery      = apiutil.MustRequestSchema("deploy_template_show_request_query")
+)
+
+var (
+	defaultFields      = []string{"uuid", "name"}
+	invalidSortKeys    = []string{"extra", "steps"}
+	patchAllowedFields = []string{"extra", "name", "steps", "description"}
+	templateIdentArg   = "template_ident"
+)
+
+func (h *handlers) get(r *http.Request, ident string) (*model.DeployTemplate, error) {
+	ctx := r.Context()
+	var t *model.DeployTemplate
+	var err error
+	switch {
+	case collection.IsUUIDLike(ident):
+		t, err = h.Store.GetDeployTemplateByUUID(ctx, ident)
+	case apiutil.IsValidLogicalName(ident):
+		t, err = h.Store.GetDeployTemplateByName(ctx, ident)
+	default:
+		return nil, errs.New("InvalidUuidOrName", map[string]any{"name": ident})
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.New("DeployTemplateNotFound", map[string]any{"template": ident})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get deploy template %s: %w", ident, err)
+	}
+	return t, nil
+}
+
+// steps is convert_steps.
+func steps(ts []model.DeployTemplateStep) []*apiutil.Dict {
+	out := make([]*apiutil.Dict, 0, len(ts))
+	for _, s := range ts {
+		d := apiutil.NewDict()
+		d.Set("interface", s.Interface)
+		d.Set("step", s.Step)
+		d.Set("args", apiutil.EmptyMap(s.Args))
+		d.Set("priority", s.Priority)
+		out = append(out, d)
+	}
+	return out
+}
+
+// convert is convert_with_links followed by template_sanitize.
+func convert(rc *api.RequestContext, t *model.DeployTemplate, fields []string) (*apiutil.Dict, error) {
+	d := apiutil.NewDict()
+	d.Set("uuid", t.UUID)
+	d.Set("created_at", apiutil.ISOTime(t.CreatedAt))
+	d.Set("updated_at", apiutil.OptISOTime(t.UpdatedAt))
+	d.Set("name", t.Name)
+	d.Set("extra", apiutil.EmptyMap(t.Extra))
+	d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "deploy_templates", t.UUID))
+	d.Set("steps", steps(t.Steps))
+	if fields != nil {
+		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
+			return nil, err
+		}
+	}
+	d.KeepOnly(fields)
+	// Step arguments may carry secrets (BIOS passwords and the like).
+	if v, ok := d.Get("steps"); ok {
+		for _, s := range v.([]*apiutil.Dict) {
+			if a, _ := s.Get("args"); apiutil.Truthy(a) {
+				s.Set("args", apiutil.MaskDict(a.(map[string]any)))
+			}
+		}
+	}
+	return d, nil
+}
+
+// validateTemplate is TEMPLATE_VALIDATOR under arg: the schema, no
+// duplicate steps, a UUID that is one.
+func validateTemplate(arg string, m map[string]any) error {
+	if err := templateSchema.Validate(arg, m); err != nil {
+		return err
+	}
+	type key struct{ iface, step string }
+	seen := map[key]int{}
+	var dups []string
+	for _, s := range m["steps"].([]any) {
+		st := s.(map[string]any)
+		k := key{st["interface"].(string), st["step"].(string)}
+		seen[k]++
+		if seen[k] == 2 {
+			dups = append(dups, fmt.Sprintf("interface: %s, step: %s", k.iface, k.step))
+		}
+	}
+	if len(dups) > 0 {
+		return errs.New("InvalidDeployTemplate", map[string]any{"err": "Duplicate deploy steps. A template cannot have multiple deploy steps with the same interface and step. Duplicates: " + strings.Join(dups, "; ")})
+	}
+	if u, ok := m["uuid"].(string); ok && !collection.IsUUIDLike(u) {
+		return errs.InvalidParameterValue("Expected UUID for uuid: " + u)
+	}
+	return nil
+}
+
+// modelSteps converts validated step documents.
+func modelSteps(v any) []model.DeployTemplateStep {
+	var out []model.DeployTemplateStep
+	for _, s := range v.([]any) {
+		st := s.(map[string]any)
+		out = append(out, model.DeployTemplateStep{
+			Interface: st["interface"].(string), Step: st["step"].(string),
+			Args: st["args"].(map[string]any), Priority: priority(st["priority"]),
+		})
+	}
+	return out
+}
+
+// priority is the integer the database makes of a validated priority
+// (an integer or a string of digits).
+func priority(v any) int {
+	switch p := v.(type) {
+	case string:
+		n, _ := strconv.Atoi(p)
+		return n
+	case float64:
+		return int(p)
+	case int:
+		return p
+	case int64:
+		return int(p)
+	}
+	n, _ := strconv.Atoi(fmt.Sprint(v))
+	return n
+}
+
+// storeErr maps the store's refusals to upstream's errors.
+func storeErr(err error, t *model.DeployTemplate, what string) error {
+	var dup *store.DuplicateError
+	switch {
+	case errors.As(err, &dup) && dup.Field == "name":
+		return errs.New("DeployTemplateDuplicateName", map[string]any{"name": t.Name})
+	case errors.As(err, &dup):
+		return errs.New("DeployTemplateAlreadyExists", map[string]any{"uuid": t.UUID})
+	case errors.Is(err, store.ErrNotFound):
+		return errs.New("DeployTemplateNotFound", map[string]any{"template": t.UUID})
+	}
+	return fmt.Errorf("%s deploy template %s: %w", what, t.UUID, err)
+}
+
+func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	q, err := apiutil.ParseQuery(r, "marker", "limit", "sort_key", "sort_dir", "fields", "detail")
+	if err != nil {
+		return err
+	}
+	marker := q.Get("marker")
+	if marker != nil && !apiutil.IsValidLogicalName(*marker) {
+		return errs.InvalidParameterValue(fmt.Sprintf("Expected name for marker: %s", *marker))
+	}
+	limit, err := collection.Integer("limit", q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	rawFields := q.Get("fields")
+	fields := collection.StringList(rawFields)
+	rawDetail := q.Get("detail")
+	detail, err := collection.Boolean("detail", rawDetail)
+	if err != nil {
+		return err
+	}
+	kwargs := map[string]any{}
+	for _, k := range []string{"marker", "sort_key", "sort_dir"} {
+		if v := q.Get(k); v != nil {
+			kwargs[k] = *v
+		}
+	}
+	if limit != nil {
+		kwargs["limit"] = *limit
+	}
+	if rawFields != nil {
+		kwargs["fields"] = anyList(fields)
+	}
+	if detail != nil {
+		kwargs["detail"] = *detail
+	}
+	if err := indexQuery.Validate(kwargs); err != nil {
+		return err
+	}
+	sortKey := "id"
+	if k := q.Get("sort_key"); k != nil {
+		sortKey = *k
+	}
+	v := rc.Version
+	if err := collection.CheckAllowedFields(fields, v); err != nil {
+		return err
+	}
+	if err := collection.CheckAllowedFields([]string{sortKey}, v); err != nil {
+		return err
+	}
+	fields, err = collection.ReturnFields(fields, rawFields, detail, rawDetail, defaultFields, collection.DetailAllowed(v), nil)
+	if err != nil {
+		return err
+	}
+	lim, err := collection.ValidateLimit(limit, rc.Config.Int("api", "max_limit"))
+	if err != nil {
+		return err
+	}
+	sortDir, err := collection.ValidateSortDir(q.Get("sort_dir"))
+	if err != nil {
+		return err
+	}
+	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
+		return err
+	}
+	opts := store.ListOptions{Limit: lim, SortKey: sortKey, SortDir: sortDir}
+	if marker != nil {
+		// The marker is checked as a name but looked up as a UUID, as
+		// upstream does.
+		if _, err := h.Store.GetDeployTemplateByUUID(r.Context(), *marker); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errs.New("DeployTemplateNotFound", map[string]any{"template": *marker})
+			}
+			return fmt.Errorf("deploy template marker %s: %w", *marker, err)
+		}
+		opts.Marker = *marker
+	}
+	list, err := h.Store.ListDeployTemplates(r.Context(), opts)
+	switch {
+	case errors.Is(err, store.ErrInvalidParameter):
+		return errs.InvalidParameterValue(err.Error())
+	case err != nil:
+		return fmt.Errorf("list deploy templates: %w", err)
+	}
+	items := make([]*apiutil.Dict, 0, len(list))
+	for _, t := range list {
+		d, err := convert(rc, t, fields)
+		if err != nil {
+			return err
+		}
+		items = append(items, d)
+	}
+	out := apiutil.NewDict()
+	out.Set("deploy_templates", items)
+	last := ""
+	if len(list) > 0 {
+		last = list[len(list)-1].UUID
+	}
+	params := []collection.Param{{Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
+	if detail != nil {
+		params = append(params, collection.Param{Key: "detail", Value: *detail})
+	}
+	if next := collection.Next(rc.PublicURL, "deploy_templates", len(list), lim, last, fields, params...); next != "" {
+		out.Set("next", next)
+	}
+	return api.WriteJSON(w, http.StatusOK, out)
+}
+
+func anyList(l []string) []any {
+	out := make([]any, len(l))
+	for i, s := range l {
+		out[i] = s
+	}
+	return out
+}
+
+func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	q, err := apiutil.ParseQuery(r, "fields")
+	if err != nil {
+		return err
+	}
+	ident := rc.Param("deploy_template_id")
+	if err := apiutil.UUIDOrName(templateIdentArg, ident); err != nil {
+		return err
+	}
+	rawFields := q.Get("fields")
+	fields := collection.StringList(rawFields)
+	kwargs := map[string]any{}
+	if rawFields != nil {
+		kwargs["fields"] = anyList(fields)
+	}
+	if err := showQuery.Validate(kwargs); err != nil {
+		return err
+	}
+	if err := collection.CheckAllowedFields(fields, rc.Version); err != nil {
+		return err
+	}
+	t, err := h.get(r, ident)
+	if err != nil {
+		return err
+	}
+	d, err := convert(rc, t, fields)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	plain := apiutil.Plain(body)
+	if err := templateSchema.Validate("template", plain); err != nil {
+		return err
+	}
+	m, ok := plain.(map[string]any)
+	if !ok {
+		return errs.InvalidParameterValue("Schema error for template: None is not of type 'object'")
+	}
+	if err := validateTemplate("template", m); err != nil {
+		return err
+	}
+	// description passes validation but deploy templates have no such
+	// field: upstream drops it, and so do we.
+	t := &model.DeployTemplate{Name: m["name"].(string), Steps: modelSteps(m["steps"])}
+	if x, ok := m["extra"].(map[string]any); ok {
+		t.Extra = x
+	}
+	t.UUID, _ = m["uuid"].(string)
+	if t.UUID == "" {
+		t.UUID = uuid.NewString()
+	}
+	created, err := h.Store.CreateDeployTemplate(r.Context(), t)
+	if err != nil {
+		return storeErr(err, t, "create")
+	}
+	rc.SetLocation(w, "deploy_templates", created.UUID)
+	d, err := convert(rc, created, nil)
+	if err != nil {
+		return err
+	}
+	// Upstream answers with the object it created, before the database
+	// turned a priority given as a string into an integer: the answer
+	// echoes the priorities as the request wrote them.
+	if v, ok := d.Get("steps"); ok {
+		for i, s := range v.([]*apiutil.Dict) {
+			s.Set("priority", m["steps"].([]any)[i].(map[string]any)["priority"])
+		}
+	}
+	return api.WriteJSON(w, http.StatusCreated, d)
+}
+
+// asDict is the template's as_dict(), which a patch applies to.
+func asDict(t *model.DeployTemplate) map[string]any {
+	st := make([]any, 0, len(t.Steps))
+	for _, s := range t.Steps {
+		st = append(st, map[string]any{"interface": s.Interface, "step": s.Step, "args": apiutil.CopyJSON(apiutil.EmptyMap(s.Args)), "priority": s.Priority})
+	}
+	var extra any
+	if t.Extra != nil {
+		extra = apiutil.CopyJSON(t.Extra)
+	}
+	return map[string]any{
+		"id": t.ID, "uuid": t.UUID, "name": t.Name, "steps": st, "extra": extra,
+		"created_at": apiutil.ISOTime(t.CreatedAt), "updated_at": apiutil.OptISOTime(t.UpdatedAt),
+	}
+}
+
+func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("deploy_template_id")
+	if err := apiutil.UUIDOrName(templateIdentArg, ident); err != nil {
+		return err
+	}
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	ops, err := apiutil.DecodePatch(body)
+	if err != nil {
+		return err
+	}
+	if _, err := apiutil.ValidateAllowedFields(ops, patchAllowedFields, rc.Version); err != nil {
+		return err
+	}
+	t, err := h.get(r, ident)
+	if err != nil {
+		return err
+	}
+	doc, err := apiutil.ApplyPatch(asDict(t), ops)
+	if err != nil {
+		return err
+	}
+	if st, ok := doc["steps"].([]any); ok {
+		for _, s := range st {
+			if sm, ok := s.(map[string]any); ok {
+				prune(sm, stepSchema.Properties())
+			}
+			if err := stepSchema.Validate("patch", s); err != nil {
+				return err
+			}
+		}
+	}
+	prune(doc, templateSchema.Properties())
+	if err := validateTemplate("patch", doc); err != nil {
+		return err
+	}
+	var changed []string
+	if doc["name"] != t.Name {
+		t.Name = doc["name"].(string)
+		changed = append(changed, "name")
+	}
+	if !apiutil.JSONEqual(doc["extra"], asDict(t)["extra"]) {
+		t.Extra, _ = doc["extra"].(map[string]any)
+		changed = append(changed, "extra")
+	}
+	if !apiutil.JSONEqual(doc["steps"], asDict(t)["steps"]) {
+		t.Steps = modelSteps(doc["steps"])
+		changed = append(changed, "steps")
+	}
+	if len(changed) > 0 {
+		updated, err := h.Store.UpdateDeployTemplate(r.Context(), t, changed...)
+		if err != nil {
+			return storeErr(err, t, "update")
+		}
+		t = updated
+	}
+	d, err := convert(rc, t, nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+// prune is patched_validate_with_schema's side effect: keys the schema
+// does not declare are dropped.
+func prune(m map[string]any, keep []string) {
+	for k := range m {
+		found := false
+		for _, p := range keep {
+			if p == k {
+				found = true
+				break
+			}
+		}
+		if !found {
+			delete(m, k)
+		}
+	}
+}
+
+func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("deploy_template_id")
+	if err := apiutil.UUIDOrName(templateIdentArg, ident); err != nil {
+		return err
+	}
+	t, err := h.get(r, ident)
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteDeployTemplate(r.Context(), t.ID); err != nil {
+		return storeErr(err, t, "delete")
+	}
+	api.WriteEmpty(w, http.StatusNoContent)
+	return nil
+}
