@@ -1,0 +1,225 @@
+package volume
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// connectorPatchAllowed are volume_connector.PATCH_ALLOWED_FIELDS.
+var connectorPatchAllowed = []string{"connector_id", "extra", "node_uuid", "type"}
+
+func connectorRecord(c *model.VolumeConnector) *record {
+	return &record{uuid: c.UUID, nodeID: c.NodeID, dict: func(rc *api.RequestContext, nodeUUID any, _ bool) *apiutil.Dict {
+		d := apiutil.NewDict()
+		d.Set("uuid", c.UUID)
+		d.Set("created_at", apiutil.ISOTime(c.CreatedAt))
+		d.Set("updated_at", apiutil.OptISOTime(c.UpdatedAt))
+		d.Set("connector_id", apiutil.OptString(c.ConnectorID))
+		d.Set("extra", dict(c.Extra))
+		d.Set("type", apiutil.OptString(c.Type))
+		d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "volume/connectors", c.UUID))
+		d.Set("node_uuid", nodeUUID)
+		return d
+	}}
+}
+
+func getConnector(h *handlers, r *http.Request, ident string) (*model.VolumeConnector, error) {
+	c, err := h.Store.GetVolumeConnectorByUUID(r.Context(), ident)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.New("VolumeConnectorNotFound", map[string]any{"connector": ident})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get volume connector %s: %w", ident, err)
+	}
+	return c, nil
+}
+
+func connectorKind() *kind {
+	return &kind{
+		item: "connectors", param: "volume_connector_id", arg: "connector_uuid",
+		invalidSortKeys: []string{"extra"},
+		defaultFields:   []string{"uuid", "node_uuid", "type", "connector_id"},
+		notFound: func(ident string) error {
+			return errs.New("VolumeConnectorNotFound", map[string]any{"connector": ident})
+		},
+		get: func(h *handlers, r *http.Request, ident string) (*record, error) {
+			c, err := getConnector(h, r, ident)
+			if err != nil {
+				return nil, err
+			}
+			return connectorRecord(c), nil
+		},
+		list: func(h *handlers, r *http.Request, f store.VolumeFilter, o store.ListOptions) ([]*record, error) {
+			cs, err := h.Store.ListVolumeConnectors(r.Context(), f, o)
+			out := make([]*record, 0, len(cs))
+			for _, c := range cs {
+				out = append(out, connectorRecord(c))
+			}
+			return out, err
+		},
+		destroy: func(h *handlers, r *http.Request, topic, ident string) error {
+			c, err := getConnector(h, r, ident)
+			if err != nil {
+				return err
+			}
+			return h.Conductor.DestroyVolumeConnector(r.Context(), topic, c)
+		},
+	}
+}
+
+// validateConnector is CONNECTOR_VALIDATOR.
+func validateConnector(arg string, m map[string]any) error {
+	if err := apiutil.MustSchema("volume_connector").Validate(arg, m); err != nil {
+		return err
+	}
+	for _, f := range []string{"node_uuid", "uuid"} {
+		if v, ok := m[f]; ok && v != nil {
+			if err := apiutil.BodyUUID(f, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func setConnectorFields(c *model.VolumeConnector, m map[string]any) {
+	for k, v := range m {
+		switch k {
+		case "uuid":
+			if s := str(v); s != nil {
+				c.UUID = *s
+			}
+		case "type":
+			c.Type = str(v)
+		case "connector_id":
+			c.ConnectorID = str(v)
+		case "extra":
+			c.Extra = mapOf(v)
+		}
+	}
+}
+
+func connectorDup(err error, c *model.VolumeConnector) error {
+	var d *store.DuplicateError
+	if errors.As(err, &d) {
+		if d.Field == "type" {
+			return errs.New("VolumeConnectorTypeAndIdAlreadyExists", map[string]any{
+				"type": model.Deref(c.Type), "connector_id": model.Deref(c.ConnectorID)})
+		}
+		return errs.New("VolumeConnectorAlreadyExists", map[string]any{"uuid": c.UUID})
+	}
+	return fmt.Errorf("create volume connector %s: %w", c.UUID, err)
+}
+
+func (h *handlers) createConnector(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	if err := apiutil.MustSchema("volume_connector").Validate("connector", body); err != nil {
+		return err
+	}
+	m, ok := apiutil.Plain(body).(map[string]any)
+	if !ok {
+		return errs.InvalidParameterValue("Schema error for connector: None is not of type 'object'")
+	}
+	if err := validateConnector("connector", m); err != nil {
+		return err
+	}
+	node, err := h.createNode(r, m)
+	if err != nil {
+		return err
+	}
+	if u, _ := m["uuid"].(string); u == "" {
+		m["uuid"] = uuid.NewString()
+	}
+	c := &model.VolumeConnector{NodeID: &node.ID}
+	setConnectorFields(c, m)
+	created, err := h.Store.CreateVolumeConnector(r.Context(), c)
+	if err != nil {
+		return connectorDup(err, c)
+	}
+	rc.SetLocation(w, "volume/connectors", created.UUID)
+	d, err := h.convert(r, rc, connectors, connectorRecord(created), nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusCreated, d)
+}
+
+func (h *handlers) patchConnector(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("volume_connector_id")
+	if _, err := collection.UUID("connector_uuid", &ident); err != nil {
+		return err
+	}
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	ops, err := apiutil.DecodePatch(body)
+	if err != nil {
+		return err
+	}
+	c, err := getConnector(h, r, ident)
+	if err != nil {
+		return err
+	}
+	node, err := h.retrieve(r, "baremetal:volume:update", c.NodeID, connectors.notFound(ident))
+	if err != nil {
+		return err
+	}
+	if _, err := apiutil.ValidateAllowedFields(ops, connectorPatchAllowed, rc.Version); err != nil {
+		return err
+	}
+	if node, err = h.linkNode(r, rc, node, ops); err != nil {
+		return err
+	}
+	if node == nil {
+		return errs.NodeNotFound(fmt.Sprint(model.Deref(c.NodeID)))
+	}
+	doc, err := apiutil.ApplyPatch(apiutil.CopyJSON(map[string]any{
+		"id": c.ID, "uuid": c.UUID, "created_at": apiutil.ISOTime(c.CreatedAt), "updated_at": apiutil.OptISOTime(c.UpdatedAt),
+		"type": apiutil.OptString(c.Type), "connector_id": apiutil.OptString(c.ConnectorID), "extra": dict(c.Extra),
+		"node_uuid": nil,
+	}), ops)
+	if err != nil {
+		return err
+	}
+	doc["node_uuid"] = node.UUID
+	props := apiutil.MustSchema("volume_connector").Properties()
+	for k := range doc {
+		if !slices.Contains(props, k) {
+			delete(doc, k)
+		}
+	}
+	if err := validateConnector("patch", doc); err != nil {
+		return err
+	}
+	updated := *c
+	updated.NodeID = &node.ID
+	setConnectorFields(&updated, map[string]any{"type": doc["type"], "connector_id": doc["connector_id"], "extra": doc["extra"]})
+	topic, err := h.topic(r.Context(), node)
+	if err != nil {
+		return err
+	}
+	saved, err := h.Conductor.UpdateVolumeConnector(r.Context(), topic, &updated)
+	if err != nil {
+		return err
+	}
+	d, err := h.convert(r, rc, connectors, connectorRecord(saved), nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}

@@ -1,0 +1,294 @@
+package volume
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// targetPatchAllowed are volume_target.PATCH_ALLOWED_FIELDS.
+var targetPatchAllowed = []string{"boot_index", "extra", "node_uuid", "properties", "volume_id", "volume_type"}
+
+// redactedProperties is what _redact_target_properties puts in place of
+// the properties of a caller without view_target_properties.
+var redactedProperties = map[string]any{"redacted_contents": "** Value redacted: Requires permission " +
+	"baremetal:volume:view_target_properties access. Permission denied. **"}
+
+func targetRecord(t *model.VolumeTarget) *record {
+	return &record{uuid: t.UUID, nodeID: t.NodeID, dict: func(rc *api.RequestContext, nodeUUID any, redact bool) *apiutil.Dict {
+		props := dict(t.Properties)
+		if redact {
+			props = apiutil.CopyJSON(redactedProperties)
+		}
+		var boot any
+		if t.BootIndex != nil {
+			boot = *t.BootIndex
+		}
+		d := apiutil.NewDict()
+		d.Set("uuid", t.UUID)
+		d.Set("created_at", apiutil.ISOTime(t.CreatedAt))
+		d.Set("updated_at", apiutil.OptISOTime(t.UpdatedAt))
+		d.Set("boot_index", boot)
+		d.Set("extra", dict(t.Extra))
+		d.Set("properties", props)
+		d.Set("volume_id", apiutil.OptString(t.VolumeID))
+		d.Set("volume_type", apiutil.OptString(t.VolumeType))
+		d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "volume/targets", t.UUID))
+		d.Set("node_uuid", nodeUUID)
+		return d
+	}}
+}
+
+func getTarget(h *handlers, r *http.Request, ident string) (*model.VolumeTarget, error) {
+	t, err := h.Store.GetVolumeTargetByUUID(r.Context(), ident)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.New("VolumeTargetNotFound", map[string]any{"target": ident})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get volume target %s: %w", ident, err)
+	}
+	return t, nil
+}
+
+func targetKind() *kind {
+	return &kind{
+		item: "targets", param: "volume_target_id", arg: "target_uuid",
+		invalidSortKeys: []string{"extra", "properties"},
+		defaultFields:   []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
+		masked:          true,
+		notFound: func(ident string) error {
+			return errs.New("VolumeTargetNotFound", map[string]any{"target": ident})
+		},
+		get: func(h *handlers, r *http.Request, ident string) (*record, error) {
+			t, err := getTarget(h, r, ident)
+			if err != nil {
+				return nil, err
+			}
+			return targetRecord(t), nil
+		},
+		list: func(h *handlers, r *http.Request, f store.VolumeFilter, o store.ListOptions) ([]*record, error) {
+			ts, err := h.Store.ListVolumeTargets(r.Context(), f, o)
+			out := make([]*record, 0, len(ts))
+			for _, t := range ts {
+				out = append(out, targetRecord(t))
+			}
+			return out, err
+		},
+		destroy: func(h *handlers, r *http.Request, topic, ident string) error {
+			t, err := getTarget(h, r, ident)
+			if err != nil {
+				return err
+			}
+			return h.Conductor.DestroyVolumeTarget(r.Context(), topic, t)
+		},
+	}
+}
+
+// validateTarget is TARGET_VALIDATOR.
+func validateTarget(arg string, m map[string]any) error {
+	if err := apiutil.MustSchema("volume_target").Validate(arg, m); err != nil {
+		return err
+	}
+	for _, f := range []string{"node_uuid", "uuid"} {
+		if v, ok := m[f]; ok && v != nil {
+			if err := apiutil.BodyUUID(f, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// intOf is the integer a validated boot_index holds.
+func intOf(v any) (*int, error) {
+	var f float64
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case json.Number:
+		p, err := x.Float64()
+		if err != nil {
+			return nil, errs.InvalidParameterValue(fmt.Sprintf("Invalid boot_index: %s", x))
+		}
+		f = p
+	case float64:
+		f = x
+	case int:
+		return &x, nil
+	default:
+		return nil, errs.InvalidParameterValue(fmt.Sprintf("Invalid boot_index: %v", x))
+	}
+	if f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+		return nil, errs.InvalidParameterValue(fmt.Sprintf("Invalid boot_index: %v", v))
+	}
+	i := int(f)
+	return &i, nil
+}
+
+func setTargetFields(t *model.VolumeTarget, m map[string]any) error {
+	for k, v := range m {
+		switch k {
+		case "uuid":
+			if s := str(v); s != nil {
+				t.UUID = *s
+			}
+		case "volume_type":
+			t.VolumeType = str(v)
+		case "volume_id":
+			t.VolumeID = str(v)
+		case "properties":
+			t.Properties = mapOf(v)
+		case "extra":
+			t.Extra = mapOf(v)
+		case "boot_index":
+			i, err := intOf(v)
+			if err != nil {
+				return err
+			}
+			t.BootIndex = i
+		}
+	}
+	return nil
+}
+
+func targetDup(err error, t *model.VolumeTarget) error {
+	var d *store.DuplicateError
+	if errors.As(err, &d) {
+		if d.Field == "boot_index" || d.Field == "node_id" {
+			return errs.New("VolumeTargetBootIndexAlreadyExists", map[string]any{"boot_index": model.Deref(t.BootIndex)})
+		}
+		return errs.New("VolumeTargetAlreadyExists", map[string]any{"uuid": t.UUID})
+	}
+	return fmt.Errorf("create volume target %s: %w", t.UUID, err)
+}
+
+func (h *handlers) createTarget(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	if err := apiutil.MustSchema("volume_target").Validate("target", body); err != nil {
+		return err
+	}
+	m, ok := apiutil.Plain(body).(map[string]any)
+	if !ok {
+		return errs.InvalidParameterValue("Schema error for target: None is not of type 'object'")
+	}
+	if err := validateTarget("target", m); err != nil {
+		return err
+	}
+	node, err := h.createNode(r, m)
+	if err != nil {
+		return err
+	}
+	if u, _ := m["uuid"].(string); u == "" {
+		m["uuid"] = uuid.NewString()
+	}
+	t := &model.VolumeTarget{NodeID: &node.ID}
+	if err := setTargetFields(t, m); err != nil {
+		return err
+	}
+	created, err := h.Store.CreateVolumeTarget(r.Context(), t)
+	if err != nil {
+		return targetDup(err, t)
+	}
+	rc.SetLocation(w, "volume/targets", created.UUID)
+	// Upstream's create does not redact: the caller just sent the
+	// properties.
+	d, err := h.convertUnredacted(r, rc, created)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusCreated, d)
+}
+
+func (h *handlers) convertUnredacted(r *http.Request, rc *api.RequestContext, t *model.VolumeTarget) (*apiutil.Dict, error) {
+	hh := *h
+	hh.ViewTargetProperties = nil
+	return hh.convert(r, rc, targets, targetRecord(t), nil)
+}
+
+func (h *handlers) patchTarget(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("volume_target_id")
+	if _, err := collection.UUID("target_uuid", &ident); err != nil {
+		return err
+	}
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	ops, err := apiutil.DecodePatch(body)
+	if err != nil {
+		return err
+	}
+	t, err := getTarget(h, r, ident)
+	if err != nil {
+		return err
+	}
+	node, err := h.retrieve(r, "baremetal:volume:update", t.NodeID, targets.notFound(ident))
+	if err != nil {
+		return err
+	}
+	if _, err := apiutil.ValidateAllowedFields(ops, targetPatchAllowed, rc.Version); err != nil {
+		return err
+	}
+	if node, err = h.linkNode(r, rc, node, ops); err != nil {
+		return err
+	}
+	if node == nil {
+		return errs.NodeNotFound(fmt.Sprint(model.Deref(t.NodeID)))
+	}
+	var boot any
+	if t.BootIndex != nil {
+		boot = *t.BootIndex
+	}
+	doc, err := apiutil.ApplyPatch(apiutil.CopyJSON(map[string]any{
+		"id": t.ID, "uuid": t.UUID, "created_at": apiutil.ISOTime(t.CreatedAt), "updated_at": apiutil.OptISOTime(t.UpdatedAt),
+		"volume_type": apiutil.OptString(t.VolumeType), "properties": dict(t.Properties), "boot_index": boot,
+		"volume_id": apiutil.OptString(t.VolumeID), "extra": dict(t.Extra), "node_uuid": nil,
+	}), ops)
+	if err != nil {
+		return err
+	}
+	doc["node_uuid"] = node.UUID
+	props := apiutil.MustSchema("volume_target").Properties()
+	for k := range doc {
+		if !slices.Contains(props, k) {
+			delete(doc, k)
+		}
+	}
+	if err := validateTarget("patch", doc); err != nil {
+		return err
+	}
+	updated := *t
+	updated.NodeID = &node.ID
+	if err := setTargetFields(&updated, map[string]any{"volume_type": doc["volume_type"], "properties": doc["properties"],
+		"boot_index": doc["boot_index"], "volume_id": doc["volume_id"], "extra": doc["extra"]}); err != nil {
+		return err
+	}
+	topic, err := h.topic(r.Context(), node)
+	if err != nil {
+		return err
+	}
+	saved, err := h.Conductor.UpdateVolumeTarget(r.Context(), topic, &updated)
+	if err != nil {
+		return err
+	}
+	d, err := h.convert(r, rc, targets, targetRecord(saved), nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
