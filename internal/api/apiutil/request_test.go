@@ -11,16 +11,28 @@ import (
 // The request schemas the product embeds are upstream's, unchanged.
 func TestEmbeddedRequestSchemasMatchSpec(t *testing.T) {
 	for name, rel := range map[string]string{
-		"allocation":                         "ironic/api/schemas/controllers/allocation/ALLOCATION_SCHEMA.json",
-		"inspection_data":                    "ironic/api/schemas/controllers/ramdisk/DATA_VALIDATOR.json",
-		"allocation_create_request_body":     "ironic/api/schemas/v1/allocation/create_request_body.json",
-		"allocation_create_request_body_v58": "ironic/api/schemas/v1/allocation/create_request_body_v58.json",
-		"allocation_index_request_query":     "ironic/api/schemas/v1/allocation/index_request_query.json",
-		"allocation_index_request_query_v60": "ironic/api/schemas/v1/allocation/index_request_query_v60.json",
-		"allocation_show_request_query":      "ironic/api/schemas/v1/allocation/show_request_query.json",
-		"allocation_show_request_query_v60":  "ironic/api/schemas/v1/allocation/show_request_query_v60.json",
-		"allocation_update_request_body":     "ironic/api/schemas/v1/allocation/update_request_body.json",
-		"allocation_update_request_body_v60": "ironic/api/schemas/v1/allocation/update_request_body_v60.json",
+		"allocation":                          "ironic/api/schemas/controllers/allocation/ALLOCATION_SCHEMA.json",
+		"inspection_data":                     "ironic/api/schemas/controllers/ramdisk/DATA_VALIDATOR.json",
+		"allocation_create_request_body":      "ironic/api/schemas/v1/allocation/create_request_body.json",
+		"allocation_create_request_body_v58":  "ironic/api/schemas/v1/allocation/create_request_body_v58.json",
+		"allocation_index_request_query":      "ironic/api/schemas/v1/allocation/index_request_query.json",
+		"allocation_index_request_query_v60":  "ironic/api/schemas/v1/allocation/index_request_query_v60.json",
+		"allocation_show_request_query":       "ironic/api/schemas/v1/allocation/show_request_query.json",
+		"allocation_show_request_query_v60":   "ironic/api/schemas/v1/allocation/show_request_query_v60.json",
+		"allocation_update_request_body":      "ironic/api/schemas/v1/allocation/update_request_body.json",
+		"allocation_update_request_body_v60":  "ironic/api/schemas/v1/allocation/update_request_body_v60.json",
+		"conductor_index_request_query":       "ironic/api/schemas/v1/conductor/index_request_query.json",
+		"conductor_show_request_query":        "ironic/api/schemas/v1/conductor/show_request_query.json",
+		"deploy_template":                     "ironic/api/schemas/controllers/deploy_template/TEMPLATE_SCHEMA.json",
+		"deploy_step":                         "ironic/api/schemas/controllers/utils/DEPLOY_STEP_SCHEMA.json",
+		"deploy_template_index_request_query": "ironic/api/schemas/v1/deploy_template/index_request_query.json",
+		"deploy_template_show_request_query":  "ironic/api/schemas/v1/deploy_template/show_request_query.json",
+		"driver_index_request_query":          "ironic/api/schemas/v1/driver/index_request_query.json",
+		"driver_index_request_query_v77":      "ironic/api/schemas/v1/driver/index_request_query_v77.json",
+		"driver_index_request_query_v86":      "ironic/api/schemas/v1/driver/index_request_query_v86.json",
+		"driver_show_request_query":           "ironic/api/schemas/v1/driver/show_request_query.json",
+		"driver_show_request_query_v77":       "ironic/api/schemas/v1/driver/show_request_query_v77.json",
+		"driver_show_request_query_v86":       "ironic/api/schemas/v1/driver/show_request_query_v86.json",
 	} {
 		var want any
 		spectest.LoadJSON(t, rel, &want)
