@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -145,6 +146,34 @@ func biosSetting(rc *api.RequestContext, nodeIdent string, s *model.BIOSSetting,
 	return d
 }
 
+// queryDoc is the keyword arguments a query schema sees: the query
+// parameters in request order, as the handler's argument validators left
+// them.
+func queryDoc(r *http.Request, conv map[string]any) *apiutil.Dict {
+	d := apiutil.NewDict()
+	for _, kv := range strings.Split(r.URL.RawQuery, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil || k == "" || d.Has(k) {
+			continue
+		}
+		if v, ok := conv[k]; ok {
+			d.Set(k, v)
+		} else {
+			d.Set(k, r.URL.Query().Get(k))
+		}
+	}
+	return d
+}
+
+// biosQuerySchema is the query schema of NodeBiosController.get_all at v.
+func biosQuerySchema(v microversion.Version) string {
+	if v.Minor >= microversion.Minor74BiosRegistry {
+		return "bios_index_request_query_v74"
+	}
+	return "bios_index_request_query"
+}
+
 func (h *handlers) listBIOS(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	q, err := apiutil.ParseQuery(r, "fields", "detail")
 	if err != nil {
@@ -154,6 +183,16 @@ func (h *handlers) listBIOS(w http.ResponseWriter, r *http.Request, rc *api.Requ
 	fields := collection.StringList(rawFields)
 	detail, err := collection.Boolean("detail", q.Get("detail"))
 	if err != nil {
+		return err
+	}
+	conv := map[string]any{}
+	if fields != nil {
+		conv["fields"] = anyList(fields)
+	}
+	if detail != nil {
+		conv["detail"] = *detail
+	}
+	if err := apiutil.MustRequestSchema(biosQuerySchema(rc.Version)).Validate(queryDoc(r, conv)); err != nil {
 		return err
 	}
 	ident := rc.Param("node_ident")
@@ -167,11 +206,6 @@ func (h *handlers) listBIOS(w http.ResponseWriter, r *http.Request, rc *api.Requ
 	}
 	if detail != nil && *detail {
 		fields = biosRegistryFields
-	}
-	for _, f := range fields {
-		if !slices.Contains(biosRegistryFields, f) && f != "created_at" && f != "updated_at" {
-			return errs.InvalidParameterValue(fmt.Sprintf("Field %s is not a valid field.", f))
-		}
 	}
 	settings, err := h.Store.ListBIOSSettings(r.Context(), n.ID)
 	if err != nil {
@@ -187,7 +221,7 @@ func (h *handlers) listBIOS(w http.ResponseWriter, r *http.Request, rc *api.Requ
 }
 
 func (h *handlers) getBIOS(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	if _, err := apiutil.ParseQuery(r); err != nil {
+	if err := apiutil.MustRequestSchema("bios_show_request_query").Validate(queryDoc(r, nil)); err != nil {
 		return err
 	}
 	n, err := h.node(r, rc, "baremetal:node:bios:get", rc.Param("node_ident"))
@@ -242,6 +276,15 @@ func (h *handlers) listFirmware(w http.ResponseWriter, r *http.Request, rc *api.
 	}
 	rawFields := q.Get("fields")
 	fields := collection.StringList(rawFields)
+	conv := map[string]any{}
+	if fields != nil {
+		conv["fields"] = anyList(fields)
+	}
+	// Upstream validates only fields before its query schema, so detail
+	// reaches the schema as the string the client sent.
+	if err := apiutil.MustRequestSchema("firmware_index_request_query").Validate(queryDoc(r, conv)); err != nil {
+		return err
+	}
 	detail, err := collection.Boolean("detail", q.Get("detail"))
 	if err != nil {
 		return err

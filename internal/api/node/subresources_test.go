@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/spectest"
 )
 
 // check is one request and the status (and, for errors, faultstring) it
@@ -252,7 +255,13 @@ func TestHistoryInventoryBIOSFirmware(t *testing.T) {
 		{"inventory old", "GET", "/v1/nodes/hb/inventory", "1.80", "", 404, ""},
 		{"bios", "GET", "/v1/nodes/hb/bios", "1.40", "", 200, ""},
 		{"bios missing", "GET", "/v1/nodes/hb/bios/nope", "1.115", "", 404, "Node " + id + " doesn't have a BIOS setting 'nope'"},
-		{"bios detail old", "GET", "/v1/nodes/hb/bios?detail=True", "1.73", "", 400, "Invalid query parameter ?detail=True received."},
+		{"bios detail old", "GET", "/v1/nodes/hb/bios?detail=True", "1.73", "", 400, "Schema error: Additional properties are not allowed ('detail' was unexpected)"},
+		{"bios fields old", "GET", "/v1/nodes/hb/bios?fields=name", "1.73", "", 400, "Schema error: Additional properties are not allowed ('fields' was unexpected)"},
+		{"bios bad field", "GET", "/v1/nodes/hb/bios?fields=name,bogus", "1.115", "", 400, "Schema error: 'bogus' is not one of ['allowable_values', 'attribute_type', 'created_at', 'lower_bound', 'links', 'max_length', 'min_length', 'name', 'node_uuid', 'read_only', 'reset_required', 'unique', 'updated_at', 'value']"},
+		{"bios unexpected", "GET", "/v1/nodes/hb/bios?foo=1", "1.115", "", 400, "Unexpected arguments: foo"},
+		{"bios one query", "GET", "/v1/nodes/hb/bios/nope?foo=1", "1.115", "", 400, "Schema error: Additional properties are not allowed ('foo' was unexpected)"},
+		{"firmware detail", "GET", "/v1/nodes/hb/firmware?detail=True", "1.115", "", 400, "Schema error: 'True' is not of type 'boolean'"},
+		{"firmware bad field", "GET", "/v1/nodes/hb/firmware?fields=bogus", "1.115", "", 400, ""},
 		{"bios old", "GET", "/v1/nodes/hb/bios", "1.39", "", 404, ""},
 		{"firmware", "GET", "/v1/nodes/hb/firmware", "1.86", "", 200, ""},
 		{"firmware identity old", "GET", "/v1/nodes/hb/firmware?fields=component,vendor", "1.113", "", 400, "Fields vendor are not allowed in this API version. They require at least API version 1.114."},
@@ -354,4 +363,40 @@ func TestVmedia(t *testing.T) {
 			t.Errorf("%s %s: %d %s", c.method, c.path, r.status, r.body)
 		}
 	}
+}
+
+// TestQuerySchemasMatchSpec checks the embedded query schemas of the node
+// sub-resources against upstream's.
+func TestQuerySchemasMatchSpec(t *testing.T) {
+	for name, rel := range map[string]string{
+		"bios_index_request_query":     "ironic/api/schemas/v1/bios/index_request_query.json",
+		"bios_index_request_query_v74": "ironic/api/schemas/v1/bios/index_request_query_v74.json",
+		"bios_show_request_query":      "ironic/api/schemas/v1/bios/show_request_query.json",
+		"firmware_index_request_query": "ironic/api/schemas/v1/firmware/index_request_query.json",
+	} {
+		var want any
+		spectest.LoadJSON(t, rel, &want)
+		got, err := apiutil.SchemaDocument(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(normalizeJSON(t, got), normalizeJSON(t, want)) {
+			t.Errorf("embedded schema %s differs from %s", name, rel)
+		}
+	}
+}
+
+// normalizeJSON round-trips v through encoding/json so numbers compare
+// alike.
+func normalizeJSON(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
