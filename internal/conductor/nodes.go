@@ -134,7 +134,7 @@ func (c *Conductor) UpdateNode(ctx context.Context, _ string, node *model.Node, 
 	in.Traits, in.Tags = stored.Traits, stored.Tags
 	*t.Node = in
 	if err := t.Save(ctx); err != nil {
-		return nil, err
+		return nil, storeErr(err, "update node "+in.UUID)
 	}
 	return cloneNode(t.Node), nil
 }
@@ -330,7 +330,7 @@ func storeErr(err error, what string) error {
 	case errors.As(err, &dup):
 		switch {
 		case dup.Kind == store.KindNode && dup.Field == "instance_uuid":
-			return errs.NewMessage("InstanceAssociated", err.Error())
+			return errs.New("InstanceAssociated", map[string]any{"instance_uuid": dup.Value, "node": dup.Node})
 		case dup.Field == "name":
 			return errs.New("DuplicateName", map[string]any{"name": dup.Value})
 		case dup.Field == "address":
