@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -33,8 +34,9 @@ var jsonColumns = map[string]bool{
 // the encoding of its rows, with no HTTP, routing, policy or rendering
 // rules.
 type floorResult struct {
-	single latency // one at a time
-	rate   float64 // GOMAXPROCS at once, per second
+	single latency       // one at a time
+	cpu    time.Duration // per operation, one at a time
+	rate   float64       // GOMAXPROCS at once, per second
 	bytes  int
 }
 
@@ -57,6 +59,10 @@ func measureFloor(ctx context.Context, driver, dsn, kind, base string, d time.Du
 	res := &floorResult{bytes: len(out)}
 
 	var samples []time.Duration
+	cpu0, err := selfCPU()
+	if err != nil {
+		return nil, err
+	}
 	end := time.Now().Add(d / 2)
 	for time.Now().Before(end) && len(samples) < maxSamples {
 		t0 := time.Now()
@@ -65,6 +71,11 @@ func measureFloor(ctx context.Context, driver, dsn, kind, base string, d time.Du
 		}
 		samples = append(samples, time.Since(t0))
 	}
+	cpu1, err := selfCPU()
+	if err != nil {
+		return nil, err
+	}
+	res.cpu = (cpu1 - cpu0) / time.Duration(len(samples))
 	res.single = summarize(samples)
 
 	var (
@@ -100,6 +111,16 @@ func measureFloor(ctx context.Context, driver, dsn, kind, base string, d time.Du
 	}
 	res.rate = float64(count) / time.Since(start).Seconds()
 	return res, nil
+}
+
+// selfCPU is this process's user+system CPU time: with SQLite the query
+// runs in-process, so it holds the whole floor.
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 // floorOnce runs the query and appends {"nodes": [...]} with each row's

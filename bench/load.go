@@ -244,7 +244,17 @@ type loadResult struct {
 	elapsed  time.Duration
 	bytes    int64
 	lat      latency
-	rows     int
+	// cpu is the server processes' CPU time during the run.
+	cpu time.Duration
+}
+
+// cpuPerRequest is the server's CPU cost of one answer, which other load
+// on the machine does not inflate the way it inflates latency.
+func (l *loadResult) cpuPerRequest() time.Duration {
+	if l.requests == 0 {
+		return 0
+	}
+	return l.cpu / time.Duration(l.requests)
 }
 
 func (l *loadResult) rate() float64 { return float64(l.requests) / l.elapsed.Seconds() }

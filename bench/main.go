@@ -36,6 +36,7 @@ type settings struct {
 	mysqlDSN          string
 	keep              bool
 	out               string
+	perfDir           string
 }
 
 func main() {
@@ -89,6 +90,7 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	fs.StringVar(&s.mysqlDSN, "mysql", envString("BENCH_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/"), "go-sql-driver DSN of the MariaDB server; a throw-away database is created in it (BENCH_MYSQL_DSN)")
 	fs.BoolVar(&s.keep, "keep", os.Getenv("BENCH_KEEP") == "1", "keep the work folder and the MariaDB database (BENCH_KEEP=1)")
 	fs.StringVar(&s.out, "out", os.Getenv("BENCH_OUT"), "also write the report to this file (BENCH_OUT)")
+	fs.StringVar(&s.perfDir, "perf", os.Getenv("BENCH_PERF"), "record a perf profile of the server during each request type into this folder (BENCH_PERF)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

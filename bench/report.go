@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -89,11 +90,32 @@ func runBackend(ctx context.Context, s *settings, backend string, logf func(stri
 		if _, err := check(ctx, d.base, req, uuids); err != nil {
 			return nil, fmt.Errorf("%w\n%s", err, tails(d))
 		}
+		var prof *profiler
+		if s.perfDir != "" {
+			prof, err = startPerf(ctx, s, backend, req, d)
+			if err != nil {
+				return nil, err
+			}
+		}
+		cpu0, err := d.cpuTotal()
+		if err != nil {
+			return nil, err
+		}
 		l := drive(ctx, d.base, req, uuids, s.loadConcurrency, s.duration)
+		cpu1, err := d.cpuTotal()
+		if err != nil {
+			return nil, err
+		}
+		l.cpu = cpu1 - cpu0
+		if prof != nil {
+			if err := prof.finish(logf); err != nil {
+				return nil, err
+			}
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		logf("%s: %.1f req/s, p50 %s ms, p99 %s ms, %d errors", shortName(req.name), l.rate(), ms(l.lat.p50), ms(l.lat.p99), l.errors)
+		logf("%s: %.1f req/s, p50 %s ms, p99 %s ms, server CPU %s ms/request, %d errors", shortName(req.name), l.rate(), ms(l.lat.p50), ms(l.lat.p99), ms(l.cpuPerRequest()), l.errors)
 		if l.errors > 0 {
 			logf("  first error: %s", l.firstErr)
 		}
@@ -113,7 +135,7 @@ func runBackend(ctx context.Context, s *settings, backend string, logf func(stri
 		if err != nil {
 			return nil, err
 		}
-		logf("floor %s: one at a time p50 %s ms; %.1f/s on all CPUs; %d bytes", kind, ms(f.single.p50), f.rate, f.bytes)
+		logf("floor %s: one at a time p50 %s ms, CPU %s ms; %.1f/s on all CPUs; %d bytes", kind, ms(f.single.p50), ms(f.cpu), f.rate, f.bytes)
 		res.floors[kind] = f
 	}
 	return res, nil
@@ -139,8 +161,8 @@ func renderReport(s *settings, results []*backendResult) string {
 			title = "api + conductor (JSON-RPC) on MariaDB"
 		}
 		fmt.Fprintf(&b, "### %s\n\n", title)
-		b.WriteString("| request | microversion | req/s | p50 ms | p99 ms | upstream req/s | upstream p50 ms | upstream p99 ms | × upstream req/s | upstream p99 ÷ ours | floor req/s (p50 ms) | floor ÷ ours | target |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("| request | microversion | req/s | p50 ms | p99 ms | server CPU ms/req | upstream req/s | upstream p50 ms | upstream p99 ms | × upstream req/s | upstream p99 ÷ ours | floor CPU ms/op (req/s) | ours ÷ floor, CPU | target |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, l := range r.loads {
 			u := upstream[rowKey(l.req)]
 			speed := l.rate() / u.rate
@@ -149,9 +171,9 @@ func renderReport(s *settings, results []*backendResult) string {
 			met := speed >= u.target
 			goal := fmt.Sprintf("≥ %.0f×", u.target)
 			if f := r.floors[l.req.floor]; f != nil {
-				floorCol = fmt.Sprintf("%.1f (%s)", f.rate, ms(f.single.p50))
-				ratio := f.rate / l.rate()
-				ratioCol = fmt.Sprintf("%.2f", ratio)
+				floorCol = fmt.Sprintf("%s (%.0f)", ms(f.cpu), f.rate)
+				ratio := float64(l.cpuPerRequest()) / float64(f.cpu)
+				ratioCol = fmt.Sprintf("%.1f", ratio)
 				met = met && p99x >= u.target && ratio <= 2
 				goal += ", p99 ≤ 1/30, ≤ 2× floor"
 			}
@@ -159,12 +181,12 @@ func renderReport(s *settings, results []*backendResult) string {
 			if l.errors > 0 {
 				errs = fmt.Sprintf(" (%d errors)", l.errors)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %.1f%s | %s | %s | %g | %g | %g | %.0f× | %.0f× | %s | %s | %s %s |\n",
-				l.req.name, l.req.version, l.rate(), errs, ms(l.lat.p50), ms(l.lat.p99), u.rate, u.p50, u.p99,
+			fmt.Fprintf(&b, "| %s | %s | %.1f%s | %s | %s | %s | %g | %g | %g | %.1f× | %.1f× | %s | %s | %s %s |\n",
+				l.req.name, l.req.version, l.rate(), errs, ms(l.lat.p50), ms(l.lat.p99), ms(l.cpuPerRequest()), u.rate, u.p50, u.p99,
 				speed, p99x, floorCol, ratioCol, goal, verdict(met))
 		}
 		rate := float64(r.create.nodes) / r.create.elapsed.Seconds()
-		fmt.Fprintf(&b, "| `POST /v1/nodes` (concurrency %d, %d nodes) | 1.78 | %.1f | %s | %s | %g | | | %.0f× | | — | — | ≥ %.0f× %s |\n",
+		fmt.Fprintf(&b, "| `POST /v1/nodes` (concurrency %d, %d nodes) | 1.78 | %.1f | %s | %s | | %g | | | %.1f× | | — | — | ≥ %.0f× %s |\n",
 			s.createConcurrency, r.create.nodes, rate, ms(r.create.lat.p50), ms(r.create.lat.p99), upstreamCreateRate,
 			rate/upstreamCreateRate, targetCreate, verdict(rate/upstreamCreateRate >= targetCreate))
 		b.WriteString("\n| process | RSS after the load MiB | peak (VmHWM) MiB | upstream RSS MiB | target |\n|---|---|---|---|---|\n")
@@ -176,7 +198,7 @@ func renderReport(s *settings, results []*backendResult) string {
 		fmt.Fprintf(&b, "| total | %.1f | | %g | ≤ %g MiB %s |\n\n", float64(total)/1024, upstreamRSSMiB, targetRSSMiB, verdict(float64(total)/1024 <= targetRSSMiB))
 		for _, kind := range []string{"list", "detail", "nova"} {
 			if f := r.floors[kind]; f != nil {
-				fmt.Fprintf(&b, "- floor %s: `%s` + JSON encoding, %d bytes; one at a time p50 %s ms, p99 %s ms\n", kind, floorQueries[kind], f.bytes, ms(f.single.p50), ms(f.single.p99))
+				fmt.Fprintf(&b, "- floor %s: `%s` + JSON encoding, %d bytes; one at a time p50 %s ms, p99 %s ms, CPU %s ms; %.0f/s with %d goroutines\n", kind, floorQueries[kind], f.bytes, ms(f.single.p50), ms(f.single.p99), ms(f.cpu), f.rate, runtime.GOMAXPROCS(0))
 			}
 		}
 		b.WriteString("\n")

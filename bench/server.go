@@ -124,6 +124,41 @@ func (p *process) memory() (rss, hwm int, err error) {
 	return rss, hwm, nil
 }
 
+// cpu is the user+system CPU time the process has used so far.
+func (p *process) cpu() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("%s cpu: %w", p.name, err)
+	}
+	// The command name, in parentheses, may hold spaces: fields are
+	// counted after its closing parenthesis (state is field 3).
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%s cpu: short /proc stat", p.name)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("%s cpu: bad /proc stat", p.name)
+	}
+	// USER_HZ is 100 on every Linux ABI Go supports.
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// cpuTotal sums cpu over the deployment's processes.
+func (d *deployment) cpuTotal() (time.Duration, error) {
+	var total time.Duration
+	for _, p := range d.procs {
+		c, err := p.cpu()
+		if err != nil {
+			return 0, err
+		}
+		total += c
+	}
+	return total, nil
+}
+
 // runOnce runs a short ironic command (dbsync) to completion.
 func runOnce(ctx context.Context, dir, binary string, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
