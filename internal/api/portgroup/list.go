@@ -222,8 +222,8 @@ func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	ident := rc.Param("portgroup_ident")
-	if err := apiutil.UUIDOrName("portgroup_ident", ident); err != nil {
-		return err
+	if !identOK(w, r, ident) {
+		return nil
 	}
 	fields := collection.StringList(q.Get("fields"))
 	pg, _, err := h.portgroupAndNode(r, "baremetal:portgroup:get", ident)

@@ -13,6 +13,8 @@ import (
 	"net/http"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/api/port"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -98,6 +100,22 @@ func (h *handlers) portgroupAndNode(r *http.Request, rule, ident string) (*model
 		return nil, nil, err
 	}
 	return pg, n, nil
+}
+
+// identOK is PortgroupsController._lookup, which pecan runs before the
+// handler of one portgroup: an identifier that is neither a UUID nor a
+// name is pecan.abort(400), answered as a routing error (webob body, no
+// version headers). It reports whether the handler may go on.
+func identOK(w http.ResponseWriter, r *http.Request, ident string) bool {
+	err := apiutil.UUIDOrName("portgroup", ident)
+	if err == nil {
+		return true
+	}
+	for _, h := range []string{microversion.HeaderMinimum, microversion.HeaderMaximum, microversion.HeaderLegacy} {
+		w.Header().Del(h)
+	}
+	errs.WriteFault(w, r, errs.HTTPStatus(http.StatusBadRequest, err.Error()), errs.FaultOptions{Routing: true})
+	return false
 }
 
 func (h *handlers) topic(ctx context.Context, n *model.Node) (string, error) {

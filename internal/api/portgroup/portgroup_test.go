@@ -209,6 +209,10 @@ func TestListAndShow(t *testing.T) {
 	if got := list("/v1/portgroups?address=aa:bb:cc:dd:ee:11", "1.115"); len(got) != 1 || got[0].(map[string]any)["uuid"] != uuids[1] {
 		t.Errorf("address filter: %v", got)
 	}
+	// Upstream looks the address up as given: no normalization.
+	if got := list("/v1/portgroups?address=AA:BB:CC:DD:EE:11", "1.115"); len(got) != 0 {
+		t.Errorf("upper-case address filter: %v", got)
+	}
 	if got := list("/v1/portgroups?shard=s1", "1.106"); len(got) != 2 {
 		t.Errorf("shard filter: %v", got)
 	}
@@ -252,7 +256,6 @@ func TestListAndShow(t *testing.T) {
 		{"/v1/portgroups?node=" + missing, "1.115", 404, "Node " + missing + " could not be found."},
 		{"/v1/nodes/n1/portgroups", "1.115", 404, "Portgroup None could not be found."},
 		{"/v1/portgroups/" + missing, "1.115", 404, "Portgroup " + missing + " could not be found."},
-		{"/v1/portgroups/a%20b", "1.115", 400, "Expected UUID or name for portgroup_ident: a b"},
 		{"/v1/portgroups/" + uuids[0], "1.22", 404, ""},
 	} {
 		t.Run(c.path, func(t *testing.T) {
@@ -306,6 +309,7 @@ func TestPatchAndDelete(t *testing.T) {
 		{"mode too old", "1.25", `[{"op": "replace", "path": "/mode", "value": "x"}]`, 406, "Request not acceptable."},
 		{"bad name", "1.115", `[{"op": "replace", "path": "/name", "value": "a b"}]`, 400, "Portgroup " + pg["uuid"].(string) + ": Cannot change name to invalid name 'a b'"},
 		{"bad mac", "1.115", `[{"op": "replace", "path": "/address", "value": "zz"}]`, 400, "Expected valid MAC address for address: zz"},
+		{"node not uuid", "1.115", `[{"op": "replace", "path": "/node_uuid", "value": "n2"}]`, 400, "Expected a UUID or int but received n2."},
 		{"missing node", "1.115", `[{"op": "replace", "path": "/node_uuid", "value": "` + uuid.NewString() + `"}]`, 400, ""},
 		{"node with ports", "1.115", `[{"op": "replace", "path": "/node_uuid", "value": "` + other.UUID + `"}]`, 400,
 			"Portgroup " + pg["uuid"].(string) + " can not be associated with node " + other.UUID + " because there are ports associated with this portgroup."},
@@ -335,5 +339,11 @@ func TestPatchAndDelete(t *testing.T) {
 		t.Fatalf("delete: %d %s", r.status, r.body)
 	}
 	wantFault(t, e.do("GET", path, "1.23", ""), 404, fmt.Sprintf("Portgroup %s could not be found.", pg["uuid"]))
+	for _, m := range []string{"GET", "PATCH", "DELETE"} {
+		r := e.do(m, "/v1/portgroups/a%20b", "1.115", `[{"op": "add", "path": "/extra/a", "value": 1}]`)
+		if want := `{"error_message": "{\"code\": 400, \"title\": \"Bad Request\", \"description\": \"Expected UUID or name for portgroup: a b\"}"}`; r.status != 400 || string(r.body) != want || r.header.Get("X-OpenStack-Ironic-API-Version") != "" {
+			t.Errorf("%s bad ident: %d %s\nwant %s", m, r.status, r.body, want)
+		}
+	}
 	wantFault(t, e.do("DELETE", path, "1.115", ""), 404, fmt.Sprintf("Portgroup %s could not be found.", pg["uuid"]))
 }

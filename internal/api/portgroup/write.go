@@ -235,8 +235,8 @@ func (h *handlers) patchedNode(r *http.Request, value any) (*model.Node, error) 
 func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	ctx := r.Context()
 	ident := rc.Param("portgroup_ident")
-	if err := apiutil.UUIDOrName("portgroup_ident", ident); err != nil {
-		return err
+	if !identOK(w, r, ident) {
+		return nil
 	}
 	body, err := apiutil.DecodeBody(r)
 	if err != nil {
@@ -324,8 +324,8 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	ident := rc.Param("portgroup_ident")
-	if err := apiutil.UUIDOrName("portgroup_ident", ident); err != nil {
-		return err
+	if !identOK(w, r, ident) {
+		return nil
 	}
 	pg, node, err := h.portgroupAndNode(r, "baremetal:portgroup:delete", ident)
 	if err != nil {
