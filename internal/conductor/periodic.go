@@ -100,6 +100,8 @@ type failOptions struct {
 	keepTarget   bool
 	// maintenance, when set, is re-checked under the lock.
 	maintenance *bool
+	// all lifts the periodic_max_workers cap.
+	all bool
 }
 
 // failIfInState fails the nodes matching f that are (still, under their
@@ -148,7 +150,7 @@ func (c *Conductor) failIfInState(ctx context.Context, f store.NodeFilter, provS
 			c.log.ErrorContext(ctx, "fail node in transient state", "node", n.UUID, "error", err)
 		}
 		count++
-		if count >= maxWorkers {
+		if !o.all && count >= maxWorkers {
 			return
 		}
 	}

@@ -221,12 +221,15 @@ func (c *Conductor) Start(ctx context.Context) error {
 }
 
 // correctStuckStates fails the nodes left in a state no conductor can
-// resume (upstream _correct_stuck_states).
+// resume (upstream _correct_stuck_states). Upstream stops after
+// periodic_max_workers nodes per state here too, which leaves the others
+// in their transient state with nobody to ever fail them; this runs once
+// and spawns nothing, so every stuck node is failed.
 func (c *Conductor) correctStuckStates(ctx context.Context) {
 	for _, state := range states.StuckStatesTreatedAsFail.Values() {
 		msg := fmt.Sprintf("The %s state can't be resumed by conductor %s. Moving to fail state.", state, c.host)
 		f := store.NodeFilter{Reserved: boolPtr(false), ProvisionState: &state}
-		c.failIfInState(ctx, f, []string{state}, "provision_updated_at", failOptions{lastError: msg})
+		c.failIfInState(ctx, f, []string{state}, "provision_updated_at", failOptions{lastError: msg, all: true})
 	}
 }
 

@@ -118,6 +118,29 @@ func TestStartClearsOwnReservationsAndFailsStuckStates(t *testing.T) {
 	})
 }
 
+// More nodes than [conductor]/periodic_max_workers are stuck: start-up
+// fails them all, where upstream's cap would leave some stuck for good.
+func TestStartFailsEveryStuckNode(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db, withoutStart())
+		ctx := context.Background()
+		max := e.cfg.Int("conductor", "periodic_max_workers")
+		nodes := make([]*model.Node, 2*max+1)
+		for i := range nodes {
+			nodes[i] = e.node(states.Deploying, func(n *model.Node) { n.TargetProvisionState = states.Active })
+			if _, err := e.st.ReserveNode(ctx, testHost, nodes[i].ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.start(e.c)
+		for _, n := range nodes {
+			if got := e.get(n); got.ProvisionState != states.DeployFail || got.Reservation != nil {
+				t.Errorf("node %s: %q reserved by %q", n.UUID, got.ProvisionState, deref(got.Reservation))
+			}
+		}
+	})
+}
+
 func TestKeepaliveTouchesConductor(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
 		e := newEnv(t, db, withConf("conductor", "heartbeat_interval", "1"))
