@@ -33,6 +33,11 @@ func TestEmbeddedRequestSchemasMatchSpec(t *testing.T) {
 		"driver_show_request_query":           "ironic/api/schemas/v1/driver/show_request_query.json",
 		"driver_show_request_query_v77":       "ironic/api/schemas/v1/driver/show_request_query_v77.json",
 		"driver_show_request_query_v86":       "ironic/api/schemas/v1/driver/show_request_query_v86.json",
+		"runbook":                             "ironic/api/schemas/controllers/runbook/RUNBOOK_SCHEMA.json",
+		"runbook_mutation_v112":               "ironic/api/schemas/controllers/runbook/RUNBOOK_MUTATION_SCHEMA_V112.json",
+		"runbook_traits":                      "ironic/api/schemas/controllers/runbook/RUNBOOK_TRAITS_SCHEMA.json",
+		"runbook_step":                        "ironic/api/schemas/controllers/utils/RUNBOOK_STEP_SCHEMA.json",
+		"trait":                               "ironic/api/schemas/controllers/utils/TRAITS_SCHEMA.json",
 	} {
 		var want any
 		spectest.LoadJSON(t, rel, &want)

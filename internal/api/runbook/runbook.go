@@ -1,0 +1,566 @@
+// Package runbook serves /v1/runbooks (1.92+) and their traits (1.112+)
+// as upstream's ironic/api/controllers/v1/runbook.py: runbooks are
+// written by the API itself, with ordered steps whose arguments are
+// masked on output, an owner or public visibility, and (from 1.112) a
+// free name, a description and traits.
+package runbook
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// Deps is what the runbook handlers need.
+type Deps struct {
+	Store store.Store
+	// Authorize checks a per-runbook rule ("baremetal:runbook:get",
+	// ":update", ":update:owner", ":update:public", ":delete") against
+	// the runbook once it is known; nil allows everything. Listing scope
+	// (the project filter) and the step policies of creation are left to
+	// it too: without it every caller is system scoped, as upstream's
+	// noauth mode is.
+	Authorize func(r *http.Request, rule string, rb *model.Runbook) error
+}
+
+type handlers struct {
+	Deps
+}
+
+// Register adds the runbook handlers to m.
+func Register(m map[string]api.HandlerFunc, d Deps) {
+	h := &handlers{Deps: d}
+	m["GET /v1/runbooks"] = h.list
+	m["GET /v1/runbooks/{runbook_id}"] = h.show
+	m["POST /v1/runbooks"] = h.create
+	m["PATCH /v1/runbooks/{runbook_id}"] = h.patch
+	m["DELETE /v1/runbooks/{runbook_id}"] = h.delete
+	m["GET /v1/runbooks/{runbook_id}/traits"] = h.listTraits
+	m["PUT /v1/runbooks/{runbook_id}/traits"] = h.putTraits
+	m["PUT /v1/runbooks/{runbook_id}/traits/{trait}"] = h.putTraits
+	m["DELETE /v1/runbooks/{runbook_id}/traits"] = h.deleteTraits
+	m["DELETE /v1/runbooks/{runbook_id}/traits/{trait}"] = h.deleteTraits
+}
+
+var (
+	runbookSchema  = apiutil.MustSchema("runbook")
+	mutationSchema = apiutil.MustSchema("runbook_mutation_v112")
+	stepSchema     = apiutil.MustSchema("runbook_step")
+	traitSchema    = apiutil.MustSchema("trait")
+	traitsBody     = apiutil.MustSchema("runbook_traits")
+)
+
+var (
+	defaultFields   = []string{"uuid", "name"}
+	invalidSortKeys = []string{"extra", "steps", "traits"}
+	patchAllowed    = []string{"disable_ramdisk", "extra", "name", "owner", "public", "steps"}
+)
+
+const identArg = "runbook_ident"
+
+func traitsAllowed(v microversion.Version) bool { return v.AtLeast(microversion.Minor112RunbookTraits) }
+
+func (h *handlers) authorize(r *http.Request, rule string, rb *model.Runbook) error {
+	if h.Authorize == nil {
+		return nil
+	}
+	return h.Authorize(r, rule, rb)
+}
+
+// get is check_runbook_policy_and_retrieve for each of rules.
+func (h *handlers) get(r *http.Request, ident string, rules ...string) (*model.Runbook, error) {
+	ctx := r.Context()
+	var rb *model.Runbook
+	var err error
+	switch {
+	case collection.IsUUIDLike(ident):
+		rb, err = h.Store.GetRunbookByUUID(ctx, ident)
+	case apiutil.IsValidLogicalName(ident):
+		rb, err = h.Store.GetRunbookByName(ctx, ident)
+	default:
+		return nil, errs.New("InvalidUuidOrName", map[string]any{"name": ident})
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.New("RunbookNotFound", map[string]any{"runbook": ident})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get runbook %s: %w", ident, err)
+	}
+	for _, rule := range rules {
+		if err := h.authorize(r, rule, rb); err != nil {
+			return nil, err
+		}
+	}
+	return rb, nil
+}
+
+func traitNames(rb *model.Runbook) []string {
+	out := make([]string, 0, len(rb.Traits))
+	for _, t := range rb.Traits {
+		out = append(out, t.Trait)
+	}
+	return out
+}
+
+// convert is convert_with_links followed by runbook_sanitize.
+func convert(rc *api.RequestContext, rb *model.Runbook, fields []string) (*apiutil.Dict, error) {
+	v := rc.Version
+	d := apiutil.NewDict()
+	d.Set("uuid", rb.UUID)
+	d.Set("created_at", apiutil.ISOTime(rb.CreatedAt))
+	d.Set("updated_at", apiutil.OptISOTime(rb.UpdatedAt))
+	d.Set("name", rb.Name)
+	d.Set("extra", apiutil.EmptyMap(rb.Extra))
+	d.Set("public", rb.Public)
+	d.Set("owner", apiutil.OptString(rb.Owner))
+	d.Set("disable_ramdisk", rb.DisableRamdisk)
+	if traitsAllowed(v) {
+		d.Set("description", apiutil.OptString(rb.Description))
+	}
+	d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "runbooks", rb.UUID))
+	steps := make([]*apiutil.Dict, 0, len(rb.Steps))
+	for _, s := range rb.Steps {
+		sd := apiutil.NewDict()
+		sd.Set("interface", s.Interface)
+		sd.Set("step", s.Step)
+		sd.Set("args", apiutil.EmptyMap(s.Args))
+		sd.Set("order", s.Order)
+		steps = append(steps, sd)
+	}
+	d.Set("steps", steps)
+	if traitsAllowed(v) {
+		d.Set("traits", traitNames(rb))
+	}
+	if fields != nil {
+		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
+			return nil, err
+		}
+	}
+	d.KeepOnly(fields)
+	// Step arguments may carry secrets.
+	if sv, ok := d.Get("steps"); ok {
+		for _, s := range sv.([]*apiutil.Dict) {
+			if a, _ := s.Get("args"); apiutil.Truthy(a) {
+				s.Set("args", apiutil.MaskDict(a.(map[string]any)))
+			}
+		}
+	}
+	return d, nil
+}
+
+// validate is the runbook validator under arg: the schema, no duplicate
+// steps (upstream reuses the deploy template check and its message), a
+// UUID that is one.
+func validate(schema *apiutil.Schema, arg string, m map[string]any) error {
+	if err := schema.Validate(arg, m); err != nil {
+		return err
+	}
+	type key struct{ iface, step string }
+	seen := map[key]int{}
+	var dups []string
+	for _, s := range m["steps"].([]any) {
+		st := s.(map[string]any)
+		k := key{st["interface"].(string), st["step"].(string)}
+		seen[k]++
+		if seen[k] == 2 {
+			dups = append(dups, fmt.Sprintf("interface: %s, step: %s", k.iface, k.step))
+		}
+	}
+	if len(dups) > 0 {
+		return errs.New("InvalidDeployTemplate", map[string]any{"err": "Duplicate deploy steps. A template cannot have multiple deploy steps with the same interface and step. Duplicates: " + strings.Join(dups, "; ")})
+	}
+	if u, ok := m["uuid"].(string); ok && !collection.IsUUIDLike(u) {
+		return errs.InvalidParameterValue("Expected UUID for uuid: " + u)
+	}
+	return nil
+}
+
+func modelSteps(v any) []model.RunbookStep {
+	var out []model.RunbookStep
+	for _, s := range v.([]any) {
+		st := s.(map[string]any)
+		out = append(out, model.RunbookStep{
+			Interface: st["interface"].(string), Step: st["step"].(string),
+			Args: st["args"].(map[string]any), Order: integer(st["order"]),
+		})
+	}
+	return out
+}
+
+// integer is the integer the database makes of a validated order (an
+// integer or a string of digits).
+func integer(v any) int {
+	n, _ := strconv.Atoi(fmt.Sprint(v))
+	return n
+}
+
+func storeErr(err error, rb *model.Runbook, what string) error {
+	var dup *store.DuplicateError
+	switch {
+	case errors.As(err, &dup) && dup.Field == "name":
+		return errs.New("RunbookDuplicateName", map[string]any{"name": rb.Name})
+	case errors.As(err, &dup):
+		return errs.New("RunbookAlreadyExists", map[string]any{"uuid": rb.UUID})
+	case errors.Is(err, store.ErrNotFound):
+		return errs.New("RunbookNotFound", map[string]any{"runbook": rb.UUID})
+	}
+	return fmt.Errorf("%s runbook %s: %w", what, rb.UUID, err)
+}
+
+func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	q, err := apiutil.ParseQuery(r, "marker", "limit", "sort_key", "sort_dir", "fields", "detail", "project")
+	if err != nil {
+		return err
+	}
+	marker := q.Get("marker")
+	if marker != nil && !apiutil.IsValidLogicalName(*marker) {
+		return errs.InvalidParameterValue("Expected name for marker: " + *marker)
+	}
+	limit, err := collection.Integer("limit", q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	rawFields := q.Get("fields")
+	fields := collection.StringList(rawFields)
+	rawDetail := q.Get("detail")
+	detail, err := collection.Boolean("detail", rawDetail)
+	if err != nil {
+		return err
+	}
+	if _, err := collection.Boolean("project", q.Get("project")); err != nil {
+		return err
+	}
+	sortKey := "id"
+	if k := q.Get("sort_key"); k != nil {
+		sortKey = *k
+	}
+	v := rc.Version
+	if err := collection.CheckAllowedFields(fields, v); err != nil {
+		return err
+	}
+	if err := collection.CheckAllowedFields([]string{sortKey}, v); err != nil {
+		return err
+	}
+	fields, err = collection.ReturnFields(fields, rawFields, detail, rawDetail, defaultFields, collection.DetailAllowed(v), nil)
+	if err != nil {
+		return err
+	}
+	lim, err := collection.ValidateLimit(limit, rc.Config.Int("api", "max_limit"))
+	if err != nil {
+		return err
+	}
+	sortDir, err := collection.ValidateSortDir(q.Get("sort_dir"))
+	if err != nil {
+		return err
+	}
+	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
+		return err
+	}
+	opts := store.ListOptions{Limit: lim, SortKey: sortKey, SortDir: sortDir}
+	if marker != nil {
+		if _, err := h.Store.GetRunbookByUUID(r.Context(), *marker); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errs.New("RunbookNotFound", map[string]any{"runbook": *marker})
+			}
+			return fmt.Errorf("runbook marker %s: %w", *marker, err)
+		}
+		opts.Marker = *marker
+	}
+	list, err := h.Store.ListRunbooks(r.Context(), store.RunbookFilter{}, opts)
+	switch {
+	case errors.Is(err, store.ErrInvalidParameter):
+		return errs.InvalidParameterValue(err.Error())
+	case err != nil:
+		return fmt.Errorf("list runbooks: %w", err)
+	}
+	items := make([]*apiutil.Dict, 0, len(list))
+	for _, rb := range list {
+		d, err := convert(rc, rb, fields)
+		if err != nil {
+			return err
+		}
+		items = append(items, d)
+	}
+	out := apiutil.NewDict()
+	out.Set("runbooks", items)
+	last := ""
+	if len(list) > 0 {
+		last = list[len(list)-1].UUID
+	}
+	params := []collection.Param{{Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
+	if detail != nil {
+		params = append(params, collection.Param{Key: "detail", Value: *detail})
+	}
+	if next := collection.Next(rc.PublicURL, "runbooks", len(list), lim, last, fields, params...); next != "" {
+		out.Set("next", next)
+	}
+	return api.WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	q, err := apiutil.ParseQuery(r, "fields")
+	if err != nil {
+		return err
+	}
+	ident := rc.Param("runbook_id")
+	if err := apiutil.UUIDOrName(identArg, ident); err != nil {
+		return err
+	}
+	fields := collection.StringList(q.Get("fields"))
+	rb, err := h.get(r, ident, "baremetal:runbook:get")
+	if err != nil {
+		return err
+	}
+	if err := collection.CheckAllowedFields(fields, rc.Version); err != nil {
+		return err
+	}
+	d, err := convert(rc, rb, fields)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	plain := apiutil.Plain(body)
+	schema := runbookSchema
+	if traitsAllowed(rc.Version) {
+		schema = mutationSchema
+	}
+	if err := schema.Validate("runbook", plain); err != nil {
+		return err
+	}
+	m, ok := plain.(map[string]any)
+	if !ok {
+		return errs.InvalidParameterValue("Schema error for runbook: None is not of type 'object'")
+	}
+	if err := validate(schema, "runbook", m); err != nil {
+		return err
+	}
+	rb := &model.Runbook{Name: m["name"].(string), Steps: modelSteps(m["steps"])}
+	rb.UUID, _ = m["uuid"].(string)
+	if rb.UUID == "" {
+		rb.UUID = newUUID()
+	}
+	if x, ok := m["extra"].(map[string]any); ok {
+		rb.Extra = x
+	}
+	if b, ok := m["public"].(bool); ok {
+		rb.Public = b
+	}
+	if b, ok := m["disable_ramdisk"].(bool); ok {
+		rb.DisableRamdisk = b
+	}
+	if s, ok := m["owner"].(string); ok {
+		rb.Owner = &s
+	}
+	if s, ok := m["description"].(string); ok {
+		rb.Description = &s
+	}
+	created, err := h.Store.CreateRunbook(r.Context(), rb)
+	if err != nil {
+		return storeErr(err, rb, "create")
+	}
+	rc.SetLocation(w, "runbooks", created.UUID)
+	d, err := convert(rc, created, nil)
+	if err != nil {
+		return err
+	}
+	// Upstream answers with the object before the database turned an
+	// order given as a string into an integer.
+	if sv, ok := d.Get("steps"); ok {
+		for i, s := range sv.([]*apiutil.Dict) {
+			s.Set("order", m["steps"].([]any)[i].(map[string]any)["order"])
+		}
+	}
+	return api.WriteJSON(w, http.StatusCreated, d)
+}
+
+// asDict is the runbook's as_dict(), which a patch applies to.
+func asDict(rb *model.Runbook) map[string]any {
+	st := make([]any, 0, len(rb.Steps))
+	for _, s := range rb.Steps {
+		st = append(st, map[string]any{"interface": s.Interface, "step": s.Step, "args": apiutil.CopyJSON(apiutil.EmptyMap(s.Args)), "order": s.Order})
+	}
+	var extra any
+	if rb.Extra != nil {
+		extra = apiutil.CopyJSON(rb.Extra)
+	}
+	tr := make([]any, 0, len(rb.Traits))
+	for _, t := range traitNames(rb) {
+		tr = append(tr, t)
+	}
+	return map[string]any{
+		"id": rb.ID, "uuid": rb.UUID, "name": rb.Name, "steps": st, "extra": extra,
+		"public": rb.Public, "owner": apiutil.OptString(rb.Owner), "disable_ramdisk": rb.DisableRamdisk,
+		"description": apiutil.OptString(rb.Description), "traits": tr,
+		"created_at": apiutil.ISOTime(rb.CreatedAt), "updated_at": apiutil.OptISOTime(rb.UpdatedAt),
+	}
+}
+
+// patchRules are the policies a patch needs: the owner and public rules
+// for those paths, the generic update rule for anything else.
+func patchRules(ops []apiutil.PatchOp) []string {
+	var rules []string
+	generic := false
+	for _, op := range ops {
+		switch {
+		case strings.HasPrefix(op.Path, "/owner"):
+			rules = append(rules, "baremetal:runbook:update:owner")
+		case strings.HasPrefix(op.Path, "/public"):
+			rules = append(rules, "baremetal:runbook:update:public")
+		default:
+			generic = true
+		}
+	}
+	if generic || len(rules) == 0 {
+		rules = append(rules, "baremetal:runbook:update")
+	}
+	return rules
+}
+
+func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("runbook_id")
+	if err := apiutil.UUIDOrName(identArg, ident); err != nil {
+		return err
+	}
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	ops, err := apiutil.DecodePatch(body)
+	if err != nil {
+		return err
+	}
+	allowed := patchAllowed
+	if traitsAllowed(rc.Version) {
+		allowed = append(slices.Clone(patchAllowed), "description")
+	}
+	if _, err := apiutil.ValidateAllowedFields(ops, allowed, rc.Version); err != nil {
+		return err
+	}
+	rb, err := h.get(r, ident, patchRules(ops)...)
+	if err != nil {
+		return err
+	}
+	doc := asDict(rb)
+	owner := apiutil.PatchValues(ops, "/owner")
+	public := apiutil.PatchValues(ops, "/public")
+	if len(owner) > 0 {
+		publicValue := len(public) > 0 && apiutil.Truthy(public[0])
+		if (rb.Public && len(public) == 0) || publicValue {
+			reprs := make([]string, len(ops))
+			for i, op := range ops {
+				reprs[i] = op.String()
+			}
+			return errs.New("PatchError", map[string]any{"patch": "[" + strings.Join(reprs, ", ") + "]", "reason": "There cannot be an owner for a public runbook"})
+		}
+	}
+	if len(public) > 0 {
+		doc["owner"] = nil
+	}
+	doc, err = apiutil.ApplyPatch(doc, ops)
+	if err != nil {
+		return err
+	}
+	if st, ok := doc["steps"].([]any); ok {
+		for _, s := range st {
+			if sm, ok := s.(map[string]any); ok {
+				prune(sm, stepSchema.Properties())
+			}
+			if err := stepSchema.Validate("patch", s); err != nil {
+				return err
+			}
+		}
+	}
+	// Upstream validates a patched runbook with the 1.112 schema at
+	// every version.
+	prune(doc, mutationSchema.Properties())
+	if err := validate(mutationSchema, "patch", doc); err != nil {
+		return err
+	}
+	before := asDict(rb)
+	var changed []string
+	for _, f := range []string{"name", "extra", "public", "owner", "disable_ramdisk", "description", "steps"} {
+		if apiutil.JSONEqual(doc[f], before[f]) {
+			continue
+		}
+		changed = append(changed, f)
+		switch f {
+		case "name":
+			rb.Name = doc[f].(string)
+		case "extra":
+			rb.Extra, _ = doc[f].(map[string]any)
+		case "public":
+			rb.Public, _ = doc[f].(bool)
+		case "disable_ramdisk":
+			rb.DisableRamdisk, _ = doc[f].(bool)
+		case "owner":
+			rb.Owner = optString(doc[f])
+		case "description":
+			rb.Description = optString(doc[f])
+		case "steps":
+			rb.Steps = modelSteps(doc[f])
+		}
+	}
+	if len(changed) > 0 {
+		updated, err := h.Store.UpdateRunbook(r.Context(), rb, changed...)
+		if err != nil {
+			return storeErr(err, rb, "update")
+		}
+		rb = updated
+	}
+	d, err := convert(rc, rb, nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+func optString(v any) *string {
+	if s, ok := v.(string); ok {
+		return &s
+	}
+	return nil
+}
+
+// prune drops the keys a schema does not declare
+// (patched_validate_with_schema).
+func prune(m map[string]any, keep []string) {
+	for k := range m {
+		if !slices.Contains(keep, k) {
+			delete(m, k)
+		}
+	}
+}
+
+func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	ident := rc.Param("runbook_id")
+	if err := apiutil.UUIDOrName(identArg, ident); err != nil {
+		return err
+	}
+	rb, err := h.get(r, ident, "baremetal:runbook:delete")
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteRunbook(r.Context(), rb.ID); err != nil {
+		return storeErr(err, rb, "delete")
+	}
+	api.WriteEmpty(w, http.StatusNoContent)
+	return nil
+}
