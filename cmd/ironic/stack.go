@@ -10,6 +10,8 @@ import (
 	"github.com/openkeel/ironic/internal/api/chassis"
 	"github.com/openkeel/ironic/internal/api/node"
 	"github.com/openkeel/ironic/internal/api/port"
+	"github.com/openkeel/ironic/internal/api/portgroup"
+	"github.com/openkeel/ironic/internal/api/volume"
 	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/config"
@@ -93,6 +95,8 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	handlers := map[string]api.HandlerFunc{}
 	node.Register(handlers, node.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router, Config: s.cfg, Logger: s.log})
 	port.Register(handlers, port.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
+	portgroup.Register(handlers, portgroup.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
+	volume.Register(handlers, volume.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
 	chassis.Register(handlers, chassis.Deps{Store: s.store})
 	return api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: handlers, Authenticate: authn}), nil
 }

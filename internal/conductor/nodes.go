@@ -312,11 +312,12 @@ func (c *Conductor) lookupNode(ctx context.Context, ident string) (*model.Node, 
 	return cloneNode(t.Node), nil
 }
 
-// storeErr turns the store's typed errors into Ironic's classes.
-func storeErr(err error, what string) error {
+// storeErr turns the store's typed errors into Ironic's classes; rec is
+// the record written, when the message quotes its values.
+func storeErr(err error, what string) error { return storeErrFor(err, what, nil) }
+
+func storeErrFor(err error, what string, rec any) error {
 	var nf *store.NotFoundError
-	var dup *store.DuplicateError
-	var assoc *store.NodeAssociatedError
 	var locked *store.NodeLockedError
 	var inval *store.InvalidParameterError
 	switch {
@@ -327,20 +328,11 @@ func storeErr(err error, what string) error {
 			return errs.NodeNotFound(nf.Ident)
 		}
 		return errs.NewMessage("NotFound", err.Error())
-	case errors.As(err, &dup):
-		switch {
-		case dup.Kind == store.KindNode && dup.Field == "instance_uuid":
-			return errs.New("InstanceAssociated", map[string]any{"instance_uuid": dup.Value, "node": dup.Node})
-		case dup.Field == "name":
-			return errs.New("DuplicateName", map[string]any{"name": dup.Value})
-		case dup.Field == "address":
-			return errs.New("MACAlreadyExists", map[string]any{"mac": dup.Value})
-		}
-		return errs.NewMessage("Conflict", err.Error())
-	case errors.As(err, &assoc):
-		return errs.NewMessage("NodeAssociated", err.Error())
 	case errors.As(err, &inval):
 		return errs.InvalidParameterValue(inval.Msg)
+	}
+	if mapped := store.Ironic(err, rec); mapped != err {
+		return mapped
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -192,7 +192,7 @@ func (c *Conductor) UpdateVolumeConnector(ctx context.Context, _ string, vc *mod
 	}
 	out, err := c.store.UpdateVolumeConnector(ctx, vc)
 	if err != nil {
-		return nil, storeErr(err, "update volume connector")
+		return nil, storeErrFor(err, "update volume connector", vc)
 	}
 	return out, nil
 }
@@ -226,7 +226,7 @@ func (c *Conductor) UpdateVolumeTarget(ctx context.Context, _ string, vt *model.
 	}
 	out, err := c.store.UpdateVolumeTarget(ctx, vt)
 	if err != nil {
-		return nil, storeErr(err, "update volume target")
+		return nil, storeErrFor(err, "update volume target", vt)
 	}
 	return out, nil
 }

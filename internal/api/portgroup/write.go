@@ -51,22 +51,6 @@ func validate(arg string, m map[string]any) error {
 	return nil
 }
 
-// storeErr maps the store's refusals of a new portgroup to upstream's
-// classes (dbapi.create_portgroup).
-func storeErr(err error, pg *model.Portgroup) error {
-	var d *store.DuplicateError
-	if errors.As(err, &d) {
-		switch d.Field {
-		case "address":
-			return errs.New("PortgroupMACAlreadyExists", map[string]any{"mac": d.Value})
-		case "name":
-			return errs.New("PortgroupDuplicateName", map[string]any{"name": d.Value})
-		}
-		return errs.New("PortgroupAlreadyExists", map[string]any{"uuid": pg.UUID})
-	}
-	return fmt.Errorf("create portgroup %s: %w", pg.UUID, err)
-}
-
 func str(v any) *string {
 	s, ok := v.(string)
 	if !ok {
@@ -178,7 +162,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	}
 	created, err := h.Store.CreatePortgroup(ctx, pg)
 	if err != nil {
-		return storeErr(err, pg)
+		return apiutil.CreateErr(err, "portgroup "+pg.UUID, pg)
 	}
 	rc.SetLocation(w, "portgroups", created.UUID)
 	d, err := convert(rc, created, nil)

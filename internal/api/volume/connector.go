@@ -110,18 +110,6 @@ func setConnectorFields(c *model.VolumeConnector, m map[string]any) {
 	}
 }
 
-func connectorDup(err error, c *model.VolumeConnector) error {
-	var d *store.DuplicateError
-	if errors.As(err, &d) {
-		if d.Field == "type" {
-			return errs.New("VolumeConnectorTypeAndIdAlreadyExists", map[string]any{
-				"type": model.Deref(c.Type), "connector_id": model.Deref(c.ConnectorID)})
-		}
-		return errs.New("VolumeConnectorAlreadyExists", map[string]any{"uuid": c.UUID})
-	}
-	return fmt.Errorf("create volume connector %s: %w", c.UUID, err)
-}
-
 func (h *handlers) createConnector(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	body, err := apiutil.DecodeBody(r)
 	if err != nil {
@@ -148,7 +136,7 @@ func (h *handlers) createConnector(w http.ResponseWriter, r *http.Request, rc *a
 	setConnectorFields(c, m)
 	created, err := h.Store.CreateVolumeConnector(r.Context(), c)
 	if err != nil {
-		return connectorDup(err, c)
+		return apiutil.CreateErr(err, "volume connector "+c.UUID, c)
 	}
 	rc.SetLocation(w, "volume/connectors", created.UUID)
 	d, err := h.convert(r, rc, connectors, connectorRecord(created), nil)

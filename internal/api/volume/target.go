@@ -163,17 +163,6 @@ func setTargetFields(t *model.VolumeTarget, m map[string]any) error {
 	return nil
 }
 
-func targetDup(err error, t *model.VolumeTarget) error {
-	var d *store.DuplicateError
-	if errors.As(err, &d) {
-		if d.Field == "boot_index" || d.Field == "node_id" {
-			return errs.New("VolumeTargetBootIndexAlreadyExists", map[string]any{"boot_index": model.Deref(t.BootIndex)})
-		}
-		return errs.New("VolumeTargetAlreadyExists", map[string]any{"uuid": t.UUID})
-	}
-	return fmt.Errorf("create volume target %s: %w", t.UUID, err)
-}
-
 func (h *handlers) createTarget(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	body, err := apiutil.DecodeBody(r)
 	if err != nil {
@@ -202,7 +191,7 @@ func (h *handlers) createTarget(w http.ResponseWriter, r *http.Request, rc *api.
 	}
 	created, err := h.Store.CreateVolumeTarget(r.Context(), t)
 	if err != nil {
-		return targetDup(err, t)
+		return apiutil.CreateErr(err, "volume target "+t.UUID, t)
 	}
 	rc.SetLocation(w, "volume/targets", created.UUID)
 	// Upstream's create does not redact: the caller just sent the
