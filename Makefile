@@ -1,7 +1,7 @@
 # The test command of README.md; .ci/run calls exactly this target.
 GO ?= go
 
-.PHONY: test build vet
+.PHONY: test build vet image bench
 
 build:
 	$(GO) build -o bin/ironic ./cmd/ironic
@@ -14,3 +14,14 @@ test:
 
 vet:
 	$(GO) vet ./...
+
+# The container image (Dockerfile); IMAGE names the tag to build.
+image:
+	docker build --build-arg VERSION=$$(git describe --always --dirty 2>/dev/null || echo dev) -t $(or $(IMAGE),openkeel-ironic:dev) .
+
+# Measures the service against upstream's figures (BENCHMARKS.md); not run
+# by CI. BENCH_DURATION, BENCH_NODES, BENCH_BACKENDS and BENCH_MYSQL_DSN
+# tune it (bench/main.go).
+bench: build
+	$(GO) build -o bin/ironic-bench ./bench
+	./bin/ironic-bench -binary bin/ironic
