@@ -3,7 +3,10 @@ package apiutil
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -152,8 +155,50 @@ func sortErrors(all []*jsonschema.ValidationError) {
 
 // message is pyMessage with the format error of upstream's checker.
 func (s *RequestSchema) message(e *jsonschema.ValidationError, root any) string {
-	if k, ok := e.ErrorKind.(*kind.Format); ok {
+	switch k := e.ErrorKind.(type) {
+	case *kind.Format:
 		return PyRepr(at(root, e.InstanceLocation)) + " is not a " + PyRepr(k.Want)
+	case *kind.Not:
+		// The error sits on the schema holding "not"; Python prints the
+		// negated schema.
+		var negated any
+		if d, ok := s.subschema(e.SchemaURL).(*Dict); ok {
+			negated, _ = d.Get("not")
+		}
+		return PyRepr(at(root, e.InstanceLocation)) + " should not be valid under " + PyRepr(negated)
 	}
 	return s.pyMessage(e, root)
+}
+
+// subschema is the schema at a keyword location, its keys in the order
+// the file lists them (Python prints schemas in their source order).
+func (s *RequestSchema) subschema(schemaURL string) any {
+	raw, err := schemaFiles.ReadFile(path.Join("schemas", s.name+".json"))
+	if err != nil {
+		return nil
+	}
+	v, err := DecodeOrdered(raw)
+	if err != nil {
+		return nil
+	}
+	_, frag, _ := strings.Cut(schemaURL, "#")
+	for _, p := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		if p == "" {
+			continue
+		}
+		p = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+		switch x := v.(type) {
+		case *Dict:
+			v, _ = x.Get(p)
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }

@@ -38,6 +38,11 @@ func TestEmbeddedRequestSchemasMatchSpec(t *testing.T) {
 		"runbook_traits":                      "ironic/api/schemas/controllers/runbook/RUNBOOK_TRAITS_SCHEMA.json",
 		"runbook_step":                        "ironic/api/schemas/controllers/utils/RUNBOOK_STEP_SCHEMA.json",
 		"trait":                               "ironic/api/schemas/controllers/utils/TRAITS_SCHEMA.json",
+		"inspection_rule_index_request_query": "ironic/api/schemas/v1/inspection_rule/index_request_query.json",
+		"inspection_rule_show_request_query":  "ironic/api/schemas/v1/inspection_rule/show_request_query.json",
+		"inspection_rule_create_request_body": "ironic/api/schemas/v1/inspection_rule/create_request_body.json",
+		"inspection_rule_update_request_body": "ironic/api/schemas/v1/inspection_rule/update_request_body.json",
+		"inspection_rule_request_parameter":   "ironic/api/schemas/v1/inspection_rule/_inspection_rule_request_parameter.json",
 	} {
 		var want any
 		spectest.LoadJSON(t, rel, &want)

@@ -1,0 +1,465 @@
+// Package inspectionrule serves /v1/inspection_rules (1.96+) as
+// upstream's ironic/api/controllers/v1/inspection_rule.py: rules are
+// written by the API itself after the condition and action arguments are
+// checked against the operators and actions of upstream's rule engine; a
+// sensitive rule never shows its conditions and actions.
+package inspectionrule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// Deps is what the inspection rule handlers need.
+type Deps struct {
+	Store store.Store
+}
+
+type handlers struct {
+	Deps
+}
+
+// Register adds the inspection rule handlers to m. DELETE
+// /v1/inspection_rules (all rules) is listed by upstream's API reference
+// but its controller cannot serve it (it fails with a server error);
+// it is left to the router's answer for unserved routes.
+func Register(m map[string]api.HandlerFunc, d Deps) {
+	h := &handlers{Deps: d}
+	m["GET /v1/inspection_rules"] = h.list
+	m["GET /v1/inspection_rules/{rule_id}"] = h.show
+	m["POST /v1/inspection_rules"] = h.create
+	m["PATCH /v1/inspection_rules/{rule_id}"] = h.patch
+	m["DELETE /v1/inspection_rules/{rule_id}"] = h.delete
+}
+
+var (
+	indexQuery = apiutil.MustRequestSchema("inspection_rule_index_request_query")
+	showQuery  = apiutil.MustRequestSchema("inspection_rule_show_request_query")
+	identParam = apiutil.MustRequestSchema("inspection_rule_request_parameter")
+	createBody = apiutil.MustRequestSchema("inspection_rule_create_request_body")
+	updateBody = apiutil.MustRequestSchema("inspection_rule_update_request_body")
+	// patchedSchema is the creation schema applied, upstream's older way,
+	// to a patched rule.
+	patchedSchema = apiutil.MustSchema("inspection_rule_create_request_body")
+)
+
+var (
+	defaultFields   = []string{"uuid", "priority", "phase", "description"}
+	invalidSortKeys = []string{"actions", "conditions"}
+)
+
+// linkResource is the resource upstream builds rule links with: not the
+// collection's path.
+const linkResource = "inspection"
+
+func (h *handlers) get(r *http.Request, id string) (*model.InspectionRule, error) {
+	rule, err := h.Store.GetInspectionRuleByUUID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.New("InspectionRuleNotFound", map[string]any{"rule": id})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get inspection rule %s: %w", id, err)
+	}
+	return rule, nil
+}
+
+// convertOps is convert_actions/convert_conditions: op and args, the
+// loop when set (with multiple, default "any", for conditions).
+func convertOps(ops []map[string]any, conditions bool) []*apiutil.Dict {
+	out := make([]*apiutil.Dict, 0, len(ops))
+	for _, o := range ops {
+		d := apiutil.NewDict()
+		d.Set("op", o["op"])
+		d.Set("args", o["args"])
+		if apiutil.Truthy(o["loop"]) {
+			d.Set("loop", o["loop"])
+			if conditions {
+				m, ok := o["multiple"]
+				if !ok {
+					m = "any"
+				}
+				d.Set("multiple", m)
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// convert is convert_with_links followed by rules_sanitize.
+func convert(rc *api.RequestContext, rule *model.InspectionRule, fields []string) (*apiutil.Dict, error) {
+	d := apiutil.NewDict()
+	d.Set("uuid", rule.UUID)
+	d.Set("created_at", apiutil.ISOTime(rule.CreatedAt))
+	d.Set("updated_at", apiutil.OptISOTime(rule.UpdatedAt))
+	d.Set("description", apiutil.OptString(rule.Description))
+	d.Set("priority", rule.Priority)
+	d.Set("sensitive", rule.Sensitive)
+	d.Set("phase", apiutil.OptString(rule.Phase))
+	d.Set("conditions", convertOps(rule.Conditions, true))
+	d.Set("actions", convertOps(rule.Actions, false))
+	d.Set("links", collection.SelfAndBookmark(rc.PublicURL, linkResource, rule.UUID))
+	if fields != nil {
+		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
+			return nil, err
+		}
+	}
+	if rule.Sensitive {
+		d.Set("conditions", nil)
+		d.Set("actions", nil)
+	}
+	d.KeepOnly(fields)
+	return d, nil
+}
+
+func anyList(l []string) []any {
+	out := make([]any, len(l))
+	for i, s := range l {
+		out[i] = s
+	}
+	return out
+}
+
+func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	q, err := apiutil.ParseQuery(r, "marker", "limit", "sort_key", "sort_dir", "fields", "detail", "phase")
+	if err != nil {
+		return err
+	}
+	limit, err := collection.Integer("limit", q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	rawFields := q.Get("fields")
+	fields := collection.StringList(rawFields)
+	rawDetail := q.Get("detail")
+	detail, err := collection.Boolean("detail", rawDetail)
+	if err != nil {
+		return err
+	}
+	kwargs := map[string]any{}
+	for _, k := range []string{"marker", "sort_key", "sort_dir", "phase"} {
+		if v := q.Get(k); v != nil {
+			kwargs[k] = *v
+		}
+	}
+	if limit != nil {
+		kwargs["limit"] = *limit
+	}
+	if rawFields != nil {
+		kwargs["fields"] = anyList(fields)
+	}
+	if detail != nil {
+		kwargs["detail"] = *detail
+	}
+	if err := indexQuery.Validate(kwargs); err != nil {
+		return err
+	}
+	sortKey := "id"
+	if k := q.Get("sort_key"); k != nil {
+		sortKey = *k
+	}
+	v := rc.Version
+	if err := collection.CheckAllowedFields(fields, v); err != nil {
+		return err
+	}
+	if err := collection.CheckAllowedFields([]string{sortKey}, v); err != nil {
+		return err
+	}
+	fields, err = collection.ReturnFields(fields, rawFields, detail, rawDetail, defaultFields, collection.DetailAllowed(v), nil)
+	if err != nil {
+		return err
+	}
+	lim, err := collection.ValidateLimit(limit, rc.Config.Int("api", "max_limit"))
+	if err != nil {
+		return err
+	}
+	sortDir, err := collection.ValidateSortDir(q.Get("sort_dir"))
+	if err != nil {
+		return err
+	}
+	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
+		return err
+	}
+	opts := store.ListOptions{Limit: lim, SortKey: sortKey, SortDir: sortDir}
+	if m := q.Get("marker"); m != nil {
+		if _, err := h.get(r, *m); err != nil {
+			return err
+		}
+		opts.Marker = *m
+	}
+	// Upstream hands the phase filter to the next link only, never to
+	// the query: every phase is listed.
+	filters := map[string]any{}
+	if p := q.Get("phase"); p != nil && *p != "" {
+		filters["phase"] = *p
+	}
+	rules, err := h.Store.ListInspectionRules(r.Context(), store.InspectionRuleFilter{}, opts)
+	switch {
+	case errors.Is(err, store.ErrInvalidParameter):
+		return errs.InvalidParameterValue(err.Error())
+	case err != nil:
+		return fmt.Errorf("list inspection rules: %w", err)
+	}
+	items := make([]*apiutil.Dict, 0, len(rules))
+	for _, rule := range rules {
+		d, err := convert(rc, rule, fields)
+		if err != nil {
+			return err
+		}
+		items = append(items, d)
+	}
+	out := apiutil.NewDict()
+	out.Set("inspection_rules", items)
+	last := ""
+	if len(rules) > 0 {
+		last = rules[len(rules)-1].UUID
+	}
+	params := []collection.Param{{Key: "filters", Value: apiutil.PyRepr(filters)}, {Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
+	if detail != nil {
+		params = append(params, collection.Param{Key: "detail", Value: *detail})
+	}
+	if next := collection.Next(rc.PublicURL, linkResource, len(rules), lim, last, fields, params...); next != "" {
+		out.Set("next", next)
+	}
+	return api.WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	q, err := apiutil.ParseQuery(r, "fields")
+	if err != nil {
+		return err
+	}
+	id := rc.Param("rule_id")
+	rawFields := q.Get("fields")
+	fields := collection.StringList(rawFields)
+	if err := identParam.Validate(map[string]any{"inspection_rule_uuid": id}); err != nil {
+		return err
+	}
+	kwargs := map[string]any{}
+	if rawFields != nil {
+		kwargs["fields"] = anyList(fields)
+	}
+	if err := showQuery.Validate(kwargs); err != nil {
+		return err
+	}
+	rule, err := h.get(r, id)
+	if err != nil {
+		return err
+	}
+	if err := collection.CheckAllowedFields(fields, rc.Version); err != nil {
+		return err
+	}
+	d, err := convert(rc, rule, fields)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+// fromDoc sets the rule's writable fields from a validated document.
+func fromDoc(rule *model.InspectionRule, m map[string]any) {
+	rule.Description = optString(m["description"])
+	rule.Priority = 0
+	if n, ok := toInt(m["priority"]); ok {
+		rule.Priority = int(n)
+	}
+	rule.Sensitive, _ = m["sensitive"].(bool)
+	main := "main"
+	rule.Phase = &main
+	if _, ok := m["phase"]; ok {
+		rule.Phase = optString(m["phase"])
+	}
+	rule.Conditions = maps(m["conditions"])
+	rule.Actions = maps(m["actions"])
+}
+
+func optString(v any) *string {
+	if s, ok := v.(string); ok {
+		return &s
+	}
+	return nil
+}
+
+func maps(v any) []map[string]any {
+	l, _ := v.([]any)
+	out := make([]map[string]any, 0, len(l))
+	for _, x := range l {
+		if m, ok := x.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func storeErr(err error, rule *model.InspectionRule, what string) error {
+	var dup *store.DuplicateError
+	switch {
+	case errors.As(err, &dup):
+		return errs.NewMessage("Conflict", fmt.Sprintf("An inspection rule with UUID %s already exists.", rule.UUID))
+	case errors.Is(err, store.ErrNotFound):
+		return errs.New("InspectionRuleNotFound", map[string]any{"rule": rule.UUID})
+	}
+	return fmt.Errorf("%s inspection rule %s: %w", what, rule.UUID, err)
+}
+
+func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	if err := createBody.Validate(body); err != nil {
+		return err
+	}
+	m := apiutil.Plain(body).(map[string]any)
+	if err := validateRule(m); err != nil {
+		return err
+	}
+	rule := &model.InspectionRule{}
+	fromDoc(rule, m)
+	switch u, _ := m["uuid"].(string); {
+	case u == "":
+		rule.UUID = uuid.NewString()
+	case !collection.IsUUIDLike(u):
+		// Upstream stores any string; one that is no UUID could never be
+		// read back through the API.
+		return errs.New("InvalidUUID", map[string]any{"uuid": u})
+	default:
+		rule.UUID = u
+	}
+	created, err := h.Store.CreateInspectionRule(r.Context(), rule)
+	if err != nil {
+		return storeErr(err, rule, "create")
+	}
+	rc.SetLocation(w, "inspection_rules", created.UUID)
+	d, err := convert(rc, created, nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusCreated, d)
+}
+
+// asDict is the rule's as_dict(), which a patch applies to.
+func asDict(rule *model.InspectionRule) map[string]any {
+	ops := func(l []map[string]any) []any {
+		out := make([]any, 0, len(l))
+		for _, m := range l {
+			out = append(out, apiutil.CopyJSON(m))
+		}
+		return out
+	}
+	return map[string]any{
+		"id": rule.ID, "uuid": rule.UUID, "priority": rule.Priority,
+		"description": apiutil.OptString(rule.Description), "sensitive": rule.Sensitive,
+		"phase": apiutil.OptString(rule.Phase), "scope": apiutil.OptString(rule.Scope),
+		"conditions": ops(rule.Conditions), "actions": ops(rule.Actions),
+		"created_at": apiutil.ISOTime(rule.CreatedAt), "updated_at": apiutil.OptISOTime(rule.UpdatedAt),
+	}
+}
+
+func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	id := rc.Param("rule_id")
+	if !collection.IsUUIDLike(id) {
+		return errs.InvalidParameterValue("Expected UUID for inspection_rule_uuid: " + id)
+	}
+	body, err := apiutil.DecodeBody(r)
+	if err != nil {
+		return err
+	}
+	ops, err := apiutil.DecodePatch(body)
+	if err != nil {
+		return err
+	}
+	if err := updateBody.Validate(body); err != nil {
+		return err
+	}
+	rule, err := h.get(r, id)
+	if err != nil {
+		return err
+	}
+	if vals := apiutil.PatchValues(ops, "/sensitive"); len(vals) > 0 && vals[0] != nil && !apiutil.Truthy(vals[0]) && rule.Sensitive {
+		reprs := make([]string, len(ops))
+		for i, op := range ops {
+			reprs[i] = op.String()
+		}
+		return errs.New("PatchError", map[string]any{"patch": "[" + joinComma(reprs) + "]", "reason": "Inspection rules cannot have the sensitive flag unset."})
+	}
+	doc, err := apiutil.ApplyPatch(asDict(rule), ops)
+	if err != nil {
+		return err
+	}
+	for k := range doc {
+		if !slices.Contains(patchedSchema.Properties(), k) {
+			delete(doc, k)
+		}
+	}
+	if err := patchedSchema.Validate("patch", doc); err != nil {
+		return err
+	}
+	if u, ok := doc["uuid"].(string); ok && !collection.IsUUIDLike(u) {
+		return errs.InvalidParameterValue("Expected UUID for uuid: " + u)
+	}
+	if err := validateRule(doc); err != nil {
+		return err
+	}
+	before := asDict(rule)
+	var changed []string
+	for _, f := range []string{"description", "priority", "sensitive", "phase", "conditions", "actions"} {
+		if !apiutil.JSONEqual(doc[f], before[f]) {
+			changed = append(changed, f)
+		}
+	}
+	if len(changed) > 0 {
+		if _, ok := doc["phase"]; !ok {
+			doc["phase"] = nil
+		}
+		fromDoc(rule, doc)
+		updated, err := h.Store.UpdateInspectionRule(r.Context(), rule, changed...)
+		if err != nil {
+			return storeErr(err, rule, "update")
+		}
+		rule = updated
+	}
+	d, err := convert(rc, rule, nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+func joinComma(l []string) string {
+	out := ""
+	for i, s := range l {
+		if i > 0 {
+			out += ", "
+		}
+		out += s
+	}
+	return out
+}
+
+func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	id := rc.Param("rule_id")
+	if err := identParam.Validate(map[string]any{"inspection_rule_uuid": id}); err != nil {
+		return err
+	}
+	rule, err := h.get(r, id)
+	if err != nil {
+		return err
+	}
+	if err := h.Store.DeleteInspectionRule(r.Context(), rule.ID); err != nil {
+		return storeErr(err, rule, "delete")
+	}
+	api.WriteEmpty(w, http.StatusNoContent)
+	return nil
+}
