@@ -58,15 +58,24 @@ func (h *handlers) lookup(w http.ResponseWriter, r *http.Request, rc *api.Reques
 			return errs.New("NotFound", nil)
 		}
 	}
-	if microversion.AllowAgentToken.Allows(rc.Version) {
-		topic, err := h.topic(ctx, n)
-		if err != nil {
-			return err
+	if !microversion.AllowAgentToken.Allows(rc.Version) {
+		// Upstream answers older agents with the node as stored, which
+		// hands out a token made for a newer agent on every lookup; the
+		// token only ever leaves through the conductor's first answer.
+		if _, ok := n.DriverInternalInfo["agent_secret_token"]; ok {
+			masked := *n
+			masked.DriverInternalInfo = apiutil.CopyJSON(n.DriverInternalInfo)
+			masked.DriverInternalInfo["agent_secret_token"] = apiutil.Secret
+			n = &masked
 		}
-		n, err = h.Conductor.GetNodeWithToken(ctx, topic, n.UUID)
-		if err != nil {
-			return err
-		}
+		return api.WriteJSON(w, http.StatusOK, h.convert(rc, n))
+	}
+	topic, err := h.topic(ctx, n)
+	if err != nil {
+		return err
+	}
+	if n, err = h.Conductor.GetNodeWithToken(ctx, topic, n.UUID); err != nil {
+		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, h.convert(rc, n))
 }

@@ -11,7 +11,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/api"
@@ -77,15 +76,12 @@ func (h *handlers) topic(ctx context.Context, n *model.Node) (string, error) {
 	return t, nil
 }
 
-var macRe = regexp.MustCompile(`^([0-9a-f]{2}[-:]){5}[0-9a-f]{2}$`)
-
 // validMACs is get_valid_mac_addresses: the addresses that are MACs,
 // lower-cased; the others are logged and ignored.
 func (h *handlers) validMACs(addresses []string) []string {
 	var valid, invalid []string
 	for _, a := range addresses {
-		m := strings.ToLower(a)
-		if macRe.MatchString(m) {
+		if m, ok := apiutil.NormalizeMAC(a); ok {
 			valid = append(valid, m)
 		} else {
 			invalid = append(invalid, a)

@@ -379,3 +379,31 @@ func TestContinueInspectionBodyLimit(t *testing.T) {
 		t.Fatalf("%s", r.body)
 	}
 }
+
+// Agents older than 1.62 never receive a token another agent was given.
+func TestLookupBefore162MasksToken(t *testing.T) {
+	e := newEnv(t, nil)
+	n := e.node(states.DeployWait, []string{mac1})
+	if r := e.do("GET", "/v1/lookup?addresses="+mac1, "1.115", ""); r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if e.get(n.UUID).DriverInternalInfo["agent_secret_token"] == nil {
+		t.Fatal("no token generated")
+	}
+	cfg := e.do("GET", "/v1/lookup?addresses="+mac1, "1.61", "").json(t)["config"].(map[string]any)
+	if cfg["agent_token"] != "******" {
+		t.Fatalf("token at 1.61: %v", cfg["agent_token"])
+	}
+}
+
+// At the first heartbeat version the arguments reach the conductor, whose
+// refusal of a heartbeat without agent version is relayed.
+func TestHeartbeatAt122(t *testing.T) {
+	e := newEnv(t, nil)
+	n := e.node(states.DeployWait, nil)
+	r := e.do("POST", "/v1/heartbeat/"+n.UUID, "1.22", `{"callback_url": "http://10.0.0.2:9999", "agent_token": "t"}`)
+	wantFault(t, r, 400, "Agent did not transmit a version, and a version is required. Please update the agent being used.")
+	if len(e.cond.hb) != 1 || e.cond.hb[0].CallbackURL != "http://10.0.0.2:9999" || e.cond.hb[0].AgentVersion != "" {
+		t.Fatalf("relayed %+v", e.cond.hb)
+	}
+}
