@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -165,3 +166,13 @@ func wantFault(t testing.TB, r resp, status int, msg string) {
 		t.Fatalf("faultstring %q, want %q", got, msg)
 	}
 }
+
+type constTopic struct{}
+
+func (constTopic) GetTopicForDriver(context.Context, string) (string, error) {
+	return "test-topic", nil
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func fmtMap(m map[string]any) string { return fmt.Sprint(m) }
