@@ -1,0 +1,40 @@
+package charttest
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestValuesRejected: values.schema.json refuses values that would inline
+// credentials, weaken the pods or leave the conductors unaddressable.
+func TestValuesRejected(t *testing.T) {
+	cases := []struct {
+		name string
+		vals map[string]any
+		want string
+	}{
+		{"inline DSN", map[string]any{"conf": map[string]any{"database": map[string]any{"connection": "mysql+pymysql://u:p@db/ironic"}}}, "connection"},
+		{"inline password", map[string]any{"conf": map[string]any{"keystone_authtoken": map[string]any{"password": "x"}}}, "password"},
+		{"inline json-rpc password", map[string]any{"conf": map[string]any{"json_rpc": map[string]any{"password": "x"}}}, "password"},
+		{"unknown mode", map[string]any{"conductor": map[string]any{"provisioning": map[string]any{"mode": "bridge"}}}, "mode"},
+		{"attachment without network", map[string]any{"conductor": map[string]any{"provisioning": map[string]any{"mode": "attachment"}}}, "attachment"},
+		{"root user", map[string]any{"podSecurityContext": map[string]any{"runAsUser": 0}}, "runAsUser"},
+		{"writable root", map[string]any{"securityContext": map[string]any{"readOnlyRootFilesystem": false}}, "readOnlyRootFilesystem"},
+		{"latest image", map[string]any{"image": map[string]any{"tag": "latest"}}, "tag"},
+		{"no conductors", map[string]any{"conductor": map[string]any{"replicas": 0}}, "replicas"},
+		{"TLS without Secret", map[string]any{"jsonRPC": map[string]any{"tls": map[string]any{"secretName": nil}}}, "secretName"},
+		{"unknown key", map[string]any{"conductors": map[string]any{}}, "conductors"},
+		{"bad auth", map[string]any{"auth": map[string]any{"strategy": "ldap"}}, "strategy"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := render(t, c.vals)
+			if err == nil {
+				t.Fatal("rendered without error")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not name %q", err, c.want)
+			}
+		})
+	}
+}
