@@ -14,6 +14,8 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
 	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/internal/store/storetest"
 )
 
 func rc(s string) func(*model.Node) {
@@ -86,12 +88,27 @@ func TestCreateAllocatesThroughConductor(t *testing.T) {
 		doc["uuid"], doc["uuid"], doc["uuid"], n.UUID) {
 		t.Fatalf("node allocation: %d %s", sub.status, sub.body)
 	}
+	// The node's allocation goes away through the conductor, which frees
+	// the available node.
+	if r := e.do("DELETE", "/v1/nodes/"+n.UUID+"/allocation", "1.52", ""); r.status != http.StatusNoContent {
+		t.Fatalf("delete node allocation: %d %s", r.status, r.body)
+	}
+	if calls := e.cond.Calls(); calls[len(calls)-1] != "destroy_allocation "+testTopic {
+		t.Fatalf("calls %v", calls)
+	}
+	if cur := e.get(n.UUID); cur.AllocationID != nil || cur.InstanceUUID != nil {
+		t.Fatalf("node still bound: %+v", cur)
+	}
 }
 
 // Twenty allocations race for ten matching nodes: ten succeed, ten fail
-// with upstream's message, and no node is given twice.
+// with upstream's message, and no node is given twice (on every store
+// backend: the node lock is the database's).
 func TestConcurrentAllocations(t *testing.T) {
-	e := newEnv(t, nil)
+	storetest.ForEachBackend(t, func(t *testing.T, db *sqldb.DB) { concurrentAllocations(t, newEnvOn(t, nil, db)) })
+}
+
+func concurrentAllocations(t *testing.T, e *env) {
 	for i := 0; i < 10; i++ {
 		e.node(states.Available, nil, rc("race"))
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/internal/store/storetest"
 )
 
@@ -90,6 +91,12 @@ type env struct {
 // off); conf overrides are section -> name -> value.
 func newEnv(t testing.TB, conf map[string]map[string]string) *env {
 	t.Helper()
+	return newEnvOn(t, conf, storetest.Backends(t)[0].DB)
+}
+
+// newEnvOn is newEnv on the given database.
+func newEnvOn(t testing.TB, conf map[string]map[string]string, db *sqldb.DB) *env {
+	t.Helper()
 	over := map[string]map[string]string{
 		"conductor": {"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
 			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
@@ -109,7 +116,7 @@ func newEnv(t testing.TB, conf map[string]map[string]string) *env {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	s := store.New(storetest.Backends(t)[0].DB)
+	s := store.New(db)
 	r := driver.NewRegistry()
 	for _, hw := range driver.StockHardwareTypes() {
 		if err := r.AddHardwareType(hw); err != nil {

@@ -85,6 +85,9 @@ func TestListAndShow(t *testing.T) {
 	}
 	var sample map[string]any
 	spectest.LoadJSON(t, "ironic/api/api-ref/samples/conductor-show-response.json", &sample)
+	if st, at49 := e.get("/v1/conductors/c2.example", "1.49"); st != 200 || at49["hostname"] != "c2.example" {
+		t.Fatalf("show at 1.49: %d %v", st, at49)
+	}
 	_, one := e.get("/v1/conductors/c2.example", "1.115")
 	if !slices.Equal(keys(one), keys(sample)) || one["conductor_group"] != "grp" {
 		t.Fatalf("show %v, sample keys %v", one, keys(sample))

@@ -64,3 +64,32 @@ func TestPassthruAnswers(t *testing.T) {
 		t.Fatalf("%d", r.status)
 	}
 }
+
+// raidStub answers RAID properties as a driver with RAID support would,
+// counting the calls: upstream keeps the first answer per driver.
+type raidStub struct {
+	rpc.ConductorAPI
+	calls int
+}
+
+func (s *raidStub) GetRAIDLogicalDiskProperties(context.Context, string, string) (map[string]string, error) {
+	s.calls++
+	return map[string]string{"size_gb": "Size in GiB. Required."}, nil
+}
+
+func TestRAIDPropertiesCached(t *testing.T) {
+	e := newEnv(t, nil)
+	stub := &raidStub{ConductorAPI: e.cond}
+	m := map[string]api.HandlerFunc{}
+	Register(m, Deps{Store: e.s, Conductor: stub, Topics: constTopic{}})
+	e.h = api.New(api.Deps{Config: e.cfg, Handlers: m, Logger: discardLogger()})
+	for _, v := range []string{"1.12", "1.115"} {
+		r := e.do("GET", "/v1/drivers/fake-hardware/raid/logical_disk_properties", v, "")
+		if r.status != 200 || string(r.body) != `{"size_gb": "Size in GiB. Required."}` {
+			t.Fatalf("%s: %d %s", v, r.status, r.body)
+		}
+	}
+	if stub.calls != 1 {
+		t.Fatalf("conductor asked %d times", stub.calls)
+	}
+}

@@ -34,6 +34,11 @@ func TestCRUD(t *testing.T) {
 	if r.header.Get("Location") != "http://127.0.0.1:6385/v1/inspection_rules/"+u {
 		t.Fatalf("Location %q", r.header.Get("Location"))
 	}
+	for _, v := range []string{"1.96", "1.115"} {
+		if r := e.do("GET", "/v1/inspection_rules/"+u, v, ""); r.status != 200 || r.body != want {
+			t.Fatalf("show at %s: %d %s", v, r.status, r.body)
+		}
+	}
 	list := e.do("GET", "/v1/inspection_rules?limit=1&phase=main", "1.115", "").json(t)
 	if items := list["inspection_rules"].([]any); len(items) != 1 || !slices.Equal(keys(items[0].(map[string]any)), []string{"description", "links", "phase", "priority", "uuid"}) {
 		t.Fatalf("list %v", list)
