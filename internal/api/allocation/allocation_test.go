@@ -188,7 +188,7 @@ func TestCreateErrors(t *testing.T) {
 		{"not an object", "1.115", `[]`, 400, "Schema error: [] is not of type 'object'"},
 		{"unknown candidate", "1.115", `{"resource_class": "x", "candidate_nodes": ["nope", "` + n.UUID + `"]}`, 400, "Nodes cannot be found: nope"},
 		{"unknown backfill node", "1.115", `{"node": "nope"}`, 400, "Node nope could not be found."},
-		{"bad uuid", "1.115", `{"resource_class": "x", "uuid": "abc"}`, 400, "Expected a UUID but received abc."},
+		{"bad uuid", "1.115", `{"resource_class": "x", "uuid": "abc"}`, 400, "Expected UUID for uuid: abc"},
 		{"too old", "1.51", `{"resource_class": "x"}`, 405, "The API version does not allow allocations"},
 	}
 	for _, c := range cases {

@@ -308,10 +308,11 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	}
 	switch s, _ := m["uuid"].(string); {
 	case s != "":
-		// Upstream stores whatever string it is given; a value that is no
-		// UUID could never be looked up as one, so it is refused here.
+		// Upstream's current schema lets any string through to the
+		// database, where it could never be looked up as a UUID; the
+		// answer is the one its earlier validator gave.
 		if !collection.IsUUIDLike(s) {
-			return errs.New("InvalidUUID", map[string]any{"uuid": s})
+			return errs.InvalidParameterValue("Expected UUID for uuid: " + s)
 		}
 		al.UUID = s
 	case node != nil && node.InstanceUUID != nil && *node.InstanceUUID != "":

@@ -331,9 +331,10 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	case u == "":
 		rule.UUID = uuid.NewString()
 	case !collection.IsUUIDLike(u):
-		// Upstream stores any string; one that is no UUID could never be
-		// read back through the API.
-		return errs.New("InvalidUUID", map[string]any{"uuid": u})
+		// Upstream's schema lets any string through to the database,
+		// where it could never be read back; refused as its patch
+		// validator refuses it.
+		return errs.InvalidParameterValue("Expected UUID for uuid: " + u)
 	default:
 		rule.UUID = u
 	}

@@ -169,3 +169,11 @@ func FuzzCreate(f *testing.F) {
 		}
 	})
 }
+
+func TestCreateRefusesNonUUID(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("POST", "/v1/inspection_rules", "1.115", `{"uuid": "abc", "actions": [{"op": "fail", "args": {"msg": "x"}}]}`)
+	if r.status != 400 || r.fault(t) != "Expected UUID for uuid: abc" {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+}
