@@ -67,6 +67,18 @@ func duplicateClass(d *DuplicateError, rec any) error {
 		return errs.New("PortgroupAlreadyExists", kw("uuid", d.Value))
 	case KindChassis + "/uuid":
 		return errs.New("ChassisAlreadyExists", kw("uuid", d.Value))
+	case KindAllocation + "/name":
+		return errs.New("AllocationDuplicateName", kw("name", d.Value))
+	case KindAllocation + "/uuid":
+		return errs.New("AllocationAlreadyExists", kw("uuid", d.Value))
+	case KindDeployTemplate + "/name":
+		return errs.New("DeployTemplateDuplicateName", kw("name", d.Value))
+	case KindDeployTemplate + "/uuid":
+		return errs.New("DeployTemplateAlreadyExists", kw("uuid", d.Value))
+	case KindRunbook + "/name":
+		return errs.New("RunbookDuplicateName", kw("name", d.Value))
+	case KindRunbook + "/uuid":
+		return errs.New("RunbookAlreadyExists", kw("uuid", d.Value))
 	}
 	return errs.NewMessage("Conflict", d.Error())
 }

@@ -31,6 +31,8 @@ func TestIronicClasses(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", &NotEmptyError{Kind: KindPortgroup, Ident: "pg-1"}), nil, "PortgroupNotEmpty",
 			"Cannot complete the requested action because portgroup pg-1 contains ports."},
 		{&NotEmptyError{Kind: KindChassis, Ident: "c-1"}, nil, "ChassisNotEmpty", ""},
+		{&DuplicateError{Kind: KindAllocation, Field: "name", Value: "a1"}, nil, "AllocationDuplicateName", "An allocation with name a1 already exists."},
+		{&DuplicateError{Kind: KindRunbook, Field: "name", Value: "CUSTOM_RB"}, nil, "RunbookDuplicateName", ""},
 	}
 	for _, c := range cases {
 		var e *errs.Error
