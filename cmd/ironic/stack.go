@@ -7,10 +7,18 @@ import (
 	"net/http"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/allocation"
 	"github.com/openkeel/ironic/internal/api/chassis"
+	"github.com/openkeel/ironic/internal/api/conductors"
+	"github.com/openkeel/ironic/internal/api/deploytemplate"
+	"github.com/openkeel/ironic/internal/api/drivers"
+	"github.com/openkeel/ironic/internal/api/inspectionrule"
 	"github.com/openkeel/ironic/internal/api/node"
 	"github.com/openkeel/ironic/internal/api/port"
 	"github.com/openkeel/ironic/internal/api/portgroup"
+	"github.com/openkeel/ironic/internal/api/ramdisk"
+	"github.com/openkeel/ironic/internal/api/runbook"
+	"github.com/openkeel/ironic/internal/api/shard"
 	"github.com/openkeel/ironic/internal/api/volume"
 	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/conductor"
@@ -92,13 +100,26 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authentication: %w", err)
 	}
+	return api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: s.handlers(), Authenticate: authn}), nil
+}
+
+// handlers are the resource handlers of this build by route ID.
+func (s *stack) handlers() map[string]api.HandlerFunc {
 	handlers := map[string]api.HandlerFunc{}
 	node.Register(handlers, node.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router, Config: s.cfg, Logger: s.log})
 	port.Register(handlers, port.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
 	portgroup.Register(handlers, portgroup.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
 	volume.Register(handlers, volume.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
 	chassis.Register(handlers, chassis.Deps{Store: s.store})
-	return api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: handlers, Authenticate: authn}), nil
+	allocation.Register(handlers, allocation.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router, Logger: s.log})
+	deploytemplate.Register(handlers, deploytemplate.Deps{Store: s.store})
+	runbook.Register(handlers, runbook.Deps{Store: s.store})
+	inspectionrule.Register(handlers, inspectionrule.Deps{Store: s.store})
+	conductors.Register(handlers, conductors.Deps{Store: s.store})
+	drivers.Register(handlers, drivers.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
+	shard.Register(handlers, shard.Deps{Store: s.store})
+	ramdisk.Register(handlers, ramdisk.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router, Config: s.cfg, Logger: s.log})
+	return handlers
 }
 
 // jsonRPCServer is the conductor's JSON-RPC endpoint behind the
