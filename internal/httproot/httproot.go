@@ -1,0 +1,207 @@
+// Package httproot is the conductor's embedded file server for
+// [deploy]/http_root: what nginx or Apache serve next to an upstream
+// conductor (boot ISOs, iPXE scripts, kernels, instance images for the
+// agent), so an all-in-one deployment needs no separate web server.
+//
+// It serves regular files only, read-only, never lists directories and
+// never leaves the root, symbolic links included.
+package httproot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/httpserver"
+)
+
+// Options say what to serve and where.
+type Options struct {
+	// Root is [deploy]/http_root.
+	Root string
+	// HostIP is the address to listen on ("" = all addresses).
+	HostIP string
+	// Port is the port of [deploy]/http_url (0 = any free port).
+	Port int
+	// TLS serves HTTPS with CertFile and KeyFile.
+	TLS               bool
+	CertFile, KeyFile string
+	// TLSMinVersion is "1.2" or "1.3".
+	TLSMinVersion string
+	Logger        *slog.Logger
+}
+
+// OptionsFromConfig derives the server from [deploy]/http_url: its port
+// (80 or 443 when it has none) and, for an https URL, TLS with the
+// certificate of [api]/cert_file and key_file.
+func OptionsFromConfig(c *config.Config) (Options, error) {
+	raw := c.String("deploy", "http_url")
+	if raw == "" {
+		return Options{}, errors.New("[deploy]/http_url is not set")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Options{}, fmt.Errorf("[deploy]/http_url %q: %w", raw, err)
+	}
+	o := Options{Root: c.String("deploy", "http_root"), TLS: u.Scheme == "https"}
+	o.Port, err = urlPort(u)
+	if err != nil {
+		return Options{}, fmt.Errorf("[deploy]/http_url %q: %w", raw, err)
+	}
+	if o.TLS {
+		o.CertFile = c.String("api", "cert_file")
+		o.KeyFile = c.String("api", "key_file")
+		o.TLSMinVersion = c.String("api", "tls_minimum_version")
+	}
+	return o, nil
+}
+
+func urlPort(u *url.URL) (int, error) {
+	p := u.Port()
+	if p == "" {
+		if u.Scheme == "https" {
+			return 443, nil
+		}
+		return 80, nil
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 0 || n > 65535 {
+		return 0, fmt.Errorf("invalid port %q", p)
+	}
+	return n, nil
+}
+
+// Server is a running file server.
+type Server struct {
+	srv  *httpserver.Server
+	tls  bool
+	done chan error
+}
+
+// Start creates the root when missing, listens (so a busy port is
+// reported here) and serves until ctx ends.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.Root == "" {
+		return nil, errors.New("http_root is empty")
+	}
+	if err := os.MkdirAll(o.Root, 0o755); err != nil {
+		return nil, fmt.Errorf("create http_root: %w", err)
+	}
+	h, err := NewHandler(o.Root, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := httpserver.Listen(httpserver.Options{
+		HostIP: o.HostIP, Port: o.Port, EnableSSL: o.TLS, CertFile: o.CertFile, KeyFile: o.KeyFile,
+		TLSMinVersion: o.TLSMinVersion, Logger: o.Logger,
+	}, h)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("http_root server: %w", err)
+	}
+	s := &Server{srv: srv, tls: o.TLS, done: make(chan error, 1)}
+	go func() {
+		err := srv.Serve(ctx)
+		h.Close()
+		s.done <- err
+	}()
+	return s, nil
+}
+
+// Addr is the bound address.
+func (s *Server) Addr() net.Addr { return s.srv.Addr() }
+
+// URL is the server's base URL on its bound address.
+func (s *Server) URL() string {
+	scheme := "http"
+	if s.tls {
+		scheme = "https"
+	}
+	return scheme + "://" + s.Addr().String()
+}
+
+// Wait blocks until the server has stopped after its context ended.
+func (s *Server) Wait() error { return <-s.done }
+
+// Handler serves files below an os.Root, which refuses any path or
+// symbolic link leading outside it.
+type Handler struct {
+	root *os.Root
+	log  *slog.Logger
+}
+
+// NewHandler serves the files under dir; Close releases the directory.
+func NewHandler(dir string, log *slog.Logger) (*Handler, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open http_root: %w", err)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Handler{root: r, log: log}, nil
+}
+
+// Close releases the root directory.
+func (h *Handler) Close() error { return h.root.Close() }
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	name, ok := relName(r.URL.Path)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	f, err := h.root.Open(name)
+	if err != nil {
+		h.notFound(w, r, name, err)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		h.notFound(w, r, name, err)
+		return
+	}
+	http.ServeContent(w, r, st.Name(), st.ModTime(), f)
+}
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request, name string, err error) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		h.log.Debug("http_root request refused", "path", name, "error", err)
+	}
+	http.NotFound(w, r)
+}
+
+// relName turns a URL path into a name relative to the root; a path with
+// ".." segments or NUL bytes is refused rather than cleaned, as no
+// legitimate client sends one.
+func relName(p string) (string, bool) {
+	if strings.ContainsRune(p, 0) || strings.HasSuffix(p, "/") {
+		return "", false
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == ".." {
+			return "", false
+		}
+	}
+	name := strings.TrimPrefix(path.Clean("/"+p), "/")
+	if name == "" || name == "." {
+		return "", false
+	}
+	return name, true
+}
