@@ -41,22 +41,30 @@ var listParams = []string{"chassis_uuid", "instance_uuid", "associated", "mainte
 	"project", "shard", "sharded", "include_children", "parent_node", "instance_name"}
 
 // parseListArgs is args.validate of get_all/detail, in upstream's
-// argument order.
-func parseListArgs(r *http.Request, detailRoute bool) (*listArgs, error) {
+// argument order. chassis is the chassis of the path when the list is
+// mounted under /v1/chassis (from_chassis): pecan hands it over as the
+// positional chassis_uuid, so the query may not name it again.
+func parseListArgs(r *http.Request, detailRoute bool, chassis *string) (*listArgs, error) {
 	allowed := listParams
 	if detailRoute {
 		allowed = slices.DeleteFunc(slices.Clone(listParams), func(s string) bool { return s == "fields" || s == "detail" })
 		// detail() takes include_children and parent_node without
 		// validating them.
 	}
+	if chassis != nil {
+		allowed = slices.DeleteFunc(slices.Clone(allowed), func(s string) bool { return s == "chassis_uuid" })
+	}
 	q, err := apiutil.ParseQuery(r, allowed...)
 	if err != nil {
 		return nil, err
 	}
+	if chassis == nil {
+		chassis = q.Get("chassis_uuid")
+	}
 	a := &listArgs{}
 	steps := []func() error{
 		func() (err error) {
-			a.chassisUUID, err = collection.UUID("chassis_uuid", q.Get("chassis_uuid"))
+			a.chassisUUID, err = collection.UUID("chassis_uuid", chassis)
 			return
 		},
 		func() (err error) {
@@ -149,7 +157,29 @@ func checkFilters(a *listArgs, v microversion.Version) error {
 }
 
 func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	a, err := parseListArgs(r, false)
+	return h.listFrom(w, r, rc, nil)
+}
+
+func (h *handlers) detail(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	return h.detailFrom(w, r, rc, nil)
+}
+
+// chassisList and chassisDetail are get_all and detail of the
+// NodesController upstream mounts under a chassis (from_chassis).
+func (h *handlers) chassisList(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	id := rc.Param("chassis_id")
+	return h.listFrom(w, r, rc, &id)
+}
+
+func (h *handlers) chassisDetail(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	id := rc.Param("chassis_id")
+	return h.detailFrom(w, r, rc, &id)
+}
+
+// listFrom is get_all; chassis is the chassis of the path, nil under
+// /v1/nodes.
+func (h *handlers) listFrom(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, chassis *string) error {
+	a, err := parseListArgs(r, false, chassis)
 	if err != nil {
 		return err
 	}
@@ -195,11 +225,14 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	if err != nil {
 		return err
 	}
+	// Upstream passes resource_url "nodes" from a chassis too, so the
+	// next link of a chassis's nodes leads to /v1/nodes.
 	return h.collection(w, r, rc, a, sortKey, fields, "nodes")
 }
 
-func (h *handlers) detail(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	a, err := parseListArgs(r, true)
+// detailFrom is detail; chassis as for listFrom.
+func (h *handlers) detailFrom(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, chassis *string) error {
+	a, err := parseListArgs(r, true, chassis)
 	if err != nil {
 		return err
 	}

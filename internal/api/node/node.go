@@ -84,6 +84,8 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 		"GET /v1/nodes":                                 h.list,
 		"GET /v1/nodes/detail":                          h.detail,
 		"GET /v1/nodes/{node_ident}":                    h.getOne,
+		"GET /v1/chassis/{chassis_id}/nodes":            h.chassisList,
+		"GET /v1/chassis/{chassis_id}/nodes/detail":     h.chassisDetail,
 		"POST /v1/nodes":                                h.create,
 		"PATCH /v1/nodes/{node_ident}":                  h.patch,
 		"DELETE /v1/nodes/{node_ident}":                 h.delete,
