@@ -21,6 +21,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/shard"
 	"github.com/openkeel/ironic/internal/api/volume"
 	"github.com/openkeel/ironic/internal/auth"
+	"github.com/openkeel/ironic/internal/authz"
 	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver/builtin"
@@ -100,25 +101,41 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authentication: %w", err)
 	}
-	return api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: s.handlers(), Authenticate: authn}), nil
+	az, err := authz.New(s.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("authorization: %w", err)
+	}
+	return api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: Handlers(s.store, s.rpc, s.router, s.cfg, s.log, az),
+		Authenticate: authn, Authorize: az.Route}), nil
 }
 
-// handlers are the resource handlers of this build by route ID.
-func (s *stack) handlers() map[string]api.HandlerFunc {
+// Topics is the conductor lookup the handlers use (rpc.Router).
+type Topics interface {
+	GetTopicFor(ctx context.Context, node *model.Node) (string, error)
+	GetConductorFor(ctx context.Context, node *model.Node) (string, error)
+	GetRandomTopic(ctx context.Context) (string, error)
+	GetTopicForDriver(ctx context.Context, driverName string) (string, error)
+}
+
+// Handlers are the resource handlers of this build by route ID, with the
+// policy hooks of az.
+func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.Config, log *slog.Logger, az *authz.Authz) map[string]api.HandlerFunc {
 	handlers := map[string]api.HandlerFunc{}
-	node.Register(handlers, node.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router, Config: s.cfg, Logger: s.log})
-	port.Register(handlers, port.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
-	portgroup.Register(handlers, portgroup.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
-	volume.Register(handlers, volume.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
-	chassis.Register(handlers, chassis.Deps{Store: s.store})
-	allocation.Register(handlers, allocation.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router, Logger: s.log})
-	deploytemplate.Register(handlers, deploytemplate.Deps{Store: s.store})
-	runbook.Register(handlers, runbook.Deps{Store: s.store})
-	inspectionrule.Register(handlers, inspectionrule.Deps{Store: s.store})
-	conductors.Register(handlers, conductors.Deps{Store: s.store})
-	drivers.Register(handlers, drivers.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router})
-	shard.Register(handlers, shard.Deps{Store: s.store})
-	ramdisk.Register(handlers, ramdisk.Deps{Store: s.store, Conductor: s.rpc, Topics: s.router, Config: s.cfg, Logger: s.log})
+	node.Register(handlers, node.Deps{Store: st, Conductor: cond, Topics: topics, Config: cfg, Logger: log,
+		Authorize: az.Node, Show: az.NodeShow, HasRule: az.HasRule, AuthorizeRunbook: az.Runbook, Project: az.NodeProject})
+	port.Register(handlers, port.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject})
+	portgroup.Register(handlers, portgroup.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject})
+	volume.Register(handlers, volume.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,
+		ViewTargetProperties: az.ViewTargetProperties})
+	chassis.Register(handlers, chassis.Deps{Store: st})
+	allocation.Register(handlers, allocation.Deps{Store: st, Conductor: cond, Topics: topics, Logger: log, Authorize: az.Allocation})
+	deploytemplate.Register(handlers, deploytemplate.Deps{Store: st})
+	runbook.Register(handlers, runbook.Deps{Store: st, Authorize: az.Runbook})
+	inspectionrule.Register(handlers, inspectionrule.Deps{Store: st})
+	conductors.Register(handlers, conductors.Deps{Store: st})
+	drivers.Register(handlers, drivers.Deps{Store: st, Conductor: cond, Topics: topics})
+	shard.Register(handlers, shard.Deps{Store: st})
+	ramdisk.Register(handlers, ramdisk.Deps{Store: st, Conductor: cond, Topics: topics, Config: cfg, Logger: log})
 	return handlers
 }
 
