@@ -6,19 +6,32 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 )
 
-// Register adds the redfish power and management implementations to r.
-// They share one connection cache, so a BMC session opened by one is used
-// by the other.
-func Register(r *driver.Registry, opts Options) error {
+// Register adds the redfish power, management and redfish-virtual-media
+// boot implementations to r. They share one connection cache, so a BMC
+// session opened by one is used by the others. The boot interface takes
+// boot (at most one); without it, DefaultBootOptions, which can validate
+// nodes but cannot publish images.
+func Register(r *driver.Registry, opts Options, boot ...BootOptions) error {
+	bo := DefaultBootOptions()
+	switch len(boot) {
+	case 0:
+	case 1:
+		bo = boot[0]
+	default:
+		return fmt.Errorf("register redfish interfaces: %d boot option sets given", len(boot))
+	}
 	c := newCore(opts, opts.Log)
+	mgmt := &Management{core: c}
 	for _, i := range []struct {
 		kind driver.Kind
+		name string
 		impl driver.Interface
 	}{
-		{driver.KindPower, &Power{core: c}},
-		{driver.KindManagement, &Management{core: c}},
+		{driver.KindPower, "redfish", &Power{core: c}},
+		{driver.KindManagement, "redfish", mgmt},
+		{driver.KindBoot, "redfish-virtual-media", &VirtualMediaBoot{core: c, mgmt: mgmt, opts: bo}},
 	} {
-		if err := r.Register(i.kind, "redfish", i.impl); err != nil {
+		if err := r.Register(i.kind, i.name, i.impl); err != nil {
 			return fmt.Errorf("register redfish interfaces: %w", err)
 		}
 	}

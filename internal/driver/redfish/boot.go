@@ -1,0 +1,679 @@
+package redfish
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/image"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+)
+
+// BootOptions are the ironic.conf settings and services of the
+// redfish-virtual-media boot interface.
+type BootOptions struct {
+	// HTTPRoot is [deploy]/http_root; images go to its "redfish" directory.
+	HTTPRoot string
+	// HTTPURL and ExternalHTTPURL are [deploy]/http_url and
+	// external_http_url; the latter wins, and the node's
+	// driver_info/external_http_url wins over both.
+	HTTPURL, ExternalHTTPURL string
+	// ExternalCallbackURL is [deploy]/external_callback_url: it replaces
+	// the ipa-api-url the ramdisk is given.
+	ExternalCallbackURL string
+	// APIURL is the Ironic API URL given to the ramdisk as ipa-api-url
+	// when the caller's ramdisk parameters carry none (upstream resolves it
+	// from [service_catalog]).
+	APIURL string
+	// KernelAppendParams is [redfish]/kernel_append_params.
+	KernelAppendParams string
+	// FilePermission is [redfish]/file_permission of published images.
+	FilePermission fs.FileMode
+	// DownloadSource is [deploy]/ramdisk_image_download_source for a
+	// pre-built deploy ISO: "local" republishes it, "http"/"swift" hand
+	// an http(s) URL to the BMC as it is.
+	DownloadSource string
+	// DefaultBootMode is [deploy]/default_boot_mode.
+	DefaultBootMode string
+	// Conductor-wide agent images ([conductor]/deploy_kernel, …,
+	// bootloader), used when the node has none.
+	DeployKernel, DeployRamdisk, RescueKernel, RescueRamdisk, Bootloader string
+	// APICAFile is [agent]/api_ca_file, put on the ISO for the agent.
+	APICAFile string
+	// Debug is [DEFAULT]/debug (ipa-debug=1).
+	Debug bool
+	// Image are the ISO building options ([DEFAULT]/isolinux_bin,
+	// esp_image, tempdir, …).
+	Image image.Options
+	// Fetcher downloads kernels, ramdisks, ESP images and deploy ISOs;
+	// Cache, when set, is used instead (upstream's ISO image cache).
+	Fetcher *image.Fetcher
+	Cache   *image.Cache
+}
+
+// BootOptionsFromConfig reads the options; the image services are the
+// caller's to set.
+func BootOptionsFromConfig(c *config.Config) BootOptions {
+	return BootOptions{
+		HTTPRoot:            c.String("deploy", "http_root"),
+		HTTPURL:             c.String("deploy", "http_url"),
+		ExternalHTTPURL:     c.String("deploy", "external_http_url"),
+		ExternalCallbackURL: c.String("deploy", "external_callback_url"),
+		APIURL:              c.String("service_catalog", "endpoint_override"),
+		KernelAppendParams:  c.String("redfish", "kernel_append_params"),
+		FilePermission:      fs.FileMode(c.Int("redfish", "file_permission")),
+		DownloadSource:      c.String("deploy", "ramdisk_image_download_source"),
+		DefaultBootMode:     c.String("deploy", "default_boot_mode"),
+		DeployKernel:        c.String("conductor", "deploy_kernel"),
+		DeployRamdisk:       c.String("conductor", "deploy_ramdisk"),
+		RescueKernel:        c.String("conductor", "rescue_kernel"),
+		RescueRamdisk:       c.String("conductor", "rescue_ramdisk"),
+		Bootloader:          c.String("conductor", "bootloader"),
+		APICAFile:           c.String("agent", "api_ca_file"),
+		Debug:               c.Bool("DEFAULT", "debug"),
+		Image:               image.OptionsFromConfig(c),
+	}
+}
+
+// DefaultBootOptions are upstream's defaults, without image services.
+func DefaultBootOptions() BootOptions {
+	return BootOptions{
+		HTTPRoot: "/httpboot", KernelAppendParams: "nofb vga=normal", FilePermission: 0o644,
+		DownloadSource: "local", DefaultBootMode: "uefi", Image: image.DefaultOptions(),
+	}
+}
+
+// imageSubdir is where the interface publishes under http_root
+// (upstream's IMAGE_SUBDIR).
+const imageSubdir = "redfish"
+
+// VirtualMediaBoot is upstream RedfishVirtualMediaBoot: the deploy or
+// rescue ramdisk is built into an ISO, published on the conductor's HTTP
+// server and inserted into the BMC's virtual CD.
+type VirtualMediaBoot struct {
+	driver.NoSteps
+	core *core
+	mgmt *Management
+	opts BootOptions
+}
+
+var _ driver.BootInterface = (*VirtualMediaBoot)(nil)
+
+// Properties are upstream's REQUIRED_PROPERTIES, all get_properties shows.
+func (b *VirtualMediaBoot) Properties() map[string]string {
+	return map[string]string{
+		"deploy_kernel":  "URL or Glance UUID of the deployment kernel. Required if deploy_iso is not set.",
+		"deploy_ramdisk": "URL or Glance UUID of the ramdisk that is mounted at boot time. Required if deploy_iso is not set.",
+		"deploy_iso":     "URL or Glance UUID of the deployment ISO to use. Required if deploy_kernel/deploy_ramdisk are not set.",
+	}
+}
+
+// Capabilities are upstream's capabilities of the class.
+func (b *VirtualMediaBoot) Capabilities() []string {
+	return []string{"iscsi_volume_boot", "ramdisk_boot", "ramdisk_boot_configdrive"}
+}
+
+// deployInfo is upstream's _parse_driver_info result for the agent ramdisk.
+type deployInfo struct {
+	mode                string // deploy or rescue
+	kernel, ramdisk     string
+	iso                 string
+	bootloader          string
+	configViaRemovable  bool
+	canProvideConfig    bool
+	needsAgent          bool
+	externalHTTPURLNode string
+}
+
+// rescueOrDeployMode is upstream deploy_utils.rescue_or_deploy_mode.
+func rescueOrDeployMode(n *model.Node) string {
+	switch n.ProvisionState {
+	case states.Rescuing, states.RescueWait, states.RescueFail, states.UnrescueFail:
+		return "rescue"
+	}
+	return "deploy"
+}
+
+func strField(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func boolField(m map[string]any, key string) bool {
+	switch v := m[key].(type) {
+	case bool:
+		return v
+	case string:
+		switch strings.ToLower(v) {
+		case "1", "t", "true", "on", "y", "yes":
+			return true
+		}
+	}
+	return false
+}
+
+func (b *VirtualMediaBoot) parseDriverInfo(n *model.Node) (deployInfo, error) {
+	di := n.DriverInfo
+	d := deployInfo{mode: rescueOrDeployMode(n), needsAgent: true}
+	if d.mode == "deploy" && n.DeployInterface == "ramdisk" {
+		// A ramdisk deploy boots no agent and takes no other option.
+		d.needsAgent = false
+		return d, nil
+	}
+	d.iso = strField(di, d.mode+"_iso")
+	if d.iso == "" {
+		d.iso = strField(di, "redfish_"+d.mode+"_iso")
+	}
+	if d.iso == "" {
+		d.kernel, d.ramdisk = strField(di, d.mode+"_kernel"), strField(di, d.mode+"_ramdisk")
+		if d.kernel == "" || d.ramdisk == "" {
+			// A pair half from the node and half from the configuration
+			// is an operator's mistake: take both from the configuration.
+			d.kernel, d.ramdisk = b.opts.DeployKernel, b.opts.DeployRamdisk
+			if d.mode == "rescue" {
+				d.kernel, d.ramdisk = b.opts.RescueKernel, b.opts.RescueRamdisk
+			}
+		}
+		var missing []string
+		if d.kernel == "" {
+			missing = append(missing, "'"+d.mode+"_kernel'")
+		}
+		if d.ramdisk == "" {
+			missing = append(missing, "'"+d.mode+"_ramdisk'")
+		}
+		if len(missing) > 0 {
+			return d, driver.MissingParameterValue("Error validating Redfish virtual media. Some parameters were "+
+				"missing in node's driver_info. Missing are: [%s]", strings.Join(missing, ", "))
+		}
+	}
+	d.bootloader = strField(di, "bootloader")
+	if d.bootloader == "" {
+		d.bootloader = b.opts.Bootloader
+	}
+	d.configViaRemovable = boolField(di, "config_via_removable")
+	if _, ok := di["config_via_removable"]; !ok {
+		d.configViaRemovable = boolField(di, "config_via_floppy")
+	}
+	d.externalHTTPURLNode = strField(di, "external_http_url")
+	if _, err := ParseDriverInfo(n, &b.core.opts); err != nil {
+		return d, err
+	}
+	d.canProvideConfig = d.configViaRemovable || d.iso == ""
+	return d, nil
+}
+
+// Validate is upstream validate: the agent images and the BMC address.
+// Instance image properties matter only for a non-local boot, which this
+// interface does not build yet.
+func (b *VirtualMediaBoot) Validate(_ context.Context, task *driver.Task) error {
+	_, err := b.parseDriverInfo(task.Node)
+	return err
+}
+
+// ValidateInspection is upstream validate_inspection: no unmanaged
+// fallback for virtual media.
+func (b *VirtualMediaBoot) ValidateInspection(_ context.Context, task *driver.Task) error {
+	_, err := b.parseDriverInfo(task.Node)
+	return err
+}
+
+// needPrepareRamdisk is upstream driver_utils.need_prepare_ramdisk: only
+// the states that boot the agent touch the node's virtual media (not a
+// takeover, for instance).
+func needPrepareRamdisk(n *model.Node) bool {
+	return slices.Contains([]string{
+		states.Deploying, states.DeployWait, states.Cleaning, states.CleanWait, states.Inspecting,
+		states.InspectWait, states.Rescuing, states.RescueWait, states.Servicing, states.ServiceWait,
+	}, n.ProvisionState)
+}
+
+// PrepareRamdisk builds the deploy or rescue ISO, publishes it, inserts it
+// into the virtual CD and sets a one-time boot from it, with the node
+// powered off.
+func (b *VirtualMediaBoot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskParams map[string]any) error {
+	if err := requireExclusive(task); err != nil {
+		return err
+	}
+	n := task.Node
+	if !needPrepareRamdisk(n) {
+		return nil
+	}
+	d, err := b.parseDriverInfo(n)
+	if err != nil {
+		return err
+	}
+	params := make(map[string]any, len(ramdiskParams)+4)
+	for k, v := range ramdiskParams {
+		params[k] = v
+	}
+	if d.canProvideConfig {
+		token, err := pregeneratedToken()
+		if err != nil {
+			return err
+		}
+		setInternal(n, "agent_secret_token", token)
+		setInternal(n, "agent_secret_token_pregenerated", true)
+		params["ipa-agent-token"] = token
+	}
+	if err := b.powerOff(ctx, task); err != nil {
+		return err
+	}
+	if _, ok := params["ipa-api-url"]; !ok && b.opts.APIURL != "" {
+		params["ipa-api-url"] = strings.TrimRight(b.opts.APIURL, "/")
+	}
+	if _, ok := params["ipa-debug"]; b.opts.Debug && !ok {
+		params["ipa-debug"] = "1"
+	}
+	// Mandatory for virtual media: the agent looks for its configuration
+	// on the media.
+	params["boot_method"] = "vmedia"
+	setInternal(n, "vmedia_transport_protocol", "HTTP")
+
+	isoURL, err := b.prepareDeployISO(ctx, task, d, params)
+	if err != nil {
+		return err
+	}
+	if err := b.mgmt.AttachVirtualMedia(ctx, task, "cdrom", isoURL); err != nil {
+		return err
+	}
+	if err := b.setBootDevice(ctx, task, "cdrom", false); err != nil {
+		return err
+	}
+	task.Logger().Debug("node set to one time boot from cdrom", "node", n.UUID)
+	return nil
+}
+
+func setInternal(n *model.Node, key string, v any) {
+	if n.DriverInternalInfo == nil {
+		n.DriverInternalInfo = map[string]any{}
+	}
+	n.DriverInternalInfo[key] = v
+}
+
+// pregeneratedToken is an agent token handed to the ramdisk on its boot
+// media instead of at its first lookup.
+func pregeneratedToken() (string, error) {
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return "", fmt.Errorf("generate agent token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(buf), nil
+}
+
+// powerOff is what upstream's node_power_action(POWER_OFF) does for the
+// boot interface: nothing when the node is already off.
+func (b *VirtualMediaBoot) powerOff(ctx context.Context, task *driver.Task) error {
+	if task.Driver == nil || task.Driver.Power == nil {
+		return nil
+	}
+	p := task.Driver.Power
+	cur, err := p.GetPowerState(ctx, task)
+	if err != nil {
+		return err
+	}
+	if cur != states.PowerOff {
+		if err := p.SetPowerState(ctx, task, states.PowerOff, 0); err != nil {
+			return err
+		}
+	}
+	task.Node.PowerState = states.PowerOff
+	task.Node.TargetPowerState = ""
+	return nil
+}
+
+func (b *VirtualMediaBoot) setBootDevice(ctx context.Context, task *driver.Task, device string, persistent bool) error {
+	var m driver.ManagementInterface = b.mgmt
+	if task.Driver != nil && task.Driver.Management != nil {
+		m = task.Driver.Management
+	}
+	return m.SetBootDevice(ctx, task, device, persistent)
+}
+
+// overrideAPIURL is upstream image_utils.override_api_url.
+func (b *VirtualMediaBoot) overrideAPIURL(params map[string]any) {
+	if b.opts.ExternalCallbackURL == "" {
+		return
+	}
+	u := strings.TrimRight(b.opts.ExternalCallbackURL, "/")
+	params["ipa-api-url"] = u
+	const cbParam, cbEndpoint = "ipa-inspection-callback-url", "/v1/continue_inspection"
+	if cb, ok := params[cbParam].(string); ok && strings.HasSuffix(cb, cbEndpoint) {
+		params[cbParam] = u + cbEndpoint
+	}
+}
+
+// bootMode is upstream boot_mode_utils.get_boot_mode: the instance's
+// requested mode, the node's capability, the mode in use, the default.
+func (b *VirtualMediaBoot) bootMode(n *model.Node) string {
+	if m := strField(n.InstanceInfo, "deploy_boot_mode"); m != "" {
+		return strings.ToLower(m)
+	}
+	if m := capability(n.Properties["capabilities"], "boot_mode"); m != "" {
+		return strings.ToLower(m)
+	}
+	if m := strField(n.DriverInternalInfo, "deploy_boot_mode"); m != "" {
+		return strings.ToLower(m)
+	}
+	if b.opts.DefaultBootMode != "" {
+		return b.opts.DefaultBootMode
+	}
+	return "uefi"
+}
+
+// capability reads key from capabilities ("k:v,k2:v2" or a dict).
+func capability(caps any, key string) string {
+	switch c := caps.(type) {
+	case map[string]any:
+		s, _ := c[key].(string)
+		return s
+	case string:
+		for item := range strings.SplitSeq(c, ",") {
+			if k, v, ok := strings.Cut(item, ":"); ok && strings.TrimSpace(k) == key {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return ""
+}
+
+// isoName is upstream's object name of a node's boot ISO.
+func isoName(n *model.Node) string { return "boot-" + n.UUID + ".iso" }
+
+// prepareDeployISO is upstream image_utils.prepare_deploy_iso.
+func (b *VirtualMediaBoot) prepareDeployISO(ctx context.Context, task *driver.Task, d deployInfo, params map[string]any) (string, error) {
+	n := task.Node
+	b.overrideAPIURL(params)
+	if d.iso != "" {
+		return b.prepareRemoteISO(ctx, task, d, d.iso)
+	}
+	inject := map[string]image.FileEntry{}
+	if b.opts.APICAFile != "" {
+		inject["etc/ironic-python-agent/ironic.crt"] = image.FileEntry{Source: b.opts.APICAFile}
+		inject["etc/ironic-python-agent.d/ironic-tls.conf"] = image.FileEntry{
+			Data: []byte("[DEFAULT]\ncafile = /etc/ironic-python-agent/ironic.crt\n")}
+	}
+	if nd, err := networkData(ctx, task); err != nil {
+		return "", err
+	} else if len(nd) > 0 {
+		data, err := json.MarshalIndent(nd, "", "  ")
+		if err != nil {
+			return "", fmt.Errorf("network data of node %s: %w", n.UUID, err)
+		}
+		inject["openstack/latest/network_data.json"] = image.FileEntry{Data: data}
+	}
+	kernelParams := kernelAppendParams(n, b.opts.KernelAppendParams) + " ir_pub_id=" + uuid.NewString()
+	if s := formatParams(params); s != "" {
+		kernelParams += " " + s
+	}
+	return b.buildAndPublish(ctx, task, d, kernelParams, inject)
+}
+
+// networkData is the network interface's configuration for the node
+// (upstream get_node_network_data; node.network_data by default).
+func networkData(ctx context.Context, task *driver.Task) (map[string]any, error) {
+	if task.Driver != nil && task.Driver.Network != nil {
+		if p, ok := task.Driver.Network.(driver.NetworkDataProvider); ok {
+			return p.GetNodeNetworkData(ctx, task)
+		}
+	}
+	return task.Node.NetworkData, nil
+}
+
+// kernelAppendParams is upstream get_kernel_append_params: instance_info,
+// then driver_info, then the configuration.
+func kernelAppendParams(n *model.Node, def string) string {
+	for _, m := range []map[string]any{n.InstanceInfo, n.DriverInfo} {
+		if v, ok := m["kernel_append_params"].(string); ok {
+			return v
+		}
+	}
+	return def
+}
+
+// formatParams renders key=value pairs (a bare key for a nil value) in
+// key order, so the command line is the same for the same parameters.
+func formatParams(params map[string]any) string {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if params[k] == nil {
+			parts = append(parts, k)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s=%v", k, params[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (b *VirtualMediaBoot) fetch(ctx context.Context, href, dest string) error {
+	if b.opts.Cache != nil {
+		raw := false
+		return b.opts.Cache.FetchImage(ctx, href, dest, &raw, image.FetchOptions{DisableValidation: true})
+	}
+	if b.opts.Fetcher == nil {
+		return fmt.Errorf("no image fetcher configured to download %s", href)
+	}
+	return b.opts.Fetcher.Download(ctx, href, dest, image.FetchOptions{DisableValidation: true})
+}
+
+func (b *VirtualMediaBoot) tempDir() (string, error) {
+	dir, err := os.MkdirTemp(b.opts.Image.TempDir, "redfish-vmedia")
+	if err != nil {
+		return "", fmt.Errorf("temporary directory for the boot ISO: %w", err)
+	}
+	return dir, nil
+}
+
+// buildAndPublish is the ISO building half of upstream _prepare_iso_image.
+func (b *VirtualMediaBoot) buildAndPublish(ctx context.Context, task *driver.Task, d deployInfo, kernelParams string, inject map[string]image.FileEntry) (string, error) {
+	n := task.Node
+	dir, err := b.tempDir()
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	kernel, ramdisk := filepath.Join(dir, "kernel"), filepath.Join(dir, "ramdisk")
+	if err := b.fetch(ctx, d.kernel, kernel); err != nil {
+		return "", err
+	}
+	if err := b.fetch(ctx, d.ramdisk, ramdisk); err != nil {
+		return "", err
+	}
+	iso := image.BootISOOptions{
+		Kernel: kernel, Ramdisk: ramdisk, KernelParams: kernelParams, InjectFiles: inject,
+		UEFI: b.bootMode(n) == "uefi",
+	}
+	if _, pub, ok := strings.Cut(kernelParams, "ir_pub_id="); ok {
+		iso.PublisherID, _, _ = strings.Cut(pub, " ")
+	}
+	if iso.UEFI && d.bootloader != "" {
+		iso.ESPImage = filepath.Join(dir, "esp.img")
+		if err := b.fetch(ctx, d.bootloader, iso.ESPImage); err != nil {
+			return "", err
+		}
+	}
+	task.Logger().Debug("building boot ISO", "node", n.UUID, "uefi", iso.UEFI, "kernel", d.kernel, "ramdisk", d.ramdisk)
+	out := filepath.Join(dir, "boot.iso")
+	if err := image.BuildBootISO(ctx, b.opts.Image, out, iso); err != nil {
+		return "", err
+	}
+	return b.publish(out, isoName(n), d.externalHTTPURLNode)
+}
+
+// prepareRemoteISO is upstream prepare_remote_image for a pre-built ISO.
+func (b *VirtualMediaBoot) prepareRemoteISO(ctx context.Context, task *driver.Task, d deployInfo, href string) (string, error) {
+	u, _ := url.Parse(href)
+	scheme := ""
+	if u != nil {
+		scheme = strings.ToLower(u.Scheme)
+	}
+	if scheme == "swift" {
+		return href, nil
+	}
+	if b.opts.DownloadSource != "local" && (scheme == "http" || scheme == "https") {
+		return href, nil
+	}
+	task.Logger().Debug("using pre-built ISO, custom configuration will not be available", "node", task.Node.UUID, "iso", href)
+	dir, err := b.tempDir()
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, isoName(task.Node))
+	if err := b.fetch(ctx, href, tmp); err != nil {
+		return "", err
+	}
+	return b.publish(tmp, isoName(task.Node), d.externalHTTPURLNode)
+}
+
+// publish is upstream LocalPublisher.publish: a hard link (or a copy) in
+// http_root/redfish and its URL under the node's external_http_url,
+// [deploy]/external_http_url or http_url.
+func (b *VirtualMediaBoot) publish(src, name, nodeURL string) (string, error) {
+	root := nodeURL
+	if root == "" {
+		root = b.opts.ExternalHTTPURL
+	}
+	if root == "" {
+		root = b.opts.HTTPURL
+	}
+	if root == "" {
+		return "", driver.InvalidParameterValue("[deploy]/http_url is not set: cannot publish %s", name)
+	}
+	dir := filepath.Join(b.opts.HTTPRoot, imageSubdir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("publish %s: %w", name, err)
+	}
+	dest := filepath.Join(dir, name)
+	perm := b.opts.FilePermission
+	if perm == 0 {
+		perm = 0o644
+	}
+	if err := os.Remove(dest); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("publish %s: %w", name, err)
+	}
+	if err := os.Link(src, dest); err != nil {
+		if err := copyTo(src, dest); err != nil {
+			return "", fmt.Errorf("publish %s: %w", name, err)
+		}
+	}
+	if err := os.Chmod(dest, perm); err != nil {
+		return "", fmt.Errorf("publish %s: %w", name, err)
+	}
+	return strings.TrimRight(root, "/") + "/" + imageSubdir + "/" + name, nil
+}
+
+func copyTo(src, dst string) error {
+	data, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer data.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := out.ReadFrom(data); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// unpublish removes a published image; a missing file is no error.
+func (b *VirtualMediaBoot) unpublish(name string) error {
+	err := os.Remove(filepath.Join(b.opts.HTTPRoot, imageSubdir, name))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove published image %s: %w", name, err)
+	}
+	return nil
+}
+
+// ejectAll is upstream _eject_all: the CD, the removable configuration
+// devices when used, and the published images.
+func (b *VirtualMediaBoot) ejectAll(ctx context.Context, task *driver.Task) error {
+	n := task.Node
+	if err := b.mgmt.DetachVirtualMedia(ctx, task, []string{"cdrom"}); err != nil {
+		return err
+	}
+	if boolField(n.DriverInfo, "config_via_removable") || boolField(n.DriverInfo, "config_via_floppy") {
+		if err := b.mgmt.DetachVirtualMedia(ctx, task, []string{"disk", "floppy"}); err != nil {
+			return err
+		}
+		if err := b.unpublish("image-" + n.UUID + ".img"); err != nil {
+			return err
+		}
+	}
+	return b.unpublish(isoName(n))
+}
+
+// CleanUpRamdisk ejects the ramdisk ISO and removes it.
+func (b *VirtualMediaBoot) CleanUpRamdisk(ctx context.Context, task *driver.Task) error {
+	if err := requireExclusive(task); err != nil {
+		return err
+	}
+	task.Logger().Debug("cleaning up deploy boot", "node", task.Node.UUID)
+	return b.ejectAll(ctx, task)
+}
+
+// bootOption is upstream deploy_utils.get_boot_option.
+func bootOption(n *model.Node) string {
+	if v := capability(n.InstanceInfo["capabilities"], "boot_option"); v != "" {
+		return v
+	}
+	if n.DeployInterface == "ramdisk" {
+		return "ramdisk"
+	}
+	return "local"
+}
+
+// PrepareInstance sets a persistent boot from disk for a local boot or a
+// whole disk image. Booting the instance itself over virtual media
+// (ramdisk and netboot options) is not built yet and is refused.
+func (b *VirtualMediaBoot) PrepareInstance(ctx context.Context, task *driver.Task) error {
+	if err := requireExclusive(task); err != nil {
+		return err
+	}
+	n := task.Node
+	if err := b.ejectAll(ctx, task); err != nil {
+		return err
+	}
+	iwdi, _ := n.DriverInternalInfo["is_whole_disk_image"].(bool)
+	if opt := bootOption(n); opt != "local" && !iwdi {
+		return errs.New("InstanceDeployFailure", map[string]any{
+			"reason": fmt.Sprintf("Boot option %s over virtual media is not supported for node %s", opt, n.UUID)})
+	}
+	if err := b.setBootDevice(ctx, task, "disk", true); err != nil {
+		return err
+	}
+	task.Logger().Debug("node set to permanently boot from disk", "node", n.UUID)
+	return nil
+}
+
+// CleanUpInstance ejects everything and removes the published images.
+func (b *VirtualMediaBoot) CleanUpInstance(ctx context.Context, task *driver.Task) error {
+	if err := requireExclusive(task); err != nil {
+		return err
+	}
+	return b.ejectAll(ctx, task)
+}
