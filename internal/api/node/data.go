@@ -53,31 +53,6 @@ func (h *handlers) inventory(w http.ResponseWriter, r *http.Request, rc *api.Req
 	return api.WriteJSON(w, http.StatusOK, d)
 }
 
-// returnFields is get_request_return_fields for sub-resources whose
-// fields and detail queries share one version check.
-func returnFields(fields []string, rawFields *string, detail *bool, rawDetail *string, defaults []string, allowed bool) ([]string, error) {
-	if detail != nil && !allowed {
-		return nil, errs.InvalidParameterValue("Invalid query parameter ?detail=" + pyBool(*detail) + " received.")
-	}
-	if fields != nil && !allowed {
-		return nil, errs.InvalidParameterValue("Invalid query parameter ?fields=" + apiutil.PyRepr(anyList(fields)) + " received.")
-	}
-	if fields != nil && detail != nil && *detail {
-		return nil, errs.InvalidParameterValue("Can not specify ?detail=True and fields in the same request.")
-	}
-	if fields == nil && (detail == nil || !*detail) {
-		return defaults, nil
-	}
-	return fields, nil
-}
-
-func pyBool(b bool) string {
-	if b {
-		return "True"
-	}
-	return "False"
-}
-
 func anyList(s []string) []any {
 	out := make([]any, len(s))
 	for i, v := range s {
@@ -89,15 +64,15 @@ func anyList(s []string) []any {
 func biosValue(s *model.BIOSSetting, f string) any {
 	switch f {
 	case "created_at":
-		return isoTime(s.CreatedAt)
+		return apiutil.ISOTime(s.CreatedAt)
 	case "updated_at":
-		return optTime(s.UpdatedAt)
+		return apiutil.OptISOTime(s.UpdatedAt)
 	case "name":
 		return s.Name
 	case "value":
-		return optStr(s.Value)
+		return apiutil.OptString(s.Value)
 	case "attribute_type":
-		return optStr(s.AttributeType)
+		return apiutil.OptString(s.AttributeType)
 	case "allowable_values":
 		if s.AllowableValues == nil {
 			return []string{}
@@ -200,7 +175,8 @@ func (h *handlers) listBIOS(w http.ResponseWriter, r *http.Request, rc *api.Requ
 	if err != nil {
 		return err
 	}
-	fields, err = returnFields(fields, rawFields, detail, q.Get("detail"), biosDefaultFields, microversion.AllowQueryBios.Allows(rc.Version))
+	fields, err = collection.ReturnFields(fields, rawFields, detail, q.Get("detail"), biosDefaultFields,
+		microversion.AllowQueryBios.Allows(rc.Version), func() bool { return microversion.AllowQueryBios.Allows(rc.Version) })
 	if err != nil {
 		return err
 	}
@@ -248,23 +224,23 @@ func (h *handlers) getBIOS(w http.ResponseWriter, r *http.Request, rc *api.Reque
 func firmwareValue(c *model.FirmwareComponent, f string) any {
 	switch f {
 	case "created_at":
-		return isoTime(c.CreatedAt)
+		return apiutil.ISOTime(c.CreatedAt)
 	case "updated_at":
-		return optTime(c.UpdatedAt)
+		return apiutil.OptISOTime(c.UpdatedAt)
 	case "component":
 		return c.Component
 	case "initial_version":
 		return c.InitialVersion
 	case "current_version":
-		return optStr(c.CurrentVersion)
+		return apiutil.OptString(c.CurrentVersion)
 	case "last_version_flashed":
-		return optStr(c.LastVersionFlashed)
+		return apiutil.OptString(c.LastVersionFlashed)
 	case "vendor":
-		return optStr(c.Vendor)
+		return apiutil.OptString(c.Vendor)
 	case "model":
-		return optStr(c.Model)
+		return apiutil.OptString(c.Model)
 	case "serial_number":
-		return optStr(c.SerialNumber)
+		return apiutil.OptString(c.SerialNumber)
 	}
 	return nil
 }
@@ -309,7 +285,7 @@ func (h *handlers) listFirmware(w http.ResponseWriter, r *http.Request, rc *api.
 				strings.Join(bad, ", "), microversion.Minor114FirmwareIdentity))
 		}
 	}
-	fields, err = returnFields(fields, rawFields, detail, q.Get("detail"), defaults, true)
+	fields, err = collection.ReturnFields(fields, rawFields, detail, q.Get("detail"), defaults, true, nil)
 	if err != nil {
 		return err
 	}

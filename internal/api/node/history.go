@@ -34,23 +34,23 @@ func historyValue(e *model.NodeHistory, f string) any {
 	case "uuid":
 		return e.UUID
 	case "created_at":
-		return isoTime(e.CreatedAt)
+		return apiutil.ISOTime(e.CreatedAt)
 	case "severity":
-		return optStr(e.Severity)
+		return apiutil.OptString(e.Severity)
 	case "event_type":
-		return optStr(e.EventType)
+		return apiutil.OptString(e.EventType)
 	case "event":
-		return optStr(e.Event)
+		return apiutil.OptString(e.Event)
 	case "conductor":
-		return optStr(e.Conductor)
+		return apiutil.OptString(e.Conductor)
 	case "user":
-		return optStr(e.User)
+		return apiutil.OptString(e.User)
 	case "project":
-		return optStr(e.Project)
+		return apiutil.OptString(e.Project)
 	case "state":
-		return optStr(e.State)
+		return apiutil.OptString(e.State)
 	case "target_provision_state":
-		return optStr(e.TargetProvisionState)
+		return apiutil.OptString(e.TargetProvisionState)
 	case "duration_seconds":
 		return optInt(e.DurationSeconds)
 	}

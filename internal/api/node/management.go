@@ -2,9 +2,9 @@ package node
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/api"
@@ -153,9 +153,9 @@ func (h *handlers) listIndicators(w http.ResponseWriter, r *http.Request, rc *ap
 		return err
 	}
 	items := []*apiutil.Dict{}
-	for _, comp := range sortedKeys(all) {
+	for _, comp := range slices.Sorted(maps.Keys(all)) {
 		names, _ := all[comp].(map[string]any)
-		for _, name := range sortedKeys(names) {
+		for _, name := range slices.Sorted(maps.Keys(names)) {
 			fields, _ := names[name].(map[string]any)
 			unique := name + "@" + comp
 			d := apiutil.NewDict()
@@ -178,15 +178,6 @@ func (h *handlers) listIndicators(w http.ResponseWriter, r *http.Request, rc *ap
 	out := apiutil.NewDict()
 	out.Set("indicators", items)
 	return api.WriteJSON(w, http.StatusOK, out)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // indicatorIdent is IndicatorAtComponent(unique_name=...): the router
@@ -258,7 +249,7 @@ func (h *handlers) setRAID(w http.ResponseWriter, r *http.Request, rc *api.Reque
 	}
 	cfg, ok := apiutil.Plain(body).(map[string]any)
 	if !ok {
-		return errs.InvalidParameterValue(fmt.Sprintf("Expected types <class 'dict'> for target_raid_config: %s", pyStr(apiutil.Plain(body))))
+		return errs.InvalidParameterValue(fmt.Sprintf("Expected types <class 'dict'> for target_raid_config: %s", apiutil.PyStr(apiutil.Plain(body))))
 	}
 	n, err := h.node(r, rc, "baremetal:node:set_raid_state", ident)
 	if err != nil {

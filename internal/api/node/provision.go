@@ -77,17 +77,9 @@ func argTypes(args map[string]any, name string, types ...string) (any, error) {
 			names[i] = pyTypeNames[t]
 		}
 		return nil, errs.InvalidParameterValue(fmt.Sprintf("Expected types %s for %s: %s",
-			strings.Join(names, ", "), name, pyStr(v)))
+			strings.Join(names, ", "), name, apiutil.PyStr(v)))
 	}
 	return v, nil
-}
-
-// pyStr is Python's str() of a decoded JSON value.
-func pyStr(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return apiutil.PyRepr(v)
 }
 
 // argBool is args.boolean (strutils.bool_from_string, strict).
@@ -99,7 +91,7 @@ func argBool(args map[string]any, name string) (*bool, error) {
 	if b, ok := v.(bool); ok {
 		return &b, nil
 	}
-	s := pyStr(v)
+	s := apiutil.PyStr(v)
 	return collection.Boolean(name, &s)
 }
 
@@ -285,7 +277,7 @@ func (h *handlers) checkUserStepsPolicy(r *http.Request, n *model.Node, steps []
 	var refused []string
 	for _, s := range steps {
 		m, _ := s.(map[string]any)
-		iface, step := pyStr(m["interface"]), pyStr(m["step"])
+		iface, step := apiutil.PyStr(m["interface"]), apiutil.PyStr(m["step"])
 		rule := "baremetal:step:execute:" + iface + "." + step
 		if !h.HasRule(rule) {
 			continue
@@ -469,7 +461,7 @@ func (h *handlers) checkSteps(r *http.Request, rc *api.RequestContext, steps []a
 			for _, c := range children {
 				cs, _ := c.(string)
 				if !collection.IsUUIDLike(cs) {
-					return errs.InvalidParameterValue("Invalid entry detected for execute_on_child_node parameter in step " + pyStr(m["step"]) + ".")
+					return errs.InvalidParameterValue("Invalid entry detected for execute_on_child_node parameter in step " + apiutil.PyStr(m["step"]) + ".")
 				}
 				if _, err := h.node(r, rc, "baremetal:node:set_provision_state", cs); err != nil {
 					return err
@@ -477,14 +469,14 @@ func (h *handlers) checkSteps(r *http.Request, rc *api.RequestContext, steps []a
 			}
 		} else if hasEOCN && apiutil.Truthy(eocn) {
 			if _, ok := eocn.(bool); !ok {
-				return errs.InvalidParameterValue("Invalid entry detected for execute_on_child_node parameter in step " + pyStr(m["step"]) + ". A boolean or a UUID value is expected.")
+				return errs.InvalidParameterValue("Invalid entry detected for execute_on_child_node parameter in step " + apiutil.PyStr(m["step"]) + ". A boolean or a UUID value is expected.")
 			}
 		}
 	}
 	disallowed := rc.Config.List("api", "disallow_"+kind+"_steps")
 	for _, s := range steps {
 		m := s.(map[string]any)
-		id := pyStr(m["interface"]) + "." + pyStr(m["step"])
+		id := apiutil.PyStr(m["interface"]) + "." + apiutil.PyStr(m["step"])
 		if slices.Contains(disallowed, id) {
 			return errs.New("StepNotAllowed", map[string]any{"step": id, "step_type": kind})
 		}

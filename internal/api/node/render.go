@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
@@ -68,30 +67,6 @@ func queryFields(fields []string) ([]string, error) {
 	return out, nil
 }
 
-// isoTime is Python's datetime.isoformat() of an aware UTC time.
-func isoTime(t time.Time) string {
-	t = t.UTC()
-	s := t.Format("2006-01-02T15:04:05")
-	if us := t.Nanosecond() / 1000; us != 0 {
-		s += fmt.Sprintf(".%06d", us)
-	}
-	return s + "+00:00"
-}
-
-func optTime(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return isoTime(*t)
-}
-
-func optStr(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
-}
-
 // nullStr renders the model's "" (NULL) as null.
 func nullStr(s string) any {
 	if s == "" {
@@ -100,22 +75,15 @@ func nullStr(s string) any {
 	return s
 }
 
-func dict(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
-	}
-	return m
-}
-
 // fieldValue is the API value of an object field of n.
 func fieldValue(n *model.Node, f string) any {
 	switch f {
 	case "uuid":
 		return n.UUID
 	case "created_at":
-		return isoTime(n.CreatedAt)
+		return apiutil.ISOTime(n.CreatedAt)
 	case "updated_at":
-		return optTime(n.UpdatedAt)
+		return apiutil.OptISOTime(n.UpdatedAt)
 	case "automated_clean":
 		if n.AutomatedClean == nil {
 			return nil
@@ -126,9 +94,9 @@ func fieldValue(n *model.Node, f string) any {
 	case "boot_interface":
 		return nullStr(n.BootInterface)
 	case "boot_mode":
-		return optStr(n.BootMode)
+		return apiutil.OptString(n.BootMode)
 	case "clean_step":
-		return dict(n.CleanStep)
+		return apiutil.EmptyMap(n.CleanStep)
 	case "conductor_group":
 		return n.ConductorGroup
 	case "console_enabled":
@@ -140,92 +108,92 @@ func fieldValue(n *model.Node, f string) any {
 	case "deploy_interface":
 		return nullStr(n.DeployInterface)
 	case "deploy_step":
-		return dict(n.DeployStep)
+		return apiutil.EmptyMap(n.DeployStep)
 	case "description":
-		return optStr(n.Description)
+		return apiutil.OptString(n.Description)
 	case "driver":
 		return n.Driver
 	case "driver_info":
-		return dict(n.DriverInfo)
+		return apiutil.EmptyMap(n.DriverInfo)
 	case "driver_internal_info":
-		return dict(n.DriverInternalInfo)
+		return apiutil.EmptyMap(n.DriverInternalInfo)
 	case "extra":
-		return dict(n.Extra)
+		return apiutil.EmptyMap(n.Extra)
 	case "fault":
-		return optStr(n.Fault)
+		return apiutil.OptString(n.Fault)
 	case "firmware_interface":
 		return nullStr(n.FirmwareInterface)
 	case "health":
-		return optStr(n.Health)
+		return apiutil.OptString(n.Health)
 	case "inspection_finished_at":
-		return optTime(n.InspectionFinishedAt)
+		return apiutil.OptISOTime(n.InspectionFinishedAt)
 	case "inspection_started_at":
-		return optTime(n.InspectionStartedAt)
+		return apiutil.OptISOTime(n.InspectionStartedAt)
 	case "inspect_interface":
 		return nullStr(n.InspectInterface)
 	case "instance_info":
-		return dict(n.InstanceInfo)
+		return apiutil.EmptyMap(n.InstanceInfo)
 	case "instance_name":
-		return optStr(n.InstanceName)
+		return apiutil.OptString(n.InstanceName)
 	case "instance_uuid":
-		return optStr(n.InstanceUUID)
+		return apiutil.OptString(n.InstanceUUID)
 	case "last_error":
-		return optStr(n.LastError)
+		return apiutil.OptString(n.LastError)
 	case "lessee":
-		return optStr(n.Lessee)
+		return apiutil.OptString(n.Lessee)
 	case "maintenance":
 		return n.Maintenance
 	case "maintenance_reason":
-		return optStr(n.MaintenanceReason)
+		return apiutil.OptString(n.MaintenanceReason)
 	case "management_interface":
 		return nullStr(n.ManagementInterface)
 	case "name":
-		return optStr(n.Name)
+		return apiutil.OptString(n.Name)
 	case "network_data":
-		return dict(n.NetworkData)
+		return apiutil.EmptyMap(n.NetworkData)
 	case "network_interface":
 		return nullStr(n.NetworkInterface)
 	case "owner":
-		return optStr(n.Owner)
+		return apiutil.OptString(n.Owner)
 	case "parent_node":
-		return optStr(n.ParentNode)
+		return apiutil.OptString(n.ParentNode)
 	case "power_interface":
 		return nullStr(n.PowerInterface)
 	case "power_state":
 		return nullStr(n.PowerState)
 	case "properties":
-		return dict(n.Properties)
+		return apiutil.EmptyMap(n.Properties)
 	case "protected":
 		return n.Protected
 	case "protected_reason":
-		return optStr(n.ProtectedReason)
+		return apiutil.OptString(n.ProtectedReason)
 	case "provision_state":
 		return nullStr(n.ProvisionState)
 	case "provision_updated_at":
-		return optTime(n.ProvisionUpdatedAt)
+		return apiutil.OptISOTime(n.ProvisionUpdatedAt)
 	case "raid_config":
-		return dict(n.RAIDConfig)
+		return apiutil.EmptyMap(n.RAIDConfig)
 	case "raid_interface":
 		return nullStr(n.RAIDInterface)
 	case "rescue_interface":
 		return nullStr(n.RescueInterface)
 	case "reservation":
-		return optStr(n.Reservation)
+		return apiutil.OptString(n.Reservation)
 	case "resource_class":
-		return optStr(n.ResourceClass)
+		return apiutil.OptString(n.ResourceClass)
 	case "retired":
 		return n.Retired
 	case "retired_reason":
-		return optStr(n.RetiredReason)
+		return apiutil.OptString(n.RetiredReason)
 	case "secure_boot":
 		if n.SecureBoot == nil {
 			return nil
 		}
 		return *n.SecureBoot
 	case "service_step":
-		return dict(n.ServiceStep)
+		return apiutil.EmptyMap(n.ServiceStep)
 	case "shard":
-		return optStr(n.Shard)
+		return apiutil.OptString(n.Shard)
 	case "storage_interface":
 		return nullStr(n.StorageInterface)
 	case "target_power_state":
@@ -233,7 +201,7 @@ func fieldValue(n *model.Node, f string) any {
 	case "target_provision_state":
 		return nullStr(n.TargetProvisionState)
 	case "target_raid_config":
-		return dict(n.TargetRAIDConfig)
+		return apiutil.EmptyMap(n.TargetRAIDConfig)
 	case "traits":
 		if n.Traits == nil {
 			return []string{}
@@ -369,5 +337,3 @@ func sanitize(d *apiutil.Dict, fields []string, v microversion.Version, vw view)
 		d.Delete("states")
 	}
 }
-
-func isUUIDLike(s string) bool { return collection.IsUUIDLike(s) }

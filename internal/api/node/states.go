@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -43,20 +45,9 @@ func callArgs(r *http.Request, allowed ...string) (map[string]any, error) {
 	}
 	if len(extra) > 0 {
 		slices.Sort(extra)
-		return nil, errs.InvalidParameterValue("Unexpected arguments: " + joinComma(extra))
+		return nil, errs.InvalidParameterValue("Unexpected arguments: " + strings.Join(extra, ", "))
 	}
 	return out, nil
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, v := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += v
-	}
-	return out
 }
 
 // argString is args.string.
@@ -229,7 +220,7 @@ func (h *handlers) maintenance(w http.ResponseWriter, r *http.Request, rc *api.R
 
 func (h *handlers) validate(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	ident := rc.Param("node_ident")
-	if !microversion.AllowNodeLogicalNames.Allows(rc.Version) && !isUUIDLike(ident) {
+	if !microversion.AllowNodeLogicalNames.Allows(rc.Version) && !collection.IsUUIDLike(ident) {
 		return errs.NotAcceptable()
 	}
 	n, err := h.node(r, rc, "baremetal:node:validate", ident)

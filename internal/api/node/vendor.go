@@ -94,7 +94,7 @@ func writePassthru(w http.ResponseWriter, res *rpc.VendorPassthruResult) error {
 	case res.Attach:
 		s, ok := res.Return.(string)
 		if !ok {
-			s = pyStr(res.Return)
+			s = apiutil.PyStr(res.Return)
 		}
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.WriteHeader(status)
@@ -161,7 +161,7 @@ func (h *handlers) detachVmedia(w http.ResponseWriter, r *http.Request, rc *api.
 	if v, ok := args["device_types"]; ok && v != nil {
 		s, ok := v.(string)
 		if !ok {
-			return errs.InvalidParameterValue("Expected string for device_types: " + pyStr(v))
+			return errs.InvalidParameterValue("Expected string for device_types: " + apiutil.PyStr(v))
 		}
 		for _, t := range strings.Split(s, ",") {
 			t = strings.ToLower(strings.TrimSpace(t))

@@ -519,17 +519,11 @@ func (h *handlers) applyPatched(r *http.Request, n *model.Node, doc map[string]a
 		}
 	}
 	if c.InstanceName == nil && n.InstanceName == nil {
-		if dn, ok := c.InstanceInfo["display_name"].(string); ok && dn != "" && !jsonEqual(c.InstanceInfo, n.InstanceInfo) {
+		if dn, ok := c.InstanceInfo["display_name"].(string); ok && dn != "" && !apiutil.JSONEqual(c.InstanceInfo, n.InstanceInfo) {
 			c.InstanceName = &dn
 		}
 	}
 	return &c, nil
-}
-
-func jsonEqual(a, b any) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
 }
 
 // patchRule is the rule upstream checks for a node patch; with several
