@@ -1,0 +1,212 @@
+// Package compat drives a running ironic binary with clients nobody here
+// wrote (gophercloud, the Debian baremetal CLI, openstacksdk) and with
+// Nova's call sequence, to prove they work against us unchanged.
+package compat
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openkeel/ironic/testing/cluster"
+)
+
+// server is one all-in-one ironic process on a loopback port.
+type server struct {
+	URL string
+	log string
+	cmd *exec.Cmd
+}
+
+// startServer runs `ironic all-in-one` on SQLite with extra ironic.conf
+// text and waits until /v1 answers.
+func startServer(t *testing.T, extra string) *server {
+	t.Helper()
+	bin := cluster.Binary(t)
+	dir := t.TempDir()
+	port := freePort(t)
+	conf := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n[database]\nconnection = sqlite:///%s\n%s\n",
+		port, filepath.Join(dir, "ironic.sqlite"), extra)
+	confPath := filepath.Join(dir, "ironic.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(dir, "ironic.log")}
+	f, err := os.Create(s.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cmd = exec.Command(bin, "--config-file", confPath, "all-in-one")
+	s.cmd.Dir = dir
+	s.cmd.Stdout, s.cmd.Stderr = f, f
+	if err := s.cmd.Start(); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		s.cmd.Wait()
+		f.Close()
+		close(done)
+	}()
+	t.Cleanup(func() {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			s.cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(s.log)
+			t.Logf("--- ironic output:\n%s", lastLines(string(b), 60))
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest("GET", s.URL+"/v1", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode < 500 {
+				return s
+			}
+		}
+		select {
+		case <-done:
+			b, _ := os.ReadFile(s.log)
+			t.Fatalf("ironic exited early:\n%s", b)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("ironic never answered on %s", s.URL)
+	return nil
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// countingTransport counts the requests a client makes, so that each suite
+// can say how many calls it made.
+type countingTransport struct {
+	n    atomic.Int64
+	next http.RoundTripper
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// raw is a plain HTTP client: the second opinion that checks what another
+// client changed.
+type raw struct {
+	t       *testing.T
+	base    string
+	version string
+	header  http.Header
+	calls   countingTransport
+	client  *http.Client
+}
+
+func newRaw(t *testing.T, base, version string) *raw {
+	r := &raw{t: t, base: base, version: version, header: http.Header{}}
+	r.calls.next = http.DefaultTransport
+	r.client = &http.Client{Transport: &r.calls, Timeout: 30 * time.Second}
+	return r
+}
+
+// do sends one request and returns the status, the decoded JSON body (nil
+// when empty) and the response headers.
+func (r *raw) do(method, path string, body any) (int, map[string]any, http.Header) {
+	r.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, r.base+path, rd)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	if r.version != "" {
+		req.Header.Set("X-OpenStack-Ironic-API-Version", r.version)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		r.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		r.t.Fatalf("%s %s: reading body: %v", method, path, err)
+	}
+	var out map[string]any
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err := json.Unmarshal(b, &out); err != nil {
+			r.t.Fatalf("%s %s: %d, body is not a JSON object: %q", method, path, resp.StatusCode, b)
+		}
+	}
+	return resp.StatusCode, out, resp.Header
+}
+
+// get fetches a resource and fails the test unless it answers 200.
+func (r *raw) get(path string) map[string]any {
+	r.t.Helper()
+	status, body, _ := r.do("GET", path, nil)
+	if status != http.StatusOK {
+		r.t.Fatalf("GET %s: %d %v", path, status, body)
+	}
+	return body
+}
+
+// faultstring extracts upstream's faultstring from an error body.
+func faultstring(t *testing.T, body map[string]any) string {
+	t.Helper()
+	s, ok := body["error_message"].(string)
+	if !ok {
+		t.Fatalf("error body without error_message string: %v", body)
+	}
+	var inner struct {
+		Faultstring string `json:"faultstring"`
+	}
+	if err := json.Unmarshal([]byte(s), &inner); err != nil {
+		t.Fatalf("error_message is not JSON: %q", s)
+	}
+	return inner.Faultstring
+}
