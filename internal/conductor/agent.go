@@ -37,15 +37,8 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 	if getDII(t.Node, "agent_url") == nil && t.Node.Reservation != nil {
 		return errs.NodeLocked(args.NodeID, *t.Node.Reservation)
 	}
-	hb, ok := t.Driver.Deploy.(driver.Heartbeater)
-	if !ok {
-		return nil
-	}
 	t.SpawnAfter(c.spawner(), task.Work{Name: "heartbeat", NoReservedPool: true, Fn: func(ctx context.Context, t *task.Task) error {
-		return hb.Heartbeat(ctx, t.DriverTask(), driver.Heartbeat{
-			CallbackURL: args.CallbackURL, AgentVersion: args.AgentVersion, AgentVerifyCA: args.AgentVerifyCA,
-			AgentStatus: args.AgentStatus, AgentStatusMessage: args.AgentStatusMessage,
-		})
+		return c.processHeartbeat(ctx, t, args)
 	}})
 	return t.End()
 }

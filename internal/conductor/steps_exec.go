@@ -8,6 +8,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/agent"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 )
@@ -183,6 +184,9 @@ func (c *Conductor) executeStep(ctx context.Context, t *task.Task, kind driver.S
 	}
 	args, _ := step["args"].(map[string]any)
 	ds := driver.Step{Kind: kind, Interface: driver.Kind(ifaceName), Name: name, Args: args}
+	if x, ok := impl.(agent.Stepper); ok {
+		return x.ExecuteStep(ctx, t.DriverTask(), ds)
+	}
 	return driver.ExecuteStep(ctx, t.DriverTask(), impl, ds)
 }
 

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/agent"
 	"github.com/openkeel/ironic/internal/driver/fake"
 	"github.com/openkeel/ironic/internal/driver/ipmi"
 	"github.com/openkeel/ironic/internal/driver/noop"
@@ -23,6 +25,9 @@ type Options struct {
 	// probes the ipmitool binary and fails without it, so, as upstream
 	// loads only enabled entry points, they are left out unless enabled.
 	IPMI *ipmi.Options
+	// Agent configures the agent-based deploy interfaces; a nil Client
+	// gets upstream's defaults.
+	Agent agent.Options
 }
 
 // OptionsFromConfig reads the implementations' sections of ironic.conf.
@@ -37,6 +42,18 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 			Vendor: c.String("fake", "vendor_delay"),
 		},
 		Redfish: redfish.OptionsFromConfig(c),
+		Agent: agent.Options{
+			Client:          agentclient.New(agentclient.OptionsFromConfig(c)),
+			DefaultBootMode: c.String("deploy", "default_boot_mode"),
+		},
+	}
+	if c.IsSet("deploy", "erase_devices_priority") {
+		p := c.Int("deploy", "erase_devices_priority")
+		o.Agent.ErasePriority = &p
+	}
+	if c.IsSet("deploy", "erase_devices_metadata_priority") {
+		p := c.Int("deploy", "erase_devices_metadata_priority")
+		o.Agent.EraseMetadataPriority = &p
 	}
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
@@ -78,6 +95,9 @@ func Registry(o Options) (*driver.Registry, error) {
 	}
 	if err := redfish.Register(r, o.Redfish); err != nil {
 		return nil, fmt.Errorf("redfish interfaces: %w", err)
+	}
+	if err := agent.Register(r, o.Agent); err != nil {
+		return nil, fmt.Errorf("agent interfaces: %w", err)
 	}
 	if o.IPMI != nil {
 		if err := ipmi.Register(r, *o.IPMI); err != nil {

@@ -1,0 +1,147 @@
+package conductor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/agent"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+)
+
+// processHeartbeat is the worker half of a heartbeat (seed 004 § 3.1,
+// upstream HeartbeatMixin.heartbeat): it takes the exclusive lock without
+// retrying (the agent heartbeats again soon), records where the agent
+// listens, then moves the waiting flow along.
+func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc.HeartbeatArgs) error {
+	if err := t.UpgradeLock(ctx, task.UpgradeOptions{NoRetry: true}); err != nil {
+		t.Log().DebugContext(ctx, "heartbeat skipped, node is locked", "error", err)
+		return nil
+	}
+	n := t.Node
+	if args.CallbackURL != "" {
+		setDII(n, "agent_url", args.CallbackURL)
+	}
+	if args.AgentVerifyCA != "" {
+		setDII(n, "agent_verify_ca", args.AgentVerifyCA)
+	}
+	setDII(n, "agent_version", args.AgentVersion)
+	setDII(n, "agent_last_heartbeat", c.clock.Now().UTC().Format("2006-01-02T15:04:05.000000"))
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	if n.Maintenance {
+		return c.heartbeatInMaintenance(ctx, t)
+	}
+	st, ok := t.Driver.Deploy.(agent.Stepper)
+	if !ok {
+		if hb, ok := t.Driver.Deploy.(driver.Heartbeater); ok {
+			return hb.Heartbeat(ctx, t.DriverTask(), driver.Heartbeat{
+				CallbackURL: args.CallbackURL, AgentVersion: args.AgentVersion, AgentVerifyCA: args.AgentVerifyCA,
+				AgentStatus: args.AgentStatus, AgentStatusMessage: args.AgentStatusMessage,
+			})
+		}
+		return nil
+	}
+	switch n.ProvisionState {
+	case states.CleanWait:
+		return c.heartbeatStep(ctx, t, st, c.cleanFlow())
+	case states.DeployWait:
+		return c.heartbeatStep(ctx, t, st, c.deployFlow())
+	case states.ServiceWait:
+		return c.heartbeatStep(ctx, t, st, c.serviceFlow())
+	}
+	return nil
+}
+
+// heartbeatInMaintenance: the heartbeat is only recorded, except that
+// cleaning is aborted unless provisioning in maintenance is allowed.
+func (c *Conductor) heartbeatInMaintenance(ctx context.Context, t *task.Task) error {
+	n := t.Node
+	if n.ProvisionState != states.CleanWait || c.cfg.Bool("conductor", "allow_provisioning_in_maintenance") {
+		return nil
+	}
+	t.Log().ErrorContext(ctx, "aborting cleaning, node is in maintenance mode")
+	msg := "Cleaning aborted as node is in maintenance mode"
+	n.LastError = &msg
+	record(ctx, t, msg, states.HistoryCleaning, true)
+	if err := t.ProcessEvent(ctx, states.EventAbort, task.EventOptions{}); err != nil {
+		return err
+	}
+	return c.doNodeCleanAbort(ctx, t)
+}
+
+// heartbeatStep is upstream process_next_step for one flow: nothing while
+// a step is polled by the driver or still running on the agent; the first
+// heartbeat of a cleaning fetches the agent's steps and sets the step
+// list; a finished step continues the flow; a failed one fails it.
+func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st agent.Stepper, f *stepFlow) error {
+	n := t.Node
+	if diiBool(n, f.pollKey, false) {
+		return nil
+	}
+	dt := t.DriverTask()
+	cur := *f.current(n)
+	if f.kind == driver.StepClean && len(cur) == 0 {
+		if err := st.RefreshSteps(ctx, dt, driver.StepClean); err != nil {
+			c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Node failed to start the first cleaning step: %s", err), cleanErrOpts{tearDown: true, setFail: true})
+			return nil
+		}
+		manual := n.TargetProvisionState == states.Manageable
+		if err := c.setNodeCleaningSteps(ctx, t, manual, false); err != nil {
+			c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Cannot clean node %s: %s", n.UUID, err), cleanErrOpts{tearDown: true, setFail: true})
+			return nil
+		}
+		return c.resumeFlow(ctx, t, f)
+	}
+	state, err := st.PollStep(ctx, dt, f.kind)
+	if err != nil {
+		f.failStep(ctx, t, cur, err)
+		return nil
+	}
+	switch state {
+	case agent.StepFreshBoot:
+		delDII(n, f.rebootKey)
+		if f.kind != driver.StepClean {
+			if err := st.RefreshSteps(ctx, dt, f.kind); err != nil {
+				f.failStep(ctx, t, cur, err)
+				return nil
+			}
+		}
+		return c.resumeFlow(ctx, t, f)
+	case agent.StepRefreshed:
+		setDII(n, f.skipKey, false)
+		return c.resumeFlow(ctx, t, f)
+	case agent.StepDone:
+		t.Log().InfoContext(ctx, "agent finished step", "kind", f.kind, "step", stepID(cur))
+		return c.resumeFlow(ctx, t, f)
+	}
+	return nil
+}
+
+// resumeFlow is continue_node_<kind> run in this worker, which already
+// holds the exclusive lock.
+func (c *Conductor) resumeFlow(ctx context.Context, t *task.Task, f *stepFlow) error {
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	switch f.kind {
+	case driver.StepClean:
+		if err := t.ResumeCleaning(ctx); err != nil {
+			return err
+		}
+		return c.continueNodeClean(ctx, t)
+	case driver.StepDeploy:
+		if err := t.ProcessEvent(ctx, states.EventResume, task.EventOptions{}); err != nil {
+			return err
+		}
+		return c.continueNodeDeploy(ctx, t)
+	default:
+		if err := t.ProcessEvent(ctx, states.EventResume, task.EventOptions{}); err != nil {
+			return err
+		}
+		return c.continueNodeService(ctx, t)
+	}
+}

@@ -1,0 +1,290 @@
+package conductor_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openkeel/ironic/internal/agentclient"
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/agent"
+	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/driver/noop"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/ipa"
+)
+
+// syncBuffer collects the log lines of the conductor and the agent client.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newAgentEnv is newEnv with the direct deploy interface enabled and
+// every log line captured at debug level.
+func newAgentEnv(t *testing.T, db *sqldb.DB, requireTLS bool) (*env, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	tls := "false"
+	if requireTLS {
+		tls = "true"
+	}
+	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+		"conductor": {
+			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
+			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
+			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
+			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
+		},
+		"agent": {"require_tls": tls},
+	}})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	clock := &offsetClock{}
+	st := store.New(db, store.WithClock(clock.Now))
+	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
+	r := driver.NewRegistry()
+	for _, h := range driver.StockHardwareTypes() {
+		if err := r.AddHardwareType(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fake.Register(r, fake.Delays{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := noop.Register(r); err != nil {
+		t.Fatal(err)
+	}
+	co := agentclient.DefaultOptions()
+	co.CommandWaitInterval = 10 * time.Millisecond
+	co.CommandTimeout = 5 * time.Second
+	co.Log = log
+	if err := agent.Register(r, agent.Options{Client: agentclient.New(co), DefaultBootMode: "uefi"}); err != nil {
+		t.Fatal(err)
+	}
+	fakeOnly := []string{"fake"}
+	e.drivers, err = r.Build(driver.Settings{
+		EnabledHardwareTypes: []string{"fake-hardware"},
+		EnabledInterfaces: map[driver.Kind][]string{
+			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"no-console"},
+			driver.KindDeploy: {"direct", "fake"}, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
+			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: fakeOnly,
+			driver.KindRAID: fakeOnly, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
+			driver.KindVendor: fakeOnly,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: e.drivers, Config: cfg, Host: testHost, Clock: clock, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.api = rpc.NewLocal(e.c, log)
+	e.start(e.c)
+	return e, logs
+}
+
+// lookup plays the agent's lookup and returns the token it learnt.
+func lookup(t *testing.T, e *env, n *model.Node) string {
+	t.Helper()
+	got, err := e.api.GetNodeWithToken(context.Background(), "", n.UUID)
+	if err != nil {
+		t.Fatalf("lookup: %v", err)
+	}
+	tok, _ := got.DriverInternalInfo["agent_secret_token"].(string)
+	if tok == "" || tok == "******" {
+		t.Fatalf("lookup got token %q", tok)
+	}
+	return tok
+}
+
+// heartbeatUntil heartbeats like IPA until the node is unlocked in want.
+func heartbeatUntil(t *testing.T, e *env, n *model.Node, a *ipa.Agent, token, want string) *model.Node {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		cur := e.get(n)
+		if cur.ProvisionState == want && cur.Reservation == nil {
+			return cur
+		}
+		if cur.Reservation == nil {
+			err := e.api.Heartbeat(context.Background(), "", rpc.HeartbeatArgs{
+				NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version,
+			})
+			if err != nil && class(err) != "NodeLocked" {
+				t.Fatalf("heartbeat: %v", err)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cur := e.get(n)
+	t.Fatalf("node never reached %q: %s (last_error %q)", want, cur.ProvisionState, deref(cur.LastError))
+	return nil
+}
+
+func commandNames(a *ipa.Agent) []string {
+	var out []string
+	for _, c := range a.Commands() {
+		name := c.Method
+		if st, ok := c.Params["step"].(map[string]any); ok {
+			name += ":" + st["step"].(string)
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+func TestAgentCleanAndDirectDeploy(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, logs := newAgentEnv(t, db, false)
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
+
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		if again, _ := e.api.GetNodeWithToken(ctx, "", n.UUID); again.DriverInternalInfo["agent_secret_token"] != "******" {
+			t.Fatalf("second lookup saw %v", again.DriverInternalInfo["agent_secret_token"])
+		}
+		cleanAgent := ipa.New(t).WithToken(token)
+
+		// A wrong token changes nothing.
+		err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: cleanAgent.URL(), AgentToken: "x" + token, AgentVersion: ipa.Version})
+		if class(err) != "InvalidParameterValue" {
+			t.Fatalf("wrong token: %v", err)
+		}
+		if got := e.get(n); got.DriverInternalInfo["agent_url"] != nil {
+			t.Fatalf("refused heartbeat recorded agent_url %v", got.DriverInternalInfo["agent_url"])
+		}
+
+		done := heartbeatUntil(t, e, n, cleanAgent, token, states.Available)
+		want := []string{"clean.get_clean_steps", "clean.execute_clean_step:erase_devices_metadata", "clean.execute_clean_step:erase_devices"}
+		if got := commandNames(cleanAgent); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("agent commands %v, want %v", got, want)
+		}
+		if done.DriverInternalInfo["clean_steps"] != nil {
+			t.Errorf("clean steps kept: %v", done.DriverInternalInfo["clean_steps"])
+		}
+		for _, k := range []string{"agent_secret_token", "agent_url"} {
+			if v, ok := done.DriverInternalInfo[k]; ok {
+				t.Errorf("after cleaning driver_internal_info[%s] = %v", k, v)
+			}
+		}
+		if done.PowerState != states.PowerOff {
+			t.Errorf("power after cleaning %q", done.PowerState)
+		}
+
+		// Deploy: the ramdisk boots afresh and needs a new token.
+		done.InstanceInfo = map[string]any{"image_source": "http://127.0.0.1:1/disk.img", "image_checksum": "5d41402abc4b2a76b9719d911017c592"}
+		_, err = e.st.UpdateNode(ctx, done, "instance_info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.DeployWait)
+		token2 := lookup(t, e, n)
+		if token2 == token {
+			t.Fatal("the deploy ramdisk got the cleaning ramdisk's token")
+		}
+		deployAgent := ipa.New(t).WithToken(token2)
+		active := heartbeatUntil(t, e, n, deployAgent, token2, states.Active)
+		want = []string{"deploy.get_deploy_steps", "deploy.execute_deploy_step:write_image", "standby.get_partition_uuids", "image.install_bootloader", "standby.power_off"}
+		if got := commandNames(deployAgent); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("agent commands %v, want %v", got, want)
+		}
+		args, _ := deployAgent.LastParams("deploy.execute_deploy_step")["step"].(map[string]any)["args"].(map[string]any)
+		info, _ := args["image_info"].(map[string]any)
+		if info["checksum"] != "5d41402abc4b2a76b9719d911017c592" || info["image_type"] != "whole-disk" {
+			t.Errorf("image_info %v", info)
+		}
+		bl := deployAgent.LastParams("image.install_bootloader")
+		if bl["target_boot_mode"] != "uefi" || bl["efi_system_part_uuid"] != ipa.DefaultPartitionUUIDs()["efi system partition uuid"] {
+			t.Errorf("install_bootloader params %v", bl)
+		}
+		if active.PowerState != states.PowerOn || deref(active.LastError) != "" {
+			t.Errorf("active node: power %q, last_error %q", active.PowerState, deref(active.LastError))
+		}
+		if active.DriverInternalInfo["deploy_steps"] != nil {
+			t.Errorf("deploy steps kept: %v", active.DriverInternalInfo["deploy_steps"])
+		}
+		for _, k := range []string{"agent_secret_token", "agent_url"} {
+			if v, ok := active.DriverInternalInfo[k]; ok {
+				t.Errorf("after deploy driver_internal_info[%s] = %v", k, v)
+			}
+		}
+		if out := logs.String(); strings.Contains(out, token) || strings.Contains(out, token2) {
+			t.Fatal("an agent token was logged")
+		}
+	})
+}
+
+func TestAgentCleanStepFailure(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newAgentEnv(t, db, false)
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token).Handle("clean.execute_clean_step",
+			ipa.AsyncFail(1, ipa.CommandError("CleaningError", "Clean step failed", "disk on fire", 500)))
+		failed := heartbeatUntil(t, e, n, a, token, states.CleanFail)
+		le := deref(failed.LastError)
+		if !strings.Contains(le, "Clean step deploy.erase_devices_metadata failed on node "+n.UUID) || !strings.Contains(le, "disk on fire") {
+			t.Fatalf("last_error %q", le)
+		}
+		if !failed.Maintenance || deref(failed.Fault) != "clean failure" {
+			t.Errorf("maintenance %v fault %q", failed.Maintenance, deref(failed.Fault))
+		}
+		if failed.DriverInternalInfo["agent_secret_token"] != nil || failed.DriverInternalInfo["agent_url"] != nil {
+			t.Error("token or agent_url kept after clean failure")
+		}
+	})
+}
+
+func TestHeartbeatRequireTLS(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newAgentEnv(t, db, true)
+		ctx := context.Background()
+		n := e.node(states.CleanWait, func(n *model.Node) { n.DeployInterface = "direct" })
+		token := lookup(t, e, n)
+		err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://127.0.0.1:9999", AgentToken: token, AgentVersion: ipa.Version})
+		if class(err) != "InvalidParameterValue" {
+			t.Fatalf("plain HTTP callback under require_tls: %v", err)
+		}
+		if e.get(n).DriverInternalInfo["agent_url"] != nil {
+			t.Fatal("refused callback URL recorded")
+		}
+	})
+}

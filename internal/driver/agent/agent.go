@@ -1,0 +1,429 @@
+// Package agent holds the deploy interfaces that drive ironic-python-agent
+// (IPA) in the ramdisk: the agent's in-band steps are listed from what the
+// agent reported, executed through its command API, and polled at each
+// heartbeat (upstream drivers/modules/agent_base.py).
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/openkeel/ironic/internal/agentclient"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/model"
+)
+
+// StepState is what the agent's command log says about the asynchronous
+// step a flow waits for.
+type StepState int
+
+// The states PollStep reports.
+const (
+	// StepRunning: the step is still running, or the agent is busy with
+	// something else; the next heartbeat asks again.
+	StepRunning StepState = iota
+	// StepFreshBoot: the agent has run no step since it booted, so the
+	// flow continues (upstream _freshly_booted).
+	StepFreshBoot
+	// StepDone: the step succeeded.
+	StepDone
+	// StepRefreshed: the agent's hardware managers changed; the steps
+	// were fetched again and the current step must run again.
+	StepRefreshed
+)
+
+// Stepper is what the conductor's heartbeat handling needs from an
+// agent-based deploy interface.
+type Stepper interface {
+	// RefreshSteps fetches the agent's steps of kind and caches them in
+	// driver_internal_info["agent_cached_<kind>_steps"].
+	RefreshSteps(ctx context.Context, task *driver.Task, kind driver.StepKind) error
+	// PollStep reads the agent's command log; a non-nil error is the
+	// failure of the current step, worded as upstream's last_error.
+	PollStep(ctx context.Context, task *driver.Task, kind driver.StepKind) (StepState, error)
+	// ExecuteStep runs a step of the interface: a declared one, or an
+	// in-band one the agent reported (which then runs asynchronously).
+	ExecuteStep(ctx context.Context, task *driver.Task, step driver.Step) (string, error)
+}
+
+// Options configure the agent-based interfaces.
+type Options struct {
+	Client *agentclient.Client
+	// ErasePriority and EraseMetadataPriority override the agent's
+	// priorities of erase_devices and erase_devices_metadata
+	// ([deploy]/erase_devices_priority, erase_devices_metadata_priority);
+	// nil keeps the agent's.
+	ErasePriority         *int
+	EraseMetadataPriority *int
+	// DeployForcesOOBReboot is the default of driver_info's
+	// deploy_forces_oob_reboot.
+	DeployForcesOOBReboot bool
+	// DefaultBootMode is [deploy]/default_boot_mode.
+	DefaultBootMode string
+}
+
+// Register adds the agent-based interfaces to r.
+func Register(r *driver.Registry, o Options) error {
+	if o.Client == nil {
+		o.Client = agentclient.New(agentclient.DefaultOptions())
+	}
+	if o.DefaultBootMode == "" {
+		o.DefaultBootMode = "uefi"
+	}
+	if err := r.Register(driver.KindDeploy, "direct", NewDirect(o)); err != nil {
+		return fmt.Errorf("register direct deploy: %w", err)
+	}
+	return nil
+}
+
+// base is upstream AgentBaseMixin: steps reported by the agent, their
+// execution, and the ramdisk boot for cleaning.
+type base struct {
+	opts Options
+}
+
+func (b *base) client() *agentclient.Client { return b.opts.Client }
+
+// nodeView is node.as_dict(secure=True): secrets in driver_info and
+// instance_info masked. Ports are left empty: the driver task carries none.
+func nodeView(n *model.Node) agentclient.NodeView {
+	raw, err := json.Marshal(n)
+	m := map[string]any{}
+	if err == nil {
+		_ = json.Unmarshal(raw, &m)
+	}
+	for _, field := range []string{"driver_info", "instance_info"} {
+		if sub, ok := m[field].(map[string]any); ok {
+			for k := range sub {
+				if isSecret(k) {
+					sub[k] = "******"
+				}
+			}
+		}
+	}
+	if dii, ok := m["driver_internal_info"].(map[string]any); ok {
+		delete(dii, "agent_secret_token")
+	}
+	return agentclient.NodeView{Node: m}
+}
+
+func isSecret(key string) bool {
+	k := strings.ToLower(key)
+	return strings.Contains(k, "password") || strings.HasSuffix(k, "_key") || k == "configdrive"
+}
+
+func cachedKey(kind driver.StepKind) string { return "agent_cached_" + string(kind) + "_steps" }
+
+func setDII(n *model.Node, key string, v any) {
+	if n.DriverInternalInfo == nil {
+		n.DriverInternalInfo = map[string]any{}
+	}
+	n.DriverInternalInfo[key] = v
+}
+
+// RefreshSteps asks the agent for its steps of kind and caches them by
+// interface, with the hardware manager version the agent expects back.
+func (b *base) RefreshSteps(ctx context.Context, task *driver.Task, kind driver.StepKind) error {
+	n := task.Node
+	var (
+		res *agentclient.CommandResult
+		err error
+	)
+	view := nodeView(n)
+	switch kind {
+	case driver.StepClean:
+		res, err = b.client().GetCleanSteps(ctx, n, view)
+	case driver.StepDeploy:
+		res, err = b.client().GetDeploySteps(ctx, n, view)
+	case driver.StepService:
+		res, err = b.client().GetServiceSteps(ctx, n, view)
+	default:
+		return fmt.Errorf("agent has no %s steps", kind)
+	}
+	if err != nil {
+		return fmt.Errorf("get %s steps from the agent of node %s: %w", kind, n.UUID, err)
+	}
+	result := res.ResultMap()
+	byManager, _ := result[string(kind)+"_steps"].(map[string]any)
+	if result == nil || (byManager == nil && kind != driver.StepService) {
+		return fmt.Errorf("agent on node %s returned invalid %s steps: %v", n.UUID, kind, res.Result)
+	}
+	byIface := map[string]any{}
+	for _, steps := range byManager {
+		list, _ := steps.([]any)
+		for _, s := range list {
+			step, ok := s.(map[string]any)
+			if !ok {
+				continue
+			}
+			iface, _ := step["interface"].(string)
+			cur, _ := byIface[iface].([]any)
+			byIface[iface] = append(cur, step)
+		}
+	}
+	setDII(n, "hardware_manager_version", result["hardware_manager_version"])
+	setDII(n, cachedKey(kind), byIface)
+	return nil
+}
+
+// cachedSteps turns the agent's cached steps of interface iface into step
+// declarations, with the configured priority overrides.
+func (b *base) cachedSteps(n *model.Node, kind driver.StepKind, iface driver.Kind) []driver.StepSpec {
+	byIface, _ := n.DriverInternalInfo[cachedKey(kind)].(map[string]any)
+	list, _ := byIface[string(iface)].([]any)
+	var out []driver.StepSpec
+	for _, s := range list {
+		step, ok := s.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := step["step"].(string)
+		prio := toInt(step["priority"])
+		if kind == driver.StepClean {
+			if name == "erase_devices" && b.opts.ErasePriority != nil {
+				prio = *b.opts.ErasePriority
+			}
+			if name == "erase_devices_metadata" && b.opts.EraseMetadataPriority != nil {
+				prio = *b.opts.EraseMetadataPriority
+			}
+		}
+		abortable, _ := step["abortable"].(bool)
+		spec := driver.StepSpec{Kind: kind, Name: name, Priority: prio, Abortable: abortable, RequiresRamdisk: true}
+		if ai, ok := step["argsinfo"].(map[string]any); ok {
+			spec.ArgsInfo = argsInfo(ai)
+		}
+		out = append(out, spec)
+	}
+	return out
+}
+
+func argsInfo(raw map[string]any) map[string]driver.ArgInfo {
+	out := map[string]driver.ArgInfo{}
+	for k, v := range raw {
+		m, _ := v.(map[string]any)
+		d, _ := m["description"].(string)
+		ai := driver.ArgInfo{Description: d}
+		if r, ok := m["required"].(bool); ok {
+			ai.Required = &r
+		}
+		out[k] = ai
+	}
+	return out
+}
+
+func toInt(v any) int {
+	switch x := v.(type) {
+	case float64:
+		return int(x)
+	case int:
+		return x
+	case json.Number:
+		i, _ := x.Int64()
+		return int(i)
+	}
+	return 0
+}
+
+// currentStep is node.<kind>_step.
+func currentStep(n *model.Node, kind driver.StepKind) map[string]any {
+	switch kind {
+	case driver.StepClean:
+		return n.CleanStep
+	case driver.StepDeploy:
+		return n.DeployStep
+	case driver.StepService:
+		return n.ServiceStep
+	}
+	return nil
+}
+
+func waitState(kind driver.StepKind) string {
+	switch kind {
+	case driver.StepClean:
+		return "clean wait"
+	case driver.StepService:
+		return "service wait"
+	}
+	return "wait call-back"
+}
+
+// executeInband starts step on the agent (upstream agent_base.execute_step)
+// and answers the flow's wait state: the outcome arrives with a heartbeat.
+func (b *base) executeInband(ctx context.Context, task *driver.Task, kind driver.StepKind, step map[string]any) (string, error) {
+	n := task.Node
+	view := nodeView(n)
+	var (
+		res *agentclient.CommandResult
+		err error
+	)
+	switch kind {
+	case driver.StepClean:
+		res, err = b.client().ExecuteCleanStep(ctx, n, step, view)
+	case driver.StepDeploy:
+		res, err = b.client().ExecuteDeployStep(ctx, n, step, view)
+	case driver.StepService:
+		res, err = b.client().ExecuteServiceStep(ctx, n, step, view)
+	default:
+		return "", fmt.Errorf("agent cannot run %s steps", kind)
+	}
+	if err != nil {
+		return "", fmt.Errorf("agent %s step %s.%s: %w", kind, step["interface"], step["step"], err)
+	}
+	if res.Status == "" {
+		return "", fmt.Errorf("Agent on node %s returned bad command result: %v", n.UUID, res.Error)
+	}
+	return waitState(kind), nil
+}
+
+// PollStep is the command-log half of upstream process_next_step.
+func (b *base) PollStep(ctx context.Context, task *driver.Task, kind driver.StepKind) (StepState, error) {
+	n := task.Node
+	cmds, err := b.client().GetCommandsStatus(ctx, n, agentclient.StatusOptions{})
+	if err != nil {
+		return StepRunning, fmt.Errorf("read the agent's command status: %w", err)
+	}
+	if freshlyBooted(cmds, kind) {
+		return StepFreshBoot, nil
+	}
+	last := cmds[len(cmds)-1]
+	if last.Name != "execute_"+string(kind)+"_step" || last.Status == agentclient.StatusRunning {
+		return StepRunning, nil
+	}
+	cur := currentStep(n, kind)
+	switch last.Status {
+	case agentclient.StatusFailed:
+		return StepRunning, fmt.Errorf("%s step %s.%s failed on node %s. %s",
+			titleKind(kind), cur["interface"], cur["step"], n.UUID, agentclient.CommandError(&last))
+	case agentclient.StatusVersionMismatch, "VERSION_MISMATCH":
+		if err := b.RefreshSteps(ctx, task, kind); err != nil {
+			return StepRunning, err
+		}
+		return StepRefreshed, nil
+	case agentclient.StatusSucceeded:
+		reported, _ := last.ResultMap()[string(kind)+"_step"].(map[string]any)
+		if reported == nil || reported["step"] != cur["step"] || reported["interface"] != cur["interface"] {
+			// An earlier step's command; the current one has not started.
+			return StepRunning, nil
+		}
+		return StepDone, nil
+	}
+	return StepRunning, fmt.Errorf("Agent returned unknown status for %s step %s.%s on node %s : %s",
+		kind, cur["interface"], cur["step"], n.UUID, last.Status)
+}
+
+func titleKind(kind driver.StepKind) string {
+	s := string(kind)
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// freshlyBooted: the agent has run nothing but step listings since it
+// booted.
+func freshlyBooted(cmds []agentclient.CommandResult, kind driver.StepKind) bool {
+	for _, c := range cmds {
+		if c.Name != "get_"+string(kind)+"_steps" && c.Name != "get_clean_steps" && c.Name != "get_deploy_steps" && c.Name != "get_service_steps" {
+			return false
+		}
+	}
+	return true
+}
+
+// rebootToRamdisk boots the node into the agent ramdisk: a new ramdisk
+// session, so the previous agent's token and URL are dropped.
+func rebootToRamdisk(ctx context.Context, task *driver.Task, params map[string]any) error {
+	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, params); err != nil {
+		return fmt.Errorf("prepare ramdisk: %w", err)
+	}
+	wipeTokenAndURL(task.Node)
+	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
+		return fmt.Errorf("reboot into the ramdisk: %w", err)
+	}
+	task.Node.PowerState = "power on"
+	return nil
+}
+
+// powerOff turns the node off out of band; the agent is gone with it.
+func powerOff(ctx context.Context, task *driver.Task) error {
+	if err := task.Driver.Power.SetPowerState(ctx, task, "power off", 0); err != nil {
+		return fmt.Errorf("power off: %w", err)
+	}
+	task.Node.PowerState = "power off"
+	wipeTokenAndURL(task.Node)
+	return nil
+}
+
+func wipeTokenAndURL(n *model.Node) {
+	for _, k := range []string{"agent_secret_token", "agent_secret_token_pregenerated", "agent_url", "agent_verify_ca"} {
+		delete(n.DriverInternalInfo, k)
+	}
+}
+
+// PrepareCleaning boots the ramdisk (upstream prepare_inband_cleaning);
+// the agent's first heartbeat starts the steps.
+func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, error) {
+	if err := task.Driver.Network.AddCleaningNetwork(ctx, task); err != nil {
+		return "", fmt.Errorf("add cleaning network: %w", err)
+	}
+	if err := rebootToRamdisk(ctx, task, nil); err != nil {
+		return "", err
+	}
+	return "clean wait", nil
+}
+
+// TearDownCleaning powers the node off and removes the ramdisk and the
+// cleaning network (upstream tear_down_inband_cleaning).
+func (b *base) TearDownCleaning(ctx context.Context, task *driver.Task) error {
+	if err := powerOff(ctx, task); err != nil {
+		return err
+	}
+	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
+		return fmt.Errorf("clean up ramdisk: %w", err)
+	}
+	if err := task.Driver.Network.RemoveCleaningNetwork(ctx, task); err != nil {
+		return fmt.Errorf("remove cleaning network: %w", err)
+	}
+	return nil
+}
+
+// PrepareService and TearDownService do the same for servicing.
+func (b *base) PrepareService(ctx context.Context, task *driver.Task) (string, error) {
+	if err := rebootToRamdisk(ctx, task, nil); err != nil {
+		return "", err
+	}
+	return "service wait", nil
+}
+
+// TearDownService reboots back into the instance.
+func (b *base) TearDownService(ctx context.Context, task *driver.Task) error {
+	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
+		return fmt.Errorf("clean up ramdisk: %w", err)
+	}
+	if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
+		return fmt.Errorf("prepare instance boot: %w", err)
+	}
+	wipeTokenAndURL(task.Node)
+	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
+		return fmt.Errorf("reboot to instance: %w", err)
+	}
+	task.Node.PowerState = "power on"
+	return nil
+}
+
+// waitPowerOff polls the power state after the agent was told to power
+// the node off; false when it never went off.
+func (b *base) waitPowerOff(ctx context.Context, task *driver.Task, retries int, interval time.Duration) bool {
+	for i := 0; i < retries; i++ {
+		st, err := task.Driver.Power.GetPowerState(ctx, task)
+		if err == nil && st == "power off" {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(interval):
+		}
+	}
+	return false
+}
