@@ -158,7 +158,7 @@ func objectRoute(rt *api.Route) bool {
 		"GET /v1/volume/connectors", "GET /v1/volume/targets",
 		"POST /v1/volume/connectors", "POST /v1/volume/targets",
 		"GET /v1/allocations", "POST /v1/allocations",
-		"GET /v1/runbooks", "POST /v1/runbooks":
+		"GET /v1/runbooks":
 		return true
 	}
 	return false
