@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/httproot"
 	"github.com/openkeel/ironic/internal/httpserver"
 	"github.com/openkeel/ironic/internal/store/migrations"
 	"github.com/openkeel/ironic/internal/store/sqldb"
@@ -59,8 +60,11 @@ func (m mode) overrides() map[string]map[string]string {
 				"enabled_storage_interfaces":    "noop",
 				"enabled_vendor_interfaces":     "fake,no-vendor",
 			},
-			"api":         {"host_ip": "127.0.0.1"},
-			"database":    {"connection": allInOneDatabase},
+			"api":      {"host_ip": "127.0.0.1"},
+			"database": {"connection": allInOneDatabase},
+			// The conductor publishes boot images itself: no web server
+			// to set up beside it.
+			"deploy":      {"http_root": "ironic-data/httpboot", "http_url": "http://127.0.0.1:6386"},
 			"healthcheck": {"enabled": "true"},
 		}
 	case modeDBSync:
@@ -116,12 +120,34 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 		log.Info("API listening", "address", srv.Addr().String())
 		servers = append(servers, srv)
 	}
+	var files *httproot.Server
+	if st.conductor != nil && cfg.String("deploy", "http_url") != "" {
+		opts, err := httproot.OptionsFromConfig(cfg)
+		if err != nil {
+			return err
+		}
+		opts.Logger = log
+		if m == modeAllInOne {
+			opts.HostIP = cfg.String("api", "host_ip")
+		}
+		fctx, stopFiles := context.WithCancel(ctx)
+		defer stopFiles()
+		if files, err = httproot.Start(fctx, opts); err != nil {
+			return fmt.Errorf("http_root file server: %w", err)
+		}
+		log.Info("serving http_root", "root", opts.Root, "url", cfg.String("deploy", "http_url"))
+	}
 	if st.conductor != nil {
 		if err := st.conductor.Start(ctx); err != nil {
 			return fmt.Errorf("conductor: %w", err)
 		}
 	}
 	err = runServers(ctx, servers)
+	if files != nil {
+		if ferr := files.Wait(); ferr != nil && err == nil {
+			err = fmt.Errorf("http_root file server: %w", ferr)
+		}
+	}
 	if st.conductor != nil {
 		// After the listeners: no new work arrives while the running
 		// work is given graceful_shutdown_timeout to end.

@@ -12,6 +12,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/conductors"
 	"github.com/openkeel/ironic/internal/api/deploytemplate"
 	"github.com/openkeel/ironic/internal/api/drivers"
+	"github.com/openkeel/ironic/internal/api/events"
 	"github.com/openkeel/ironic/internal/api/inspectionrule"
 	"github.com/openkeel/ironic/internal/api/node"
 	"github.com/openkeel/ironic/internal/api/port"
@@ -136,6 +137,7 @@ func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.
 	drivers.Register(handlers, drivers.Deps{Store: st, Conductor: cond, Topics: topics})
 	shard.Register(handlers, shard.Deps{Store: st})
 	ramdisk.Register(handlers, ramdisk.Deps{Store: st, Conductor: cond, Topics: topics, Config: cfg, Logger: log})
+	events.Register(handlers, events.Deps{Logger: log})
 	return handlers
 }
 
