@@ -49,6 +49,9 @@ func TestParseSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !filepath.IsAbs(s.binary) || filepath.Base(s.binary) != "ironic" {
+		t.Errorf("binary %q: want bin/ironic made absolute, the services run in another folder", s.binary)
+	}
 	if s.duration != 12*time.Second || s.nodes != 10000 || len(s.backends) != 1 || s.backends[0] != "mariadb" {
 		t.Fatalf("got %+v", s)
 	}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -94,6 +95,13 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	// The services run in a work folder of their own: a relative path
+	// (make bench passes bin/ironic) must not depend on that.
+	abs, err := filepath.Abs(s.binary)
+	if err != nil {
+		return nil, fmt.Errorf("binary %s: %w", s.binary, err)
+	}
+	s.binary = abs
 	if s.nodes < 1000 || s.nodes > 1_000_000 {
 		return nil, fmt.Errorf("nodes %d: want 1000..1000000 (the list requests read 1,000 per page)", s.nodes)
 	}
