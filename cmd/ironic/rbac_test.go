@@ -89,19 +89,7 @@ type rbacCase struct {
 // has to remove its entry.
 var rbacKnownFailures = map[string]map[string]string{
 	"test_rbac_project_scoped.yaml": {
-		"owner_admin_can_get_node":                                             "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
-		"owner_manager_can_get_node":                                           "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
-		"owner_member_can_get_node":                                            "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
-		"owner_reader_can_get_node":                                            "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
-		"lessee_admin_can_get_node":                                            "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
-		"lessee_manager_can_get_node":                                          "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
-		"lessee_member_can_get_node":                                           "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
-		"lessee_reader_can_get_node":                                           "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
-		"third_party_admin_cannot_get_node":                                    "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
 		"lessee_reader_cannot_get_restricted_fields":                           "driver_internal_info = map[string]interface {}{'private_state':'secret value'}, ",
-		"owner_reader_can_get_detail":                                          "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
-		"lessee_reader_can_get_detail":                                         "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
-		"third_party_admin_cannot_get_detail":                                  "node listings are not filtered to the caller's project (the node list does not call Deps.Project)",
 		"owner_admin_can_delete_traits":                                        "a custom trait in the path answers 404 before the policy check",
 		"owner_manager_can_delete_traits":                                      "a custom trait in the path answers 404 before the policy check",
 		"owner_member_can_set_indicator":                                       "the suite's indicator path form is not routed (404)",

@@ -127,7 +127,7 @@ func (a *Authz) Route(r *http.Request, rc *api.RequestContext) error {
 	switch rc.Route.ID {
 	case "GET /v1/nodes", "GET /v1/nodes/detail",
 		"GET /v1/chassis/{chassis_id}/nodes", "GET /v1/chassis/{chassis_id}/nodes/detail":
-		_, err := a.listPolicy(r, "node", r.URL.Query().Get("owner"))
+		_, err := a.listPolicy(r, "node", r.URL.Query().Get("project"))
 		return err
 	case "POST /v1/nodes":
 		return a.nodeCreate(r)
@@ -256,7 +256,7 @@ func (a *Authz) HasRule(rule string) bool { return a.enf.HasRule(rule) }
 // NodeProject is node.Deps.Project: the project a node listing is limited
 // to. The route hook has already refused callers that may not list.
 func (a *Authz) NodeProject(r *http.Request) *string {
-	p, err := a.listPolicy(r, "node", r.URL.Query().Get("owner"))
+	p, err := a.listPolicy(r, "node", r.URL.Query().Get("project"))
 	if err != nil {
 		return nil
 	}

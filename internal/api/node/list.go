@@ -296,6 +296,13 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if a.includeChildren != nil {
 		f.IncludeChildren = *a.includeChildren
 	}
+	// check_list_policy('node', project): a caller limited to its project
+	// lists the nodes it owns or leases, whatever project it asked for.
+	if h.Project != nil {
+		if p := h.Project(r); p != nil {
+			f.Project = p
+		}
+	}
 	opts := store.ListOptions{Limit: limit, SortKey: sortKey, SortDir: sortDir}
 	if a.marker != nil {
 		opts.Marker = *a.marker
