@@ -1,0 +1,81 @@
+"""openstacksdk's baremetal proxy against a running server: its own
+microversion negotiation, per-call versions, provision waits and error
+parsing; prints the number of HTTP calls it made. Argument: base URL."""
+import sys
+
+import openstack
+import requests
+from openstack import exceptions
+
+URL = sys.argv[1]
+calls = 0
+_send = requests.Session.send
+
+
+def counting_send(self, *args, **kwargs):
+    global calls
+    calls += 1
+    return _send(self, *args, **kwargs)
+
+
+requests.Session.send = counting_send
+conn = openstack.connection.Connection(
+    baremetal_endpoint_override=URL, auth_type="none")
+bm = conn.baremetal
+
+
+def expect(cond, what):
+    if not cond:
+        sys.exit("openstacksdk: " + what)
+
+
+n = bm.create_node(driver="fake-hardware", name="sdk-0",
+                   driver_info={"ipmi_address": "192.168.122.1"},
+                   resource_class="sdk", provision_state="enroll")
+expect(n.provision_state == "enroll", "created in %s" % n.provision_state)
+found = [x.name for x in bm.nodes(resource_class="sdk")]
+expect(found == ["sdk-0"], "nodes(resource_class=sdk): %s" % found)
+n = bm.update_node(n, extra={"k": "v"})
+expect(bm.get_node("sdk-0").extra == {"k": "v"}, "extra not updated")
+
+# manage/provide (1.4), deploy with a configdrive dict (1.56), undeploy.
+n = bm.set_node_provision_state(n, "manage", wait=True, timeout=60)
+expect(n.provision_state == "manageable", "manage: %s" % n.provision_state)
+n = bm.set_node_provision_state(n, "provide", wait=True, timeout=60)
+expect(n.provision_state == "available", "provide: %s" % n.provision_state)
+bm.set_node_power_state(n, "power on", wait=True, timeout=60)
+expect(bm.get_node(n.id).power_state == "power on", "power on")
+n = bm.set_node_provision_state(
+    n, "active", config_drive={"meta_data": {"hostname": "h"}},
+    wait=True, timeout=60)
+expect(n.provision_state == "active", "deploy: %s" % n.provision_state)
+v = bm.validate_node(n, required=("power", "management"))
+expect(v["power"].result and v["management"].result, "validate: %s" % v)
+n = bm.set_node_provision_state(n, "deleted", wait=True, timeout=60)
+expect(n.provision_state == "available", "undeploy: %s" % n.provision_state)
+
+# Traits (1.37) and maintenance.
+bm.set_node_traits(n, ["CUSTOM_A", "CUSTOM_B"])
+expect(sorted(bm.get_node(n.id).traits) == ["CUSTOM_A", "CUSTOM_B"], "traits")
+bm.set_node_maintenance(n, reason="sdk says so")
+got = bm.get_node(n.id)
+expect(got.is_maintenance and got.maintenance_reason == "sdk says so",
+       "maintenance")
+bm.unset_node_maintenance(n)
+
+# Errors carry the faultstring.
+try:
+    bm.get_node("nosuch")
+    expect(False, "missing node found")
+except exceptions.NotFoundException as e:
+    expect("Node nosuch could not be found." in str(e), "404: %s" % e)
+try:
+    bm.set_node_provision_state(n, "provide")
+    expect(False, "provide from available accepted")
+except exceptions.BadRequestException as e:
+    want = ('The requested action "provide" can not be performed on node '
+            '"%s" while it is in state "available".' % n.id)
+    expect(want in str(e), "400: %s" % e)
+
+bm.delete_node(n)
+print("openstacksdk made %d calls" % calls)
