@@ -1,0 +1,185 @@
+package compat
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// novaFields is the field list Nova's ironic driver asks for when it
+// lists nodes.
+var novaFields = []string{"uuid", "power_state", "target_power_state", "provision_state",
+	"target_provision_state", "last_error", "maintenance", "properties", "instance_uuid",
+	"traits", "resource_class"}
+
+// Nova's ironic driver call sequence replayed as raw HTTP at its minimum
+// microversion 1.46: list with its fields, reserve the node, patch
+// instance_info, validate, deploy with a configdrive, power, VIFs, rescue,
+// tear down. A second client checks the results.
+func TestNovaCallSequence(t *testing.T) {
+	s := startServer(t, "")
+	nova := newRaw(t, s.URL, "1.46")
+	check := newRaw(t, s.URL, "1.115")
+
+	st, n, _ := nova.do("POST", "/v1/nodes", map[string]any{
+		"name": "nova-0", "driver": "fake-hardware", "resource_class": "baremetal",
+		"rescue_interface": "fake",
+		"driver_info":      map[string]any{"ipmi_address": "192.168.122.1"},
+		"properties":       map[string]any{"cpu_arch": "x86_64"},
+	})
+	if st != http.StatusCreated {
+		t.Fatalf("create: %d %v", st, n)
+	}
+	uuid := n["uuid"].(string)
+	path := "/v1/nodes/" + uuid
+	provisionRaw(t, nova, check, uuid, map[string]any{"target": "manage"}, "manageable")
+	provisionRaw(t, nova, check, uuid, map[string]any{"target": "provide"}, "available")
+	if st, b, _ := nova.do("PUT", path+"/states/power", map[string]any{"target": "power off"}); st != http.StatusAccepted {
+		t.Fatalf("power off: %d %v", st, b)
+	}
+	waitField(t, check, path, "power_state", "power off")
+
+	// The node list with Nova's fields, at 1.46 and at the SDK's maximum.
+	for _, v := range []string{"1.46", "1.109"} {
+		lister := newRaw(t, s.URL, v)
+		list := lister.get("/v1/nodes?fields=" + strings.Join(novaFields, ",") + "&resource_class=baremetal")
+		items := list["nodes"].([]any)
+		if len(items) != 1 {
+			t.Fatalf("list at %s: %v", v, list)
+		}
+		item := items[0].(map[string]any)
+		for _, f := range novaFields {
+			if _, ok := item[f]; !ok {
+				t.Fatalf("list at %s lacks %s: %v", v, f, item)
+			}
+		}
+		for k := range item {
+			if !slices.Contains(novaFields, k) && k != "links" {
+				t.Fatalf("list at %s has unrequested field %s: %v", v, k, item)
+			}
+		}
+	}
+
+	// Reservation: a second instance gets 409, the first keeps the node.
+	inst1, inst2 := "3a6a9fe2-0000-4000-8000-000000000001", "3a6a9fe2-0000-4000-8000-000000000002"
+	if st, b, _ := nova.do("PATCH", path, []map[string]any{{"op": "add", "path": "/instance_uuid", "value": inst1}}); st != http.StatusOK {
+		t.Fatalf("reserve: %d %v", st, b)
+	}
+	st, b, _ := nova.do("PATCH", path, []map[string]any{{"op": "add", "path": "/instance_uuid", "value": inst2}})
+	if st != http.StatusConflict {
+		t.Fatalf("second reservation: want 409, got %d %v", st, b)
+	}
+	if fs := faultstring(t, b); fs != fmt.Sprintf("Node %s is associated with instance %s.", uuid, inst1) {
+		t.Fatalf("second reservation faultstring: %q", fs)
+	}
+	if got := check.get(path)["instance_uuid"]; got != inst1 {
+		t.Fatalf("instance_uuid: %v", got)
+	}
+	list := check.get("/v1/nodes?instance_uuid=" + inst1)["nodes"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("list by instance_uuid: %v", list)
+	}
+
+	// instance_info patches, free-form values included; instance traits
+	// must be a subset of the node's (deploy validation says so).
+	if st, b, _ := check.do("PUT", path+"/traits", map[string]any{"traits": []string{"CUSTOM_X"}}); st != http.StatusNoContent {
+		t.Fatalf("node traits: %d %v", st, b)
+	}
+	patch := []map[string]any{
+		{"op": "add", "path": "/instance_info/image_source", "value": "http://127.0.0.1/image.qcow2"},
+		{"op": "add", "path": "/instance_info/root_gb", "value": "10"},
+		{"op": "add", "path": "/instance_info/swap_mb", "value": "0"},
+		{"op": "add", "path": "/instance_info/capabilities", "value": `{"boot_mode": "uefi"}`},
+		{"op": "add", "path": "/instance_info/traits", "value": []string{"CUSTOM_X"}},
+	}
+	if st, b, _ := nova.do("PATCH", path, patch); st != http.StatusOK {
+		t.Fatalf("instance_info patch: %d %v", st, b)
+	}
+	ii := check.get(path)["instance_info"].(map[string]any)
+	if ii["root_gb"] != "10" || ii["capabilities"] != `{"boot_mode": "uefi"}` || ii["image_source"] != "http://127.0.0.1/image.qcow2" {
+		t.Fatalf("instance_info: %v", ii)
+	}
+
+	v := nova.get(path + "/validate")
+	for _, iface := range []string{"deploy", "power", "boot", "management"} {
+		r, _ := v[iface].(map[string]any)
+		if r == nil || r["result"] != true {
+			t.Fatalf("validate %s: %v", iface, v)
+		}
+	}
+
+	// VIFs before deploy (noop network keeps no record, as upstream's).
+	if st, b, _ := nova.do("POST", path+"/vifs", map[string]any{"id": "port-1"}); st != http.StatusNoContent {
+		t.Fatalf("vif attach: %d %v", st, b)
+	}
+
+	provisionRaw(t, nova, check, uuid, map[string]any{"target": "active", "configdrive": "H4sIAAAAAAAAA+3BAQ0AAADCoPdPbQ43oAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, "active")
+
+	for _, target := range []string{"power on", "rebooting", "power off", "power on"} {
+		if st, b, _ := nova.do("PUT", path+"/states/power", map[string]any{"target": target}); st != http.StatusAccepted {
+			t.Fatalf("power %s: %d %v", target, st, b)
+		}
+		want := target
+		if target == "rebooting" {
+			want = "power on"
+		}
+		waitField(t, check, path, "target_power_state", nil)
+		if got := check.get(path)["power_state"]; got != want {
+			t.Fatalf("after %s: power_state %v", target, got)
+		}
+	}
+
+	// Rescue (1.38) and unrescue.
+	provisionRaw(t, nova, check, uuid, map[string]any{"target": "rescue", "rescue_password": "pw"}, "rescue")
+	provisionRaw(t, nova, check, uuid, map[string]any{"target": "unrescue"}, "active")
+
+	if st, b, _ := nova.do("DELETE", path+"/vifs/port-1", nil); st != http.StatusNoContent {
+		t.Fatalf("vif detach: %d %v", st, b)
+	}
+	provisionRaw(t, nova, check, uuid, map[string]any{"target": "deleted"}, "available")
+	// Tearing down an already clean node: 400, which Nova tolerates.
+	st, b, _ = nova.do("PUT", path+"/states/provision", map[string]any{"target": "deleted"})
+	if st != http.StatusBadRequest {
+		t.Fatalf("second tear down: want 400, got %d %v", st, b)
+	}
+	if fs := faultstring(t, b); fs != fmt.Sprintf(`The requested action "deleted" can not be performed on node "%s" while it is in state "available".`, uuid) {
+		t.Fatalf("second tear down faultstring: %q", fs)
+	}
+	// Nova clears instance_uuid and instance_info after tear down.
+	if st, b, _ := nova.do("PATCH", path, []map[string]any{{"op": "remove", "path": "/instance_uuid"}, {"op": "remove", "path": "/instance_info"}}); st != http.StatusOK {
+		t.Fatalf("unreserve: %d %v", st, b)
+	}
+	if got := check.get(path); got["instance_uuid"] != nil || len(got["instance_info"].(map[string]any)) != 0 {
+		t.Fatalf("after unreserve: %v %v", got["instance_uuid"], got["instance_info"])
+	}
+	t.Logf("nova sequence made %d calls, checks %d", nova.calls.n.Load(), check.calls.n.Load())
+}
+
+func provisionRaw(t *testing.T, c, check *raw, uuid string, body map[string]any, want string) {
+	t.Helper()
+	if st, b, _ := c.do("PUT", "/v1/nodes/"+uuid+"/states/provision", body); st != http.StatusAccepted {
+		t.Fatalf("provision %v: %d %v", body["target"], st, b)
+	}
+	waitField(t, check, "/v1/nodes/"+uuid, "provision_state", want)
+	if n := check.get("/v1/nodes/" + uuid); n["last_error"] != nil || n["target_provision_state"] != nil {
+		t.Fatalf("after %v: last_error %v target %v", body["target"], n["last_error"], n["target_provision_state"])
+	}
+}
+
+func waitField(t *testing.T, check *raw, path, field string, want any) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := check.get(path)[field]
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %s: %v, want %v", path, field, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
