@@ -129,7 +129,8 @@ func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.
 	volume.Register(handlers, volume.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,
 		ViewTargetProperties: az.ViewTargetProperties})
 	chassis.Register(handlers, chassis.Deps{Store: st})
-	allocation.Register(handlers, allocation.Deps{Store: st, Conductor: cond, Topics: topics, Logger: log, Authorize: az.Allocation})
+	allocation.Register(handlers, allocation.Deps{Store: st, Conductor: cond, Topics: topics, Logger: log, Authorize: az.Allocation,
+		AuthorizeNode: az.Node, Check: az.Check, Scope: az.Scope, ListProject: az.AllocationListProject})
 	deploytemplate.Register(handlers, deploytemplate.Deps{Store: st})
 	runbook.Register(handlers, runbook.Deps{Store: st, Authorize: az.Runbook})
 	inspectionrule.Register(handlers, inspectionrule.Deps{Store: st})

@@ -280,6 +280,24 @@ func (a *Authz) Allocation(r *http.Request, rule string, owner *string) error {
 	return a.authorize(r, rule, &policy.OwnerTarget{Object: "allocation", Owner: deref(owner)})
 }
 
+// AllocationListProject is allocation.Deps.ListProject
+// (check_list_policy('allocation', owner)).
+func (a *Authz) AllocationListProject(r *http.Request, owner string) (*string, error) {
+	return a.listPolicy(r, "allocation", owner)
+}
+
+// Check is api_utils.check_policy: rule with the caller's own values as
+// target, allowed unless auth_strategy is keystone.
+func (a *Authz) Check(r *http.Request, rule string) error {
+	return a.authorize(r, rule, noTarget)
+}
+
+// Scope is the caller's project and whether its token is system scoped.
+func (a *Authz) Scope(r *http.Request) (string, bool) {
+	c := a.creds(r)
+	return c.ProjectID, c.SystemScope == "all"
+}
+
 // Runbook is runbook.Deps.Authorize and node.Deps.AuthorizeRunbook
 // (check_owner_policy on the runbook's owner).
 func (a *Authz) Runbook(r *http.Request, rule string, rb *model.Runbook) error {

@@ -43,6 +43,19 @@ type Deps struct {
 	// too: without it every caller is treated as system scoped, which is
 	// what upstream's noauth mode is.
 	Authorize func(r *http.Request, rule string, owner *string) error
+	// AuthorizeNode is check_owner_policy on a node the request names
+	// (its owner and lessee); nil allows everything.
+	AuthorizeNode func(r *http.Request, rule string, n *model.Node) error
+	// Check is api_utils.check_policy: the rule with the caller's own
+	// values as target; nil allows everything.
+	Check func(r *http.Request, rule string) error
+	// Scope is the caller's project and whether it is system scoped; nil
+	// means system scoped.
+	Scope func(r *http.Request) (project string, system bool)
+	// ListProject is check_list_policy('allocation', owner): the project
+	// the caller's listing is limited to, nil for no limit; nil means no
+	// limit.
+	ListProject func(r *http.Request, owner string) (*string, error)
 }
 
 type handlers struct {
@@ -72,8 +85,36 @@ func (h *handlers) authorize(r *http.Request, rule string, a *model.Allocation) 
 	return h.Authorize(r, rule, a.Owner)
 }
 
+func (h *handlers) authorizeNode(r *http.Request, rule string, n *model.Node) error {
+	if h.AuthorizeNode == nil {
+		return nil
+	}
+	return h.AuthorizeNode(r, rule, n)
+}
+
+func (h *handlers) check(r *http.Request, rule string) error {
+	if h.Check == nil {
+		return nil
+	}
+	return h.Check(r, rule)
+}
+
+// checkTrue is check_policy_true.
+func (h *handlers) checkTrue(r *http.Request, rule string) bool { return h.check(r, rule) == nil }
+
+func (h *handlers) scope(r *http.Request) (string, bool) {
+	if h.Scope == nil {
+		return "", true
+	}
+	return h.Scope(r)
+}
+
+func forbidden(err error) bool { return errs.Is(err, "NotAuthorized") }
+
 // get is check_allocation_policy_and_retrieve: a UUID-like ident by UUID,
-// a logical name by name, anything else InvalidUuidOrName.
+// a logical name by name, anything else InvalidUuidOrName. An allocation
+// the caller may not see is concealed as not found before rule is
+// checked.
 func (h *handlers) get(r *http.Request, rule, ident string) (*model.Allocation, error) {
 	ctx := r.Context()
 	var a *model.Allocation
@@ -91,6 +132,12 @@ func (h *handlers) get(r *http.Request, rule, ident string) (*model.Allocation, 
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get allocation %s: %w", ident, err)
+	}
+	if err := h.authorize(r, "baremetal:allocation:get", a); err != nil {
+		if forbidden(err) {
+			return nil, errs.New("AllocationNotFound", map[string]any{"allocation": ident})
+		}
+		return nil, err
 	}
 	if err := h.authorize(r, rule, a); err != nil {
 		return nil, err

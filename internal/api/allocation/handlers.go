@@ -86,13 +86,32 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	if err := pick(v, microversion.Minor60AllocationOwner, indexQuery, indexQuery60).Validate(a.kwargs); err != nil {
 		return err
 	}
+	owner := a.q.Get("owner")
+	var requestor *string
+	if h.ListProject != nil {
+		o := ""
+		if owner != nil {
+			o = *owner
+		}
+		if requestor, err = h.ListProject(r, o); err != nil {
+			return err
+		}
+	}
 	if err := checkAllowedFields(a.fields, v); err != nil {
 		return err
 	}
-	if a.q.Get("owner") != nil && !microversion.AllowAllocationOwner.Allows(v) {
+	if owner != nil && !microversion.AllowAllocationOwner.Allows(v) {
 		return errs.NotAcceptable()
 	}
-	f := store.AllocationFilter{ResourceClass: a.q.Get("resource_class"), State: a.q.Get("state"), Owner: a.q.Get("owner")}
+	// Asking for another project's allocations is refused as a version
+	// mismatch, as upstream does.
+	if owner != nil && requestor != nil && *owner != *requestor {
+		return errs.NotAcceptable()
+	}
+	if requestor != nil {
+		owner = requestor
+	}
+	f := store.AllocationFilter{ResourceClass: a.q.Get("resource_class"), State: a.q.Get("state"), Owner: owner}
 	return h.collection(w, r, rc, a, f, a.q.Get("node"), "")
 }
 
@@ -125,12 +144,25 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 		}
 		opts.Marker = *m
 	}
-	if parent != "" {
+	// A project scoped caller without list_all sees its own allocations
+	// only; the node's allocation is found whoever owns it, the node's
+	// own visibility deciding.
+	if project, system := h.scope(r); !system && parent == "" {
+		if !h.checkTrue(r, "baremetal:allocation:list_all") {
+			f.Owner = &project
+		}
+	} else if parent != "" {
 		node = &parent
 	}
 	if node != nil {
 		n, err := h.nodeFor(r, rc, *node)
 		if err != nil {
+			return err
+		}
+		if err := h.authorizeNode(r, "baremetal:node:get", n); err != nil {
+			if forbidden(err) {
+				return errs.New("NotFound", nil)
+			}
 			return err
 		}
 		f.NodeUUID = &n.UUID
@@ -219,6 +251,12 @@ func (h *handlers) nodeDelete(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if err != nil {
 		return err
 	}
+	if err := h.authorizeNode(r, "baremetal:node:get", n); err != nil {
+		if forbidden(err) {
+			return errs.NodeNotFound(ident)
+		}
+		return err
+	}
 	list, err := h.Store.ListAllocations(r.Context(), store.AllocationFilter{NodeUUID: &n.UUID}, store.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("allocations of node %s: %w", n.UUID, err)
@@ -254,11 +292,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	m := apiutil.Plain(body).(map[string]any)
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	if err := checkAllowedFields(keys, v); err != nil {
+	if err := h.authorizeCreate(r, rc, m); err != nil {
 		return err
 	}
 	al := &model.Allocation{State: "allocating"}
@@ -268,12 +302,31 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		}
 		al.Name = &s
 	}
+	project, system := h.scope(r)
+	if rc.Config.Bool("oslo_policy", "enforce_new_defaults") && !system {
+		if owner, _ := m["owner"].(string); owner != "" {
+			if owner != project && !h.checkTrue(r, "baremetal:allocation:create_restricted") {
+				return errs.NewMessage("NotAuthorized", fmt.Sprintf("Cannot create allocation with an owner "+
+					"Project ID value %s not matching the requestor Project ID %s. Policy "+
+					"baremetal:allocation:create_restricted is required for this capability.", owner, project))
+			}
+		} else {
+			m["owner"] = nullable(project)
+		}
+	}
 	var node *model.Node
 	if s, _ := m["node"].(string); s != "" {
 		if !microversion.AllowAllocationBackfill.Allows(v) {
 			return errs.NewMessage("Invalid", "Cannot set node when creating an allocation in this API version")
 		}
 		if node, err = h.nodeFor(r, rc, s); err != nil {
+			return err
+		}
+		// A node the caller may not see is one that does not exist.
+		if err := h.authorizeNode(r, "baremetal:node:get", node); err != nil {
+			if forbidden(err) {
+				return errs.NewMessageKw("NodeNotFound", errs.NodeNotFound(s).Message, map[string]any{"code": http.StatusBadRequest})
+			}
 			return err
 		}
 	}
@@ -294,7 +347,13 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		al.Traits = append(al.Traits, t)
 	}
 	if cands := list(m["candidate_nodes"]); len(cands) > 0 {
-		converted, err := h.Store.CheckNodeList(r.Context(), cands, "")
+		// Candidates are looked up among the caller's nodes unless it may
+		// allocate from any project's.
+		scope := ""
+		if !h.checkTrue(r, "baremetal:allocation:create_restricted") {
+			scope = project
+		}
+		converted, err := h.Store.CheckNodeList(r.Context(), cands, scope)
 		if err != nil {
 			var nf *store.NotFoundError
 			if errors.As(err, &nf) {
@@ -342,6 +401,57 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	return api.WriteJSON(w, http.StatusCreated, d)
+}
+
+// authorizeCreate is _authorize_create_allocation: the create rule, or
+// for a caller refused it, create_restricted with the allocation owned by
+// the caller's project. It checks the body's fields against the version
+// as well and may set m["owner"].
+func (h *handlers) authorizeCreate(r *http.Request, rc *api.RequestContext, m map[string]any) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	newDefaults := rc.Config.Bool("oslo_policy", "enforce_new_defaults")
+	owner, _ := m["owner"].(string)
+	err := h.check(r, "baremetal:allocation:create")
+	if err == nil {
+		if err := checkAllowedFields(keys, rc.Version); err != nil {
+			return err
+		}
+		if newDefaults || owner != "" {
+			return nil
+		}
+		err = h.check(r, "baremetal:allocation:create_pre_rbac")
+	}
+	if err == nil || !errs.Is(err, "HTTPForbidden") {
+		return err
+	}
+	project, _ := h.scope(r)
+	if project != "" && owner != "" && project != owner {
+		return err
+	}
+	if owner != "" && !newDefaults {
+		if err := h.check(r, "baremetal:allocation:create_pre_rbac"); err != nil {
+			return err
+		}
+	}
+	if err := h.check(r, "baremetal:allocation:create_restricted"); err != nil {
+		return err
+	}
+	if err := checkAllowedFields(keys, rc.Version); err != nil {
+		return err
+	}
+	m["owner"] = nullable(project)
+	return nil
+}
+
+// nullable is a project ID as the body holds it: none is JSON null.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // list returns the strings of a JSON array value.
