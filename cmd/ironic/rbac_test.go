@@ -98,14 +98,6 @@ var rbacKnownFailures = map[string]map[string]string{
 		"owner_manager_cannot_rehome_portgroup":      "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
 		"owner_service_cannot_rehome_portgroup":      "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
 		"admin_can_create_node_with_parent":          "parent_node visibility on node creation differs",
-		"runbooks_post_public_admin":                 "runbook creation lacks upstream's owner/public checks",
-		"runbooks_post_public_manager":               "runbook creation lacks upstream's owner/public checks",
-		"runbooks_post_public_service":               "runbook creation lacks upstream's owner/public checks",
-		"runbooks_patch_admin":                       "runbook PATCH with an empty patch list is refused by the schema",
-		"runbooks_patch_manager":                     "runbook PATCH with an empty patch list is refused by the schema",
-		"service_patch_runbook":                      "runbook PATCH with an empty patch list is refused by the schema",
-		"project_admin_patch_runbook":                "runbook PATCH with an empty patch list is refused by the schema",
-		"project_manager_patch_runbook":              "runbook PATCH with an empty patch list is refused by the schema",
 	},
 }
 
@@ -423,6 +415,9 @@ func seedRBAC(t *testing.T, path string, fx rbacFixtures, rows []struct {
 		fields := map[string]any{}
 		for k, v := range f.Defaults {
 			if m, isMap := v.(map[string]any); isMap && m["expr"] != nil {
+				if sub := exprSubRows.FindStringSubmatch(m["expr"].(string)); sub != nil {
+					fields[k] = []any{factoryDefaults(t, fx, sub[1])}
+				}
 				continue
 			}
 			fields[k] = v
@@ -485,8 +480,28 @@ func toInt64(v any) int64 {
 
 var (
 	exprItem = regexp.MustCompile(`^([a-z_]+)(?:\['([a-z_]+)'\]|\.([a-z_]+))$`)
-	exprDict = regexp.MustCompile(`^dict\(([a-z_]+)=(.+)\)$`)
+	// exprSubRows is a default made of one row of another factory, as a
+	// runbook's steps are.
+	exprSubRows = regexp.MustCompile(`^\[get_test_([a-z_]+)\(.*\)\]$`)
+	exprDict    = regexp.MustCompile(`^dict\(([a-z_]+)=(.+)\)$`)
 )
+
+// factoryDefaults is the row get_test_<name>() builds with no arguments;
+// its link to the parent is the store's to set.
+func factoryDefaults(t *testing.T, fx rbacFixtures, name string) map[string]any {
+	t.Helper()
+	f, ok := fx.Factories[name]
+	if !ok {
+		t.Fatalf("no factory %s", name)
+	}
+	row := map[string]any{}
+	for k, v := range f.Defaults {
+		if m, isMap := v.(map[string]any); !isMap || m["expr"] == nil {
+			row[k] = v
+		}
+	}
+	return row
+}
 
 // evalRBAC resolves the {"expr": ...} values of fixtures.json: a seeded
 // row, one of its fields, or dict(key=field).

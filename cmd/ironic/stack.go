@@ -132,7 +132,7 @@ func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.
 	allocation.Register(handlers, allocation.Deps{Store: st, Conductor: cond, Topics: topics, Logger: log, Authorize: az.Allocation,
 		AuthorizeNode: az.Node, Check: az.Check, Scope: az.Scope, ListProject: az.AllocationListProject})
 	deploytemplate.Register(handlers, deploytemplate.Deps{Store: st})
-	runbook.Register(handlers, runbook.Deps{Store: st, Authorize: az.Runbook})
+	runbook.Register(handlers, runbook.Deps{Store: st, Authorize: az.Runbook, Scope: az.Scope})
 	inspectionrule.Register(handlers, inspectionrule.Deps{Store: st})
 	conductors.Register(handlers, conductors.Deps{Store: st})
 	drivers.Register(handlers, drivers.Deps{Store: st, Conductor: cond, Topics: topics})

@@ -32,6 +32,9 @@ type Deps struct {
 	// it too: without it every caller is system scoped, as upstream's
 	// noauth mode is.
 	Authorize func(r *http.Request, rule string, rb *model.Runbook) error
+	// Scope is the caller's project and whether it is system scoped; nil
+	// means system scoped.
+	Scope func(r *http.Request) (project string, system bool)
 }
 
 type handlers struct {
@@ -352,6 +355,9 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err := validate(schema, "runbook", m); err != nil {
 		return err
 	}
+	if err := h.checkCreateOwner(r, m); err != nil {
+		return err
+	}
 	rb := &model.Runbook{Name: m["name"].(string), Steps: modelSteps(m["steps"])}
 	rb.UUID, _ = m["uuid"].(string)
 	if rb.UUID == "" {
@@ -389,6 +395,29 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		}
 	}
 	return api.WriteJSON(w, http.StatusCreated, d)
+}
+
+// checkCreateOwner holds a project scoped creator to runbooks of its own
+// project, never public ones, and makes its project the owner.
+func (h *handlers) checkCreateOwner(r *http.Request, m map[string]any) error {
+	if h.Scope == nil {
+		return nil
+	}
+	project, system := h.Scope(r)
+	if system {
+		return nil
+	}
+	if owner, _ := m["owner"].(string); owner != "" && owner != project {
+		return errs.NewMessage("Invalid", "Cannot create a runbook as a project scoped admin with an owner other than your own project.")
+	}
+	if public, _ := m["public"].(bool); project != "" && public {
+		return errs.NewMessage("Invalid", "Cannot create a public runbook as a project scoped admin.")
+	}
+	delete(m, "owner")
+	if project != "" {
+		m["owner"] = project
+	}
+	return nil
 }
 
 // asDict is the runbook's as_dict(), which a patch applies to.
