@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -61,14 +62,26 @@ func prefixed(p string, fs []field) string {
 // conductor's hardware interfaces are replaced by them in the same
 // transaction.
 func (s *sqlStore) RegisterConductor(ctx context.Context, hostname, group string, ifaces []model.ConductorHardwareInterface, update bool) (*model.Conductor, error) {
+	// Upstream registers the conductor with the names of its enabled
+	// hardware types, which GET /v1/conductors shows as "drivers".
+	drivers := []string{}
+	for _, i := range ifaces {
+		if !slices.Contains(drivers, i.HardwareType) {
+			drivers = append(drivers, i.HardwareType)
+		}
+	}
+	driversJSON, err := json.Marshal(drivers)
+	if err != nil {
+		return nil, fmt.Errorf("register conductor %s: %w", hostname, err)
+	}
 	var id int64
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
 		now := s.clock()
 		var online bool
 		err := tx.QueryRowContext(ctx, "SELECT id, online FROM conductors WHERE hostname = ?"+forUpdate(s.db), hostname).Scan(&id, &online)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			c := model.Conductor{Hostname: hostname, ConductorGroup: group, Online: true, Drivers: []string{}, CreatedAt: now, UpdatedAt: &now}
+			c := model.Conductor{Hostname: hostname, ConductorGroup: group, Online: true, Drivers: drivers, CreatedAt: now, UpdatedAt: &now}
 			id, err = s.insert(ctx, tx, "conductors", conductorFields(&c))
 			if err != nil {
 				return err
@@ -79,8 +92,11 @@ func (s *sqlStore) RegisterConductor(ctx context.Context, hostname, group string
 			if online && !update {
 				return &ConductorAlreadyRegisteredError{Hostname: hostname}
 			}
-			if _, err := tx.ExecContext(ctx, "UPDATE conductors SET conductor_group = ?, online = ?, updated_at = ? WHERE id = ?",
-				group, true, s.db.Time(now), id); err != nil {
+			q, args := "UPDATE conductors SET conductor_group = ?, online = ?, updated_at = ?", []any{group, true, s.db.Time(now)}
+			if ifaces != nil {
+				q, args = q+", drivers = ?", append(args, string(driversJSON))
+			}
+			if _, err := tx.ExecContext(ctx, q+" WHERE id = ?", append(args, id)...); err != nil {
 				return err
 			}
 		}

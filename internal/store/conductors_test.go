@@ -23,6 +23,9 @@ func TestConductorRegistration(t *testing.T) {
 		if err != nil || !c.Online || c.ConductorGroup != "g1" || c.UpdatedAt == nil || !c.UpdatedAt.Equal(e.clock.Now()) {
 			t.Fatalf("register: %+v %v", c, err)
 		}
+		if !slices.Equal(c.Drivers, []string{"redfish", "ipmi"}) {
+			t.Errorf("drivers = %v, want the hardware types", c.Drivers)
+		}
 		_, err = e.s.RegisterConductor(e.ctx, "c1", "g1", nil, false)
 		wantErr[*ConductorAlreadyRegisteredError](t, err, ErrConductorAlreadyRegistered)
 		if _, err := e.s.RegisterConductor(e.ctx, "c1", "g2", nil, true); err != nil {
@@ -38,6 +41,9 @@ func TestConductorRegistration(t *testing.T) {
 		c2, err := e.s.RegisterConductor(e.ctx, "c1", "g3", ifaces("redfish"), false)
 		if err != nil || c2.ID != c.ID || !c2.Online || c2.ConductorGroup != "g3" {
 			t.Fatalf("take over offline: %+v %v", c2, err)
+		}
+		if !slices.Equal(c2.Drivers, []string{"redfish"}) {
+			t.Errorf("drivers after take-over = %v", c2.Drivers)
 		}
 		hw, err := e.s.ListConductorHardwareInterfaces(e.ctx, c.ID)
 		if err != nil || len(hw) != 1 || hw[0].HardwareType != "redfish" || !hw[0].Default {
