@@ -89,15 +89,14 @@ type rbacCase struct {
 // has to remove its entry.
 var rbacKnownFailures = map[string]map[string]string{
 	"test_rbac_project_scoped.yaml": {
-		"lessee_reader_cannot_get_restricted_fields": "driver_internal_info = map[string]interface {}{'private_state':'secret value'}, ",
-		"owner_admin_can_delete_traits":              "a custom trait in the path answers 404 before the policy check",
-		"owner_manager_can_delete_traits":            "a custom trait in the path answers 404 before the policy check",
-		"owner_member_can_set_indicator":             "the suite's indicator path form is not routed (404)",
-		"lessee_member_cannot_set_indicator":         "the suite's indicator path form is not routed (404)",
-		"owner_admin_cannot_rehome_portgroup":        "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
-		"owner_manager_cannot_rehome_portgroup":      "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
-		"owner_service_cannot_rehome_portgroup":      "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
-		"admin_can_create_node_with_parent":          "parent_node visibility on node creation differs",
+		"owner_admin_can_delete_traits":         "a custom trait in the path answers 404 before the policy check",
+		"owner_manager_can_delete_traits":       "a custom trait in the path answers 404 before the policy check",
+		"owner_member_can_set_indicator":        "the suite's indicator path form is not routed (404)",
+		"lessee_member_cannot_set_indicator":    "the suite's indicator path form is not routed (404)",
+		"owner_admin_cannot_rehome_portgroup":   "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
+		"owner_manager_cannot_rehome_portgroup": "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
+		"owner_service_cannot_rehome_portgroup": "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
+		"admin_can_create_node_with_parent":     "parent_node visibility on node creation differs",
 	},
 }
 

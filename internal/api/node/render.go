@@ -218,13 +218,39 @@ func fieldValue(n *model.Node, f string) any {
 type view struct {
 	showDriverSecrets   bool
 	showInstanceSecrets bool
+	// allowed answers the per-field output rules for a node; nil when the
+	// caller passes "baremetal:node:get:filter_threshold" and sees every
+	// field.
+	allowed func(rule string, n *model.Node) bool
 }
 
 func (h *handlers) view(r *http.Request) view {
-	return view{
+	vw := view{
 		showDriverSecrets:   h.show(r, "show_password", nil),
 		showInstanceSecrets: h.show(r, "show_instance_secrets", nil),
 	}
+	// The threshold is a check_policy, passed without a policy hook.
+	if h.Show != nil && !h.Show(r, "baremetal:node:get:filter_threshold", nil) {
+		vw.allowed = func(rule string, n *model.Node) bool { return h.Show(r, rule, n) }
+	}
+	return vw
+}
+
+// redactions are the fields hidden from callers below the filter
+// threshold without the field's rule, with upstream's wording; a dict
+// field becomes {"content": text}.
+var redactions = []struct {
+	field, rule, text string
+	dict              bool
+}{
+	{"last_error", "baremetal:node:get:last_error",
+		"** Value Redacted - Requires baremetal:node:get:last_error permission. **", false},
+	{"reservation", "baremetal:node:get:reservation",
+		"** Redacted - requires baremetal:node:get:reservation permission. **", false},
+	{"driver_internal_info", "baremetal:node:get:driver_internal_info",
+		"** Redacted - Requires baremetal:node:get:driver_internal_info permission. **", true},
+	{"driver_info", "baremetal:node:get:driver_info",
+		"** Redacted - requires baremetal:node:get:driver_info permission. **", true},
 }
 
 // convert is node_convert_with_links followed by node_sanitize.
@@ -279,7 +305,7 @@ func (h *handlers) convert(ctx context.Context, rc *api.RequestContext, vw view,
 			d.Set(sub, collection.SelfAndBookmark(rc.PublicURL, "nodes", n.UUID+"/"+sub))
 		}
 	}
-	sanitize(d, fields, v, vw)
+	sanitize(d, fields, v, vw, n)
 	return d, nil
 }
 
@@ -296,8 +322,20 @@ func (h *handlers) chassisUUID(ctx context.Context, n *model.Node) (any, error) 
 
 // sanitize is node_sanitize: requested fields only, secrets masked,
 // legacy state names, fields and links the version does not know removed.
-func sanitize(d *apiutil.Dict, fields []string, v microversion.Version, vw view) {
+func sanitize(d *apiutil.Dict, fields []string, v microversion.Version, vw view, n *model.Node) {
 	d.KeepOnly(fields)
+	if vw.allowed != nil {
+		for _, red := range redactions {
+			if _, ok := d.Get(red.field); !ok || vw.allowed(red.rule, n) {
+				continue
+			}
+			if red.dict {
+				d.Set(red.field, map[string]any{"content": red.text})
+			} else {
+				d.Set(red.field, red.text)
+			}
+		}
+	}
 	if di, ok := d.Get("driver_info"); ok && !vw.showDriverSecrets {
 		m := apiutil.MaskDict(di.(map[string]any))
 		apiutil.MaskFields(m, "snmp_auth_key", "snmp_priv_key")
