@@ -89,8 +89,6 @@ type rbacCase struct {
 // has to remove its entry.
 var rbacKnownFailures = map[string]map[string]string{
 	"test_rbac_project_scoped.yaml": {
-		"owner_admin_can_delete_traits":         "a custom trait in the path answers 404 before the policy check",
-		"owner_manager_can_delete_traits":       "a custom trait in the path answers 404 before the policy check",
 		"owner_member_can_set_indicator":        "the suite's indicator path form is not routed (404)",
 		"lessee_member_cannot_set_indicator":    "the suite's indicator path form is not routed (404)",
 		"owner_admin_cannot_rehome_portgroup":   "portgroup PATCH to another node: the 400 check runs after the conductor lookup",

@@ -103,6 +103,12 @@ func (h *handlers) deleteTraits(w http.ResponseWriter, r *http.Request, rc *api.
 	if err != nil {
 		return err
 	}
+	// Upstream finds a missing trait in the conductor, so an unreachable
+	// conductor answers first.
+	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	if err != nil {
+		return err
+	}
 	var traits []string
 	trait := rc.Param("trait")
 	if trait != "" {
@@ -116,10 +122,6 @@ func (h *handlers) deleteTraits(w http.ResponseWriter, r *http.Request, rc *api.
 		if !slices.ContainsFunc(have, func(t model.NodeTrait) bool { return t.Trait == trait }) {
 			return errs.New("NodeTraitNotFound", map[string]any{"node_id": n.UUID, "trait": trait})
 		}
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
-	if err != nil {
-		return err
 	}
 	if err := h.Conductor.RemoveNodeTraits(r.Context(), topic, n.UUID, traits); err != nil {
 		if errs.Is(err, "NodeTraitNotFound") {
