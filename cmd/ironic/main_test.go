@@ -155,9 +155,13 @@ func TestAllInOneWithoutConfig(t *testing.T) {
 	}
 }
 
+// writeConf writes an ironic.conf with text and a free port for the
+// conductor's http_root server, so that processes of parallel tests do
+// not compete for the all-in-one default (6386); text may override it.
 func writeConf(t *testing.T, dir, text string) string {
 	t.Helper()
 	path := filepath.Join(dir, "ironic.conf")
+	text = fmt.Sprintf("[deploy]\nhttp_url = http://127.0.0.1:%d\n", freePort(t)) + text
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -36,8 +36,10 @@ func startServer(t *testing.T, extra string) *server {
 	bin := cluster.Binary(t)
 	dir := t.TempDir()
 	port := freePort(t)
-	conf := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n[database]\nconnection = sqlite:///%s\n%s\n",
-		port, filepath.Join(dir, "ironic.sqlite"), extra)
+	// A free port for the http_root server too: the all-in-one default
+	// (6386) would be shared by the servers of parallel tests.
+	conf := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n[deploy]\nhttp_url = http://127.0.0.1:%d\n[database]\nconnection = sqlite:///%s\n%s\n",
+		port, freePort(t), filepath.Join(dir, "ironic.sqlite"), extra)
 	confPath := filepath.Join(dir, "ironic.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
