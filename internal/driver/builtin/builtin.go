@@ -15,12 +15,16 @@ import (
 	"github.com/openkeel/ironic/internal/driver/ipmi"
 	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/driver/redfish"
+	"github.com/openkeel/ironic/internal/image"
 )
 
 // Options configure the implementations that take settings.
 type Options struct {
 	Fake    fake.Delays
 	Redfish redfish.Options
+	// RedfishBoot configures redfish-virtual-media (ISO building and
+	// publishing under http_root).
+	RedfishBoot redfish.BootOptions
 	// IPMI, when set, registers the ipmitool interfaces. Registering them
 	// probes the ipmitool binary and fails without it, so, as upstream
 	// loads only enabled entry points, they are left out unless enabled.
@@ -41,12 +45,21 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 			Rescue: c.String("fake", "rescue_delay"), Storage: c.String("fake", "storage_delay"),
 			Vendor: c.String("fake", "vendor_delay"),
 		},
-		Redfish: redfish.OptionsFromConfig(c),
+		Redfish:     redfish.OptionsFromConfig(c),
+		RedfishBoot: redfish.BootOptionsFromConfig(c),
 		Agent: agent.Options{
 			Client:          agentclient.New(agentclient.OptionsFromConfig(c)),
 			DefaultBootMode: c.String("deploy", "default_boot_mode"),
 		},
 	}
+	// Images come over HTTP(S) or from allowed local paths; Glance needs
+	// the service credentials of [glance], not wired yet.
+	imgOpts := image.OptionsFromConfig(c)
+	sources, err := image.NewSources(imgOpts, nil)
+	if err != nil {
+		return Options{}, fmt.Errorf("image sources: %w", err)
+	}
+	o.RedfishBoot.Fetcher = image.NewFetcher(sources, imgOpts)
 	if c.IsSet("deploy", "erase_devices_priority") {
 		p := c.Int("deploy", "erase_devices_priority")
 		o.Agent.ErasePriority = &p
@@ -93,7 +106,7 @@ func Registry(o Options) (*driver.Registry, error) {
 	if err := noop.Register(r); err != nil {
 		return nil, fmt.Errorf("no-op interfaces: %w", err)
 	}
-	if err := redfish.Register(r, o.Redfish); err != nil {
+	if err := redfish.Register(r, o.Redfish, o.RedfishBoot); err != nil {
 		return nil, fmt.Errorf("redfish interfaces: %w", err)
 	}
 	if err := agent.Register(r, o.Agent); err != nil {

@@ -131,3 +131,40 @@ func TestIPMIEnabled(t *testing.T) {
 		t.Errorf("console interfaces %v lack ipmitool-socat", d.Enabled(driver.KindConsole))
 	}
 }
+
+// With virtual media boot and the direct deploy, the redfish hardware type
+// has every interface it needs.
+func TestRedfishHardwareType(t *testing.T) {
+	c := load(t, map[string]string{
+		"enabled_hardware_types":        "redfish",
+		"enabled_power_interfaces":      "redfish",
+		"enabled_management_interfaces": "redfish",
+		"enabled_boot_interfaces":       "redfish-virtual-media",
+		"enabled_deploy_interfaces":     "direct",
+		"enabled_inspect_interfaces":    "no-inspect",
+		"enabled_network_interfaces":    "noop",
+		"enabled_storage_interfaces":    "noop",
+		"enabled_bios_interfaces":       "no-bios",
+		"enabled_console_interfaces":    "no-console",
+		"enabled_firmware_interfaces":   "no-firmware",
+		"enabled_raid_interfaces":       "no-raid",
+		"enabled_rescue_interfaces":     "no-rescue",
+		"enabled_vendor_interfaces":     "no-vendor",
+	})
+	d, err := Drivers(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.HardwareInterfaces(); err != nil {
+		t.Fatal(err)
+	}
+	ht, err := d.HardwareType("redfish")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kind, want := range map[driver.Kind]string{driver.KindBoot: "redfish-virtual-media", driver.KindDeploy: "direct", driver.KindPower: "redfish"} {
+		if got, err := d.DefaultInterface(ht, kind, ""); err != nil || got != want {
+			t.Errorf("default %s interface = %q, %v; want %s", kind, got, err, want)
+		}
+	}
+}
