@@ -307,7 +307,12 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if a.marker != nil {
 		opts.Marker = *a.marker
 	}
-	nodes, err := h.Store.ListNodes(ctx, f, opts)
+	var nodes []*model.Node
+	if cols, ok := listColumns(fields, a.conductor != nil); ok {
+		nodes, err = h.Store.ListNodeColumns(ctx, f, opts, cols)
+	} else {
+		nodes, err = h.Store.ListNodes(ctx, f, opts)
+	}
 	switch {
 	case errors.Is(err, store.ErrMarkerNotFound):
 		return errs.NodeNotFound(opts.Marker)
@@ -355,6 +360,39 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 		out.Set("next", next)
 	}
 	return api.WriteJSON(w, http.StatusOK, out)
+}
+
+// listColumns are the node columns convert and the conductor filter read
+// for a field list, so a list of a few fields does not read and decode
+// every JSON column. ok is false when every column is needed (detail) or
+// a field is unknown: convert then reports it exactly as with full rows.
+func listColumns(fields []string, byConductor bool) (cols []string, ok bool) {
+	if fields == nil {
+		return nil, false
+	}
+	qf, err := queryFields(fields)
+	if err != nil {
+		return nil, false
+	}
+	cols = append([]string{"uuid"}, qf...)
+	for _, f := range fields {
+		switch f {
+		case "created_at", "updated_at":
+			cols = append(cols, f)
+		case "chassis_uuid":
+			cols = append(cols, "chassis_id")
+		case "allocation_uuid":
+			cols = append(cols, "allocation_id")
+		case "conductor":
+			byConductor = true
+		}
+	}
+	// GetConductorFor hashes the node onto the ring of its driver and
+	// conductor group.
+	if byConductor {
+		cols = append(cols, "driver", "conductor_group")
+	}
+	return cols, true
 }
 
 func (h *handlers) filterByConductor(r *http.Request, nodes []*model.Node, conductor string) []*model.Node {
