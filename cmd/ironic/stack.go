@@ -24,15 +24,18 @@ import (
 	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/authz"
 	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/conductor/workers"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver/builtin"
 	"github.com/openkeel/ironic/internal/httpserver"
+	"github.com/openkeel/ironic/internal/metrics"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/rpc/jsonrpc"
 	"github.com/openkeel/ironic/internal/rpc/ringmgr"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // stack is what one process runs, wired from the configuration: the API
@@ -46,10 +49,13 @@ type stack struct {
 	router    *rpc.Router
 	conductor *conductor.Conductor
 	rpc       rpc.ConductorAPI
+	// metrics is the process's registry, served at /metrics by the API
+	// and JSON-RPC listeners.
+	metrics *prometheus.Registry
 }
 
 func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stack, error) {
-	s := &stack{cfg: cfg, log: log, store: store.New(db)}
+	s := &stack{cfg: cfg, log: log, store: store.New(db), metrics: metrics.NewRegistry()}
 	heartbeatTimeout := cfg.Duration("conductor", "heartbeat_timeout")
 	rings := ringmgr.New(s.store, ringmgr.Options{
 		PartitionExponent: cfg.Int("DEFAULT", "hash_partition_exponent"),
@@ -78,7 +84,13 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 	if err != nil {
 		return nil, err
 	}
-	opts := conductor.Options{Store: s.store, Drivers: drivers, Config: cfg, Logger: log}
+	// The pool is built here rather than by the conductor so that its
+	// counts can be scraped.
+	pool, err := workers.New(workers.SettingsFromConfig(cfg), workers.WithLogger(log))
+	if err != nil {
+		return nil, fmt.Errorf("conductor worker pool: %w", err)
+	}
+	opts := conductor.Options{Store: s.store, Drivers: drivers, Config: cfg, Logger: log, Pool: pool}
 	if m == modeConductor {
 		// Several conductors share the nodes: periodic tasks only touch
 		// the ones the ring gives this host.
@@ -93,6 +105,17 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 		return nil, fmt.Errorf("conductor: %w", err)
 	}
 	s.rpc = rpc.NewLocal(s.conductor, log)
+	host := s.conductor.Host()
+	if err := metrics.RegisterConductor(s.metrics, metrics.ConductorSource{
+		Host:    host,
+		Workers: pool.Stats,
+		LocksHeld: func(ctx context.Context) (int, error) {
+			nodes, err := s.store.ListNodes(ctx, store.NodeFilter{ReservedByAnyOf: []string{host}}, store.ListOptions{})
+			return len(nodes), err
+		},
+	}); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -106,8 +129,16 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authorization: %w", err)
 	}
-	return api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: Handlers(s.store, s.rpc, s.router, s.cfg, s.log, az),
-		Authenticate: authn, Authorize: az.Route}), nil
+	h := api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: Handlers(s.store, s.rpc, s.router, s.cfg, s.log, az),
+		Authenticate: authn, Authorize: az.Route})
+	requests, err := metrics.NewAPI(s.metrics, api.Routes)
+	if err != nil {
+		return nil, err
+	}
+	// /metrics is not an API resource (no microversion, no policy) but is
+	// guarded by the API's own authentication: open under noauth, a
+	// user of the htpasswd file or a valid token otherwise.
+	return metrics.Mount(auth.Handler(authn, metrics.Handler(s.metrics)), requests.Middleware(h)), nil
 }
 
 // Topics is the conductor lookup the handlers use (rpc.Router).
@@ -154,7 +185,9 @@ func (s *stack) jsonRPCServer() (*httpserver.Server, error) {
 	lopts := jsonrpc.ListenOptions(s.cfg)
 	lopts.Logger = s.log
 	lopts.ShutdownTimeout = s.cfg.Duration("conductor", "graceful_shutdown_timeout")
-	srv, err := httpserver.Listen(lopts, auth.Handler(authn, jsonrpc.NewServer(s.conductor, opts)))
+	// The conductor's /metrics shares the listener and its
+	// authentication: one port per pod to reach and to protect.
+	srv, err := httpserver.Listen(lopts, auth.Handler(authn, metrics.Mount(metrics.Handler(s.metrics), jsonrpc.NewServer(s.conductor, opts))))
 	if err != nil {
 		return nil, fmt.Errorf("JSON-RPC server: %w", err)
 	}
