@@ -132,6 +132,9 @@ func (b *BMC) systemRoute(r *http.Request, path string, body []byte) response {
 			}
 		}
 	}
+	if resp, ok := b.hardwareRoute(r, s, sub, path, body); ok {
+		return resp
+	}
 	return notFound(path)
 }
 
@@ -185,6 +188,7 @@ func (b *BMC) renderSystem(s *System) map[string]any {
 	if s.secureBoot != nil {
 		out["SecureBoot"] = link(base + "/SecureBoot")
 	}
+	b.renderHardware(s, out)
 	return out
 }
 

@@ -188,6 +188,8 @@ func (b *BMC) route(r *http.Request, path string, body []byte) response {
 		return b.getOnly(r, func() any { return collection(path, "ManagerCollection", root+"/Managers/"+b.manager.ID) })
 	case strings.HasPrefix(path, root+"/Managers/"+b.manager.ID):
 		return b.managerRoute(r, path, body)
+	case path == root+"/Registries" || strings.HasPrefix(path, root+"/Registries/"):
+		return b.registryRoute(r, path)
 	}
 	return notFound(path)
 }
@@ -225,7 +227,7 @@ func (b *BMC) serviceRoot() any {
 		"Id": "RootService", "Name": "Root Service", "RedfishVersion": "1.11.0",
 		"UUID":    b.chassis.UUID,
 		"Systems": link(root + "/Systems"), "Chassis": link(root + "/Chassis"),
-		"Managers": link(root + "/Managers"),
+		"Managers": link(root + "/Managers"), "Registries": link(root + "/Registries"),
 	}
 	if b.vendor != "" {
 		out["Vendor"] = b.vendor

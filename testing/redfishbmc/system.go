@@ -48,6 +48,8 @@ type System struct {
 	Resets []string
 	// NMIs counts Nmi resets.
 	NMIs int
+
+	hw hardware
 }
 
 type transition struct {
@@ -198,6 +200,9 @@ func (s *System) reset(resetType string) bool {
 	case "Nmi":
 		s.NMIs++
 		return true
+	}
+	if target == On {
+		s.hw.applyOnReset()
 	}
 	if s.bootModeAfterReboot && s.pendingBootMode != "" && target == On {
 		s.BootMode, s.pendingBootMode = s.pendingBootMode, ""

@@ -69,7 +69,7 @@ func TestRegisteredClassesMatchDriversJSON(t *testing.T) {
 			checked++
 		}
 	}
-	if checked != 3 {
-		t.Fatalf("checked %d implementations, want power, management and boot", checked)
+	if checked != 4 {
+		t.Fatalf("checked %d implementations, want power, management, boot and inspect", checked)
 	}
 }
