@@ -1,9 +1,12 @@
 package apiutil
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Dict is a JSON object that keeps its keys in insertion order, like the
@@ -76,24 +79,131 @@ func (d *Dict) KeepOnly(fields []string) {
 	}
 }
 
-// MarshalJSON writes the members in order.
+// MarshalJSON writes the members in order. Nested Dicts (and lists of
+// them) are written into the same buffer rather than marshaled on their
+// own, because encoding/json validates and compacts every MarshalJSON
+// result again at each level of nesting; the bytes are those of
+// json.Marshal member by member.
 func (d *Dict) MarshalJSON() ([]byte, error) {
-	b := []byte{'{'}
+	var buf bytes.Buffer
+	if err := d.encode(&buf, json.NewEncoder(&buf)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// encode writes d to buf; enc writes to buf too, HTML escaping on as in
+// json.Marshal.
+func (d *Dict) encode(buf *bytes.Buffer, enc *json.Encoder) error {
+	buf.WriteByte('{')
 	for i, k := range d.keys {
 		if i > 0 {
-			b = append(b, ',')
+			buf.WriteByte(',')
 		}
-		kb, err := json.Marshal(k)
-		if err != nil {
-			return nil, fmt.Errorf("dict key %q: %w", k, err)
+		appendString(buf, k)
+		buf.WriteByte(':')
+		if err := encodeValue(buf, enc, d.vals[k]); err != nil {
+			return fmt.Errorf("dict member %q: %w", k, err)
 		}
-		vb, err := json.Marshal(d.vals[k])
-		if err != nil {
-			return nil, fmt.Errorf("dict member %q: %w", k, err)
-		}
-		b = append(b, kb...)
-		b = append(b, ':')
-		b = append(b, vb...)
 	}
-	return append(b, '}'), nil
+	buf.WriteByte('}')
+	return nil
+}
+
+func encodeValue(buf *bytes.Buffer, enc *json.Encoder, v any) error {
+	switch x := v.(type) {
+	case nil:
+		buf.WriteString("null")
+		return nil
+	case string:
+		appendString(buf, x)
+		return nil
+	case bool:
+		buf.WriteString(strconv.FormatBool(x))
+		return nil
+	case *Dict:
+		if x == nil {
+			buf.WriteString("null")
+			return nil
+		}
+		return x.encode(buf, enc)
+	case []*Dict:
+		if x == nil {
+			buf.WriteString("null")
+			return nil
+		}
+		buf.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := encodeValue(buf, enc, e); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+		return nil
+	}
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	// Encode ends each value with a newline.
+	buf.Truncate(buf.Len() - 1)
+	return nil
+}
+
+// appendString writes s as json.Marshal does: HTML characters, control
+// characters, U+2028 and U+2029 escaped, invalid UTF-8 replaced.
+func appendString(buf *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	buf.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			buf.WriteString(s[start:i])
+			switch b {
+			case '"', '\\':
+				buf.WriteByte('\\')
+				buf.WriteByte(b)
+			case '\b':
+				buf.WriteString(`\b`)
+			case '\f':
+				buf.WriteString(`\f`)
+			case '\n':
+				buf.WriteString(`\n`)
+			case '\r':
+				buf.WriteString(`\r`)
+			case '\t':
+				buf.WriteString(`\t`)
+			default:
+				buf.Write([]byte{'\\', 'u', '0', '0', hex[b>>4], hex[b&0xf]})
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\ufffd`)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			buf.WriteString(s[start:i])
+			buf.Write([]byte{'\\', 'u', '2', '0', '2', hex[r&0xf]})
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf.WriteString(s[start:])
+	buf.WriteByte('"')
 }
