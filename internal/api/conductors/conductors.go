@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
@@ -121,109 +122,40 @@ func (h *handlers) get(r *http.Request, hostname string) (*model.Conductor, erro
 	return c, nil
 }
 
+var listSpec = apiutil.ListSpec{
+	CheckMarker: func(marker *string) error { return hostPort("marker", marker) },
+	Schema:      indexQuery,
+	Check: func(_ apiutil.Query, fields []string, v microversion.Version) error {
+		return collection.CheckAllowSpecifyFields(fields, v)
+	},
+	DefaultFields:   defaultFields,
+	InvalidSortKeys: invalidSortKeys,
+}
+
 func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	q, err := apiutil.ParseQuery(r, "marker", "limit", "sort_key", "sort_dir", "fields", "detail")
+	a, err := listSpec.ParseList(r, rc.Version, rc.Config.Int("api", "max_limit"))
 	if err != nil {
 		return err
 	}
-	marker := q.Get("marker")
-	if err := hostPort("marker", marker); err != nil {
-		return err
-	}
-	limit, err := collection.Integer("limit", q.Get("limit"))
-	if err != nil {
-		return err
-	}
-	rawFields := q.Get("fields")
-	fields := collection.StringList(rawFields)
-	rawDetail := q.Get("detail")
-	detail, err := collection.Boolean("detail", rawDetail)
-	if err != nil {
-		return err
-	}
-	kwargs := map[string]any{}
-	for _, k := range []string{"marker", "sort_key", "sort_dir"} {
-		if v := q.Get(k); v != nil {
-			kwargs[k] = *v
-		}
-	}
-	if limit != nil {
-		kwargs["limit"] = *limit
-	}
-	if rawFields != nil {
-		kwargs["fields"] = anyList(fields)
-	}
-	if detail != nil {
-		kwargs["detail"] = *detail
-	}
-	if err := indexQuery.Validate(kwargs); err != nil {
-		return err
-	}
-	v := rc.Version
-	if err := collection.CheckAllowSpecifyFields(fields, v); err != nil {
-		return err
-	}
-	sortKey := "id"
-	if k := q.Get("sort_key"); k != nil {
-		sortKey = *k
-	}
-	if err := collection.CheckAllowedFields(fields, v); err != nil {
-		return err
-	}
-	if err := collection.CheckAllowedFields([]string{sortKey}, v); err != nil {
-		return err
-	}
-	fields, err = collection.ReturnFields(fields, rawFields, detail, rawDetail, defaultFields, collection.DetailAllowed(v), nil)
-	if err != nil {
-		return err
-	}
-	lim, err := collection.ValidateLimit(limit, rc.Config.Int("api", "max_limit"))
-	if err != nil {
-		return err
-	}
-	sortDir, err := collection.ValidateSortDir(q.Get("sort_dir"))
-	if err != nil {
-		return err
-	}
-	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
-		return err
-	}
-	opts := store.ListOptions{Limit: lim, SortKey: sortKey, SortDir: sortDir}
-	if marker != nil {
-		if _, err := h.get(r, *marker); err != nil {
+	opts := a.Options()
+	if a.Marker != nil {
+		if _, err := h.get(r, *a.Marker); err != nil {
 			return err
 		}
-		opts.Marker = *marker
+		opts.Marker = *a.Marker
 	}
 	list, err := h.Store.ListConductors(r.Context(), opts)
-	switch {
-	case errors.Is(err, store.ErrMarkerNotFound):
+	if errors.Is(err, store.ErrMarkerNotFound) {
 		return errs.New("ConductorNotFound", map[string]any{"conductor": opts.Marker})
-	case errors.Is(err, store.ErrInvalidParameter):
-		return errs.InvalidParameterValue(err.Error())
-	case err != nil:
-		return fmt.Errorf("list conductors: %w", err)
 	}
-	items := make([]*apiutil.Dict, 0, len(list))
-	for _, c := range list {
-		d, err := h.convert(rc, c, fields, true)
-		if err != nil {
-			return err
-		}
-		items = append(items, d)
+	if err != nil {
+		return apiutil.ListErr(err, "conductors")
 	}
-	out := apiutil.NewDict()
-	out.Set("conductors", items)
-	last := ""
-	if len(list) > 0 {
-		last = list[len(list)-1].Hostname
-	}
-	params := []collection.Param{{Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
-	if detail != nil {
-		params = append(params, collection.Param{Key: "detail", Value: *detail})
-	}
-	if next := collection.Next(rc.PublicURL, "conductors", len(list), lim, last, fields, params...); next != "" {
-		out.Set("next", next)
+	out, err := apiutil.Page(a, rc.PublicURL, "conductors", "conductors", list,
+		func(c *model.Conductor) (*apiutil.Dict, error) { return h.convert(rc, c, a.Fields, true) },
+		func(c *model.Conductor) string { return c.Hostname })
+	if err != nil {
+		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, out)
 }
@@ -239,11 +171,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	}
 	rawFields := q.Get("fields")
 	fields := collection.StringList(rawFields)
-	kwargs := map[string]any{}
-	if rawFields != nil {
-		kwargs["fields"] = anyList(fields)
-	}
-	if err := showQuery.Validate(kwargs); err != nil {
+	if err := showQuery.Validate(apiutil.FieldsArgs(rawFields, fields)); err != nil {
 		return err
 	}
 	v := rc.Version
@@ -262,12 +190,4 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, d)
-}
-
-func anyList(l []string) []any {
-	out := make([]any, len(l))
-	for i, s := range l {
-		out[i] = s
-	}
-	return out
 }

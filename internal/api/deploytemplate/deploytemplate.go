@@ -187,119 +187,46 @@ func storeErr(err error, t *model.DeployTemplate, what string) error {
 	return fmt.Errorf("%s deploy template %s: %w", what, t.UUID, err)
 }
 
-func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	q, err := apiutil.ParseQuery(r, "marker", "limit", "sort_key", "sort_dir", "fields", "detail")
-	if err != nil {
-		return err
-	}
-	marker := q.Get("marker")
-	if marker != nil && !apiutil.IsValidLogicalName(*marker) {
-		return errs.InvalidParameterValue(fmt.Sprintf("Expected name for marker: %s", *marker))
-	}
-	limit, err := collection.Integer("limit", q.Get("limit"))
-	if err != nil {
-		return err
-	}
-	rawFields := q.Get("fields")
-	fields := collection.StringList(rawFields)
-	rawDetail := q.Get("detail")
-	detail, err := collection.Boolean("detail", rawDetail)
-	if err != nil {
-		return err
-	}
-	kwargs := map[string]any{}
-	for _, k := range []string{"marker", "sort_key", "sort_dir"} {
-		if v := q.Get(k); v != nil {
-			kwargs[k] = *v
+var listSpec = apiutil.ListSpec{
+	CheckMarker: func(marker *string) error {
+		if marker != nil && !apiutil.IsValidLogicalName(*marker) {
+			return errs.InvalidParameterValue(fmt.Sprintf("Expected name for marker: %s", *marker))
 		}
-	}
-	if limit != nil {
-		kwargs["limit"] = *limit
-	}
-	if rawFields != nil {
-		kwargs["fields"] = anyList(fields)
-	}
-	if detail != nil {
-		kwargs["detail"] = *detail
-	}
-	if err := indexQuery.Validate(kwargs); err != nil {
-		return err
-	}
-	sortKey := "id"
-	if k := q.Get("sort_key"); k != nil {
-		sortKey = *k
-	}
-	v := rc.Version
-	if err := collection.CheckAllowedFields(fields, v); err != nil {
-		return err
-	}
-	if err := collection.CheckAllowedFields([]string{sortKey}, v); err != nil {
-		return err
-	}
-	fields, err = collection.ReturnFields(fields, rawFields, detail, rawDetail, defaultFields, collection.DetailAllowed(v), nil)
-	if err != nil {
-		return err
-	}
-	lim, err := collection.ValidateLimit(limit, rc.Config.Int("api", "max_limit"))
-	if err != nil {
-		return err
-	}
-	sortDir, err := collection.ValidateSortDir(q.Get("sort_dir"))
-	if err != nil {
-		return err
-	}
-	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
-		return err
-	}
-	opts := store.ListOptions{Limit: lim, SortKey: sortKey, SortDir: sortDir}
-	if marker != nil {
-		// The marker is checked as a name but looked up as a UUID, as
-		// upstream does.
-		if _, err := h.Store.GetDeployTemplateByUUID(r.Context(), *marker); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return errs.New("DeployTemplateNotFound", map[string]any{"template": *marker})
-			}
-			return fmt.Errorf("deploy template marker %s: %w", *marker, err)
-		}
-		opts.Marker = *marker
-	}
-	list, err := h.Store.ListDeployTemplates(r.Context(), opts)
-	switch {
-	case errors.Is(err, store.ErrInvalidParameter):
-		return errs.InvalidParameterValue(err.Error())
-	case err != nil:
-		return fmt.Errorf("list deploy templates: %w", err)
-	}
-	items := make([]*apiutil.Dict, 0, len(list))
-	for _, t := range list {
-		d, err := convert(rc, t, fields)
-		if err != nil {
-			return err
-		}
-		items = append(items, d)
-	}
-	out := apiutil.NewDict()
-	out.Set("deploy_templates", items)
-	last := ""
-	if len(list) > 0 {
-		last = list[len(list)-1].UUID
-	}
-	params := []collection.Param{{Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
-	if detail != nil {
-		params = append(params, collection.Param{Key: "detail", Value: *detail})
-	}
-	if next := collection.Next(rc.PublicURL, "deploy_templates", len(list), lim, last, fields, params...); next != "" {
-		out.Set("next", next)
-	}
-	return api.WriteJSON(w, http.StatusOK, out)
+		return nil
+	},
+	Schema:          indexQuery,
+	DefaultFields:   defaultFields,
+	InvalidSortKeys: invalidSortKeys,
 }
 
-func anyList(l []string) []any {
-	out := make([]any, len(l))
-	for i, s := range l {
-		out[i] = s
+func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	a, err := listSpec.ParseList(r, rc.Version, rc.Config.Int("api", "max_limit"))
+	if err != nil {
+		return err
 	}
-	return out
+	opts := a.Options()
+	if a.Marker != nil {
+		// The marker is checked as a name but looked up as a UUID, as
+		// upstream does.
+		if _, err := h.Store.GetDeployTemplateByUUID(r.Context(), *a.Marker); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errs.New("DeployTemplateNotFound", map[string]any{"template": *a.Marker})
+			}
+			return fmt.Errorf("deploy template marker %s: %w", *a.Marker, err)
+		}
+		opts.Marker = *a.Marker
+	}
+	list, err := h.Store.ListDeployTemplates(r.Context(), opts)
+	if err != nil {
+		return apiutil.ListErr(err, "deploy templates")
+	}
+	out, err := apiutil.Page(a, rc.PublicURL, "deploy_templates", "deploy_templates", list,
+		func(t *model.DeployTemplate) (*apiutil.Dict, error) { return convert(rc, t, a.Fields) },
+		func(t *model.DeployTemplate) string { return t.UUID })
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, out)
 }
 
 func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -313,11 +240,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	}
 	rawFields := q.Get("fields")
 	fields := collection.StringList(rawFields)
-	kwargs := map[string]any{}
-	if rawFields != nil {
-		kwargs["fields"] = anyList(fields)
-	}
-	if err := showQuery.Validate(kwargs); err != nil {
+	if err := showQuery.Validate(apiutil.FieldsArgs(rawFields, fields)); err != nil {
 		return err
 	}
 	if err := collection.CheckAllowedFields(fields, rc.Version); err != nil {

@@ -123,114 +123,41 @@ func convert(rc *api.RequestContext, rule *model.InspectionRule, fields []string
 	return d, nil
 }
 
-func anyList(l []string) []any {
-	out := make([]any, len(l))
-	for i, s := range l {
-		out[i] = s
-	}
-	return out
+var listSpec = apiutil.ListSpec{
+	Extra:           []string{"phase"},
+	Schema:          indexQuery,
+	DefaultFields:   defaultFields,
+	InvalidSortKeys: invalidSortKeys,
 }
 
 func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	q, err := apiutil.ParseQuery(r, "marker", "limit", "sort_key", "sort_dir", "fields", "detail", "phase")
+	a, err := listSpec.ParseList(r, rc.Version, rc.Config.Int("api", "max_limit"))
 	if err != nil {
 		return err
 	}
-	limit, err := collection.Integer("limit", q.Get("limit"))
-	if err != nil {
-		return err
-	}
-	rawFields := q.Get("fields")
-	fields := collection.StringList(rawFields)
-	rawDetail := q.Get("detail")
-	detail, err := collection.Boolean("detail", rawDetail)
-	if err != nil {
-		return err
-	}
-	kwargs := map[string]any{}
-	for _, k := range []string{"marker", "sort_key", "sort_dir", "phase"} {
-		if v := q.Get(k); v != nil {
-			kwargs[k] = *v
-		}
-	}
-	if limit != nil {
-		kwargs["limit"] = *limit
-	}
-	if rawFields != nil {
-		kwargs["fields"] = anyList(fields)
-	}
-	if detail != nil {
-		kwargs["detail"] = *detail
-	}
-	if err := indexQuery.Validate(kwargs); err != nil {
-		return err
-	}
-	sortKey := "id"
-	if k := q.Get("sort_key"); k != nil {
-		sortKey = *k
-	}
-	v := rc.Version
-	if err := collection.CheckAllowedFields(fields, v); err != nil {
-		return err
-	}
-	if err := collection.CheckAllowedFields([]string{sortKey}, v); err != nil {
-		return err
-	}
-	fields, err = collection.ReturnFields(fields, rawFields, detail, rawDetail, defaultFields, collection.DetailAllowed(v), nil)
-	if err != nil {
-		return err
-	}
-	lim, err := collection.ValidateLimit(limit, rc.Config.Int("api", "max_limit"))
-	if err != nil {
-		return err
-	}
-	sortDir, err := collection.ValidateSortDir(q.Get("sort_dir"))
-	if err != nil {
-		return err
-	}
-	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
-		return err
-	}
-	opts := store.ListOptions{Limit: lim, SortKey: sortKey, SortDir: sortDir}
-	if m := q.Get("marker"); m != nil {
-		if _, err := h.get(r, *m); err != nil {
+	opts := a.Options()
+	if a.Marker != nil {
+		if _, err := h.get(r, *a.Marker); err != nil {
 			return err
 		}
-		opts.Marker = *m
+		opts.Marker = *a.Marker
 	}
 	// Upstream hands the phase filter to the next link only, never to
 	// the query: every phase is listed.
 	filters := map[string]any{}
-	if p := q.Get("phase"); p != nil && *p != "" {
+	if p := a.Query.Get("phase"); p != nil && *p != "" {
 		filters["phase"] = *p
 	}
 	rules, err := h.Store.ListInspectionRules(r.Context(), store.InspectionRuleFilter{}, opts)
-	switch {
-	case errors.Is(err, store.ErrInvalidParameter):
-		return errs.InvalidParameterValue(err.Error())
-	case err != nil:
-		return fmt.Errorf("list inspection rules: %w", err)
+	if err != nil {
+		return apiutil.ListErr(err, "inspection rules")
 	}
-	items := make([]*apiutil.Dict, 0, len(rules))
-	for _, rule := range rules {
-		d, err := convert(rc, rule, fields)
-		if err != nil {
-			return err
-		}
-		items = append(items, d)
-	}
-	out := apiutil.NewDict()
-	out.Set("inspection_rules", items)
-	last := ""
-	if len(rules) > 0 {
-		last = rules[len(rules)-1].UUID
-	}
-	params := []collection.Param{{Key: "filters", Value: apiutil.PyRepr(filters)}, {Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
-	if detail != nil {
-		params = append(params, collection.Param{Key: "detail", Value: *detail})
-	}
-	if next := collection.Next(rc.PublicURL, linkResource, len(rules), lim, last, fields, params...); next != "" {
-		out.Set("next", next)
+	out, err := apiutil.Page(a, rc.PublicURL, "inspection_rules", linkResource, rules,
+		func(rule *model.InspectionRule) (*apiutil.Dict, error) { return convert(rc, rule, a.Fields) },
+		func(rule *model.InspectionRule) string { return rule.UUID },
+		collection.Param{Key: "filters", Value: apiutil.PyRepr(filters)})
+	if err != nil {
+		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, out)
 }
@@ -246,11 +173,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	if err := identParam.Validate(map[string]any{"inspection_rule_uuid": id}); err != nil {
 		return err
 	}
-	kwargs := map[string]any{}
-	if rawFields != nil {
-		kwargs["fields"] = anyList(fields)
-	}
-	if err := showQuery.Validate(kwargs); err != nil {
+	if err := showQuery.Validate(apiutil.FieldsArgs(rawFields, fields)); err != nil {
 		return err
 	}
 	rule, err := h.get(r, id)

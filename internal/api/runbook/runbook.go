@@ -221,92 +221,46 @@ func storeErr(err error, rb *model.Runbook, what string) error {
 	return fmt.Errorf("%s runbook %s: %w", what, rb.UUID, err)
 }
 
-func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	q, err := apiutil.ParseQuery(r, "marker", "limit", "sort_key", "sort_dir", "fields", "detail", "project")
-	if err != nil {
-		return err
-	}
-	marker := q.Get("marker")
-	if marker != nil && !apiutil.IsValidLogicalName(*marker) {
-		return errs.InvalidParameterValue("Expected name for marker: " + *marker)
-	}
-	limit, err := collection.Integer("limit", q.Get("limit"))
-	if err != nil {
-		return err
-	}
-	rawFields := q.Get("fields")
-	fields := collection.StringList(rawFields)
-	rawDetail := q.Get("detail")
-	detail, err := collection.Boolean("detail", rawDetail)
-	if err != nil {
-		return err
-	}
-	if _, err := collection.Boolean("project", q.Get("project")); err != nil {
-		return err
-	}
-	sortKey := "id"
-	if k := q.Get("sort_key"); k != nil {
-		sortKey = *k
-	}
-	v := rc.Version
-	if err := collection.CheckAllowedFields(fields, v); err != nil {
-		return err
-	}
-	if err := collection.CheckAllowedFields([]string{sortKey}, v); err != nil {
-		return err
-	}
-	fields, err = collection.ReturnFields(fields, rawFields, detail, rawDetail, defaultFields, collection.DetailAllowed(v), nil)
-	if err != nil {
-		return err
-	}
-	lim, err := collection.ValidateLimit(limit, rc.Config.Int("api", "max_limit"))
-	if err != nil {
-		return err
-	}
-	sortDir, err := collection.ValidateSortDir(q.Get("sort_dir"))
-	if err != nil {
-		return err
-	}
-	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
-		return err
-	}
-	opts := store.ListOptions{Limit: lim, SortKey: sortKey, SortDir: sortDir}
-	if marker != nil {
-		if _, err := h.Store.GetRunbookByUUID(r.Context(), *marker); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return errs.New("RunbookNotFound", map[string]any{"runbook": *marker})
-			}
-			return fmt.Errorf("runbook marker %s: %w", *marker, err)
+var listSpec = apiutil.ListSpec{
+	Extra: []string{"project"},
+	CheckMarker: func(marker *string) error {
+		if marker != nil && !apiutil.IsValidLogicalName(*marker) {
+			return errs.InvalidParameterValue("Expected name for marker: " + *marker)
 		}
-		opts.Marker = *marker
+		return nil
+	},
+	Check: func(q apiutil.Query, _ []string, _ microversion.Version) error {
+		_, err := collection.Boolean("project", q.Get("project"))
+		return err
+	},
+	DefaultFields:   defaultFields,
+	InvalidSortKeys: invalidSortKeys,
+}
+
+func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	a, err := listSpec.ParseList(r, rc.Version, rc.Config.Int("api", "max_limit"))
+	if err != nil {
+		return err
+	}
+	opts := a.Options()
+	if a.Marker != nil {
+		if _, err := h.Store.GetRunbookByUUID(r.Context(), *a.Marker); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return errs.New("RunbookNotFound", map[string]any{"runbook": *a.Marker})
+			}
+			return fmt.Errorf("runbook marker %s: %w", *a.Marker, err)
+		}
+		opts.Marker = *a.Marker
 	}
 	list, err := h.Store.ListRunbooks(r.Context(), store.RunbookFilter{}, opts)
-	switch {
-	case errors.Is(err, store.ErrInvalidParameter):
-		return errs.InvalidParameterValue(err.Error())
-	case err != nil:
-		return fmt.Errorf("list runbooks: %w", err)
+	if err != nil {
+		return apiutil.ListErr(err, "runbooks")
 	}
-	items := make([]*apiutil.Dict, 0, len(list))
-	for _, rb := range list {
-		d, err := convert(rc, rb, fields)
-		if err != nil {
-			return err
-		}
-		items = append(items, d)
-	}
-	out := apiutil.NewDict()
-	out.Set("runbooks", items)
-	last := ""
-	if len(list) > 0 {
-		last = list[len(list)-1].UUID
-	}
-	params := []collection.Param{{Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
-	if detail != nil {
-		params = append(params, collection.Param{Key: "detail", Value: *detail})
-	}
-	if next := collection.Next(rc.PublicURL, "runbooks", len(list), lim, last, fields, params...); next != "" {
-		out.Set("next", next)
+	out, err := apiutil.Page(a, rc.PublicURL, "runbooks", "runbooks", list,
+		func(rb *model.Runbook) (*apiutil.Dict, error) { return convert(rc, rb, a.Fields) },
+		func(rb *model.Runbook) string { return rb.UUID })
+	if err != nil {
+		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, out)
 }
