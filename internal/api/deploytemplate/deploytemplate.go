@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -105,41 +104,8 @@ func convert(rc *api.RequestContext, t *model.DeployTemplate, fields []string) (
 		}
 	}
 	d.KeepOnly(fields)
-	// Step arguments may carry secrets (BIOS passwords and the like).
-	if v, ok := d.Get("steps"); ok {
-		for _, s := range v.([]*apiutil.Dict) {
-			if a, _ := s.Get("args"); apiutil.Truthy(a) {
-				s.Set("args", apiutil.MaskDict(a.(map[string]any)))
-			}
-		}
-	}
+	apiutil.MaskStepArgs(d)
 	return d, nil
-}
-
-// validateTemplate is TEMPLATE_VALIDATOR under arg: the schema, no
-// duplicate steps, a UUID that is one.
-func validateTemplate(arg string, m map[string]any) error {
-	if err := templateSchema.Validate(arg, m); err != nil {
-		return err
-	}
-	type key struct{ iface, step string }
-	seen := map[key]int{}
-	var dups []string
-	for _, s := range m["steps"].([]any) {
-		st := s.(map[string]any)
-		k := key{st["interface"].(string), st["step"].(string)}
-		seen[k]++
-		if seen[k] == 2 {
-			dups = append(dups, fmt.Sprintf("interface: %s, step: %s", k.iface, k.step))
-		}
-	}
-	if len(dups) > 0 {
-		return errs.New("InvalidDeployTemplate", map[string]any{"err": "Duplicate deploy steps. A template cannot have multiple deploy steps with the same interface and step. Duplicates: " + strings.Join(dups, "; ")})
-	}
-	if u, ok := m["uuid"].(string); ok && !collection.IsUUIDLike(u) {
-		return errs.InvalidParameterValue("Expected UUID for uuid: " + u)
-	}
-	return nil
 }
 
 // modelSteps converts validated step documents.
@@ -270,7 +236,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if !ok {
 		return errs.InvalidParameterValue("Schema error for template: None is not of type 'object'")
 	}
-	if err := validateTemplate("template", m); err != nil {
+	if err := apiutil.ValidateStepDoc(templateSchema, "template", m); err != nil {
 		return err
 	}
 	// description passes validation but deploy templates have no such
@@ -343,18 +309,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if err != nil {
 		return err
 	}
-	if st, ok := doc["steps"].([]any); ok {
-		for _, s := range st {
-			if sm, ok := s.(map[string]any); ok {
-				prune(sm, stepSchema.Properties())
-			}
-			if err := stepSchema.Validate("patch", s); err != nil {
-				return err
-			}
-		}
-	}
-	prune(doc, templateSchema.Properties())
-	if err := validateTemplate("patch", doc); err != nil {
+	if err := apiutil.ValidatePatchedStepDoc(doc, templateSchema, stepSchema); err != nil {
 		return err
 	}
 	var changed []string
@@ -382,23 +337,6 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, d)
-}
-
-// prune is patched_validate_with_schema's side effect: keys the schema
-// does not declare are dropped.
-func prune(m map[string]any, keep []string) {
-	for k := range m {
-		found := false
-		for _, p := range keep {
-			if p == k {
-				found = true
-				break
-			}
-		}
-		if !found {
-			delete(m, k)
-		}
-	}
 }
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

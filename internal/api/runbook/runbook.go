@@ -151,42 +151,8 @@ func convert(rc *api.RequestContext, rb *model.Runbook, fields []string) (*apiut
 		}
 	}
 	d.KeepOnly(fields)
-	// Step arguments may carry secrets.
-	if sv, ok := d.Get("steps"); ok {
-		for _, s := range sv.([]*apiutil.Dict) {
-			if a, _ := s.Get("args"); apiutil.Truthy(a) {
-				s.Set("args", apiutil.MaskDict(a.(map[string]any)))
-			}
-		}
-	}
+	apiutil.MaskStepArgs(d)
 	return d, nil
-}
-
-// validate is the runbook validator under arg: the schema, no duplicate
-// steps (upstream reuses the deploy template check and its message), a
-// UUID that is one.
-func validate(schema *apiutil.Schema, arg string, m map[string]any) error {
-	if err := schema.Validate(arg, m); err != nil {
-		return err
-	}
-	type key struct{ iface, step string }
-	seen := map[key]int{}
-	var dups []string
-	for _, s := range m["steps"].([]any) {
-		st := s.(map[string]any)
-		k := key{st["interface"].(string), st["step"].(string)}
-		seen[k]++
-		if seen[k] == 2 {
-			dups = append(dups, fmt.Sprintf("interface: %s, step: %s", k.iface, k.step))
-		}
-	}
-	if len(dups) > 0 {
-		return errs.New("InvalidDeployTemplate", map[string]any{"err": "Duplicate deploy steps. A template cannot have multiple deploy steps with the same interface and step. Duplicates: " + strings.Join(dups, "; ")})
-	}
-	if u, ok := m["uuid"].(string); ok && !collection.IsUUIDLike(u) {
-		return errs.InvalidParameterValue("Expected UUID for uuid: " + u)
-	}
-	return nil
 }
 
 func modelSteps(v any) []model.RunbookStep {
@@ -306,7 +272,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if !ok {
 		return errs.InvalidParameterValue("Schema error for runbook: None is not of type 'object'")
 	}
-	if err := validate(schema, "runbook", m); err != nil {
+	if err := apiutil.ValidateStepDoc(schema, "runbook", m); err != nil {
 		return err
 	}
 	if err := h.checkCreateOwner(r, m); err != nil {
@@ -461,20 +427,9 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if err != nil {
 		return err
 	}
-	if st, ok := doc["steps"].([]any); ok {
-		for _, s := range st {
-			if sm, ok := s.(map[string]any); ok {
-				prune(sm, stepSchema.Properties())
-			}
-			if err := stepSchema.Validate("patch", s); err != nil {
-				return err
-			}
-		}
-	}
 	// Upstream validates a patched runbook with the 1.112 schema at
 	// every version.
-	prune(doc, mutationSchema.Properties())
-	if err := validate(mutationSchema, "patch", doc); err != nil {
+	if err := apiutil.ValidatePatchedStepDoc(doc, mutationSchema, stepSchema); err != nil {
 		return err
 	}
 	before := asDict(rb)
@@ -520,16 +475,6 @@ func optString(v any) *string {
 		return &s
 	}
 	return nil
-}
-
-// prune drops the keys a schema does not declare
-// (patched_validate_with_schema).
-func prune(m map[string]any, keep []string) {
-	for k := range m {
-		if !slices.Contains(keep, k) {
-			delete(m, k)
-		}
-	}
 }
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

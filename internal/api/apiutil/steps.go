@@ -1,0 +1,80 @@
+package apiutil
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/errs"
+)
+
+// ValidateStepDoc is upstream's deploy template validator, which runbooks
+// reuse with its message: the schema under arg, no two steps with the
+// same interface and step, a UUID that is one.
+func ValidateStepDoc(schema *Schema, arg string, m map[string]any) error {
+	if err := schema.Validate(arg, m); err != nil {
+		return err
+	}
+	type key struct{ iface, step string }
+	seen := map[key]int{}
+	var dups []string
+	for _, s := range m["steps"].([]any) {
+		st := s.(map[string]any)
+		k := key{st["interface"].(string), st["step"].(string)}
+		seen[k]++
+		if seen[k] == 2 {
+			dups = append(dups, fmt.Sprintf("interface: %s, step: %s", k.iface, k.step))
+		}
+	}
+	if len(dups) > 0 {
+		return errs.New("InvalidDeployTemplate", map[string]any{"err": "Duplicate deploy steps. A template cannot have multiple deploy steps with the same interface and step. Duplicates: " + strings.Join(dups, "; ")})
+	}
+	if u, ok := m["uuid"].(string); ok && !collection.IsUUIDLike(u) {
+		return errs.InvalidParameterValue("Expected UUID for uuid: " + u)
+	}
+	return nil
+}
+
+// ValidatePatchedStepDoc is patched_validate_with_schema for a patched
+// document with steps: each step is pruned to and checked against
+// stepSchema, then the document is pruned to schema and validated as
+// ValidateStepDoc does.
+func ValidatePatchedStepDoc(doc map[string]any, schema, stepSchema *Schema) error {
+	if st, ok := doc["steps"].([]any); ok {
+		for _, s := range st {
+			if sm, ok := s.(map[string]any); ok {
+				Prune(sm, stepSchema.Properties())
+			}
+			if err := stepSchema.Validate("patch", s); err != nil {
+				return err
+			}
+		}
+	}
+	Prune(doc, schema.Properties())
+	return ValidateStepDoc(schema, "patch", doc)
+}
+
+// Prune drops the keys a schema does not declare, the side effect of
+// upstream's patched_validate_with_schema.
+func Prune(m map[string]any, keep []string) {
+	for k := range m {
+		if !slices.Contains(keep, k) {
+			delete(m, k)
+		}
+	}
+}
+
+// MaskStepArgs masks the arguments of the steps d lists, which may carry
+// secrets (BIOS passwords and the like).
+func MaskStepArgs(d *Dict) {
+	v, ok := d.Get("steps")
+	if !ok {
+		return
+	}
+	for _, s := range v.([]*Dict) {
+		if a, _ := s.Get("args"); Truthy(a) {
+			s.Set("args", MaskDict(a.(map[string]any)))
+		}
+	}
+}
