@@ -1,7 +1,6 @@
 package volume
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 )
 
@@ -35,47 +35,20 @@ func connectorRecord(c *model.VolumeConnector) *record {
 }
 
 func getConnector(h *handlers, r *http.Request, ident string) (*model.VolumeConnector, error) {
-	c, err := h.Store.GetVolumeConnectorByUUID(r.Context(), ident)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New("VolumeConnectorNotFound", map[string]any{"connector": ident})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get volume connector %s: %w", ident, err)
-	}
-	return c, nil
+	return fetch(h, r, store.Store.GetVolumeConnectorByUUID, connectorNotFound, "connector", ident)
+}
+
+func connectorNotFound(ident string) error {
+	return errs.New("VolumeConnectorNotFound", map[string]any{"connector": ident})
 }
 
 func connectorKind() *kind {
-	return &kind{
+	return bind(&kind{
 		item: "connectors", param: "volume_connector_id", arg: "connector_uuid",
 		invalidSortKeys: []string{"extra"},
 		defaultFields:   []string{"uuid", "node_uuid", "type", "connector_id"},
-		notFound: func(ident string) error {
-			return errs.New("VolumeConnectorNotFound", map[string]any{"connector": ident})
-		},
-		get: func(h *handlers, r *http.Request, ident string) (*record, error) {
-			c, err := getConnector(h, r, ident)
-			if err != nil {
-				return nil, err
-			}
-			return connectorRecord(c), nil
-		},
-		list: func(h *handlers, r *http.Request, f store.VolumeFilter, o store.ListOptions) ([]*record, error) {
-			cs, err := h.Store.ListVolumeConnectors(r.Context(), f, o)
-			out := make([]*record, 0, len(cs))
-			for _, c := range cs {
-				out = append(out, connectorRecord(c))
-			}
-			return out, err
-		},
-		destroy: func(h *handlers, r *http.Request, topic, ident string) error {
-			c, err := getConnector(h, r, ident)
-			if err != nil {
-				return err
-			}
-			return h.Conductor.DestroyVolumeConnector(r.Context(), topic, c)
-		},
-	}
+		notFound:        connectorNotFound,
+	}, getConnector, store.Store.ListVolumeConnectors, rpc.ConductorAPI.DestroyVolumeConnector, connectorRecord)
 }
 
 // validateConnector is CONNECTOR_VALIDATOR.

@@ -1,6 +1,7 @@
 package volume
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 )
 
@@ -41,6 +43,52 @@ var connectors, targets *kind
 func init() {
 	connectors = connectorKind()
 	targets = targetKind()
+}
+
+// fetch is one volume object by UUID, the kind's notFound error when
+// there is none (what names the object type in other errors).
+func fetch[T any](h *handlers, r *http.Request, get func(store.Store, context.Context, string) (T, error),
+	notFound func(string) error, what, ident string) (T, error) {
+	x, err := get(h.Store, r.Context(), ident)
+	if errors.Is(err, store.ErrNotFound) {
+		var zero T
+		return zero, notFound(ident)
+	}
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("get volume %s %s: %w", what, ident, err)
+	}
+	return x, nil
+}
+
+// bind fills k's lookups from the store and conductor calls of one
+// volume object type.
+func bind[T any](k *kind, get func(*handlers, *http.Request, string) (T, error),
+	list func(store.Store, context.Context, store.VolumeFilter, store.ListOptions) ([]T, error),
+	destroy func(rpc.ConductorAPI, context.Context, string, T) error, toRecord func(T) *record) *kind {
+	k.get = func(h *handlers, r *http.Request, ident string) (*record, error) {
+		x, err := get(h, r, ident)
+		if err != nil {
+			return nil, err
+		}
+		return toRecord(x), nil
+	}
+	k.list = func(h *handlers, r *http.Request, f store.VolumeFilter, o store.ListOptions) ([]*record, error) {
+		xs, err := list(h.Store, r.Context(), f, o)
+		out := make([]*record, 0, len(xs))
+		for _, x := range xs {
+			out = append(out, toRecord(x))
+		}
+		return out, err
+	}
+	k.destroy = func(h *handlers, r *http.Request, topic, ident string) error {
+		x, err := get(h, r, ident)
+		if err != nil {
+			return err
+		}
+		return destroy(h.Conductor, r.Context(), topic, x)
+	}
+	return k
 }
 
 func (h *handlers) redact(r *http.Request, k *kind) bool {

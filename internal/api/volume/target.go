@@ -2,7 +2,6 @@ package volume
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 )
 
@@ -52,48 +52,21 @@ func targetRecord(t *model.VolumeTarget) *record {
 }
 
 func getTarget(h *handlers, r *http.Request, ident string) (*model.VolumeTarget, error) {
-	t, err := h.Store.GetVolumeTargetByUUID(r.Context(), ident)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New("VolumeTargetNotFound", map[string]any{"target": ident})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get volume target %s: %w", ident, err)
-	}
-	return t, nil
+	return fetch(h, r, store.Store.GetVolumeTargetByUUID, targetNotFound, "target", ident)
+}
+
+func targetNotFound(ident string) error {
+	return errs.New("VolumeTargetNotFound", map[string]any{"target": ident})
 }
 
 func targetKind() *kind {
-	return &kind{
+	return bind(&kind{
 		item: "targets", param: "volume_target_id", arg: "target_uuid",
 		invalidSortKeys: []string{"extra", "properties"},
 		defaultFields:   []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
 		masked:          true,
-		notFound: func(ident string) error {
-			return errs.New("VolumeTargetNotFound", map[string]any{"target": ident})
-		},
-		get: func(h *handlers, r *http.Request, ident string) (*record, error) {
-			t, err := getTarget(h, r, ident)
-			if err != nil {
-				return nil, err
-			}
-			return targetRecord(t), nil
-		},
-		list: func(h *handlers, r *http.Request, f store.VolumeFilter, o store.ListOptions) ([]*record, error) {
-			ts, err := h.Store.ListVolumeTargets(r.Context(), f, o)
-			out := make([]*record, 0, len(ts))
-			for _, t := range ts {
-				out = append(out, targetRecord(t))
-			}
-			return out, err
-		},
-		destroy: func(h *handlers, r *http.Request, topic, ident string) error {
-			t, err := getTarget(h, r, ident)
-			if err != nil {
-				return err
-			}
-			return h.Conductor.DestroyVolumeTarget(r.Context(), topic, t)
-		},
-	}
+		notFound:        targetNotFound,
+	}, getTarget, store.Store.ListVolumeTargets, rpc.ConductorAPI.DestroyVolumeTarget, targetRecord)
 }
 
 // validateTarget is TARGET_VALIDATOR.
