@@ -52,9 +52,9 @@ type Inspection struct {
 
 // InspectHardware is upstream inspect_hardware: it updates the node's
 // properties (cpus, cpu_arch, memory_mb, local_gb, the boot_mode
-// capability) and answers manageable. The ports are for the conductor to
-// create: it reads them with DiscoverHardware (see conductor
-// inspect_oob.go).
+// capability) and answers manageable. Creating the ports and storing the
+// inventory is the conductor's part, through DiscoverHardware, as the
+// driver layer has no store.
 func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (string, error) {
 	res, err := i.DiscoverHardware(ctx, task)
 	if err != nil {

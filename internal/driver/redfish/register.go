@@ -6,8 +6,8 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 )
 
-// Register adds the redfish power, management, inspect and
-// redfish-virtual-media boot implementations to r. They share one connection cache, so a BMC
+// Register adds the redfish power, management, inspect, bios
+// and redfish-virtual-media boot implementations to r. They share one connection cache, so a BMC
 // session opened by one is used by the others. The boot interface takes
 // boot (at most one); without it, DefaultBootOptions, which can validate
 // nodes but cannot publish images.
@@ -31,6 +31,7 @@ func Register(r *driver.Registry, opts Options, boot ...BootOptions) error {
 		{driver.KindManagement, "redfish", mgmt},
 		{driver.KindBoot, "redfish-virtual-media", &VirtualMediaBoot{core: c, mgmt: mgmt, opts: bo}},
 		{driver.KindInspect, "redfish", &Inspect{core: c}},
+		{driver.KindBIOS, "redfish", &BIOS{core: c}},
 	} {
 		if err := r.Register(i.kind, i.name, i.impl); err != nil {
 			return fmt.Errorf("register redfish interfaces: %w", err)

@@ -69,7 +69,7 @@ func TestRegisteredClassesMatchDriversJSON(t *testing.T) {
 			checked++
 		}
 	}
-	if checked != 4 {
-		t.Fatalf("checked %d implementations, want power, management, boot and inspect", checked)
+	if checked != 5 {
+		t.Fatalf("checked %d implementations, want power, management, boot, inspect and bios", checked)
 	}
 }

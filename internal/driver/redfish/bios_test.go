@@ -1,0 +1,149 @@
+package redfish
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/testing/redfishbmc"
+)
+
+func newBiosEnv(t *testing.T, opts ...redfishbmc.SystemOption) (*env, *BIOS) {
+	t.Helper()
+	base := []redfishbmc.SystemOption{
+		redfishbmc.PowerState(redfishbmc.On),
+		redfishbmc.Bios(map[string]any{"BootMode": "Uefi", "ProcTurboMode": "Enabled", "NumCores": float64(8), "SerialNumber": "SN1"}),
+		redfishbmc.BiosRegistry(
+			redfishbmc.RegistryAttribute{Name: "BootMode", Type: "Enumeration", ResetRequired: true, AllowableValues: []string{"Uefi", "Bios"}},
+			redfishbmc.RegistryAttribute{Name: "SerialNumber", Type: "String", ReadOnly: true},
+		),
+	}
+	e := newMgmtEnv(t, append(base, opts...)...)
+	e.node.ProvisionState = states.Cleaning
+	return e, &BIOS{core: e.core}
+}
+
+func TestBIOSSettingsWithRegistry(t *testing.T) {
+	e, b := newBiosEnv(t)
+	got, err := b.BIOSSettings(e.ctx, e.task)
+	must(t, err)
+	names := []string{}
+	for _, s := range got {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, []string{"BootMode", "NumCores", "ProcTurboMode", "SerialNumber"}) {
+		t.Fatalf("names %v", names)
+	}
+	bm := got[0]
+	if *bm.Value != "Uefi" || *bm.AttributeType != "Enumeration" || !*bm.ResetRequired || *bm.ReadOnly ||
+		!slices.Equal(bm.AllowableValues, []string{"Uefi", "Bios"}) {
+		t.Fatalf("BootMode %+v", bm)
+	}
+	if *got[1].Value != "8" || got[1].AttributeType != nil {
+		t.Fatalf("NumCores (no registry entry) %+v", got[1])
+	}
+	if !*got[3].ReadOnly {
+		t.Fatalf("SerialNumber %+v", got[3])
+	}
+	must(t, b.CacheBIOSSettings(e.ctx, e.task))
+}
+
+func TestBIOSNotSupported(t *testing.T) {
+	e := newMgmtEnv(t)
+	b := &BIOS{core: e.core}
+	_, err := b.BIOSSettings(e.ctx, e.task)
+	wantClass(t, err, "UnsupportedDriverExtension", "Cannot fetch BIOS attributes for node "+testNode+", BIOS settings are not supported.")
+	_, err = b.FactoryReset(e.ctx, e.task)
+	wantClass(t, err, "RedfishError", "Redfish exception occurred. Error: Redfish BIOS factory reset failed for node "+testNode+
+		", because BIOS settings are not supported.")
+}
+
+func TestBIOSApplyConfigurationRebootsAndVerifies(t *testing.T) {
+	e, b := newBiosEnv(t)
+	settings := []map[string]any{{"name": "BootMode", "value": "Bios"}, {"name": "ProcTurboMode", "value": "Disabled"}}
+	next, err := b.ApplyConfiguration(e.ctx, e.task, settings)
+	must(t, err)
+	if next != states.CleanWait {
+		t.Fatalf("next %q", next)
+	}
+	// The emulator applies pending settings only at a reset, so these
+	// values prove both the PATCH and the reboot.
+	st := e.bmc.BiosOf("sys-1")
+	if st.Patches != 1 || len(st.Pending) != 0 {
+		t.Fatalf("settings object %+v", st)
+	}
+	if st.Attributes["BootMode"] != "Bios" || st.Attributes["ProcTurboMode"] != "Disabled" {
+		t.Fatalf("after reboot %+v", st.Attributes)
+	}
+	if snap := e.bmc.Snapshot("sys-1"); !slices.Equal(snap.Resets, []string{"ForceOff", "On"}) {
+		t.Fatalf("no reboot: %v", snap.Resets)
+	}
+	dii := e.node.DriverInternalInfo
+	if dii["post_config_reboot_requested"] != true || dii["cleaning_reboot"] != true || dii["skip_current_clean_step"] != false {
+		t.Fatalf("driver_internal_info %v", dii)
+	}
+	next, err = b.ApplyConfiguration(e.ctx, e.task, settings)
+	must(t, err)
+	if next != "" || dii["post_config_reboot_requested"] != nil || dii["requested_bios_attrs"] != nil {
+		t.Fatalf("second call: %q %v", next, dii)
+	}
+}
+
+func TestBIOSApplyConfigurationNotApplied(t *testing.T) {
+	e, b := newBiosEnv(t, redfishbmc.BiosIgnores("ProcTurboMode"))
+	e.node.ProvisionState = states.Servicing
+	settings := []map[string]any{{"name": "ProcTurboMode", "value": "Disabled"}}
+	next, err := b.ApplyConfiguration(e.ctx, e.task, settings)
+	must(t, err)
+	if next != states.ServiceWait || e.node.DriverInternalInfo["servicing_reboot"] != true {
+		t.Fatalf("next %q, %v", next, e.node.DriverInternalInfo)
+	}
+	_, err = b.ApplyConfiguration(e.ctx, e.task, settings)
+	wantClass(t, err, "RedfishError", "Redfish exception occurred. Error: Redfish BIOS apply_configuration step failed. "+
+		"Attributes {'ProcTurboMode': 'Disabled'} are not updated.")
+}
+
+func TestBIOSApplyConfigurationRejected(t *testing.T) {
+	e, b := newBiosEnv(t)
+	_, err := b.ApplyConfiguration(e.ctx, e.task, []map[string]any{{"name": "SerialNumber", "value": "x"}})
+	wantClass(t, err, "RedfishError", "")
+	if e.node.DriverInternalInfo["post_config_reboot_requested"] != nil || e.bmc.Count(http.MethodPost, sysPath+"/Actions/ComputerSystem.Reset") != 0 {
+		t.Fatalf("a refused configuration rebooted the node")
+	}
+}
+
+func TestBIOSFactoryReset(t *testing.T) {
+	e, b := newBiosEnv(t)
+	e.bmc.SetBiosAttribute("sys-1", "BootMode", "Bios")
+	next, err := b.FactoryReset(e.ctx, e.task)
+	must(t, err)
+	if next != states.CleanWait {
+		t.Fatalf("next %q", next)
+	}
+	st := e.bmc.BiosOf("sys-1")
+	if st.ResetBios != 1 || st.Attributes["BootMode"] != "Uefi" {
+		t.Fatalf("after factory reset and reboot %+v", st)
+	}
+	next, err = b.FactoryReset(e.ctx, e.task)
+	must(t, err)
+	if next != "" || e.node.DriverInternalInfo["post_factory_reset_reboot_requested"] != nil {
+		t.Fatalf("second call %q %v", next, e.node.DriverInternalInfo)
+	}
+	if e.bmc.BiosOf("sys-1").ResetBios != 1 {
+		t.Fatalf("ResetBios called again after the reboot")
+	}
+}
+
+func TestBIOSStepHandlers(t *testing.T) {
+	e, b := newBiosEnv(t)
+	step := driver.Step{Interface: driver.KindBIOS, Name: "apply_configuration",
+		Args: map[string]any{"settings": []any{map[string]any{"name": "BootMode", "value": "Bios"}}}}
+	next, err := driver.ExecuteStep(context.Background(), e.task, b, step)
+	must(t, err)
+	if next != states.CleanWait || e.bmc.BiosOf("sys-1").Attributes["BootMode"] != "Bios" {
+		t.Fatalf("next %q, %v", next, e.bmc.BiosOf("sys-1").Attributes)
+	}
+}
