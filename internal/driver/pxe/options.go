@@ -1,0 +1,87 @@
+package pxe
+
+import (
+	"io/fs"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/image"
+)
+
+// Options are the ironic.conf settings and services of the pxe and ipxe
+// boot interfaces.
+type Options struct {
+	// TFTPRoot is [pxe]/tftp_root, the pxe interface's root.
+	TFTPRoot string
+	// HTTPRoot and HTTPURL are [deploy]/http_root and http_url, the ipxe
+	// interface's root and how nodes reach it.
+	HTTPRoot, HTTPURL string
+	// ConfigSubdir is [pxe]/pxe_config_subdir, where MAC links go.
+	ConfigSubdir string
+	// KernelAppendParams is [pxe]/kernel_append_params.
+	KernelAppendParams string
+	// TFTPServer is [pxe]/tftp_server, given to the templates.
+	TFTPServer string
+	// IPXETimeoutSeconds is [pxe]/ipxe_timeout.
+	IPXETimeoutSeconds int
+	// IPXEFallbackScript is [pxe]/ipxe_fallback_script.
+	IPXEFallbackScript string
+	// Template files overriding the embedded ones ([pxe]/pxe_config_template,
+	// uefi_pxe_config_template, ipxe_config_template, ipxe_boot_script);
+	// empty or upstream's "$pybasedir/..." default means embedded.
+	PXEConfigTemplate, UEFIPXEConfigTemplate, IPXEConfigTemplate, IPXEBootScript string
+	// DirPermission and FilePermission are [pxe]/dir_permission and
+	// file_permission.
+	DirPermission, FilePermission fs.FileMode
+	// DefaultBootMode is [deploy]/default_boot_mode.
+	DefaultBootMode string
+	// Conductor-wide agent images ([conductor]/deploy_kernel, …), used
+	// when the node's driver_info names neither of the pair.
+	DeployKernel, DeployRamdisk, RescueKernel, RescueRamdisk string
+	// Debug is [DEFAULT]/debug (ipa-debug=1).
+	Debug bool
+	// Cache holds the master copies of kernels and ramdisks
+	// ([pxe]/tftp_master_path); Fetcher is used when no cache is set.
+	Cache   *image.Cache
+	Fetcher *image.Fetcher
+	// Ports lists the node's ports for the MAC links.
+	Ports PortLister
+}
+
+// OptionsFromConfig reads the options; image services and ports are the
+// caller's to set.
+func OptionsFromConfig(c *config.Config) Options {
+	return Options{
+		TFTPRoot:              c.String("pxe", "tftp_root"),
+		HTTPRoot:              c.String("deploy", "http_root"),
+		HTTPURL:               c.String("deploy", "http_url"),
+		ConfigSubdir:          c.String("pxe", "pxe_config_subdir"),
+		KernelAppendParams:    c.String("pxe", "kernel_append_params"),
+		TFTPServer:            c.String("pxe", "tftp_server"),
+		IPXETimeoutSeconds:    c.Int("pxe", "ipxe_timeout"),
+		IPXEFallbackScript:    c.String("pxe", "ipxe_fallback_script"),
+		PXEConfigTemplate:     c.String("pxe", "pxe_config_template"),
+		UEFIPXEConfigTemplate: c.String("pxe", "uefi_pxe_config_template"),
+		IPXEConfigTemplate:    c.String("pxe", "ipxe_config_template"),
+		IPXEBootScript:        c.String("pxe", "ipxe_boot_script"),
+		DirPermission:         fs.FileMode(c.Int("pxe", "dir_permission")),
+		FilePermission:        fs.FileMode(c.Int("pxe", "file_permission")),
+		DefaultBootMode:       c.String("deploy", "default_boot_mode"),
+		DeployKernel:          c.String("conductor", "deploy_kernel"),
+		DeployRamdisk:         c.String("conductor", "deploy_ramdisk"),
+		RescueKernel:          c.String("conductor", "rescue_kernel"),
+		RescueRamdisk:         c.String("conductor", "rescue_ramdisk"),
+		Debug:                 c.Bool("DEFAULT", "debug"),
+	}
+}
+
+// DefaultOptions are upstream's defaults, without services.
+func DefaultOptions() Options {
+	return Options{
+		TFTPRoot: "/tftpboot", HTTPRoot: "/httpboot", ConfigSubdir: "pxelinux.cfg",
+		KernelAppendParams: "nofb vga=normal", FilePermission: 0o644, DefaultBootMode: "uefi",
+	}
+}
+
+// custom reports whether a template option names an operator's file.
+func custom(path string) bool { return path != "" && !strings.Contains(path, "$pybasedir") }
