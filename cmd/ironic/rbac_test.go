@@ -89,8 +89,6 @@ type rbacCase struct {
 // has to remove its entry.
 var rbacKnownFailures = map[string]map[string]string{
 	"test_rbac_project_scoped.yaml": {
-		"owner_member_can_set_indicator":        "the suite's indicator path form is not routed (404)",
-		"lessee_member_cannot_set_indicator":    "the suite's indicator path form is not routed (404)",
 		"owner_admin_cannot_rehome_portgroup":   "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
 		"owner_manager_cannot_rehome_portgroup": "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
 		"owner_service_cannot_rehome_portgroup": "portgroup PATCH to another node: the 400 check runs after the conductor lookup",

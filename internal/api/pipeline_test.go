@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -105,7 +106,8 @@ func TestRoutingErrors(t *testing.T) {
 		{"vmedia GET before attach", "GET", "/v1/nodes/n1/vmedia", "1.88", 404, true, "", nil, false},
 		{"runbook traits before runbooks", "PUT", "/v1/runbooks/r1/traits", "1.91", 405, true, "The API version does not allow runbooks", nil, false},
 		{"runbook traits before traits", "PUT", "/v1/runbooks/r1/traits", "1.111", 404, true, "The API version does not allow runbook traits", nil, false},
-		{"indicator without @", "GET", "/v1/nodes/n1/management/indicators/led", "", 404, true, "", nil, false},
+		{"indicator GET with a surplus element", "GET", "/v1/nodes/n1/management/indicators/led@system/on", "", 404, true, "", nil, false},
+		{"indicator PUT with two surplus elements", "PUT", "/v1/nodes/n1/management/indicators/led@system/on/x", "", 404, true, "", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := serve(h, tc.method, tc.path, tc.version, "")
@@ -168,6 +170,38 @@ func TestPathForms(t *testing.T) {
 		}
 		if loc := rec.Header().Get("Location"); !strings.HasPrefix(loc, "http://127.0.0.1:6385/v1/nodes/") || !strings.HasSuffix(loc, "/states") {
 			t.Errorf("Location %q", loc)
+		}
+	}
+}
+
+// TestIndicatorPaths checks the indicator element reaches the handler
+// whole enough to split as upstream does (first "@", none is the
+// handler's 400), and that PUT takes a surplus element as the state.
+func TestIndicatorPaths(t *testing.T) {
+	var seen map[string]string
+	record := func(w http.ResponseWriter, r *http.Request, rc *RequestContext) error {
+		seen = rc.Params
+		return WriteJSON(w, http.StatusOK, Object{{"ok", true}})
+	}
+	h := New(Deps{Logger: quiet, Handlers: map[string]HandlerFunc{
+		"GET /v1/nodes/{node_ident}/management/indicators/{ind_ident}@{component}": record,
+		"PUT /v1/nodes/{node_ident}/management/indicators/{ind_ident}@{component}": record,
+	}})
+	for _, tc := range []struct {
+		method, path string
+		want         map[string]string
+	}{
+		{"GET", "/v1/nodes/n1/management/indicators/led@system", map[string]string{"node_ident": "n1", "ind_ident": "led", "component": "system"}},
+		{"GET", "/v1/nodes/n1/management/indicators/led@system@2", map[string]string{"node_ident": "n1", "ind_ident": "led", "component": "system@2"}},
+		{"GET", "/v1/nodes/n1/management/indicators/led@", map[string]string{"node_ident": "n1", "ind_ident": "led", "component": ""}},
+		{"GET", "/v1/nodes/n1/management/indicators/led", map[string]string{"node_ident": "n1", "ind_ident": "led"}},
+		{"PUT", "/v1/nodes/n1/management/indicators/led@system", map[string]string{"node_ident": "n1", "ind_ident": "led", "component": "system"}},
+		{"PUT", "/v1/nodes/n1/management/indicators/led/on", map[string]string{"node_ident": "n1", "ind_ident": "led", "state": "on"}},
+	} {
+		seen = nil
+		rec := serve(h, tc.method, tc.path, "1.1", "")
+		if rec.Code != http.StatusOK || !maps.Equal(seen, tc.want) {
+			t.Errorf("%s %s: %d %s params %v, want %v", tc.method, tc.path, rec.Code, rec.Body, seen, tc.want)
 		}
 	}
 }

@@ -160,6 +160,12 @@ func (rt *router) lookup(method string, segs []string) (*Route, map[string]strin
 			params = map[string]string{}
 			ok = match(r.aliasSegs, segs, params)
 		}
+		if n := len(segs) - 1; !ok && r.TrailingArg != "" && r.Method == method && n == len(r.segs) && segs[n] != "" {
+			params = map[string]string{}
+			if ok = match(r.segs, segs[:n], params); ok {
+				params[r.TrailingArg] = segs[n]
+			}
+		}
 		if !ok {
 			continue
 		}

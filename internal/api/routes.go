@@ -48,6 +48,10 @@ type Route struct {
 	// Alias is a second path served by the same handler (the passthru
 	// method name as a path element).
 	Alias string
+	// TrailingArg names a handler argument that may also come as one more
+	// path element after Path, as pecan passes surplus path elements as
+	// positional arguments (IndicatorController.put's state).
+	TrailingArg string
 	// Unimplemented marks operations documented upstream that its
 	// controller does not serve (the handler fails with a server error).
 	Unimplemented bool
@@ -214,14 +218,15 @@ func match(pattern, path []string, params map[string]string) bool {
 			return false
 		}
 		if at := strings.Index(p, "}@{"); at >= 0 {
-			// "{a}@{b}": upstream splits the element at its last "@" and
-			// answers 400 itself when it has none.
-			k := strings.LastIndexByte(s, '@')
-			if k < 0 {
-				return false
+			// "{a}@{b}": upstream takes the element whole and splits it at
+			// its first "@" in the handler, after the policy check and the
+			// conductor lookup; without "@" b stays unset for the handler
+			// to refuse then.
+			a, b, ok := strings.Cut(s, "@")
+			params[p[1:at]] = a
+			if ok {
+				params[p[at+3:len(p)-1]] = b
 			}
-			params[p[1:at]] = s[:k]
-			params[p[at+3:len(p)-1]] = s[k+1:]
 			continue
 		}
 		params[p[1:len(p)-1]] = s

@@ -181,9 +181,15 @@ func (h *handlers) listIndicators(w http.ResponseWriter, r *http.Request, rc *ap
 }
 
 // indicatorIdent is IndicatorAtComponent(unique_name=...): the router
-// splits "{ind_ident}@{component}" at the first "@".
-func indicatorIdent(rc *api.RequestContext) (name, component string) {
-	return rc.Param("ind_ident"), rc.Param("component")
+// splits the element at its first "@" and leaves component unset when it
+// has none.
+func indicatorIdent(rc *api.RequestContext) (name, component string, err error) {
+	name = rc.Param("ind_ident")
+	component, ok := rc.Params["component"]
+	if !ok {
+		return "", "", errs.InvalidParameterValue(fmt.Sprintf("Malformed indicator name \"%s\"", name))
+	}
+	return name, component, nil
 }
 
 func (h *handlers) getIndicator(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -198,7 +204,10 @@ func (h *handlers) getIndicator(w http.ResponseWriter, r *http.Request, rc *api.
 	if err != nil {
 		return err
 	}
-	name, comp := indicatorIdent(rc)
+	name, comp, err := indicatorIdent(rc)
+	if err != nil {
+		return err
+	}
 	state, err := h.Conductor.GetIndicatorState(r.Context(), topic, n.UUID, comp, name)
 	if err != nil {
 		return err
@@ -217,6 +226,14 @@ func (h *handlers) setIndicator(w http.ResponseWriter, r *http.Request, rc *api.
 	if err != nil {
 		return err
 	}
+	if s, inPath := rc.Params["state"]; inPath {
+		if state != nil {
+			// Python refuses a keyword argument that is also given
+			// positionally; upstream answers that TypeError with a 500.
+			return fmt.Errorf("IndicatorController.put: got multiple values for argument 'state'")
+		}
+		state = &s
+	}
 	if state == nil {
 		return errs.MissingParameterValue("Missing mandatory parameter: state")
 	}
@@ -228,7 +245,10 @@ func (h *handlers) setIndicator(w http.ResponseWriter, r *http.Request, rc *api.
 	if err != nil {
 		return err
 	}
-	name, comp := indicatorIdent(rc)
+	name, comp, err := indicatorIdent(rc)
+	if err != nil {
+		return err
+	}
 	if err := h.Conductor.SetIndicatorState(r.Context(), topic, n.UUID, comp, name, *state); err != nil {
 		return err
 	}

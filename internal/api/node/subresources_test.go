@@ -125,6 +125,10 @@ func TestManagement(t *testing.T) {
 		{"indicator get", "GET", "/v1/nodes/mg/management/indicators/led@system", "1.63", "", 200, ""},
 		{"indicator set unsupported", "PUT", "/v1/nodes/mg/management/indicators/led@system", "1.115", `{"state": "blinking"}`, 400, ""},
 		{"indicator set missing", "PUT", "/v1/nodes/mg/management/indicators/led@system", "1.115", `{}`, 400, "Missing mandatory parameter: state"},
+		{"indicator get malformed", "GET", "/v1/nodes/mg/management/indicators/led", "1.115", "", 400, `Malformed indicator name "led"`},
+		{"indicator set malformed", "PUT", "/v1/nodes/mg/management/indicators/led", "1.115", `{"state": "ON"}`, 400, `Malformed indicator name "led"`},
+		{"indicator set state in path", "PUT", "/v1/nodes/mg/management/indicators/led-0@chassis/OFF", "1.115", "", 400, "Driver fake-hardware does not support management (disabled or not implemented)."},
+		{"indicator set state in path and body", "PUT", "/v1/nodes/mg/management/indicators/led-0@chassis/OFF", "1.115", `{"state": "OFF"}`, 500, ""},
 		{"indicators before 1.63", "GET", "/v1/nodes/mg/management/indicators", "1.62", "", 200, ""},
 	})
 	// The fake management interface always reads back pxe, not
