@@ -276,7 +276,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	}
 	doc := apiutil.CopyJSON(map[string]any{
 		"id": c.ID, "uuid": c.UUID, "created_at": apiutil.ISOTime(c.CreatedAt),
-		"updated_at": apiutil.OptISOTime(c.UpdatedAt), "extra": c.Extra, "description": optStr(c.Description),
+		"updated_at": apiutil.OptISOTime(c.UpdatedAt), "extra": c.Extra, "description": apiutil.OptString(c.Description),
 	})
 	doc, err = apiutil.ApplyPatch(doc, ops)
 	if err != nil {
@@ -304,13 +304,6 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, d)
-}
-
-func optStr(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
 }
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

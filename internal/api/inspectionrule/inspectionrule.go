@@ -192,7 +192,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 
 // fromDoc sets the rule's writable fields from a validated document.
 func fromDoc(rule *model.InspectionRule, m map[string]any) {
-	rule.Description = optString(m["description"])
+	rule.Description = apiutil.StringOf(m["description"])
 	rule.Priority = 0
 	if n, ok := toInt(m["priority"]); ok {
 		rule.Priority = int(n)
@@ -201,17 +201,10 @@ func fromDoc(rule *model.InspectionRule, m map[string]any) {
 	main := "main"
 	rule.Phase = &main
 	if _, ok := m["phase"]; ok {
-		rule.Phase = optString(m["phase"])
+		rule.Phase = apiutil.StringOf(m["phase"])
 	}
 	rule.Conditions = maps(m["conditions"])
 	rule.Actions = maps(m["actions"])
-}
-
-func optString(v any) *string {
-	if s, ok := v.(string); ok {
-		return &s
-	}
-	return nil
 }
 
 func maps(v any) []map[string]any {

@@ -17,20 +17,6 @@ import (
 // ovn90Fields are LOCAL_LINK_OVN_90_FIELDS.
 var ovn90Fields = []string{"vtep-logical-switch", "vtep-physical-switch"}
 
-func dict(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
-	}
-	return apiutil.CopyJSON(m)
-}
-
-func optStr(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
-}
-
 func boolOr(b *bool, def bool) bool {
 	if b == nil {
 		return def
@@ -60,22 +46,22 @@ func (h *handlers) toDict(ctx context.Context, rc *api.RequestContext, p *model.
 	d.Set("uuid", p.UUID)
 	d.Set("created_at", apiutil.ISOTime(p.CreatedAt))
 	d.Set("updated_at", apiutil.OptISOTime(p.UpdatedAt))
-	d.Set("address", optStr(p.Address))
-	d.Set("extra", dict(p.Extra))
-	d.Set("internal_info", dict(p.InternalInfo))
+	d.Set("address", apiutil.OptString(p.Address))
+	d.Set("extra", apiutil.CopyEmptyMap(p.Extra))
+	d.Set("internal_info", apiutil.CopyEmptyMap(p.InternalInfo))
 	d.Set("is_smartnic", boolOr(p.IsSmartNIC, false))
-	d.Set("local_link_connection", dict(p.LocalLinkConnection))
-	d.Set("physical_network", optStr(p.PhysicalNetwork))
+	d.Set("local_link_connection", apiutil.CopyEmptyMap(p.LocalLinkConnection))
+	d.Set("physical_network", apiutil.OptString(p.PhysicalNetwork))
 	d.Set("pxe_enabled", boolOr(p.PXEEnabled, true))
 	if p.NodeUUID == "" {
 		d.Set("node_uuid", nil)
 	} else {
 		d.Set("node_uuid", p.NodeUUID)
 	}
-	d.Set("name", optStr(p.Name))
-	d.Set("description", optStr(p.Description))
-	d.Set("vendor", optStr(p.Vendor))
-	d.Set("category", optStr(p.Category))
+	d.Set("name", apiutil.OptString(p.Name))
+	d.Set("description", apiutil.OptString(p.Description))
+	d.Set("vendor", apiutil.OptString(p.Vendor))
+	d.Set("category", apiutil.OptString(p.Category))
 	d.Set("available_for_dynamic_portgroup", p.AvailableForDynamicPortgroup)
 	d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "ports", p.UUID))
 	pg, err := portgroupUUID(ctx, h.Store, p)

@@ -162,55 +162,34 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	return api.WriteJSON(w, http.StatusCreated, d)
 }
 
-func str(v any) *string {
-	s, ok := v.(string)
-	if !ok {
-		return nil
-	}
-	return &s
-}
-
-func boolp(v any) *bool {
-	b, ok := v.(bool)
-	if !ok {
-		return nil
-	}
-	return &b
-}
-
-func mapOf(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
 // setFields copies the validated object fields of m onto p.
 func setFields(p *model.Port, m map[string]any) {
 	for k, v := range m {
 		switch k {
 		case "uuid":
-			if s := str(v); s != nil {
+			if s := apiutil.StringOf(v); s != nil {
 				p.UUID = *s
 			}
 		case "address":
-			p.Address = str(v)
+			p.Address = apiutil.StringOf(v)
 		case "extra":
-			p.Extra = mapOf(v)
+			p.Extra = apiutil.MapOf(v)
 		case "local_link_connection":
-			p.LocalLinkConnection = mapOf(v)
+			p.LocalLinkConnection = apiutil.MapOf(v)
 		case "pxe_enabled":
-			p.PXEEnabled = boolp(v)
+			p.PXEEnabled = apiutil.BoolOf(v)
 		case "is_smartnic":
-			p.IsSmartNIC = boolp(v)
+			p.IsSmartNIC = apiutil.BoolOf(v)
 		case "physical_network":
-			p.PhysicalNetwork = str(v)
+			p.PhysicalNetwork = apiutil.StringOf(v)
 		case "name":
-			p.Name = str(v)
+			p.Name = apiutil.StringOf(v)
 		case "description":
-			p.Description = str(v)
+			p.Description = apiutil.StringOf(v)
 		case "vendor":
-			p.Vendor = str(v)
+			p.Vendor = apiutil.StringOf(v)
 		case "category":
-			p.Category = str(v)
+			p.Category = apiutil.StringOf(v)
 		case "available_for_dynamic_portgroup":
 			p.AvailableForDynamicPortgroup = v == true
 		}
@@ -234,11 +213,11 @@ func (h *handlers) patchDoc(p *model.Port, pgUUID any) map[string]any {
 	}
 	return apiutil.CopyJSON(map[string]any{
 		"id": p.ID, "uuid": p.UUID, "created_at": apiutil.ISOTime(p.CreatedAt), "updated_at": apiutil.OptISOTime(p.UpdatedAt),
-		"address": optStr(p.Address), "extra": dict(p.Extra), "local_link_connection": dict(p.LocalLinkConnection),
-		"pxe_enabled": boolOr(p.PXEEnabled, true), "internal_info": dict(p.InternalInfo),
-		"physical_network": optStr(p.PhysicalNetwork), "is_smartnic": boolOr(p.IsSmartNIC, false),
-		"name": optStr(p.Name), "description": optStr(p.Description), "vendor": optStr(p.Vendor),
-		"category": optStr(p.Category), "available_for_dynamic_portgroup": p.AvailableForDynamicPortgroup,
+		"address": apiutil.OptString(p.Address), "extra": apiutil.CopyEmptyMap(p.Extra), "local_link_connection": apiutil.CopyEmptyMap(p.LocalLinkConnection),
+		"pxe_enabled": boolOr(p.PXEEnabled, true), "internal_info": apiutil.CopyEmptyMap(p.InternalInfo),
+		"physical_network": apiutil.OptString(p.PhysicalNetwork), "is_smartnic": boolOr(p.IsSmartNIC, false),
+		"name": apiutil.OptString(p.Name), "description": apiutil.OptString(p.Description), "vendor": apiutil.OptString(p.Vendor),
+		"category": apiutil.OptString(p.Category), "available_for_dynamic_portgroup": p.AvailableForDynamicPortgroup,
 		"node_uuid": nodeUUID, "portgroup_uuid": pgUUID,
 	})
 }

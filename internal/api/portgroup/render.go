@@ -9,13 +9,6 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 )
 
-func dict(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
-	}
-	return apiutil.CopyJSON(m)
-}
-
 func boolOr(b *bool, def bool) bool {
 	if b == nil {
 		return def
@@ -31,11 +24,11 @@ func toDict(rc *api.RequestContext, pg *model.Portgroup) *apiutil.Dict {
 	d.Set("created_at", apiutil.ISOTime(pg.CreatedAt))
 	d.Set("updated_at", apiutil.OptISOTime(pg.UpdatedAt))
 	d.Set("address", apiutil.OptString(pg.Address))
-	d.Set("extra", dict(pg.Extra))
-	d.Set("internal_info", dict(pg.InternalInfo))
+	d.Set("extra", apiutil.CopyEmptyMap(pg.Extra))
+	d.Set("internal_info", apiutil.CopyEmptyMap(pg.InternalInfo))
 	d.Set("mode", apiutil.OptString(pg.Mode))
 	d.Set("name", apiutil.OptString(pg.Name))
-	d.Set("properties", dict(pg.Properties))
+	d.Set("properties", apiutil.CopyEmptyMap(pg.Properties))
 	d.Set("standalone_ports_supported", boolOr(pg.StandalonePortsSupported, true))
 	if pg.NodeUUID == "" {
 		d.Set("node_uuid", nil)

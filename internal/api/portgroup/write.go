@@ -51,50 +51,29 @@ func validate(arg string, m map[string]any) error {
 	return nil
 }
 
-func str(v any) *string {
-	s, ok := v.(string)
-	if !ok {
-		return nil
-	}
-	return &s
-}
-
-func boolp(v any) *bool {
-	b, ok := v.(bool)
-	if !ok {
-		return nil
-	}
-	return &b
-}
-
-func mapOf(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
 // setField copies one validated field of the API object onto pg.
 func setField(pg *model.Portgroup, k string, v any) {
 	switch k {
 	case "uuid":
-		if s := str(v); s != nil {
+		if s := apiutil.StringOf(v); s != nil {
 			pg.UUID = *s
 		}
 	case "address":
-		pg.Address = str(v)
+		pg.Address = apiutil.StringOf(v)
 	case "name":
-		pg.Name = str(v)
+		pg.Name = apiutil.StringOf(v)
 	case "extra":
-		pg.Extra = mapOf(v)
+		pg.Extra = apiutil.MapOf(v)
 	case "mode":
-		pg.Mode = str(v)
+		pg.Mode = apiutil.StringOf(v)
 	case "properties":
-		pg.Properties = mapOf(v)
+		pg.Properties = apiutil.MapOf(v)
 	case "standalone_ports_supported":
-		pg.StandalonePortsSupported = boolp(v)
+		pg.StandalonePortsSupported = apiutil.BoolOf(v)
 	case "physical_network":
-		pg.PhysicalNetwork = str(v)
+		pg.PhysicalNetwork = apiutil.StringOf(v)
 	case "category":
-		pg.Category = str(v)
+		pg.Category = apiutil.StringOf(v)
 	}
 }
 
@@ -177,9 +156,9 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 func patchDoc(pg *model.Portgroup, nodeUUID string) map[string]any {
 	return apiutil.CopyJSON(map[string]any{
 		"id": pg.ID, "uuid": pg.UUID, "created_at": apiutil.ISOTime(pg.CreatedAt), "updated_at": apiutil.OptISOTime(pg.UpdatedAt),
-		"name": apiutil.OptString(pg.Name), "address": apiutil.OptString(pg.Address), "extra": dict(pg.Extra),
-		"internal_info": dict(pg.InternalInfo), "standalone_ports_supported": boolOr(pg.StandalonePortsSupported, true),
-		"mode": apiutil.OptString(pg.Mode), "properties": dict(pg.Properties),
+		"name": apiutil.OptString(pg.Name), "address": apiutil.OptString(pg.Address), "extra": apiutil.CopyEmptyMap(pg.Extra),
+		"internal_info": apiutil.CopyEmptyMap(pg.InternalInfo), "standalone_ports_supported": boolOr(pg.StandalonePortsSupported, true),
+		"mode": apiutil.OptString(pg.Mode), "properties": apiutil.CopyEmptyMap(pg.Properties),
 		"physical_network": apiutil.OptString(pg.PhysicalNetwork), "category": apiutil.OptString(pg.Category),
 		"dynamic_portgroup": boolOr(pg.DynamicPortgroup, false), "node_uuid": nodeUUID,
 	})

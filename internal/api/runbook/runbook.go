@@ -449,9 +449,9 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		case "disable_ramdisk":
 			rb.DisableRamdisk, _ = doc[f].(bool)
 		case "owner":
-			rb.Owner = optString(doc[f])
+			rb.Owner = apiutil.StringOf(doc[f])
 		case "description":
-			rb.Description = optString(doc[f])
+			rb.Description = apiutil.StringOf(doc[f])
 		case "steps":
 			rb.Steps = modelSteps(doc[f])
 		}
@@ -468,13 +468,6 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, d)
-}
-
-func optString(v any) *string {
-	if s, ok := v.(string); ok {
-		return &s
-	}
-	return nil
 }
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

@@ -26,7 +26,7 @@ func connectorRecord(c *model.VolumeConnector) *record {
 		d.Set("created_at", apiutil.ISOTime(c.CreatedAt))
 		d.Set("updated_at", apiutil.OptISOTime(c.UpdatedAt))
 		d.Set("connector_id", apiutil.OptString(c.ConnectorID))
-		d.Set("extra", dict(c.Extra))
+		d.Set("extra", apiutil.CopyEmptyMap(c.Extra))
 		d.Set("type", apiutil.OptString(c.Type))
 		d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "volume/connectors", c.UUID))
 		d.Set("node_uuid", nodeUUID)
@@ -70,15 +70,15 @@ func setConnectorFields(c *model.VolumeConnector, m map[string]any) {
 	for k, v := range m {
 		switch k {
 		case "uuid":
-			if s := str(v); s != nil {
+			if s := apiutil.StringOf(v); s != nil {
 				c.UUID = *s
 			}
 		case "type":
-			c.Type = str(v)
+			c.Type = apiutil.StringOf(v)
 		case "connector_id":
-			c.ConnectorID = str(v)
+			c.ConnectorID = apiutil.StringOf(v)
 		case "extra":
-			c.Extra = mapOf(v)
+			c.Extra = apiutil.MapOf(v)
 		}
 	}
 }
@@ -151,7 +151,7 @@ func (h *handlers) patchConnector(w http.ResponseWriter, r *http.Request, rc *ap
 	}
 	doc, err := apiutil.ApplyPatch(apiutil.CopyJSON(map[string]any{
 		"id": c.ID, "uuid": c.UUID, "created_at": apiutil.ISOTime(c.CreatedAt), "updated_at": apiutil.OptISOTime(c.UpdatedAt),
-		"type": apiutil.OptString(c.Type), "connector_id": apiutil.OptString(c.ConnectorID), "extra": dict(c.Extra),
+		"type": apiutil.OptString(c.Type), "connector_id": apiutil.OptString(c.ConnectorID), "extra": apiutil.CopyEmptyMap(c.Extra),
 		"node_uuid": nil,
 	}), ops)
 	if err != nil {

@@ -145,7 +145,7 @@ func (h *handlers) convert(r *http.Request, rc *api.RequestContext, k *kind, rec
 	d.KeepOnly(fields)
 	if k.masked {
 		if p, ok := d.Get("properties"); ok && apiutil.Truthy(p) {
-			d.Set("properties", apiutil.MaskDict(mapOf(p)))
+			d.Set("properties", apiutil.MaskDict(apiutil.MapOf(p)))
 		}
 	}
 	return d, nil

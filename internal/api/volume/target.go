@@ -28,7 +28,7 @@ var redactedProperties = map[string]any{"redacted_contents": "** Value redacted:
 
 func targetRecord(t *model.VolumeTarget) *record {
 	return &record{uuid: t.UUID, nodeID: t.NodeID, dict: func(rc *api.RequestContext, nodeUUID any, redact bool) *apiutil.Dict {
-		props := dict(t.Properties)
+		props := apiutil.CopyEmptyMap(t.Properties)
 		if redact {
 			props = apiutil.CopyJSON(redactedProperties)
 		}
@@ -41,7 +41,7 @@ func targetRecord(t *model.VolumeTarget) *record {
 		d.Set("created_at", apiutil.ISOTime(t.CreatedAt))
 		d.Set("updated_at", apiutil.OptISOTime(t.UpdatedAt))
 		d.Set("boot_index", boot)
-		d.Set("extra", dict(t.Extra))
+		d.Set("extra", apiutil.CopyEmptyMap(t.Extra))
 		d.Set("properties", props)
 		d.Set("volume_id", apiutil.OptString(t.VolumeID))
 		d.Set("volume_type", apiutil.OptString(t.VolumeType))
@@ -114,17 +114,17 @@ func setTargetFields(t *model.VolumeTarget, m map[string]any) error {
 	for k, v := range m {
 		switch k {
 		case "uuid":
-			if s := str(v); s != nil {
+			if s := apiutil.StringOf(v); s != nil {
 				t.UUID = *s
 			}
 		case "volume_type":
-			t.VolumeType = str(v)
+			t.VolumeType = apiutil.StringOf(v)
 		case "volume_id":
-			t.VolumeID = str(v)
+			t.VolumeID = apiutil.StringOf(v)
 		case "properties":
-			t.Properties = mapOf(v)
+			t.Properties = apiutil.MapOf(v)
 		case "extra":
-			t.Extra = mapOf(v)
+			t.Extra = apiutil.MapOf(v)
 		case "boot_index":
 			i, err := intOf(v)
 			if err != nil {
@@ -218,8 +218,8 @@ func (h *handlers) patchTarget(w http.ResponseWriter, r *http.Request, rc *api.R
 	}
 	doc, err := apiutil.ApplyPatch(apiutil.CopyJSON(map[string]any{
 		"id": t.ID, "uuid": t.UUID, "created_at": apiutil.ISOTime(t.CreatedAt), "updated_at": apiutil.OptISOTime(t.UpdatedAt),
-		"volume_type": apiutil.OptString(t.VolumeType), "properties": dict(t.Properties), "boot_index": boot,
-		"volume_id": apiutil.OptString(t.VolumeID), "extra": dict(t.Extra), "node_uuid": nil,
+		"volume_type": apiutil.OptString(t.VolumeType), "properties": apiutil.CopyEmptyMap(t.Properties), "boot_index": boot,
+		"volume_id": apiutil.OptString(t.VolumeID), "extra": apiutil.CopyEmptyMap(t.Extra), "node_uuid": nil,
 	}), ops)
 	if err != nil {
 		return err

@@ -195,23 +195,3 @@ func (h *handlers) topic(ctx context.Context, n *model.Node) (string, error) {
 	}
 	return t, nil
 }
-
-func dict(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
-	}
-	return apiutil.CopyJSON(m)
-}
-
-func mapOf(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
-func str(v any) *string {
-	s, ok := v.(string)
-	if !ok {
-		return nil
-	}
-	return &s
-}
