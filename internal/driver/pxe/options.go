@@ -3,6 +3,7 @@ package pxe
 import (
 	"io/fs"
 	"strings"
+	"time"
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/image"
@@ -44,6 +45,13 @@ type Options struct {
 	// ([pxe]/tftp_master_path); Fetcher is used when no cache is set.
 	Cache   *image.Cache
 	Fetcher *image.Fetcher
+	// CacheDir, CacheSize and CacheTTL are [pxe]/tftp_master_path,
+	// image_cache_size and image_cache_ttl: without Cache, a cache is
+	// made there at the first download (upstream creates the directory
+	// then too); an empty CacheDir downloads straight to the node.
+	CacheDir  string
+	CacheSize int64
+	CacheTTL  time.Duration
 	// Ports lists the node's ports for the MAC links.
 	Ports PortLister
 }
@@ -72,6 +80,9 @@ func OptionsFromConfig(c *config.Config) Options {
 		RescueKernel:          c.String("conductor", "rescue_kernel"),
 		RescueRamdisk:         c.String("conductor", "rescue_ramdisk"),
 		Debug:                 c.Bool("DEFAULT", "debug"),
+		CacheDir:              c.String("pxe", "tftp_master_path"),
+		CacheSize:             int64(c.Int("pxe", "image_cache_size")) << 20,
+		CacheTTL:              time.Duration(c.Int("pxe", "image_cache_ttl")) * time.Minute,
 	}
 }
 

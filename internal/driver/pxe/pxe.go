@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/openkeel/ironic/internal/driver"
@@ -38,19 +39,39 @@ type PortLister interface {
 // Boot is the pxe (ipxe false) or ipxe boot interface.
 type Boot struct {
 	driver.NoSteps
-	ipxe bool
-	opts Options
+	ipxe  bool
+	opts  Options
+	cache *lazyCache
+}
+
+// lazyCache is the image cache made at the first download, shared by the
+// interfaces of one registration so that one lock guards its directory.
+type lazyCache struct {
+	once  sync.Once
+	cache *image.Cache
+	err   error
+}
+
+func (l *lazyCache) get(o Options) (*image.Cache, error) {
+	l.once.Do(func() {
+		if o.Cache != nil || o.CacheDir == "" || o.Fetcher == nil {
+			l.cache = o.Cache
+			return
+		}
+		l.cache, l.err = image.NewCache(o.CacheDir, o.CacheSize, o.CacheTTL, false, o.Fetcher)
+	})
+	return l.cache, l.err
 }
 
 var _ driver.BootInterface = (*Boot)(nil)
 
 // NewPXE is the "pxe" interface: configuration under [pxe]/tftp_root,
 // pxelinux for BIOS, GRUB for UEFI.
-func NewPXE(o Options) *Boot { return &Boot{opts: withDefaults(o)} }
+func NewPXE(o Options) *Boot { return &Boot{opts: withDefaults(o), cache: &lazyCache{}} }
 
 // NewIPXE is the "ipxe" interface: configuration and images under
 // [deploy]/http_root, served over HTTP to iPXE.
-func NewIPXE(o Options) *Boot { return &Boot{ipxe: true, opts: withDefaults(o)} }
+func NewIPXE(o Options) *Boot { return &Boot{ipxe: true, opts: withDefaults(o), cache: &lazyCache{}} }
 
 func withDefaults(o Options) Options {
 	d := DefaultOptions()
@@ -71,10 +92,13 @@ func withDefaults(o Options) Options {
 
 // Register adds pxe and ipxe to r.
 func Register(r *driver.Registry, o Options) error {
-	if err := r.Register(driver.KindBoot, "pxe", NewPXE(o)); err != nil {
+	shared := &lazyCache{}
+	p, i := NewPXE(o), NewIPXE(o)
+	p.cache, i.cache = shared, shared
+	if err := r.Register(driver.KindBoot, "pxe", p); err != nil {
 		return fmt.Errorf("boot pxe: %w", err)
 	}
-	if err := r.Register(driver.KindBoot, "ipxe", NewIPXE(o)); err != nil {
+	if err := r.Register(driver.KindBoot, "ipxe", i); err != nil {
 		return fmt.Errorf("boot ipxe: %w", err)
 	}
 	return nil
@@ -470,9 +494,13 @@ func (b *Boot) writeBootScript() error {
 func (b *Boot) fetch(ctx context.Context, href, dest string) error {
 	// Kernels and ramdisks are not disk images: no conversion, no deep
 	// inspection.
-	if b.opts.Cache != nil {
+	cache, err := b.cache.get(b.opts)
+	if err != nil {
+		return err
+	}
+	if cache != nil {
 		raw := false
-		return b.opts.Cache.FetchImage(ctx, href, dest, &raw, image.FetchOptions{DisableValidation: true})
+		return cache.FetchImage(ctx, href, dest, &raw, image.FetchOptions{DisableValidation: true})
 	}
 	if b.opts.Fetcher == nil {
 		return fmt.Errorf("no image fetcher configured to download %s", href)
@@ -508,8 +536,8 @@ func (b *Boot) cleanUp(ctx context.Context, task *driver.Task) error {
 	if err := os.RemoveAll(b.nodeDir(n)); err != nil {
 		task.Logger().Warn("could not remove node boot folder", "node", n.UUID, "error", err)
 	}
-	if b.opts.Cache != nil {
-		b.opts.Cache.CleanUp(0)
+	if cache, err := b.cache.get(b.opts); err == nil && cache != nil {
+		cache.CleanUp(0)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package pxe
 import (
 	"context"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -228,7 +230,7 @@ func TestPrepareAndCleanUpRamdisk(t *testing.T) {
 				}
 				st, _ := os.Stat(p)
 				if st.Sys().(*syscall.Stat_t).Nlink != 2 {
-					t.Errorf("%s is not linked to the master copy", label)
+					t.Errorf("%s is a copy, not a hard link of the image", label)
 				}
 			}
 			if tc.ipxe {
@@ -392,5 +394,35 @@ func TestRegister(t *testing.T) {
 		if _, ok := r.Implementation(driver.KindBoot, name); !ok {
 			t.Errorf("%s not registered", name)
 		}
+	}
+}
+
+func TestCacheMadeAtFirstDownload(t *testing.T) {
+	e := newEnv(t, "bios")
+	o := e.opts
+	o.Fetcher, o.Cache = e.opts.Cache.Fetcher, nil
+	o.CacheDir, o.CacheSize, o.CacheTTL = filepath.Join(t.TempDir(), "lazy"), 1<<30, time.Hour
+	// File images are linked, never cached: serve them over HTTP.
+	srv := httptest.NewServer(http.FileServer(http.Dir(filepath.Dir(strings.TrimPrefix(e.node.DriverInfo["deploy_kernel"].(string), "file://")))))
+	t.Cleanup(srv.Close)
+	e.node.DriverInfo["deploy_kernel"], e.node.DriverInfo["deploy_ramdisk"] = srv.URL+"/kernel", srv.URL+"/ramdisk"
+	r := driver.NewRegistry()
+	if err := Register(r, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(o.CacheDir); err == nil {
+		t.Fatal("cache directory made at registration")
+	}
+	impl, _ := r.Implementation(driver.KindBoot, "pxe")
+	if err := impl.(*Boot).PrepareRamdisk(context.Background(), e.task, nil); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(o.CacheDir)
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("cache directory = %v, %v", entries, err)
+	}
+	st, _ := os.Stat(filepath.Join(e.tftp, e.node.UUID, "deploy_kernel"))
+	if st.Sys().(*syscall.Stat_t).Nlink != 2 {
+		t.Error("kernel is not linked to the master copy")
 	}
 }
