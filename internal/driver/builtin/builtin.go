@@ -13,7 +13,9 @@ import (
 	"github.com/openkeel/ironic/internal/driver/agent"
 	"github.com/openkeel/ironic/internal/driver/fake"
 	"github.com/openkeel/ironic/internal/driver/ipmi"
+	"github.com/openkeel/ironic/internal/driver/network"
 	"github.com/openkeel/ironic/internal/driver/noop"
+	"github.com/openkeel/ironic/internal/driver/pxe"
 	"github.com/openkeel/ironic/internal/driver/redfish"
 	"github.com/openkeel/ironic/internal/image"
 )
@@ -32,6 +34,12 @@ type Options struct {
 	// Agent configures the agent-based deploy interfaces; a nil Client
 	// gets upstream's defaults.
 	Agent agent.Options
+	// PXE configures the pxe and ipxe boot interfaces.
+	PXE pxe.Options
+	// Ports is where the flat network and the PXE boot interfaces read
+	// (and flat writes) the node's ports; the conductor's store.Store.
+	// Without it they refuse to validate.
+	Ports network.PortStore
 }
 
 // OptionsFromConfig reads the implementations' sections of ironic.conf.
@@ -60,6 +68,8 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		return Options{}, fmt.Errorf("image sources: %w", err)
 	}
 	o.RedfishBoot.Fetcher = image.NewFetcher(sources, imgOpts)
+	o.PXE = pxe.OptionsFromConfig(c)
+	o.PXE.Fetcher = o.RedfishBoot.Fetcher
 	if c.IsSet("deploy", "erase_devices_priority") {
 		p := c.Int("deploy", "erase_devices_priority")
 		o.Agent.ErasePriority = &p
@@ -112,6 +122,16 @@ func Registry(o Options) (*driver.Registry, error) {
 	if err := agent.Register(r, o.Agent); err != nil {
 		return nil, fmt.Errorf("agent interfaces: %w", err)
 	}
+	pxeOpts := o.PXE
+	if o.Ports != nil {
+		pxeOpts.Ports = o.Ports
+	}
+	if err := pxe.Register(r, pxeOpts); err != nil {
+		return nil, fmt.Errorf("pxe interfaces: %w", err)
+	}
+	if err := network.Register(r, o.Ports); err != nil {
+		return nil, fmt.Errorf("network interfaces: %w", err)
+	}
 	if o.IPMI != nil {
 		if err := ipmi.Register(r, *o.IPMI); err != nil {
 			return nil, fmt.Errorf("ipmitool interfaces: %w", err)
@@ -127,6 +147,25 @@ func Drivers(c *config.Config) (*driver.Drivers, error) {
 	if err != nil {
 		return nil, err
 	}
+	r, err := Registry(o)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.Build(driver.SettingsFromConfig(c))
+	if err != nil {
+		return nil, fmt.Errorf("enabled drivers: %w", err)
+	}
+	return d, nil
+}
+
+// DriversWithPorts is Drivers for a conductor: the flat network and PXE
+// boot interfaces read the node's ports from ports (its store.Store).
+func DriversWithPorts(c *config.Config, ports network.PortStore) (*driver.Drivers, error) {
+	o, err := OptionsFromConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	o.Ports = ports
 	r, err := Registry(o)
 	if err != nil {
 		return nil, err
