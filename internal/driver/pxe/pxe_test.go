@@ -426,3 +426,21 @@ func TestCacheMadeAtFirstDownload(t *testing.T) {
 		t.Error("kernel is not linked to the master copy")
 	}
 }
+
+func TestIPXETimeoutAndFallback(t *testing.T) {
+	e := newEnv(t, "uefi")
+	o := e.opts
+	o.IPXETimeoutSeconds, o.IPXEFallbackScript = 5, "http://127.0.0.1:8080/inspector.ipxe"
+	if err := NewIPXE(o).PrepareRamdisk(context.Background(), e.task, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(e.http, e.node.UUID, "config"))
+	if !strings.Contains(string(cfg), "kernel --timeout 5000 http://127.0.0.1:8080/"+e.node.UUID+"/deploy_kernel ") ||
+		!strings.Contains(string(cfg), "initrd --timeout 5000 http://127.0.0.1:8080/"+e.node.UUID+"/deploy_ramdisk ") {
+		t.Errorf("config:\n%s", cfg)
+	}
+	script, _ := os.ReadFile(filepath.Join(e.http, "boot.ipxe"))
+	if !strings.Contains(string(script), "chain http://127.0.0.1:8080/inspector.ipxe || goto boot_failed\n") {
+		t.Errorf("boot.ipxe:\n%s", script)
+	}
+}
