@@ -1,6 +1,7 @@
 package apiutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -113,18 +114,30 @@ func (s ListSpec) ParseList(r *http.Request, v microversion.Version, maxLimit in
 	if err != nil {
 		return nil, err
 	}
-	lim, err := collection.ValidateLimit(limit, maxLimit)
-	if err != nil {
-		return nil, err
-	}
-	sortDir, err := collection.ValidateSortDir(q.Get("sort_dir"))
+	a, err := Paging(limit, maxLimit, sortKey, q.Get("sort_dir"), fields, detail)
 	if err != nil {
 		return nil, err
 	}
 	if err := collection.ValidateSortKey(sortKey, s.InvalidSortKeys); err != nil {
 		return nil, err
 	}
-	return &ListArgs{Query: q, Marker: marker, Fields: fields, Detail: detail, Limit: lim, SortKey: sortKey, SortDir: sortDir}, nil
+	a.Query, a.Marker = q, marker
+	return a, nil
+}
+
+// Paging checks a listing's limit (against maxLimit) and sort direction,
+// in that order, and gathers them with the sort key, the fields to return
+// and ?detail.
+func Paging(limit *int, maxLimit int, sortKey string, sortDir *string, fields []string, detail *bool) (*ListArgs, error) {
+	lim, err := collection.ValidateLimit(limit, maxLimit)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := collection.ValidateSortDir(sortDir)
+	if err != nil {
+		return nil, err
+	}
+	return &ListArgs{Fields: fields, Detail: detail, Limit: lim, SortKey: sortKey, SortDir: dir}, nil
 }
 
 // Options are the store's paging options for a; the marker is left to
@@ -144,7 +157,9 @@ func ListErr(err error, what string) error {
 
 // Page is a listing's answer: the converted items under key and, when
 // the page is full, the link to the next one (resource is its path; lead
-// are parameters the link carries before the sort ones).
+// are parameters the link carries before the sort ones). convert may
+// answer a nil item to leave a record out; the page then counts the
+// items it shows, while the link still starts after the last record.
 func Page[T any](a *ListArgs, publicURL, key, resource string, list []T,
 	convert func(T) (*Dict, error), lastKey func(T) string, lead ...collection.Param) (*Dict, error) {
 	items := make([]*Dict, 0, len(list))
@@ -153,7 +168,9 @@ func Page[T any](a *ListArgs, publicURL, key, resource string, list []T,
 		if err != nil {
 			return nil, err
 		}
-		items = append(items, d)
+		if d != nil {
+			items = append(items, d)
+		}
 	}
 	out := NewDict()
 	out.Set(key, items)
@@ -165,10 +182,24 @@ func Page[T any](a *ListArgs, publicURL, key, resource string, list []T,
 	if a.Detail != nil {
 		params = append(params, collection.Param{Key: "detail", Value: *a.Detail})
 	}
-	if next := collection.Next(publicURL, resource, len(list), a.Limit, last, a.Fields, params...); next != "" {
+	if next := collection.Next(publicURL, resource, len(items), a.Limit, last, a.Fields, params...); next != "" {
 		out.Set("next", next)
 	}
 	return out, nil
+}
+
+// CheckMarker is the lookup of a listing's marker: the record it names
+// must exist (notFound otherwise; what names the resource in other
+// errors).
+func CheckMarker[T any](ctx context.Context, marker string, get func(context.Context, string) (T, error),
+	notFound func() error, what string) error {
+	if _, err := get(ctx, marker); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound()
+		}
+		return fmt.Errorf("%s marker %s: %w", what, marker, err)
+	}
+	return nil
 }
 
 // FieldsArgs are the request schema arguments of a ?fields query:

@@ -174,11 +174,10 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	if a.Marker != nil {
 		// The marker is checked as a name but looked up as a UUID, as
 		// upstream does.
-		if _, err := h.Store.GetDeployTemplateByUUID(r.Context(), *a.Marker); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return errs.New("DeployTemplateNotFound", map[string]any{"template": *a.Marker})
-			}
-			return fmt.Errorf("deploy template marker %s: %w", *a.Marker, err)
+		if err := apiutil.CheckMarker(r.Context(), *a.Marker, h.Store.GetDeployTemplateByUUID, func() error {
+			return errs.New("DeployTemplateNotFound", map[string]any{"template": *a.Marker})
+		}, "deploy template"); err != nil {
+			return err
 		}
 		opts.Marker = *a.Marker
 	}

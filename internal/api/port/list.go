@@ -214,21 +214,16 @@ func ptr(s string) *string { return &s }
 func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, a *listArgs,
 	nodeIdent *string, sortKey string, fields []string, resource string, project *string) error {
 	ctx := r.Context()
-	limit, err := collection.ValidateLimit(a.limit, rc.Config.Int("api", "max_limit"))
+	la, err := apiutil.Paging(a.limit, rc.Config.Int("api", "max_limit"), sortKey, a.sortDir, fields, a.detail)
 	if err != nil {
 		return err
 	}
-	sortDir, err := collection.ValidateSortDir(a.sortDir)
-	if err != nil {
-		return err
-	}
-	opts := store.ListOptions{Limit: limit, SortKey: sortKey, SortDir: sortDir}
+	opts := la.Options()
 	if a.marker != nil {
-		if _, err := h.Store.GetPortByUUID(ctx, *a.marker); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return errs.New("PortNotFound", map[string]any{"port": *a.marker})
-			}
-			return fmt.Errorf("port marker %s: %w", *a.marker, err)
+		if err := apiutil.CheckMarker(ctx, *a.marker, h.Store.GetPortByUUID, func() error {
+			return errs.New("PortNotFound", map[string]any{"port": *a.marker})
+		}, "port"); err != nil {
+			return err
 		}
 		opts.Marker = *a.marker
 	}
@@ -274,41 +269,28 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	switch {
 	case errors.Is(err, store.ErrMarkerNotFound):
 		return errs.New("PortNotFound", map[string]any{"port": opts.Marker})
-	case errors.Is(err, store.ErrInvalidParameter):
-		return errs.InvalidParameterValue(err.Error())
 	case err != nil:
-		return fmt.Errorf("list ports: %w", err)
+		return apiutil.ListErr(err, "ports")
 	}
-	items := make([]*apiutil.Dict, 0, len(ports))
-	for _, p := range ports {
+	out, err := apiutil.Page(la, rc.PublicURL, "ports", resource, ports, func(p *model.Port) (*apiutil.Dict, error) {
 		if p.NodeUUID == "" {
 			// The node went away after the ports were read.
-			continue
+			return nil, nil
 		}
 		d, err := h.toDict(ctx, rc, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if fields != nil {
 			if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		sanitize(d, fields, rc.Version)
-		items = append(items, d)
-	}
-	out := apiutil.NewDict()
-	out.Set("ports", items)
-	params := []collection.Param{{Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
-	if a.detail != nil {
-		params = append(params, collection.Param{Key: "detail", Value: *a.detail})
-	}
-	last := ""
-	if len(ports) > 0 {
-		last = ports[len(ports)-1].UUID
-	}
-	if next := collection.Next(rc.PublicURL, resource, len(items), limit, last, fields, params...); next != "" {
-		out.Set("next", next)
+		return d, nil
+	}, func(p *model.Port) string { return p.UUID })
+	if err != nil {
+		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, out)
 }

@@ -128,21 +128,16 @@ func (h *handlers) list(underNode, detailRoute bool) api.HandlerFunc {
 func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, a *listArgs,
 	sortKey string, fields []string, resource string, project *string) error {
 	ctx := r.Context()
-	limit, err := collection.ValidateLimit(a.limit, rc.Config.Int("api", "max_limit"))
+	la, err := apiutil.Paging(a.limit, rc.Config.Int("api", "max_limit"), sortKey, a.sortDir, fields, a.detail)
 	if err != nil {
 		return err
 	}
-	sortDir, err := collection.ValidateSortDir(a.sortDir)
-	if err != nil {
-		return err
-	}
-	opts := store.ListOptions{Limit: limit, SortKey: sortKey, SortDir: sortDir}
+	opts := la.Options()
 	if a.marker != nil && *a.marker != "" {
-		if _, err := h.Store.GetPortgroupByUUID(ctx, *a.marker); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return errs.New("PortgroupNotFound", map[string]any{"portgroup": *a.marker})
-			}
-			return fmt.Errorf("portgroup marker %s: %w", *a.marker, err)
+		if err := apiutil.CheckMarker(ctx, *a.marker, h.Store.GetPortgroupByUUID, func() error {
+			return errs.New("PortgroupNotFound", map[string]any{"portgroup": *a.marker})
+		}, "portgroup"); err != nil {
+			return err
 		}
 		opts.Marker = *a.marker
 	}
@@ -182,36 +177,23 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	switch {
 	case errors.Is(err, store.ErrMarkerNotFound):
 		return errs.New("PortgroupNotFound", map[string]any{"portgroup": opts.Marker})
-	case errors.Is(err, store.ErrInvalidParameter):
-		return errs.InvalidParameterValue(err.Error())
 	case err != nil:
-		return fmt.Errorf("list portgroups: %w", err)
+		return apiutil.ListErr(err, "portgroups")
 	}
-	items := make([]*apiutil.Dict, 0, len(pgs))
-	for _, pg := range pgs {
+	out, err := apiutil.Page(la, rc.PublicURL, "portgroups", resource, pgs, func(pg *model.Portgroup) (*apiutil.Dict, error) {
 		d := toDict(rc, pg)
 		if fields != nil {
 			if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		// Upstream sanitizes list items with sanitize_dict alone: the
 		// fields of later versions are not hidden in collections.
 		d.KeepOnly(fields)
-		items = append(items, d)
-	}
-	out := apiutil.NewDict()
-	out.Set("portgroups", items)
-	params := []collection.Param{{Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
-	if a.detail != nil {
-		params = append(params, collection.Param{Key: "detail", Value: *a.detail})
-	}
-	last := ""
-	if len(pgs) > 0 {
-		last = pgs[len(pgs)-1].UUID
-	}
-	if next := collection.Next(rc.PublicURL, resource, len(items), limit, last, fields, params...); next != "" {
-		out.Set("next", next)
+		return d, nil
+	}, func(pg *model.Portgroup) string { return pg.UUID })
+	if err != nil {
+		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, out)
 }

@@ -275,6 +275,8 @@ func TestPatchAndDelete(t *testing.T) {
 	e := newEnv(t)
 	n := e.node("n1", nil)
 	other := e.node("n2", nil)
+	owned := e.node("n3", func(n *model.Node) { n.Owner = model.Ptr("someone") })
+	missingNode := uuid.NewString()
 	pg := e.create("1.115", fmt.Sprintf(`{"address": "aa:bb:cc:dd:ee:21", "node_uuid": "%s", "name": "pg1"}`, n.UUID))
 	e.create("1.115", fmt.Sprintf(`{"address": "aa:bb:cc:dd:ee:22", "node_uuid": "%s", "name": "pg2"}`, n.UUID))
 	path := "/v1/portgroups/" + pg["uuid"].(string)
@@ -309,8 +311,15 @@ func TestPatchAndDelete(t *testing.T) {
 		{"mode too old", "1.25", `[{"op": "replace", "path": "/mode", "value": "x"}]`, 406, "Request not acceptable."},
 		{"bad name", "1.115", `[{"op": "replace", "path": "/name", "value": "a b"}]`, 400, "Portgroup " + pg["uuid"].(string) + ": Cannot change name to invalid name 'a b'"},
 		{"bad mac", "1.115", `[{"op": "replace", "path": "/address", "value": "zz"}]`, 400, "Expected valid MAC address for address: zz"},
-		{"node not uuid", "1.115", `[{"op": "replace", "path": "/node_uuid", "value": "n2"}]`, 400, "Expected a UUID or int but received n2."},
-		{"missing node", "1.115", `[{"op": "replace", "path": "/node_uuid", "value": "` + uuid.NewString() + `"}]`, 400, ""},
+		// authorize_node_link looks the node up by UUID or name.
+		{"node by name", "1.115", `[{"op": "replace", "path": "/node_uuid", "value": "n2"}]`, 400,
+			"Portgroup " + pg["uuid"].(string) + " can not be associated with node " + other.UUID + " because there are ports associated with this portgroup."},
+		{"missing node", "1.115", `[{"op": "replace", "path": "/node_uuid", "value": "` + missingNode + `"}]`, 400,
+			"Unable to apply the requested node_uuid '" + missingNode + "'. Requested value was invalid."},
+		{"node of another owner", "1.115", `[{"op": "replace", "path": "/node_uuid", "value": "` + owned.UUID + `"}]`, 400,
+			"Unable to apply the requested node_uuid '" + owned.UUID + "'. Requested value was invalid."},
+		{"node not a string", "1.115", `[{"op": "replace", "path": "/node_uuid", "value": 5}]`, 400,
+			"Unable to apply the requested node_uuid '5'. Requested value was invalid."},
 		{"node with ports", "1.115", `[{"op": "replace", "path": "/node_uuid", "value": "` + other.UUID + `"}]`, 400,
 			"Portgroup " + pg["uuid"].(string) + " can not be associated with node " + other.UUID + " because there are ports associated with this portgroup."},
 	} {

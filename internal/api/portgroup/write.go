@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/google/uuid"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
-	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -164,33 +162,21 @@ func patchDoc(pg *model.Portgroup, nodeUUID string) map[string]any {
 	})
 }
 
-// patchedNode is objects.Node.get on the node_uuid a patch sets: by id
-// for an integer, by UUID for a UUID, else InvalidIdentity; a missing node
-// is 400.
-func (h *handlers) patchedNode(r *http.Request, value any) (*model.Node, error) {
-	ctx := r.Context()
-	var n *model.Node
-	var err error
-	s, isStr := value.(string)
-	switch {
-	case isStr && collection.IsUUIDLike(s):
-		n, err = h.Store.GetNodeByUUID(ctx, s)
-	case isStr:
-		id, perr := strconv.ParseInt(s, 10, 64)
-		if perr != nil {
-			return nil, errs.New("InvalidIdentity", map[string]any{"identity": s})
-		}
-		n, err = h.Store.GetNodeByID(ctx, id)
-	default:
-		return nil, errs.New("InvalidIdentity", map[string]any{"identity": value})
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		e := errs.NodeNotFound(apiutil.PyStr(value))
-		e.Code = http.StatusBadRequest
-		return nil, e
-	}
+// linkNode is authorize_node_link: the node a patch moves the portgroup
+// to must be visible and have the same owner, else one message whether or
+// not it exists.
+func (h *handlers) linkNode(r *http.Request, rc *api.RequestContext, orig *model.Node, value any) (*model.Node, error) {
+	bad := errs.NewMessage("Invalid", fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(value)))
+	s, _ := value.(string)
+	n, err := apiutil.GetNode(r.Context(), h.Store, s, rc.Version)
 	if err != nil {
-		return nil, fmt.Errorf("get node %s: %w", apiutil.PyStr(value), err)
+		return nil, bad
+	}
+	if err := h.authorize(r, "baremetal:node:get", n); err != nil {
+		return nil, bad
+	}
+	if (orig.Owner == nil) != (n.Owner == nil) || model.Deref(orig.Owner) != model.Deref(n.Owner) {
+		return nil, bad
 	}
 	return n, nil
 }
@@ -230,17 +216,18 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if node == nil {
 		return errs.NodeNotFound(fmt.Sprint(model.Deref(pg.NodeID)))
 	}
+	if vals := apiutil.PatchValues(ops, "/node_uuid"); len(vals) > 0 {
+		if node, err = h.linkNode(r, rc, node, vals[0]); err != nil {
+			return err
+		}
+	}
 	doc, err := apiutil.ApplyPatch(patchDoc(pg, node.UUID), ops)
 	if err != nil {
 		return err
 	}
+	doc["node_uuid"] = node.UUID
 	if _, ok := doc["mode"]; !ok {
 		return errs.ClientSideError("'mode' is a mandatory attribute and can not be removed", http.StatusBadRequest, "")
-	}
-	if doc["node_uuid"] != node.UUID {
-		if node, err = h.patchedNode(r, doc["node_uuid"]); err != nil {
-			return err
-		}
 	}
 	schema := apiutil.MustSchema("portgroup")
 	for k := range doc {

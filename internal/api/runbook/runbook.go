@@ -210,11 +210,10 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	}
 	opts := a.Options()
 	if a.Marker != nil {
-		if _, err := h.Store.GetRunbookByUUID(r.Context(), *a.Marker); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return errs.New("RunbookNotFound", map[string]any{"runbook": *a.Marker})
-			}
-			return fmt.Errorf("runbook marker %s: %w", *a.Marker, err)
+		if err := apiutil.CheckMarker(r.Context(), *a.Marker, h.Store.GetRunbookByUUID, func() error {
+			return errs.New("RunbookNotFound", map[string]any{"runbook": *a.Marker})
+		}, "runbook"); err != nil {
+			return err
 		}
 		opts.Marker = *a.Marker
 	}
