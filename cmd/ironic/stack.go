@@ -80,7 +80,7 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 		s.rpc = c
 		return s, nil
 	}
-	drivers, err := builtin.Drivers(cfg)
+	drivers, err := builtin.DriversWithPorts(cfg, s.store)
 	if err != nil {
 		return nil, err
 	}
