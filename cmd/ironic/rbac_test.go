@@ -89,10 +89,7 @@ type rbacCase struct {
 // has to remove its entry.
 var rbacKnownFailures = map[string]map[string]string{
 	"test_rbac_project_scoped.yaml": {
-		"owner_admin_cannot_rehome_portgroup":   "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
-		"owner_manager_cannot_rehome_portgroup": "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
-		"owner_service_cannot_rehome_portgroup": "portgroup PATCH to another node: the 400 check runs after the conductor lookup",
-		"admin_can_create_node_with_parent":     "parent_node visibility on node creation differs",
+		"admin_can_create_node_with_parent": "parent_node visibility on node creation differs",
 	},
 }
 
