@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
-	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
@@ -69,39 +68,4 @@ func (c *Conductor) GetNodeWithToken(ctx context.Context, _ string, nodeID strin
 		return nil, err
 	}
 	return cloneNode(t.Node), nil
-}
-
-// ContinueInspection hands the agent's inventory to the inspect interface
-// (upstream continue_inspection): the node must be waiting for it.
-func (c *Conductor) ContinueInspection(ctx context.Context, _ string, nodeID string, inventory, pluginData map[string]any) error {
-	t, err := c.acquire(ctx, nodeID, "continue inspection", false)
-	if err != nil {
-		return err
-	}
-	defer t.Release()
-	n := t.Node
-	if n.ProvisionState != "inspect wait" && n.ProvisionState != "inspecting" {
-		return errs.NewMessage("NotFound", fmt.Sprintf("Node %s is not waiting for inspection data", n.UUID))
-	}
-	ic, ok := t.Driver.Inspect.(driver.InspectionContinuer)
-	if !ok {
-		return driver.Unsupported(t.DriverTask(), driver.KindInspect)
-	}
-	next, err := ic.ContinueInspection(ctx, t.DriverTask(), inventory, pluginData)
-	if err != nil {
-		c.inspectingErrorHandler(ctx, t, fmt.Sprintf("Failed to inspect node %s: %s", n.UUID, err), err.Error())
-		if perr := t.ProcessEvent(ctx, "fail", task.EventOptions{}); perr != nil {
-			return perr
-		}
-		return err
-	}
-	if next == "inspect wait" {
-		return nil
-	}
-	if n.ProvisionState == "inspect wait" {
-		if err := t.ProcessEvent(ctx, "resume", task.EventOptions{}); err != nil {
-			return err
-		}
-	}
-	return t.ProcessEvent(ctx, "done", task.EventOptions{})
 }

@@ -34,6 +34,8 @@ type Options struct {
 	// Agent configures the agent-based deploy interfaces; a nil Client
 	// gets upstream's defaults.
 	Agent agent.Options
+	// AgentInspect configures the agent inspect interface.
+	AgentInspect agent.InspectOptions
 	// PXE configures the pxe and ipxe boot interfaces.
 	PXE pxe.Options
 	// Ports is where the flat network and the PXE boot interfaces read
@@ -58,6 +60,10 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		Agent: agent.Options{
 			Client:          agentclient.New(agentclient.OptionsFromConfig(c)),
 			DefaultBootMode: c.String("deploy", "default_boot_mode"),
+		},
+		AgentInspect: agent.InspectOptions{
+			CallbackURL: agent.InspectCallbackURL(c.String("inspector", "callback_endpoint_override"), c.String("service_catalog", "endpoint_override")),
+			PowerOff:    c.Bool("inspector", "power_off"),
 		},
 	}
 	// Images come over HTTP(S) or from allowed local paths; Glance needs
@@ -121,6 +127,9 @@ func Registry(o Options) (*driver.Registry, error) {
 	}
 	if err := agent.Register(r, o.Agent); err != nil {
 		return nil, fmt.Errorf("agent interfaces: %w", err)
+	}
+	if err := agent.RegisterInspect(r, o.AgentInspect); err != nil {
+		return nil, fmt.Errorf("agent inspect interface: %w", err)
 	}
 	pxeOpts := o.PXE
 	if o.Ports != nil {

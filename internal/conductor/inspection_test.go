@@ -1,0 +1,289 @@
+package conductor_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/agent"
+	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/driver/noop"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+)
+
+// newInspectEnv is a conductor whose fake-hardware nodes may use the
+// agent inspect interface, with the hooks named.
+func newInspectEnv(t *testing.T, db *sqldb.DB, extra map[string]map[string]string) *env {
+	t.Helper()
+	over := map[string]map[string]string{
+		"conductor": {
+			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
+			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
+			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
+			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
+		},
+		"agent":     {"require_tls": "false"},
+		"inspector": {"hooks": "$default_hooks,memory,cpus,root-device"},
+	}
+	for s, kv := range extra {
+		if over[s] == nil {
+			over[s] = map[string]string{}
+		}
+		for k, v := range kv {
+			over[s][k] = v
+		}
+	}
+	cfg, err := config.Load(config.LoadOptions{Overrides: over})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	clock := &offsetClock{}
+	st := store.New(db, store.WithClock(clock.Now))
+	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
+	r := driver.NewRegistry()
+	for _, h := range driver.StockHardwareTypes() {
+		if err := r.AddHardwareType(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fake.Register(r, fake.Delays{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := noop.Register(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.RegisterInspect(r, agent.InspectOptions{CallbackURL: agent.InspectCallbackURL("", "http://127.0.0.1:6385")}); err != nil {
+		t.Fatal(err)
+	}
+	fakeOnly := []string{"fake"}
+	e.drivers, err = r.Build(driver.Settings{
+		EnabledHardwareTypes: []string{"fake-hardware"},
+		EnabledInterfaces: map[driver.Kind][]string{
+			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"no-console"},
+			driver.KindDeploy: fakeOnly, driver.KindFirmware: fakeOnly, driver.KindInspect: {"agent", "fake"},
+			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: fakeOnly,
+			driver.KindRAID: fakeOnly, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
+			driver.KindVendor: fakeOnly,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: e.drivers, Config: cfg, Host: testHost, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.api = rpc.NewLocal(e.c, slog.New(slog.DiscardHandler))
+	e.start(e.c)
+	return e
+}
+
+// ramdiskInventory is what IPA posts: two NICs (eth0 booted), loopback,
+// 8 CPUs, 16 GiB and a 500 GB root disk.
+const ramdiskInventory = `{
+ "inventory": {
+  "interfaces": [
+   {"name": "eth0", "mac_address": "52:54:00:12:34:01", "ipv4_address": "192.0.2.10", "ipv6_address": null, "has_carrier": true, "lldp": null, "vendor": "0x1af4", "product": "0x0001", "client_id": null},
+   {"name": "eth1", "mac_address": "52:54:00:12:34:02", "ipv4_address": null, "ipv6_address": null, "has_carrier": false, "lldp": null},
+   {"name": "lo", "mac_address": "00:00:00:00:00:00", "ipv4_address": "127.0.0.1"}
+  ],
+  "cpu": {"model_name": "Intel Xeon", "frequency": "2400", "count": 8, "architecture": "x86_64", "flags": ["vmx"]},
+  "memory": {"total": 17179869184, "physical_mb": 16384},
+  "disks": [{"name": "/dev/sda", "model": "QEMU HARDDISK", "size": 500107862016, "rotational": true, "serial": "S1", "vendor": "ATA"}],
+  "bmc_address": "192.0.2.200",
+  "system_vendor": {"product_name": "KVM", "serial_number": "SN1", "manufacturer": "QEMU"},
+  "boot": {"current_boot_mode": "uefi", "pxe_interface": "52:54:00:12:34:01"},
+  "hostname": "node-0"
+ },
+ "plugin_data": {"root_disk": {"name": "/dev/sda", "size": 500107862016}, "logs": "H4sIAAAA"}
+}`
+
+func ramdiskData(t *testing.T) (map[string]any, map[string]any) {
+	t.Helper()
+	var d struct {
+		Inventory  map[string]any `json:"inventory"`
+		PluginData map[string]any `json:"plugin_data"`
+	}
+	if err := json.Unmarshal([]byte(ramdiskInventory), &d); err != nil {
+		t.Fatal(err)
+	}
+	return d.Inventory, d.PluginData
+}
+
+func (e *env) inspectUntilWait(n *model.Node) *model.Node {
+	e.t.Helper()
+	if err := e.api.InspectHardware(context.Background(), "", n.UUID); err != nil {
+		e.t.Fatalf("inspect: %v", err)
+	}
+	got := e.waitState(n, states.InspectWait)
+	if got.PowerState != states.PowerOn || got.DriverInternalInfo["inspector_manage_boot"] != true {
+		e.t.Fatalf("waiting node: power %q, driver_internal_info %v", got.PowerState, got.DriverInternalInfo)
+	}
+	return got
+}
+
+func TestAgentInspection(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newInspectEnv(t, db, nil)
+		ctx := context.Background()
+		for _, r := range []*model.InspectionRule{
+			{UUID: "7a0c8e9f-0000-4000-8000-000000000001", Priority: 10,
+				Conditions: []map[string]any{{"op": "gt", "args": map[string]any{"values": []any{"{inventory[cpu][count]}", "4"}}}},
+				Actions: []map[string]any{
+					{"op": "set-attribute", "args": map[string]any{"path": "resource_class", "value": "large"}},
+					{"op": "add-trait", "args": map[string]any{"name": "CUSTOM_MANY_CPUS"}},
+				}},
+			{UUID: "7a0c8e9f-0000-4000-8000-000000000002",
+				Conditions: []map[string]any{{"op": "eq", "args": map[string]any{"values": []any{"{inventory[cpu][architecture]}", "aarch64"}}}},
+				Actions:    []map[string]any{{"op": "set-attribute", "args": map[string]any{"path": "resource_class", "value": "arm"}}}},
+		} {
+			if _, err := e.st.CreateInspectionRule(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := e.node(states.Manageable, func(n *model.Node) { n.InspectInterface = "agent" })
+		e.inspectUntilWait(n)
+
+		inv, pd := ramdiskData(t)
+		if err := e.api.ContinueInspection(ctx, "", n.UUID, inv, pd); err != nil {
+			t.Fatalf("continue_inspection: %v", err)
+		}
+		got := e.waitState(n, states.Manageable)
+		e.expect(got, states.Manageable, "", "")
+		props, _ := json.Marshal(got.Properties)
+		if string(props) != `{"cpu_arch":"x86_64","cpus":8,"local_gb":464,"memory_mb":16384}` {
+			t.Errorf("properties = %s", props)
+		}
+		if deref(got.ResourceClass) != "large" {
+			t.Errorf("resource_class = %q", deref(got.ResourceClass))
+		}
+		if got.PowerState != states.PowerOff || got.DriverInternalInfo["inspector_manage_boot"] != nil || got.DriverInternalInfo["agent_last_heartbeat"] == nil {
+			t.Errorf("after inspection: power %q, driver_internal_info %v", got.PowerState, got.DriverInternalInfo)
+		}
+		traits, err := e.st.GetNodeTraits(ctx, got.ID)
+		if err != nil || len(traits) != 1 || traits[0].Trait != "CUSTOM_MANY_CPUS" {
+			t.Errorf("traits = %+v, %v", traits, err)
+		}
+		id := got.ID
+		ports, err := e.st.ListPorts(ctx, store.PortFilter{NodeID: &id}, store.ListOptions{})
+		if err != nil || len(ports) != 1 || deref(ports[0].Address) != "52:54:00:12:34:01" || ports[0].PXEEnabled == nil || !*ports[0].PXEEnabled {
+			t.Fatalf("ports = %+v, %v", ports, err)
+		}
+		stored, err := e.st.GetNodeInventory(ctx, got.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(stored.InventoryData, inv) {
+			t.Errorf("stored inventory = %v", stored.InventoryData)
+		}
+		keys := make([]string, 0, len(stored.PluginData))
+		for k := range stored.PluginData {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if strings.Join(keys, ",") != "all_interfaces,local_gb,macs,root_disk,valid_interfaces" {
+			t.Errorf("plugin data keys = %v", keys)
+		}
+
+		// Inspecting again keeps the port (MAC already known) and replaces
+		// the stored inventory.
+		e.inspectUntilWait(n)
+		inv, pd = ramdiskData(t)
+		inv["cpu"].(map[string]any)["count"] = 2.0
+		if err := e.api.ContinueInspection(ctx, "", n.UUID, inv, pd); err != nil {
+			t.Fatal(err)
+		}
+		got = e.waitState(n, states.Manageable)
+		if got.Properties["cpus"] != 2.0 || deref(got.ResourceClass) != "large" {
+			t.Errorf("second pass: cpus %v resource_class %q", got.Properties["cpus"], deref(got.ResourceClass))
+		}
+		if ports, _ := e.st.ListPorts(ctx, store.PortFilter{NodeID: &id}, store.ListOptions{}); len(ports) != 1 {
+			t.Errorf("ports after second pass = %d", len(ports))
+		}
+		if stored, _ := e.st.GetNodeInventory(ctx, got.ID); stored == nil || stored.InventoryData["cpu"].(map[string]any)["count"] != 2.0 {
+			t.Errorf("inventory not replaced: %+v", stored)
+		}
+	})
+}
+
+func TestContinueInspectionRefusedStates(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newInspectEnv(t, db, nil)
+		inv, pd := ramdiskData(t)
+		for _, st := range []string{states.Manageable, states.Enroll, states.Inspecting, states.Active} {
+			n := e.node(st, func(n *model.Node) { n.InspectInterface = "agent" })
+			err := e.api.ContinueInspection(context.Background(), "", n.UUID, inv, pd)
+			if class(err) != "NotFound" || err.Error() != "Resource could not be found." {
+				t.Errorf("%s: err = %v", st, err)
+			}
+			if got := e.get(n); got.ProvisionState != st || got.Reservation != nil {
+				t.Errorf("%s: node moved to %q", st, got.ProvisionState)
+			}
+		}
+	})
+}
+
+func TestAgentInspectionFailures(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newInspectEnv(t, db, nil)
+		ctx := context.Background()
+
+		n := e.node(states.Manageable, func(n *model.Node) { n.InspectInterface = "agent" })
+		e.inspectUntilWait(n)
+		inv, pd := ramdiskData(t)
+		pd["error"] = "disk on fire"
+		if err := e.api.ContinueInspection(ctx, "", n.UUID, inv, pd); err != nil {
+			t.Fatal(err)
+		}
+		got := e.waitState(n, states.InspectFail)
+		want := "Failed to finish inspection: Failed to inspect hardware. Reason: failed to run inspection hooks: " +
+			"Failed to inspect hardware. Reason: The following failures happened while running preprocess hooks for node " + n.UUID +
+			":\nError in preprocess hook ramdisk-error: Failed to inspect hardware. Reason: Ramdisk reported error: disk on fire"
+		e.expect(got, states.InspectFail, states.Manageable, want)
+		if got.PowerState != states.PowerOff {
+			t.Errorf("power after failure = %q", got.PowerState)
+		}
+		if _, err := e.st.GetNodeInventory(ctx, got.ID); err == nil {
+			t.Errorf("inventory stored for a failed inspection")
+		}
+
+		if _, err := e.st.CreateInspectionRule(ctx, &model.InspectionRule{UUID: "7a0c8e9f-0000-4000-8000-000000000009",
+			Actions: []map[string]any{{"op": "fail", "args": map[string]any{"msg": "unwanted vendor"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		n2 := e.node(states.Manageable, func(n *model.Node) { n.InspectInterface = "agent" })
+		e.inspectUntilWait(n2)
+		inv, pd = ramdiskData(t)
+		if err := e.api.ContinueInspection(ctx, "", n2.UUID, inv, pd); err != nil {
+			t.Fatal(err)
+		}
+		got = e.waitState(n2, states.InspectFail)
+		e.expect(got, states.InspectFail, states.Manageable, "Failed to finish inspection: Failed to inspect hardware. Reason: unwanted vendor")
+	})
+}
+
+func TestAbortAgentInspection(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newInspectEnv(t, db, nil)
+		n := e.node(states.Manageable, func(n *model.Node) { n.InspectInterface = "agent" })
+		e.inspectUntilWait(n)
+		if err := e.api.DoProvisioningAction(context.Background(), "", n.UUID, "abort"); err != nil {
+			t.Fatal(err)
+		}
+		got := e.waitState(n, states.InspectFail)
+		if got.PowerState != states.PowerOff || got.DriverInternalInfo["inspector_manage_boot"] != nil {
+			t.Errorf("after abort: power %q dii %v", got.PowerState, got.DriverInternalInfo)
+		}
+	})
+}

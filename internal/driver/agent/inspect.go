@@ -1,0 +1,154 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+)
+
+// InspectOptions configures the agent inspect interface.
+type InspectOptions struct {
+	// CallbackURL is where the ramdisk posts its inventory
+	// (ipa-inspection-callback-url); empty leaves the ramdisk to find the
+	// API itself.
+	CallbackURL string
+	// PowerOff is [inspector]/power_off: power the node off once the data
+	// is in.
+	PowerOff bool
+}
+
+// InspectCallbackURL is upstream get_inspection_callback: the override
+// when set, else the API's continue_inspection endpoint.
+func InspectCallbackURL(override, apiURL string) string {
+	if override != "" {
+		return override
+	}
+	if apiURL == "" {
+		return ""
+	}
+	return strings.TrimRight(apiURL, "/") + "/v1/continue_inspection"
+}
+
+// Inspect is upstream's agent inspect interface: boot the ramdisk and
+// wait in inspect wait for continue_inspection. The conductor runs the
+// inspection hooks for interfaces that say so (InspectionHooks), as the
+// hooks write ports and traits through the store.
+type Inspect struct {
+	o InspectOptions
+}
+
+// NewInspect returns the agent inspect interface.
+func NewInspect(o InspectOptions) *Inspect { return &Inspect{o: o} }
+
+// RegisterInspect adds the "agent" inspect interface.
+func RegisterInspect(r *driver.Registry, o InspectOptions) error {
+	if err := r.Register(driver.KindInspect, "agent", NewInspect(o)); err != nil {
+		return fmt.Errorf("register agent inspect: %w", err)
+	}
+	return nil
+}
+
+// HookedInspector marks inspect interfaces whose data goes through the
+// [inspector]/hooks before the rules.
+type HookedInspector interface {
+	InspectionHooks() bool
+}
+
+// InspectionHooks is true: in-band data is processed by the hooks.
+func (i *Inspect) InspectionHooks() bool { return true }
+
+// Properties has no driver_info keys.
+func (i *Inspect) Properties() map[string]string { return map[string]string{} }
+
+// Steps declares none.
+func (i *Inspect) Steps() []driver.StepSpec { return nil }
+
+// Validate accepts any node: boot is always managed here.
+func (i *Inspect) Validate(context.Context, *driver.Task) error { return nil }
+
+// manageBootKey is upstream's _IRONIC_MANAGES_BOOT.
+const manageBootKey = "inspector_manage_boot"
+
+// InspectHardware powers the node off, attaches the inspection network,
+// prepares the ramdisk with the callback URL and powers on (upstream
+// prepare_managed_inspection and _start_managed_inspection).
+func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (string, error) {
+	n := task.Node
+	if n.DriverInternalInfo == nil {
+		n.DriverInternalInfo = map[string]any{}
+	}
+	n.DriverInternalInfo[manageBootKey] = true
+	params := map[string]any{}
+	if i.o.CallbackURL != "" {
+		params["ipa-inspection-callback-url"] = i.o.CallbackURL
+	}
+	fail := func(err error) (string, error) {
+		i.tearDown(ctx, task, false)
+		return "", errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("unable to start inspection: %s", err)})
+	}
+	if !n.DisablePowerOff {
+		if err := powerOff(ctx, task); err != nil {
+			return fail(err)
+		}
+	}
+	if nw, ok := task.Driver.Network.(driver.InspectionNetworker); ok {
+		if err := nw.AddInspectionNetwork(ctx, task); err != nil {
+			return fail(fmt.Errorf("add inspection network: %w", err))
+		}
+	}
+	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, params); err != nil {
+		return fail(fmt.Errorf("prepare ramdisk: %w", err))
+	}
+	if n.DisablePowerOff {
+		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
+			return fail(fmt.Errorf("reboot: %w", err))
+		}
+	} else if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
+		return fail(fmt.Errorf("power on: %w", err))
+	}
+	n.PowerState = "power on"
+	return "inspect wait", nil
+}
+
+// ContinueInspection tears down the inspection boot once the data is in
+// (upstream clean_up with always_power_off); the empty state tells the
+// conductor to finish.
+func (i *Inspect) ContinueInspection(ctx context.Context, task *driver.Task, _, _ map[string]any) (string, error) {
+	if errsList := i.tearDown(ctx, task, true); len(errsList) > 0 {
+		return "", errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("Inspection clean up failed: %s", strings.Join(errsList, ", "))})
+	}
+	return "", nil
+}
+
+// Abort tears down the inspection boot and powers off.
+func (i *Inspect) Abort(ctx context.Context, task *driver.Task) error {
+	if errsList := i.tearDown(ctx, task, true); len(errsList) > 0 {
+		return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("Inspection clean up failed: %s", strings.Join(errsList, ", "))})
+	}
+	return nil
+}
+
+// tearDown is upstream tear_down_managed_boot: ramdisk and inspection
+// network go, the node is powered off when asked to or configured to.
+func (i *Inspect) tearDown(ctx context.Context, task *driver.Task, alwaysPowerOff bool) []string {
+	var out []string
+	n := task.Node
+	delete(n.DriverInternalInfo, manageBootKey)
+	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
+		out = append(out, fmt.Sprintf("unable to clean up ramdisk boot: %s", err))
+	}
+	if nw, ok := task.Driver.Network.(driver.InspectionNetworker); ok {
+		if err := nw.RemoveInspectionNetwork(ctx, task); err != nil {
+			out = append(out, fmt.Sprintf("unable to remove inspection ports: %s", err))
+		}
+	}
+	if (alwaysPowerOff || i.o.PowerOff) && !n.DisablePowerOff {
+		if err := powerOff(ctx, task); err != nil {
+			out = append(out, fmt.Sprintf("unable to power off the node: %s", err))
+		}
+	}
+	return out
+}
