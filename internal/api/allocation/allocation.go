@@ -189,10 +189,8 @@ func (h *handlers) convert(ctx context.Context, rc *api.RequestContext, a *model
 			return nil, fmt.Errorf("node of allocation %s: %w", a.UUID, err)
 		}
 	}
-	if fields != nil {
-		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-			return nil, err
-		}
+	if err := apiutil.CheckFields(d, fields); err != nil {
+		return nil, err
 	}
 	if sanitize {
 		sanitizeDict(d, fields, rc.Version)

@@ -220,3 +220,12 @@ func AnyList(l []string) []any {
 	}
 	return out
 }
+
+// CheckFields refuses requested fields the rendered object d does not
+// have (check_for_invalid_fields); no ?fields checks nothing.
+func CheckFields(d *Dict, fields []string) error {
+	if fields == nil {
+		return nil
+	}
+	return collection.CheckInvalidFields(fields, d.Keys())
+}

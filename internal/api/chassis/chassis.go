@@ -82,10 +82,8 @@ func convert(rc *api.RequestContext, c *model.Chassis, fields []string, sanitize
 	d.Set("extra", extra)
 	d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "chassis", c.UUID))
 	d.Set("nodes", []any{collection.SelfAndBookmark(rc.PublicURL, "chassis", c.UUID+"/nodes")})
-	if fields != nil {
-		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-			return nil, err
-		}
+	if err := apiutil.CheckFields(d, fields); err != nil {
+		return nil, err
 	}
 	if sanitize {
 		d.KeepOnly(fields)

@@ -100,10 +100,8 @@ func (h *handlers) convert(rc *api.RequestContext, c *model.Conductor, fields []
 	}
 	timeout := time.Duration(rc.Config.Int("conductor", "heartbeat_timeout")) * time.Second
 	d.Set("alive", c.Online && h.Now().Sub(last) <= timeout)
-	if fields != nil {
-		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-			return nil, err
-		}
+	if err := apiutil.CheckFields(d, fields); err != nil {
+		return nil, err
 	}
 	if sanitize {
 		d.KeepOnly(fields)

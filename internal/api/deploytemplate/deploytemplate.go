@@ -98,10 +98,8 @@ func convert(rc *api.RequestContext, t *model.DeployTemplate, fields []string) (
 	d.Set("extra", apiutil.EmptyMap(t.Extra))
 	d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "deploy_templates", t.UUID))
 	d.Set("steps", steps(t.Steps))
-	if fields != nil {
-		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-			return nil, err
-		}
+	if err := apiutil.CheckFields(d, fields); err != nil {
+		return nil, err
 	}
 	d.KeepOnly(fields)
 	apiutil.MaskStepArgs(d)

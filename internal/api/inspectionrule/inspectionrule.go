@@ -110,10 +110,8 @@ func convert(rc *api.RequestContext, rule *model.InspectionRule, fields []string
 	d.Set("conditions", convertOps(rule.Conditions, true))
 	d.Set("actions", convertOps(rule.Actions, false))
 	d.Set("links", collection.SelfAndBookmark(rc.PublicURL, linkResource, rule.UUID))
-	if fields != nil {
-		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-			return nil, err
-		}
+	if err := apiutil.CheckFields(d, fields); err != nil {
+		return nil, err
 	}
 	if rule.Sensitive {
 		d.Set("conditions", nil)

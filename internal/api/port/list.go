@@ -281,10 +281,8 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 		if err != nil {
 			return nil, err
 		}
-		if fields != nil {
-			if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-				return nil, err
-			}
+		if err := apiutil.CheckFields(d, fields); err != nil {
+			return nil, err
 		}
 		sanitize(d, fields, rc.Version)
 		return d, nil

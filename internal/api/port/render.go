@@ -79,10 +79,8 @@ func (h *handlers) convert(ctx context.Context, rc *api.RequestContext, p *model
 	if err != nil {
 		return nil, err
 	}
-	if fields != nil {
-		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-			return nil, err
-		}
+	if err := apiutil.CheckFields(d, fields); err != nil {
+		return nil, err
 	}
 	sanitize(d, fields, rc.Version)
 	return d, nil

@@ -182,10 +182,8 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	}
 	out, err := apiutil.Page(la, rc.PublicURL, "portgroups", resource, pgs, func(pg *model.Portgroup) (*apiutil.Dict, error) {
 		d := toDict(rc, pg)
-		if fields != nil {
-			if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-				return nil, err
-			}
+		if err := apiutil.CheckFields(d, fields); err != nil {
+			return nil, err
 		}
 		// Upstream sanitizes list items with sanitize_dict alone: the
 		// fields of later versions are not hidden in collections.

@@ -47,10 +47,8 @@ func toDict(rc *api.RequestContext, pg *model.Portgroup) *apiutil.Dict {
 // have, then portgroup_sanitize.
 func convert(rc *api.RequestContext, pg *model.Portgroup, fields []string) (*apiutil.Dict, error) {
 	d := toDict(rc, pg)
-	if fields != nil {
-		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-			return nil, err
-		}
+	if err := apiutil.CheckFields(d, fields); err != nil {
+		return nil, err
 	}
 	sanitize(d, fields, rc.Version)
 	return d, nil

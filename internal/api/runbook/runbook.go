@@ -145,10 +145,8 @@ func convert(rc *api.RequestContext, rb *model.Runbook, fields []string) (*apiut
 	if traitsAllowed(v) {
 		d.Set("traits", traitNames(rb))
 	}
-	if fields != nil {
-		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-			return nil, err
-		}
+	if err := apiutil.CheckFields(d, fields); err != nil {
+		return nil, err
 	}
 	d.KeepOnly(fields)
 	apiutil.MaskStepArgs(d)

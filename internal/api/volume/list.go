@@ -137,10 +137,8 @@ func (h *handlers) convert(r *http.Request, rc *api.RequestContext, k *kind, rec
 		return nil, err
 	}
 	d := rec.dict(rc, nodeUUID, h.redact(r, k))
-	if fields != nil {
-		if err := collection.CheckInvalidFields(fields, d.Keys()); err != nil {
-			return nil, err
-		}
+	if err := apiutil.CheckFields(d, fields); err != nil {
+		return nil, err
 	}
 	d.KeepOnly(fields)
 	if k.masked {
