@@ -78,3 +78,13 @@ func MaskStepArgs(d *Dict) {
 		}
 	}
 }
+
+// PatchRefused is upstream's PatchError for a whole patch a resource
+// refuses for reason, the patch shown as the repr of its operation list.
+func PatchRefused(ops []PatchOp, reason string) error {
+	reprs := make([]string, len(ops))
+	for i, op := range ops {
+		reprs[i] = op.String()
+	}
+	return errs.New("PatchError", map[string]any{"patch": "[" + strings.Join(reprs, ", ") + "]", "reason": reason})
+}

@@ -303,11 +303,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return err
 	}
 	if vals := apiutil.PatchValues(ops, "/sensitive"); len(vals) > 0 && vals[0] != nil && !apiutil.Truthy(vals[0]) && rule.Sensitive {
-		reprs := make([]string, len(ops))
-		for i, op := range ops {
-			reprs[i] = op.String()
-		}
-		return errs.New("PatchError", map[string]any{"patch": "[" + joinComma(reprs) + "]", "reason": "Inspection rules cannot have the sensitive flag unset."})
+		return apiutil.PatchRefused(ops, "Inspection rules cannot have the sensitive flag unset.")
 	}
 	doc, err := apiutil.ApplyPatch(asDict(rule), ops)
 	if err != nil {
@@ -350,17 +346,6 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, d)
-}
-
-func joinComma(l []string) string {
-	out := ""
-	for i, s := range l {
-		if i > 0 {
-			out += ", "
-		}
-		out += s
-	}
-	return out
 }
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

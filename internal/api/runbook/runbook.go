@@ -410,11 +410,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if len(owner) > 0 {
 		publicValue := len(public) > 0 && apiutil.Truthy(public[0])
 		if (rb.Public && len(public) == 0) || publicValue {
-			reprs := make([]string, len(ops))
-			for i, op := range ops {
-				reprs[i] = op.String()
-			}
-			return errs.New("PatchError", map[string]any{"patch": "[" + strings.Join(reprs, ", ") + "]", "reason": "There cannot be an owner for a public runbook"})
+			return apiutil.PatchRefused(ops, "There cannot be an owner for a public runbook")
 		}
 	}
 	if len(public) > 0 {
