@@ -52,6 +52,8 @@ func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc
 		return c.heartbeatStep(ctx, t, st, c.deployFlow())
 	case states.ServiceWait:
 		return c.heartbeatStep(ctx, t, st, c.serviceFlow())
+	case states.RescueWait:
+		return c.heartbeatRescue(ctx, t)
 	}
 	return nil
 }

@@ -36,6 +36,9 @@ type Options struct {
 	Agent agent.Options
 	// AgentInspect configures the agent inspect interface.
 	AgentInspect agent.InspectOptions
+	// AgentRescue configures the agent rescue interface; a nil Client
+	// shares Agent's.
+	AgentRescue agent.RescueOptions
 	// PXE configures the pxe and ipxe boot interfaces.
 	PXE pxe.Options
 	// Ports is where the flat network and the PXE boot interfaces read
@@ -65,6 +68,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 			CallbackURL: agent.InspectCallbackURL(c.String("inspector", "callback_endpoint_override"), c.String("service_catalog", "endpoint_override")),
 			PowerOff:    c.Bool("inspector", "power_off"),
 		},
+		AgentRescue: agent.RescueOptions{HashAlgorithm: c.String("conductor", "rescue_password_hash_algorithm")},
 	}
 	// Images come over HTTP(S) or from allowed local paths; Glance needs
 	// the service credentials of [glance], not wired yet.
@@ -130,6 +134,13 @@ func Registry(o Options) (*driver.Registry, error) {
 	}
 	if err := agent.RegisterInspect(r, o.AgentInspect); err != nil {
 		return nil, fmt.Errorf("agent inspect interface: %w", err)
+	}
+	rescueOpts := o.AgentRescue
+	if rescueOpts.Client == nil {
+		rescueOpts.Client = o.Agent.Client
+	}
+	if err := agent.RegisterRescue(r, rescueOpts); err != nil {
+		return nil, fmt.Errorf("agent rescue interface: %w", err)
 	}
 	pxeOpts := o.PXE
 	if o.Ports != nil {

@@ -1,0 +1,172 @@
+package conductor_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openkeel/ironic/internal/agentclient"
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/agent"
+	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/driver/noop"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/ipa"
+)
+
+// newRescueEnv has direct deploy and agent rescue enabled.
+func newRescueEnv(t *testing.T, db *sqldb.DB) *env {
+	t.Helper()
+	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+		"conductor": {
+			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
+			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
+			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
+			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
+			"rescue_callback_timeout": "0",
+		},
+		"agent": {"require_tls": "false"},
+	}})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	clock := &offsetClock{}
+	st := store.New(db, store.WithClock(clock.Now))
+	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
+	r := driver.NewRegistry()
+	for _, h := range driver.StockHardwareTypes() {
+		if err := r.AddHardwareType(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fake.Register(r, fake.Delays{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := noop.Register(r); err != nil {
+		t.Fatal(err)
+	}
+	co := agentclient.DefaultOptions()
+	co.CommandWaitInterval = 10 * time.Millisecond
+	co.CommandTimeout = 5 * time.Second
+	client := agentclient.New(co)
+	if err := agent.Register(r, agent.Options{Client: client, DefaultBootMode: "uefi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.RegisterRescue(r, agent.RescueOptions{Client: client, HashAlgorithm: "sha512"}); err != nil {
+		t.Fatal(err)
+	}
+	fakeOnly := []string{"fake"}
+	e.drivers, err = r.Build(driver.Settings{
+		EnabledHardwareTypes: []string{"fake-hardware"},
+		EnabledInterfaces: map[driver.Kind][]string{
+			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"no-console"},
+			driver.KindDeploy: {"direct", "fake"}, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
+			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: fakeOnly,
+			driver.KindRAID: fakeOnly, driver.KindRescue: {"agent", "no-rescue"}, driver.KindStorage: {"noop"},
+			driver.KindVendor: fakeOnly,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: e.drivers, Config: cfg, Host: testHost, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.api = rpc.NewLocal(e.c, slog.New(slog.DiscardHandler))
+	e.start(e.c)
+	return e
+}
+
+func rescueNode(e *env) *model.Node {
+	return e.node(states.Active, func(n *model.Node) {
+		n.DeployInterface, n.RescueInterface, n.PowerState = "direct", "agent", states.PowerOn
+		n.InstanceInfo = map[string]any{"image_source": "http://127.0.0.1:1/disk.img"}
+	})
+}
+
+func TestAgentRescue(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newRescueEnv(t, db)
+		ctx := context.Background()
+		n := rescueNode(e)
+		if err := e.api.DoNodeRescue(ctx, "", n.UUID, "s3cret"); err != nil {
+			t.Fatal(err)
+		}
+		waiting := e.waitState(n, states.RescueWait)
+		hashed, _ := waiting.InstanceInfo["hashed_rescue_password"].(string)
+		if !strings.HasPrefix(hashed, "$6$") || waiting.InstanceInfo["rescue_password"] != "s3cret" || waiting.PowerState != states.PowerOn {
+			t.Fatalf("rescue wait node: instance_info %v power %q", waiting.InstanceInfo, waiting.PowerState)
+		}
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token)
+		rescued := heartbeatUntil(t, e, n, a, token, states.Rescue)
+		p := a.LastParams("rescue.finalize_rescue")
+		if p["rescue_password"] != hashed || p["hashed"] != true {
+			t.Errorf("finalize_rescue params %v", p)
+		}
+		if _, ok := rescued.InstanceInfo["rescue_password"]; ok {
+			t.Errorf("rescue password kept: %v", rescued.InstanceInfo)
+		}
+		if _, ok := rescued.InstanceInfo["hashed_rescue_password"]; ok {
+			t.Errorf("hashed rescue password kept: %v", rescued.InstanceInfo)
+		}
+		if rescued.PowerState != states.PowerOn || deref(rescued.LastError) != "" || rescued.TargetProvisionState != "" {
+			t.Errorf("rescued node: power %q last_error %q target %q", rescued.PowerState, deref(rescued.LastError), rescued.TargetProvisionState)
+		}
+
+		if err := e.api.DoNodeUnrescue(ctx, "", n.UUID); err != nil {
+			t.Fatal(err)
+		}
+		back := e.waitState(n, states.Active)
+		if back.PowerState != states.PowerOn || back.DriverInternalInfo["agent_url"] != nil {
+			t.Errorf("unrescued node: power %q dii %v", back.PowerState, back.DriverInternalInfo)
+		}
+	})
+}
+
+func TestAgentRescueFinalizeFails(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newRescueEnv(t, db)
+		n := rescueNode(e)
+		if err := e.api.DoNodeRescue(context.Background(), "", n.UUID, "s3cret"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.RescueWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token).Handle("rescue.finalize_rescue", func(map[string]any) ipa.Outcome {
+			return ipa.Outcome{Error: ipa.CommandError("RescueError", "Rescue failed", "no shadow file", 500)}
+		})
+		failed := heartbeatUntil(t, e, n, a, token, states.RescueFail)
+		e.expect(failed, states.RescueFail, states.Rescue, "Node failed to perform rescue operation.")
+		if failed.PowerState != states.PowerOff || failed.DriverInternalInfo["agent_url"] != nil {
+			t.Errorf("failed node: power %q dii %v", failed.PowerState, failed.DriverInternalInfo)
+		}
+		if _, ok := failed.InstanceInfo["rescue_password"]; ok {
+			t.Errorf("rescue password kept after failure")
+		}
+	})
+}
+
+func TestAgentRescueNeedsPassword(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newRescueEnv(t, db)
+		n := rescueNode(e)
+		err := e.api.DoNodeRescue(context.Background(), "", n.UUID, "")
+		want := "Failed to rescue instance None for node " + n.UUID + ": Validation failed: Node " + n.UUID + " is missing 'rescue_password' in instance_info"
+		if class(err) != "InstanceRescueFailure" || err.Error() != want {
+			t.Fatalf("err = %v", err)
+		}
+		if got := e.get(n); got.ProvisionState != states.Active {
+			t.Fatalf("node moved to %q", got.ProvisionState)
+		}
+	})
+}
