@@ -14,6 +14,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -126,6 +127,32 @@ func (h *handlers) parentNode(r *http.Request, rc *api.RequestContext, owner *st
 	return p, nil
 }
 
+// createOwner is NodesController.post's rule for a project scoped admin
+// enrolling its own node ("baremetal:node:create:self_owned_node" when
+// [api]project_admin_can_manage_own_nodes allows it): the node belongs to
+// the caller's project, and asking for another owner is refused. As for
+// runbooks, only keystone callers have a project scope here.
+func (h *handlers) createOwner(r *http.Request, rc *api.RequestContext, m map[string]any) error {
+	if rc.Config == nil || !rc.Config.Bool("api", "project_admin_can_manage_own_nodes") {
+		return nil
+	}
+	c := auth.FromContext(r.Context())
+	if c == nil || c.Strategy != auth.StrategyKeystone || c.SystemScope == "all" {
+		return nil
+	}
+	if h.Authorize != nil && h.Authorize(r, "baremetal:node:create:self_owned_node", nil) != nil {
+		return nil
+	}
+	if owner, _ := m["owner"].(string); owner != "" && owner != c.ProjectID {
+		return errs.NewMessage("Invalid", "Cannot create a node as a project scoped admin with an owner other than your own project.")
+	}
+	m["owner"] = nil
+	if c.ProjectID != "" {
+		m["owner"] = c.ProjectID
+	}
+	return nil
+}
+
 func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	body, err := apiutil.DecodeBody(r)
 	if err != nil {
@@ -163,6 +190,9 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		if rcl := rc.Config.String("DEFAULT", "default_resource_class"); rcl != "" {
 			m["resource_class"] = rcl
 		}
+	}
+	if err := h.createOwner(r, rc, m); err != nil {
+		return err
 	}
 	chassis, err := h.chassisID(r, m)
 	if err != nil {
