@@ -64,7 +64,11 @@ func (c *Conductor) startPeriodics(ctx context.Context) {
 					return
 				case <-tick.C:
 				}
+				start := time.Now()
 				p.run(ctx)
+				if c.observe != nil {
+					c.observe(p.name, time.Since(start))
+				}
 			}
 		}(p)
 	}

@@ -52,6 +52,9 @@ type Options struct {
 	// ring; periodic tasks only touch nodes it accepts. All nodes when nil
 	// (a single conductor).
 	Owns func(n *model.Node) bool
+	// ObservePeriodic, when set, is told of every pass of a periodic task
+	// and how long it took (metrics).
+	ObservePeriodic func(name string, d time.Duration)
 }
 
 // Conductor is one conductor service.
@@ -66,6 +69,7 @@ type Conductor struct {
 	pool    *workers.Pool
 	tasks   *task.Manager
 	owns    func(n *model.Node) bool
+	observe func(name string, d time.Duration)
 
 	// cleanOverrides and verifyOverrides are the step priority overrides.
 	cleanOverrides  map[string]int
@@ -101,7 +105,7 @@ func New(o Options) (*Conductor, error) {
 	}
 	c := &Conductor{
 		store: o.Store, drivers: o.Drivers, cfg: o.Config, host: o.Host, group: o.Group,
-		log: o.Logger, clock: o.Clock, pool: o.Pool, owns: o.Owns, powerFails: map[string]int{},
+		log: o.Logger, clock: o.Clock, pool: o.Pool, owns: o.Owns, observe: o.ObservePeriodic, powerFails: map[string]int{},
 	}
 	if c.host == "" {
 		c.host = o.Config.String("DEFAULT", "host")
