@@ -1,0 +1,478 @@
+package conductor_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/conductor/workers"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/driver/noop"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/internal/store/storetest"
+)
+
+// Conductor benchmarks (issue 12, item 2). They run only under -bench, on
+// SQLite (storetest's first backend); see BENCHMARKS.md for the commands.
+
+// slowPower answers like a BMC that takes latency per request: it reads
+// back the recorded state, so a sync pass finds no mismatch (the steady
+// state of a healthy fleet) and its cost is the latency plus the locking.
+type slowPower struct {
+	latency time.Duration
+	reads   atomic.Int64
+}
+
+func (p *slowPower) Properties() map[string]string                { return map[string]string{} }
+func (p *slowPower) Steps() []driver.StepSpec                     { return nil }
+func (p *slowPower) Validate(context.Context, *driver.Task) error { return nil }
+func (p *slowPower) Reboot(ctx context.Context, _ *driver.Task, _ time.Duration) error {
+	return p.wait(ctx)
+}
+
+func (p *slowPower) GetSupportedPowerStates(context.Context, *driver.Task) ([]string, error) {
+	return []string{states.PowerOn, states.PowerOff, states.Reboot}, nil
+}
+
+func (p *slowPower) GetPowerState(ctx context.Context, t *driver.Task) (string, error) {
+	if err := p.wait(ctx); err != nil {
+		return "", err
+	}
+	p.reads.Add(1)
+	return t.Node.PowerState, nil
+}
+
+func (p *slowPower) SetPowerState(ctx context.Context, t *driver.Task, state string, _ time.Duration) error {
+	if err := p.wait(ctx); err != nil {
+		return err
+	}
+	t.Node.PowerState = state
+	return nil
+}
+
+func (p *slowPower) wait(ctx context.Context) error {
+	tm := time.NewTimer(p.latency)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("slow power: %w", ctx.Err())
+	}
+}
+
+// fakeDeploy names the embedded fake deploy interface apart from its
+// Deploy method, which the field name Deploy would shadow.
+type fakeDeploy = fake.Deploy
+
+// hbDeploy is the fake deploy interface that also accepts heartbeats, the
+// way a ramdisk deploy interface does while a step runs on the agent: the
+// conductor's whole heartbeat path runs, and nothing else.
+type hbDeploy struct {
+	fakeDeploy
+	handled atomic.Int64
+}
+
+func (d *hbDeploy) Heartbeat(context.Context, *driver.Task, driver.Heartbeat) error {
+	d.handled.Add(1)
+	return nil
+}
+
+// benchEnv is one conductor on a SQLite database, built for benchmarks.
+type benchEnv struct {
+	st      store.Store
+	drivers *driver.Drivers
+	power   *slowPower
+	hb      *hbDeploy
+	pool    *workers.Pool
+	c       *conductor.Conductor
+	api     rpc.ConductorAPI
+}
+
+func benchDB(b *testing.B) *sqldb.DB {
+	b.Helper()
+	return storetest.Backends(b)[0].DB
+}
+
+// newBenchEnv starts a conductor named host on db with the periodic loops
+// off (benchmarks run passes by hand) and the [conductor] options given.
+func newBenchEnv(b *testing.B, db *sqldb.DB, host string, conductorOpts map[string]string) *benchEnv {
+	b.Helper()
+	opts := map[string]string{
+		"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
+		"check_provision_state_interval": "0", "sync_local_state_interval": "0",
+		"check_allocations_interval": "0", "rescue_callback_timeout": "0",
+		"conductor_cleanup_interval": "0", "node_history_cleanup_interval": "0",
+		"graceful_shutdown_timeout": "60",
+	}
+	for k, v := range conductorOpts {
+		opts[k] = v
+	}
+	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+		"conductor": opts, "agent": {"require_tls": "false"},
+	}})
+	if err != nil {
+		b.Fatalf("load config: %v", err)
+	}
+	e := &benchEnv{st: store.New(db), power: &slowPower{latency: 50 * time.Millisecond}, hb: &hbDeploy{}}
+	e.drivers = benchDrivers(b, e.power, e.hb)
+	quiet := slog.New(slog.DiscardHandler)
+	e.pool, err = workers.New(workers.SettingsFromConfig(cfg), workers.WithLogger(quiet))
+	if err != nil {
+		b.Fatalf("worker pool: %v", err)
+	}
+	e.c, err = conductor.New(conductor.Options{
+		Store: e.st, Drivers: e.drivers, Config: cfg, Host: host, Pool: e.pool, Logger: quiet,
+	})
+	if err != nil {
+		b.Fatalf("new conductor: %v", err)
+	}
+	if err := e.c.Start(context.Background()); err != nil {
+		b.Fatalf("start conductor: %v", err)
+	}
+	b.Cleanup(func() { _ = e.c.Stop(context.Background()) })
+	e.api = rpc.NewLocal(e.c, quiet)
+	return e
+}
+
+func benchDrivers(b *testing.B, power *slowPower, hb *hbDeploy) *driver.Drivers {
+	b.Helper()
+	r := driver.NewRegistry()
+	for _, h := range driver.StockHardwareTypes() {
+		if err := r.AddHardwareType(h); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := fake.Register(r, fake.Delays{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := noop.Register(r); err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Register(driver.KindPower, "slow", power); err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Register(driver.KindDeploy, "heartbeat", hb); err != nil {
+		b.Fatal(err)
+	}
+	fakeOnly := []string{"fake"}
+	d, err := r.Build(driver.Settings{
+		EnabledHardwareTypes: []string{"fake-hardware"},
+		EnabledInterfaces: map[driver.Kind][]string{
+			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"fake", "no-console"},
+			driver.KindDeploy: {"fake", "heartbeat"}, driver.KindFirmware: fakeOnly, driver.KindInspect: {"fake", "no-inspect"},
+			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: {"fake", "slow"},
+			driver.KindRAID: fakeOnly, driver.KindRescue: {"fake", "no-rescue"}, driver.KindStorage: {"noop"},
+			driver.KindVendor: fakeOnly,
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// enroll creates count fake-hardware nodes in state, four at a time, and
+// returns their UUIDs.
+func (e *benchEnv) enroll(b *testing.B, count int, state string, mut func(*model.Node)) []string {
+	b.Helper()
+	uuids := make([]string, count)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr error
+	var once sync.Once
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= count {
+					return
+				}
+				n := &model.Node{Driver: "fake-hardware", ProvisionState: state, PowerState: states.PowerOn,
+					Properties: map[string]any{"cpus": 8, "memory_mb": 65536, "local_gb": 400, "cpu_arch": "x86_64"}}
+				if mut != nil {
+					mut(n)
+				}
+				_, err := e.drivers.CheckAndUpdateNodeInterfaces(n)
+				if err == nil {
+					n, err = e.st.CreateNode(context.Background(), n)
+				}
+				if err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+				uuids[i] = n.UUID
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		b.Fatalf("enroll: %v", firstErr)
+	}
+	return uuids
+}
+
+// waitIdle waits until no spawned work runs in the pool.
+func (e *benchEnv) waitIdle(b *testing.B) {
+	b.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		s := e.pool.Stats()
+		if s.NormalRunning+s.ReservedRunning == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("workers still running: %+v", s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// countNodes counts the nodes f matches.
+func (e *benchEnv) countNodes(b *testing.B, f store.NodeFilter, pred func(*model.Node) bool) int {
+	b.Helper()
+	nodes, err := e.st.ListNodes(context.Background(), f, store.ListOptions{})
+	if err != nil {
+		b.Fatalf("list nodes: %v", err)
+	}
+	n := 0
+	for _, node := range nodes {
+		if pred == nil || pred(node) {
+			n++
+		}
+	}
+	return n
+}
+
+// BenchmarkHeartbeat drives ConductorAPI.Heartbeat from concurrent agents
+// over 1,000 nodes in deploy wait; one op is one heartbeat accepted, and
+// the timer stops once every spawned worker has finished. A heartbeat
+// whose node is still locked by the previous one is accepted and skipped
+// by its worker, as upstream; heartbeats/s counts those the deploy
+// interface handled.
+func BenchmarkHeartbeat(b *testing.B) {
+	e := newBenchEnv(b, benchDB(b), "bench-conductor", nil)
+	const nodes = 1000
+	uuids := e.enroll(b, nodes, states.DeployWait, func(n *model.Node) {
+		n.DeployInterface = "heartbeat"
+		n.DriverInternalInfo = map[string]any{"agent_secret_token": "bench-token", "agent_url": "http://127.0.0.1:9999"}
+	})
+	for _, agents := range []int{8, 32} {
+		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
+			var next, busy atomic.Int64
+			handled0 := e.hb.handled.Load()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			per := b.N / agents
+			for a := range agents {
+				n := per
+				if a < b.N%agents {
+					n++
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range n {
+						uuid := uuids[int(next.Add(1)-1)%nodes]
+						for {
+							err := e.api.Heartbeat(context.Background(), "", rpc.HeartbeatArgs{
+								NodeID: uuid, AgentToken: "bench-token", AgentVersion: "10.0.0", CallbackURL: "http://127.0.0.1:9999",
+							})
+							if err == nil {
+								break
+							}
+							if class(err) != "NoFreeConductorWorker" {
+								b.Errorf("heartbeat: %v", err)
+								return
+							}
+							busy.Add(1)
+							time.Sleep(time.Millisecond)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			e.waitIdle(b)
+			b.StopTimer()
+			handled := e.hb.handled.Load() - handled0
+			b.ReportMetric(float64(handled)/b.Elapsed().Seconds(), "handled/s")
+			b.ReportMetric(float64(int64(b.N)-handled)/float64(b.N), "skipped/op")
+			b.ReportMetric(float64(busy.Load())/float64(b.N), "503/op")
+		})
+	}
+}
+
+// BenchmarkSyncPowerStates times one _sync_power_states pass over 10,000
+// nodes whose BMC answers after 50 ms, with the default 8 workers and
+// more. Run it with -benchtime=1x: one pass with 8 workers is a minute.
+func BenchmarkSyncPowerStates(b *testing.B) {
+	db := benchDB(b)
+	const nodes = 10000
+	seed := newBenchEnv(b, db, "bench-seed", nil)
+	seed.enroll(b, nodes, states.Active, func(n *model.Node) { n.PowerInterface = "slow" })
+	for _, w := range []int{8, 16, 32, 64} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			e := newBenchEnv(b, db, fmt.Sprintf("bench-power-%d", w), map[string]string{"sync_power_state_workers": fmt.Sprint(w)})
+			b.ResetTimer()
+			for range b.N {
+				e.c.SyncPowerStates(context.Background())
+			}
+			b.StopTimer()
+			if got := e.power.reads.Load(); got != int64(nodes*b.N) {
+				b.Fatalf("%d power reads for %d passes over %d nodes", got, b.N, nodes)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/cycle")
+		})
+	}
+}
+
+// BenchmarkProvision times 1,000 available fake nodes deployed at once to
+// active: all DoNodeDeploy calls from 32 clients (a full pool answers 503
+// and the client retries, like Nova), then until every worker is done.
+func BenchmarkProvision(b *testing.B) {
+	e := newBenchEnv(b, benchDB(b), "bench-conductor", nil)
+	const nodes = 1000
+	for range b.N {
+		b.StopTimer()
+		uuids := e.enroll(b, nodes, states.Available, nil)
+		before := e.countNodes(b, store.NodeFilter{ProvisionState: ptr(states.Active)}, nil)
+		b.StartTimer()
+		var next, busy atomic.Int64
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= nodes {
+						return
+					}
+					for {
+						err := e.api.DoNodeDeploy(context.Background(), "", uuids[i], false, nil, nil)
+						if err == nil {
+							break
+						}
+						if class(err) != "NoFreeConductorWorker" {
+							b.Errorf("deploy: %v", err)
+							return
+						}
+						busy.Add(1)
+						time.Sleep(time.Millisecond)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		e.waitIdle(b)
+		b.StopTimer()
+		if got := e.countNodes(b, store.NodeFilter{ProvisionState: ptr(states.Active)}, nil) - before; got != nodes {
+			b.Fatalf("%d of %d nodes active", got, nodes)
+		}
+		b.ReportMetric(float64(busy.Load()), "503s")
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/1000nodes")
+	b.ReportMetric(float64(nodes*b.N)/b.Elapsed().Seconds(), "nodes/s")
+}
+
+// BenchmarkTakeOver times a conductor taking over 5,000 active nodes of a
+// dead peer with SyncLocalState passes (upstream _sync_local_state) run
+// back to back until every node is its own; each pass takes over at most
+// periodic_max_workers nodes, so the real time is passes ×
+// sync_local_state_interval, which passes/takeover reports.
+func BenchmarkTakeOver(b *testing.B) {
+	const nodes = 5000
+	for _, maxw := range []int{8, 100} {
+		b.Run(fmt.Sprintf("periodic_max_workers=%d", maxw), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				db := benchDB(b)
+				dead := newBenchEnv(b, db, "bench-dead", nil)
+				deadID := dead.c.ID()
+				dead.enroll(b, nodes, states.Active, func(n *model.Node) { n.ConductorAffinity = &deadID })
+				if err := dead.c.Stop(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				e := newBenchEnv(b, db, "bench-live", map[string]string{"periodic_max_workers": fmt.Sprint(maxw)})
+				me := e.c.ID()
+				mine := func(n *model.Node) bool { return n.ConductorAffinity != nil && *n.ConductorAffinity == me }
+				b.StartTimer()
+				passes := 0
+				for {
+					e.c.SyncLocalState(context.Background())
+					e.waitIdle(b)
+					passes++
+					// Counting is part of the pass cost only for the
+					// stop condition; it is cheap next to the pass.
+					if e.countNodes(b, store.NodeFilter{}, mine) == nodes {
+						break
+					}
+					if passes > nodes {
+						b.Fatal("take-over makes no progress")
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(passes), "passes/takeover")
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/takeover")
+		})
+	}
+}
+
+// BenchmarkNodeLock is one exclusive (reservation written and cleared) or
+// shared (node read only) lock cycle through the task manager.
+func BenchmarkNodeLock(b *testing.B) {
+	e := newBenchEnv(b, benchDB(b), "bench-conductor", nil)
+	uuid := e.enroll(b, 1, states.Manageable, nil)[0]
+	for _, shared := range []bool{false, true} {
+		b.Run(fmt.Sprintf("shared=%v", shared), func(b *testing.B) {
+			for range b.N {
+				t, err := e.c.Tasks().Acquire(context.Background(), uuid, task.AcquireOptions{Shared: shared, Purpose: "bench"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := t.Release(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkProcessEvent is one provision state transition saved under a
+// held lock, alternating manageable → inspecting → manageable.
+func BenchmarkProcessEvent(b *testing.B) {
+	e := newBenchEnv(b, benchDB(b), "bench-conductor", nil)
+	uuid := e.enroll(b, 1, states.Manageable, nil)[0]
+	t, err := e.c.Tasks().Acquire(context.Background(), uuid, task.AcquireOptions{Purpose: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = t.Release() }()
+	b.ResetTimer()
+	for i := range b.N {
+		ev := states.EventInspect
+		if i%2 == 1 {
+			ev = states.EventDone
+		}
+		if err := t.ProcessEvent(context.Background(), ev, task.EventOptions{}); err != nil {
+			b.Fatalf("event %s: %v", ev, err)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
