@@ -63,6 +63,9 @@ type Options struct {
 	DeployForcesOOBReboot bool
 	// DefaultBootMode is [deploy]/default_boot_mode.
 	DefaultBootMode string
+	// FastTrack lets a deployment reuse the ramdisk left running by
+	// cleaning.
+	FastTrack FastTrack
 }
 
 // Register adds the agent-based interfaces to r.
@@ -75,6 +78,12 @@ func Register(r *driver.Registry, o Options) error {
 	}
 	if err := r.Register(driver.KindDeploy, "direct", NewDirect(o)); err != nil {
 		return fmt.Errorf("register direct deploy: %w", err)
+	}
+	if err := r.Register(driver.KindDeploy, "custom-agent", NewCustomAgent(o)); err != nil {
+		return fmt.Errorf("register custom-agent deploy: %w", err)
+	}
+	if err := r.Register(driver.KindDeploy, "ramdisk", NewRamdisk(o)); err != nil {
+		return fmt.Errorf("register ramdisk deploy: %w", err)
 	}
 	return nil
 }
@@ -373,10 +382,13 @@ func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, 
 }
 
 // TearDownCleaning powers the node off and removes the ramdisk and the
-// cleaning network (upstream tear_down_inband_cleaning).
+// cleaning network (upstream tear_down_inband_cleaning). Under fast track
+// the node stays on with its agent, for the deployment to reuse.
 func (b *base) TearDownCleaning(ctx context.Context, task *driver.Task) error {
-	if err := powerOff(ctx, task); err != nil {
-		return err
+	if !b.opts.FastTrack.Active(ctx, task) {
+		if err := powerOff(ctx, task); err != nil {
+			return err
+		}
 	}
 	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
 		return fmt.Errorf("clean up ramdisk: %w", err)

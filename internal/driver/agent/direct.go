@@ -10,13 +10,11 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 )
 
-// Direct is upstream AgentDeploy ("direct"): the agent downloads the image
-// itself and writes it; the conductor's deploy steps boot the ramdisk
-// (deploy), ask for the write (write_image), set up the boot
-// (prepare_instance_boot), stop the agent (tear_down_agent), move the node
-// to the tenant network and boot the instance.
+// Direct is upstream AgentDeploy ("direct"): custom-agent's steps plus
+// write_image, where the agent downloads the image itself and writes it,
+// and a prepare_instance_boot that installs the bootloader first.
 type Direct struct {
-	base
+	CustomAgent
 }
 
 var (
@@ -29,72 +27,30 @@ var (
 )
 
 // NewDirect builds the direct deploy interface.
-func NewDirect(o Options) *Direct { return &Direct{base{opts: o}} }
-
-// Properties are the agent deploy's driver_info options.
-func (d *Direct) Properties() map[string]string {
-	return map[string]string{
-		"deploy_forces_oob_reboot": "Whether Ironic should force a reboot of the Node via the out-of-band channel after deployment is complete. Provides compatibility with older deploy ramdisks. Defaults to False. Optional.",
-	}
-}
+func NewDirect(o Options) *Direct { return &Direct{CustomAgent{base{opts: o}}} }
 
 // Steps declares the out-of-band deploy steps in upstream's order.
 func (d *Direct) Steps() []driver.StepSpec {
-	return []driver.StepSpec{
-		driver.DeployStep("deploy", 100),
-		driver.DeployStep("write_image", 80),
-		driver.DeployStep("prepare_instance_boot", 60),
-		driver.DeployStep("tear_down_agent", 40),
-		driver.DeployStep("switch_to_tenant_network", 30),
-		driver.DeployStep("boot_instance", 20),
-	}
+	return append(d.CustomAgent.Steps(), driver.DeployStep("write_image", 80))
 }
 
-// ListSteps adds the agent's reported steps of the deploy interface to the
-// declared ones (upstream get_<kind>_steps with agent_base.get_steps); a
-// reported step with a declared name is the declared one.
+// ListSteps is CustomAgent's with write_image among the declared steps.
 func (d *Direct) ListSteps(_ context.Context, task *driver.Task, kind driver.StepKind) ([]driver.StepSpec, error) {
-	var out []driver.StepSpec
-	declared := map[string]bool{}
-	for _, s := range d.Steps() {
-		if s.Kind == kind {
-			out = append(out, s)
-			declared[s.Name] = true
-		}
-	}
-	for _, s := range d.cachedSteps(task.Node, kind, driver.KindDeploy) {
-		if !declared[s.Name] {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return d.listSteps(task, kind, d.Steps()), nil
 }
 
 // StepHandlers maps the declared deploy steps.
 func (d *Direct) StepHandlers() map[string]driver.StepFunc {
-	return map[string]driver.StepFunc{
-		"deploy":                   func(ctx context.Context, t *driver.Task, _ map[string]any) (string, error) { return d.Deploy(ctx, t) },
-		"write_image":              d.writeImage,
-		"prepare_instance_boot":    d.prepareInstanceBoot,
-		"tear_down_agent":          d.tearDownAgent,
-		"switch_to_tenant_network": d.switchToTenantNetwork,
-		"boot_instance":            d.bootInstance,
-	}
+	h := d.CustomAgent.StepHandlers()
+	h["write_image"] = d.writeImage
+	h["prepare_instance_boot"] = d.prepareInstanceBoot
+	return h
 }
 
 // ExecuteStep runs a declared deploy step, or hands an in-band step to the
 // agent.
 func (d *Direct) ExecuteStep(ctx context.Context, task *driver.Task, step driver.Step) (string, error) {
-	if step.Kind == driver.StepDeploy {
-		if fn, ok := d.StepHandlers()[step.Name]; ok {
-			return fn(ctx, task, step.Args)
-		}
-	}
-	cur := currentStep(task.Node, step.Kind)
-	if cur == nil || cur["step"] != step.Name {
-		cur = map[string]any{"step": step.Name, "interface": string(step.Interface), "args": step.Args}
-	}
-	return d.executeInband(ctx, task, step.Kind, cur)
+	return d.executeStep(ctx, task, step, d.StepHandlers())
 }
 
 // Validate checks the boot interface and that there is an image to write
@@ -119,15 +75,6 @@ func (d *Direct) Validate(ctx context.Context, task *driver.Task) error {
 
 func isURL(s string) bool {
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "file://")
-}
-
-// Deploy boots the ramdisk; the agent's first heartbeat continues the
-// deployment with write_image.
-func (d *Direct) Deploy(ctx context.Context, task *driver.Task) (string, error) {
-	if err := rebootToRamdisk(ctx, task, nil); err != nil {
-		return "", err
-	}
-	return "wait call-back", nil
 }
 
 // imageInfo is what standby's write_image needs (upstream
@@ -238,75 +185,3 @@ func (d *Direct) prepareInstanceBoot(ctx context.Context, task *driver.Task, _ m
 	}
 	return "", nil
 }
-
-// tearDownAgent stops the agent: soft power off through the agent, then
-// out of band when the node stays on (or when driver_info asks for it).
-func (d *Direct) tearDownAgent(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
-	n := task.Node
-	oob := d.opts.DeployForcesOOBReboot
-	if v, ok := n.DriverInfo["deploy_forces_oob_reboot"].(bool); ok {
-		oob = v
-	}
-	if !oob {
-		if _, err := d.client().PowerOff(ctx, n); err == nil {
-			if d.waitPowerOff(ctx, task, 3, 0) {
-				n.PowerState = "power off"
-				wipeTokenAndURL(n)
-				return "", nil
-			}
-		} else {
-			task.Logger().WarnContext(ctx, "soft power off through the agent failed, powering off out of band", "node", n.UUID, "error", err)
-		}
-	} else if _, err := d.client().Sync(ctx, n); err != nil {
-		task.Logger().WarnContext(ctx, "sync before out-of-band power off failed", "node", n.UUID, "error", err)
-	}
-	return "", powerOff(ctx, task)
-}
-
-func (d *Direct) switchToTenantNetwork(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
-	if err := task.Driver.Network.RemoveProvisioningNetwork(ctx, task); err != nil {
-		return "", fmt.Errorf("remove provisioning network: %w", err)
-	}
-	if err := task.Driver.Network.ConfigureTenantNetworks(ctx, task); err != nil {
-		return "", fmt.Errorf("configure tenant networks: %w", err)
-	}
-	return "", nil
-}
-
-func (d *Direct) bootInstance(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
-	if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
-		return "", fmt.Errorf("power on instance: %w", err)
-	}
-	task.Node.PowerState = "power on"
-	return "", nil
-}
-
-// TearDown powers the node off and answers "deleted".
-func (d *Direct) TearDown(ctx context.Context, task *driver.Task) (string, error) {
-	if err := powerOff(ctx, task); err != nil {
-		return "", err
-	}
-	return "deleted", nil
-}
-
-// Prepare attaches the provisioning network.
-func (d *Direct) Prepare(ctx context.Context, task *driver.Task) error {
-	if err := task.Driver.Network.AddProvisioningNetwork(ctx, task); err != nil {
-		return fmt.Errorf("add provisioning network: %w", err)
-	}
-	return nil
-}
-
-// CleanUp removes the ramdisk and instance boot files.
-func (d *Direct) CleanUp(ctx context.Context, task *driver.Task) error {
-	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
-		return fmt.Errorf("clean up ramdisk: %w", err)
-	}
-	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
-		return fmt.Errorf("clean up instance: %w", err)
-	}
-	return nil
-}
-
-// TakeOver has nothing to do: an active node boots from its disk.
-func (d *Direct) TakeOver(context.Context, *driver.Task) error { return nil }

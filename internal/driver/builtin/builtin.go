@@ -6,6 +6,7 @@ package builtin
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/config"
@@ -63,6 +64,10 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		Agent: agent.Options{
 			Client:          agentclient.New(agentclient.OptionsFromConfig(c)),
 			DefaultBootMode: c.String("deploy", "default_boot_mode"),
+			FastTrack: agent.FastTrack{
+				Enabled: c.Bool("deploy", "fast_track"),
+				Timeout: time.Duration(c.Int("deploy", "fast_track_timeout")) * time.Second,
+			},
 		},
 		AgentInspect: agent.InspectOptions{
 			CallbackURL: agent.InspectCallbackURL(c.String("inspector", "callback_endpoint_override"), c.String("service_catalog", "endpoint_override")),

@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/states"
+)
+
+// Ramdisk is upstream RamdiskDeploy ("ramdisk"): the instance is a ramdisk
+// booted over the network, so deploying writes nothing and only points
+// the boot interface at the instance's kernel and ramdisk (its "ramdisk"
+// boot option) and powers the node on. Cleaning and servicing still run
+// through the agent.
+type Ramdisk struct {
+	base
+}
+
+var (
+	_ driver.DeployInterface  = (*Ramdisk)(nil)
+	_ driver.StepLister       = (*Ramdisk)(nil)
+	_ driver.StepRunner       = (*Ramdisk)(nil)
+	_ driver.CleaningPreparer = (*Ramdisk)(nil)
+	_ driver.ServicePreparer  = (*Ramdisk)(nil)
+	_ Stepper                 = (*Ramdisk)(nil)
+)
+
+// NewRamdisk builds the ramdisk deploy interface.
+func NewRamdisk(o Options) *Ramdisk { return &Ramdisk{base{opts: o}} }
+
+// Properties: the ramdisk deploy takes no driver_info options.
+func (d *Ramdisk) Properties() map[string]string { return map[string]string{} }
+
+// Steps declares the single deploy step.
+func (d *Ramdisk) Steps() []driver.StepSpec {
+	return []driver.StepSpec{driver.DeployStep("deploy", 100)}
+}
+
+// ListSteps: deploy steps are the declared one only (upstream does not
+// override get_deploy_steps here); clean and service steps are the
+// agent's.
+func (d *Ramdisk) ListSteps(_ context.Context, task *driver.Task, kind driver.StepKind) ([]driver.StepSpec, error) {
+	if kind == driver.StepDeploy {
+		return d.Steps(), nil
+	}
+	return d.cachedSteps(task.Node, kind, driver.KindDeploy), nil
+}
+
+// StepHandlers maps the deploy step.
+func (d *Ramdisk) StepHandlers() map[string]driver.StepFunc {
+	return map[string]driver.StepFunc{
+		"deploy": func(ctx context.Context, t *driver.Task, _ map[string]any) (string, error) { return d.Deploy(ctx, t) },
+	}
+}
+
+// ExecuteStep runs the deploy step, or an in-band clean or service step on
+// the agent.
+func (d *Ramdisk) ExecuteStep(ctx context.Context, task *driver.Task, step driver.Step) (string, error) {
+	if step.Kind == driver.StepDeploy {
+		fn, ok := d.StepHandlers()[step.Name]
+		if !ok {
+			return "", fmt.Errorf("Deploy step %s.%s has not been found.", step.Interface, step.Name)
+		}
+		return fn(ctx, task, step.Args)
+	}
+	return d.executeStep(ctx, task, step, nil)
+}
+
+// capabilities is how a boot interface lists upstream's capabilities.
+type capabilities interface {
+	Capabilities() []string
+}
+
+func bootCapable(task *driver.Task, capability string) bool {
+	c, ok := task.Driver.Boot.(capabilities)
+	return ok && slices.Contains(c.Capabilities(), capability)
+}
+
+// Validate needs a boot interface able to boot a ramdisk instance.
+func (d *Ramdisk) Validate(ctx context.Context, task *driver.Task) error {
+	if !bootCapable(task, "ramdisk_boot") {
+		return driver.InvalidParameterValue("Invalid configuration: The boot interface must have the `ramdisk_boot` capability. You are using an incompatible boot interface.")
+	}
+	return task.Driver.Boot.Validate(ctx, task)
+}
+
+// Deploy powers off, configures the tenant networks, prepares the instance
+// boot and powers on; the deployment is done when it returns.
+func (d *Ramdisk) Deploy(ctx context.Context, task *driver.Task) (string, error) {
+	n := task.Node
+	if n.InstanceInfo["configdrive"] != nil && !bootCapable(task, "ramdisk_boot_configdrive") {
+		task.Logger().WarnContext(ctx, "a configuration drive is present in the ramdisk deployment request but the boot interface cannot use it; it is ignored",
+			"node", n.UUID, "boot_interface", n.BootInterface)
+	}
+	if err := powerOff(ctx, task); err != nil {
+		return "", err
+	}
+	if err := task.Driver.Network.ConfigureTenantNetworks(ctx, task); err != nil {
+		return "", fmt.Errorf("configure tenant networks: %w", err)
+	}
+	if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
+		return "", fmt.Errorf("prepare instance boot: %w", err)
+	}
+	if err := task.Driver.Power.SetPowerState(ctx, task, states.PowerOn, 0); err != nil {
+		return "", fmt.Errorf("power on instance: %w", err)
+	}
+	n.PowerState = states.PowerOn
+	task.Logger().InfoContext(ctx, "deployment setup done", "node", n.UUID)
+	return "", nil
+}
+
+// Prepare powers a deploying node off and attaches its volumes; an active
+// node (conductor take-over) or one leaving rescue gets its instance boot
+// back.
+func (d *Ramdisk) Prepare(ctx context.Context, task *driver.Task) error {
+	n := task.Node
+	if n.ProvisionState == states.Deploying {
+		if err := task.Driver.Network.Validate(ctx, task); err != nil {
+			return err
+		}
+		if err := powerOff(ctx, task); err != nil {
+			return err
+		}
+		if err := task.Driver.Storage.AttachVolumes(ctx, task); err != nil {
+			return fmt.Errorf("attach volumes: %w", err)
+		}
+	}
+	if n.ProvisionState == states.Active || n.ProvisionState == states.Unrescuing {
+		if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
+			return fmt.Errorf("prepare instance boot: %w", err)
+		}
+	}
+	return nil
+}
+
+// TearDown is upstream AgentBaseMixin.tear_down: power off, detach the
+// volumes, leave the tenant networks.
+func (d *Ramdisk) TearDown(ctx context.Context, task *driver.Task) (string, error) {
+	if err := powerOff(ctx, task); err != nil {
+		return "", err
+	}
+	if err := task.Driver.Storage.DetachVolumes(ctx, task); err != nil {
+		return "", fmt.Errorf("detach volumes: %w", err)
+	}
+	if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
+		return "", fmt.Errorf("unconfigure tenant networks: %w", err)
+	}
+	return "deleted", nil
+}
+
+// CleanUp removes the ramdisk and instance boot files.
+func (d *Ramdisk) CleanUp(ctx context.Context, task *driver.Task) error {
+	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
+		return fmt.Errorf("clean up ramdisk: %w", err)
+	}
+	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
+		return fmt.Errorf("clean up instance: %w", err)
+	}
+	return nil
+}
+
+// TakeOver has nothing to do: Prepare restored the instance boot.
+func (d *Ramdisk) TakeOver(context.Context, *driver.Task) error { return nil }
