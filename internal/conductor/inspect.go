@@ -50,7 +50,7 @@ func (c *Conductor) doInspectHardware(ctx context.Context, t *task.Task) error {
 			t.Log().ErrorContext(ctx, "move node to inspect failed", "error", err)
 		}
 	}
-	next, err := t.Driver.Inspect.InspectHardware(ctx, t.DriverTask())
+	next, err := c.inspectHardware(ctx, t)
 	if err != nil {
 		if _, ok := errs.As(err); ok {
 			fail(err.Error())

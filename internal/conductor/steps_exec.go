@@ -159,6 +159,9 @@ func (c *Conductor) runSteps(ctx context.Context, t *task.Task, f *stepFlow, ind
 		}
 		switch result {
 		case "":
+			if c.fastTrackStepsFailed(ctx, t, f) {
+				return nil
+			}
 		case f.waitState:
 			t.Log().InfoContext(ctx, "step being executed asynchronously, waiting for driver", "step", stepID(step))
 			if n.ProvisionState != f.waitState {
@@ -187,7 +190,8 @@ func (c *Conductor) executeStep(ctx context.Context, t *task.Task, kind driver.S
 	if x, ok := impl.(agent.Stepper); ok {
 		return x.ExecuteStep(ctx, t.DriverTask(), ds)
 	}
-	return driver.ExecuteStep(ctx, t.DriverTask(), impl, ds)
+	result, err := driver.ExecuteStep(ctx, t.DriverTask(), impl, ds)
+	return c.afterBIOSStep(ctx, t, ds, result, err)
 }
 
 // reservedStep handles the step names the conductor resolves itself

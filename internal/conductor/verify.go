@@ -40,6 +40,7 @@ func (c *Conductor) doNodeVerify(ctx context.Context, t *task.Task) error {
 		record(ctx, t, verr, states.HistoryVerify, true)
 		return t.ProcessEvent(ctx, states.EventFail, task.EventOptions{})
 	}
+	c.nodeCacheBIOSSettings(ctx, t)
 	if power != n.PowerState {
 		t.Log().InfoContext(ctx, "power state corrected by verification", "old", n.PowerState, "new", power)
 		n.PowerState = power
