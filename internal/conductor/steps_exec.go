@@ -159,9 +159,6 @@ func (c *Conductor) runSteps(ctx context.Context, t *task.Task, f *stepFlow, ind
 		}
 		switch result {
 		case "":
-			if c.fastTrackStepsFailed(ctx, t, f) {
-				return nil
-			}
 		case f.waitState:
 			t.Log().InfoContext(ctx, "step being executed asynchronously, waiting for driver", "step", stepID(step))
 			if n.ProvisionState != f.waitState {
