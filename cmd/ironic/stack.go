@@ -28,6 +28,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver/builtin"
 	"github.com/openkeel/ironic/internal/httpserver"
+	"github.com/openkeel/ironic/internal/logging"
 	"github.com/openkeel/ironic/internal/metrics"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
@@ -55,6 +56,8 @@ type stack struct {
 }
 
 func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stack, error) {
+	// Every line logged in a request's context names the request.
+	log = logging.New(log.Handler())
 	s := &stack{cfg: cfg, log: log, store: store.New(db), metrics: metrics.NewRegistry()}
 	heartbeatTimeout := cfg.Duration("conductor", "heartbeat_timeout")
 	rings := ringmgr.New(s.store, ringmgr.Options{
@@ -90,7 +93,12 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 	if err != nil {
 		return nil, fmt.Errorf("conductor worker pool: %w", err)
 	}
-	opts := conductor.Options{Store: s.store, Drivers: drivers, Config: cfg, Logger: log, Pool: pool}
+	periodics, err := metrics.NewPeriodic(s.metrics, cfg.String("DEFAULT", "host"))
+	if err != nil {
+		return nil, err
+	}
+	opts := conductor.Options{Store: s.store, Drivers: drivers, Config: cfg, Logger: log, Pool: pool,
+		ObservePeriodic: periodics.Observe}
 	if m == modeConductor {
 		// Several conductors share the nodes: periodic tasks only touch
 		// the ones the ring gives this host.
@@ -133,6 +141,12 @@ func (s *stack) apiHandler() (http.Handler, error) {
 		Authenticate: authn, Authorize: az.Route})
 	requests, err := metrics.NewAPI(s.metrics, api.Routes)
 	if err != nil {
+		return nil, err
+	}
+	if err := metrics.RegisterNodes(s.metrics, func(ctx context.Context) ([]*model.Node, error) {
+		return s.store.ListNodeColumns(ctx, store.NodeFilter{IncludeChildren: true}, store.ListOptions{},
+			[]string{"provision_state", "power_state", "maintenance"})
+	}); err != nil {
 		return nil, err
 	}
 	// /metrics is not an API resource (no microversion, no policy) but is
@@ -185,9 +199,14 @@ func (s *stack) jsonRPCServer() (*httpserver.Server, error) {
 	lopts := jsonrpc.ListenOptions(s.cfg)
 	lopts.Logger = s.log
 	lopts.ShutdownTimeout = s.cfg.Duration("conductor", "graceful_shutdown_timeout")
+	calls, err := metrics.NewRPC(s.metrics)
+	if err != nil {
+		return nil, err
+	}
 	// The conductor's /metrics shares the listener and its
 	// authentication: one port per pod to reach and to protect.
-	srv, err := httpserver.Listen(lopts, auth.Handler(authn, metrics.Mount(metrics.Handler(s.metrics), jsonrpc.NewServer(s.conductor, opts))))
+	srv, err := httpserver.Listen(lopts, auth.Handler(authn, metrics.Mount(metrics.Handler(s.metrics),
+		calls.Middleware(jsonrpc.NewServer(s.conductor, opts)))))
 	if err != nil {
 		return nil, fmt.Errorf("JSON-RPC server: %w", err)
 	}

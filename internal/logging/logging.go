@@ -53,10 +53,11 @@ func (h Handler) Enabled(ctx context.Context, level slog.Level) bool {
 	return h.next.Enabled(ctx, level)
 }
 
-// Handle adds the request ids of ctx to r and passes it on.
+// Handle adds the request ids of ctx to r and passes it on, unless the
+// record names its request itself (the API's access log line does).
 func (h Handler) Handle(ctx context.Context, r slog.Record) error {
 	id, global := RequestIDs(ctx)
-	if id != "" {
+	if id != "" && !hasKey(r, KeyRequestID) {
 		r = r.Clone()
 		r.AddAttrs(slog.String(KeyRequestID, id))
 		if global != "" {
@@ -64,6 +65,15 @@ func (h Handler) Handle(ctx context.Context, r slog.Record) error {
 		}
 	}
 	return h.next.Handle(ctx, r)
+}
+
+func hasKey(r slog.Record, key string) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		found = a.Key == key
+		return !found
+	})
+	return found
 }
 
 // WithAttrs keeps the wrapper around the derived handler.

@@ -70,6 +70,7 @@ func TestRequestIDMatchesResponseHeader(t *testing.T) {
 	h := middleware.AssignRequestID()(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log.DebugContext(r.Context(), "one")
 		log.ErrorContext(r.Context(), "two")
+		log.InfoContext(r.Context(), "own id", logging.KeyRequestID, "req-own")
 	}))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/nodes", nil))
@@ -78,10 +79,14 @@ func TestRequestIDMatchesResponseHeader(t *testing.T) {
 		t.Fatalf("no request id header: %v", rec.Header())
 	}
 	recs := records(t, &buf)
-	if len(recs) != 2 {
-		t.Fatalf("%d records, want 2", len(recs))
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want 3", len(recs))
 	}
-	for _, r := range recs {
+	// A record naming its request keeps its own id, once.
+	if got := recs[2][logging.KeyRequestID]; got != "req-own" || strings.Count(buf.String(), `"request_id"`) != 3 {
+		t.Errorf("record with its own id: %v\n%s", recs[2], buf.String())
+	}
+	for _, r := range recs[:2] {
 		if r[logging.KeyRequestID] != want {
 			t.Errorf("record %v: request_id, want %q", r, want)
 		}
