@@ -169,7 +169,7 @@ func (c *Conductor) finishCleaning(ctx context.Context, t *task.Task) error {
 	manual := n.TargetProvisionState == states.Manageable
 	disableRamdisk := diiBool(n, "cleaning_disable_ramdisk", false)
 	n.CleanStep = nil
-	wipeCleaningInternalInfo(n)
+	c.keepAgentIfFastTrack(ctx, t, func() { wipeCleaningInternalInfo(n) })
 	if err := t.Save(ctx); err != nil {
 		return err
 	}

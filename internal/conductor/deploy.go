@@ -107,7 +107,7 @@ func validateInstanceInfoTraits(n *model.Node) error {
 // doNodeDeploy is upstream deployments.do_node_deploy, run in a worker.
 func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task, configdrive any, deploySteps []map[string]any) error {
 	n := t.Node
-	wipeDeployInternalInfo(n)
+	c.keepAgentIfFastTrack(ctx, t, func() { wipeDeployInternalInfo(n) })
 	if configdrive != nil && configdrive != "" {
 		if n.InstanceInfo == nil {
 			n.InstanceInfo = map[string]any{}
@@ -241,7 +241,7 @@ func (c *Conductor) continueNodeDeploy(ctx context.Context, t *task.Task) error 
 	n := t.Node
 	f := c.deployFlow()
 	if !diiBool(n, "steps_validated", false) {
-		if err := c.validateUserDeploySteps(ctx, t, nil, false); err != nil {
+		if err := c.validateAgentDeploySteps(ctx, t); err != nil {
 			c.deployingErrorHandler(ctx, t, fmt.Sprintf("Failed to validate the final deploy steps list for node %s: %s", n.UUID, err), "", true)
 			return nil
 		}

@@ -1,0 +1,77 @@
+package conductor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/agent"
+)
+
+// fastTrack is [deploy]/fast_track on the conductor's clock, the one
+// heartbeats are stamped with.
+func (c *Conductor) fastTrack() agent.FastTrack {
+	return agent.FastTrack{
+		Enabled: c.cfg.Bool("deploy", "fast_track"),
+		Timeout: time.Duration(c.cfg.Int("deploy", "fast_track_timeout")) * time.Second,
+		Now:     c.clock.Now,
+	}
+}
+
+// keepAgentIfFastTrack runs wipe, keeping the agent's URL, token and
+// certificate when fast track applies to the node (upstream
+// wipe_<flow>_internal_info skip wipe_token_and_url when fast_track_able),
+// so the next operation can reach the running ramdisk.
+func (c *Conductor) keepAgentIfFastTrack(ctx context.Context, t *task.Task, wipe func()) {
+	n := t.Node
+	if !c.fastTrack().Able(ctx, t.DriverTask()) {
+		wipe()
+		return
+	}
+	kept := map[string]any{}
+	for _, k := range []string{"agent_secret_token", "agent_secret_token_pregenerated", "agent_url", "agent_verify_ca"} {
+		if v, ok := n.DriverInternalInfo[k]; ok {
+			kept[k] = v
+		}
+	}
+	wipe()
+	for k, v := range kept {
+		setDII(n, k, v)
+	}
+}
+
+// validateAgentDeploySteps is upstream deployments.validate_deploy_steps,
+// run once the agent has reported its deploy steps: the user's and the
+// templates' steps are validated against them, and the deploy step list
+// is computed again with them, keeping the current step and index.
+func (c *Conductor) validateAgentDeploySteps(ctx context.Context, t *task.Task) error {
+	if err := c.validateUserDeploySteps(ctx, t, nil, false); err != nil {
+		return err
+	}
+	list, err := c.deploymentSteps(ctx, t, false)
+	if err != nil {
+		return err
+	}
+	setDII(t.Node, "deploy_steps", stepsValue(list))
+	return nil
+}
+
+// fastTrackStepsFailed: a deploy step that fetched the running agent's
+// steps without a reboot (a fast-track deploy) leaves them unvalidated;
+// they are validated and merged into the step list before the next step,
+// as continue_node_deploy does after a first heartbeat. True when that
+// failed and the deployment was failed.
+func (c *Conductor) fastTrackStepsFailed(ctx context.Context, t *task.Task, f *stepFlow) bool {
+	n := t.Node
+	if f.kind != driver.StepDeploy || diiBool(n, "steps_validated", false) || n.DriverInternalInfo["agent_cached_deploy_steps"] == nil {
+		return false
+	}
+	if err := c.validateAgentDeploySteps(ctx, t); err != nil {
+		c.deployingErrorHandler(ctx, t, fmt.Sprintf("Failed to validate the final deploy steps list for node %s: %s", n.UUID, err), "", true)
+		return true
+	}
+	setDII(n, "steps_validated", true)
+	return false
+}
