@@ -1,0 +1,279 @@
+package conductor_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openkeel/ironic/internal/agentclient"
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/agent"
+	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/driver/noop"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/ipa"
+)
+
+// countedPower is the fake power interface recording every power action.
+type countedPower struct {
+	fake.Power
+	mu    sync.Mutex
+	calls []string
+}
+
+func (p *countedPower) SetPowerState(ctx context.Context, task *driver.Task, state string, timeout time.Duration) error {
+	p.mu.Lock()
+	p.calls = append(p.calls, state)
+	p.mu.Unlock()
+	return p.Power.SetPowerState(ctx, task, state, timeout)
+}
+
+func (p *countedPower) Reboot(ctx context.Context, task *driver.Task, timeout time.Duration) error {
+	p.mu.Lock()
+	p.calls = append(p.calls, states.Reboot)
+	p.mu.Unlock()
+	task.Node.PowerState = states.PowerOn
+	return p.Power.Reboot(ctx, task, timeout)
+}
+
+func (p *countedPower) take() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.calls
+	p.calls = nil
+	return out
+}
+
+// ramdiskBoot is the fake boot interface with upstream's ramdisk_boot
+// capability, which the ramdisk deploy interface requires.
+type ramdiskBoot struct{ fake.Boot }
+
+func (b *ramdiskBoot) Capabilities() []string { return []string{"ramdisk_boot"} }
+
+// newFastTrackEnv is newAgentEnv with the counted power and ramdisk-able
+// boot interfaces as the nodes' defaults and [deploy] options set.
+func newFastTrackEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) (*env, *countedPower) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(ftLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+		"conductor": {
+			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
+			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
+			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
+			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
+		},
+		"agent":  {"require_tls": "false"},
+		"deploy": deploy,
+	}})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	clock := &offsetClock{}
+	st := store.New(db, store.WithClock(clock.Now))
+	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
+	r := driver.NewRegistry()
+	for _, h := range driver.StockHardwareTypes() {
+		if err := r.AddHardwareType(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, err := range []error{fake.Register(r, fake.Delays{}), noop.Register(r)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	power := &countedPower{}
+	if err := r.Register(driver.KindPower, "counted", power); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Register(driver.KindBoot, "ramdisk-able", &ramdiskBoot{}); err != nil {
+		t.Fatal(err)
+	}
+	co := agentclient.DefaultOptions()
+	co.CommandWaitInterval = 10 * time.Millisecond
+	co.CommandTimeout = 5 * time.Second
+	co.Log = log
+	ft := agent.FastTrack{Enabled: cfg.Bool("deploy", "fast_track"), Timeout: time.Duration(cfg.Int("deploy", "fast_track_timeout")) * time.Second, Now: clock.Now}
+	if err := agent.Register(r, agent.Options{Client: agentclient.New(co), DefaultBootMode: "uefi", FastTrack: ft}); err != nil {
+		t.Fatal(err)
+	}
+	fakeOnly := []string{"fake"}
+	e.drivers, err = r.Build(driver.Settings{
+		EnabledHardwareTypes: []string{"fake-hardware"},
+		EnabledInterfaces: map[driver.Kind][]string{
+			driver.KindBIOS: fakeOnly, driver.KindBoot: {"ramdisk-able", "fake"}, driver.KindConsole: {"no-console"},
+			driver.KindDeploy: {"direct", "custom-agent", "ramdisk", "fake"}, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
+			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: {"counted", "fake"},
+			driver.KindRAID: fakeOnly, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
+			driver.KindVendor: fakeOnly,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: e.drivers, Config: cfg, Host: testHost, Clock: clock, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.api = rpc.NewLocal(e.c, log)
+	e.start(e.c)
+	return e, power
+}
+
+type ftLogWriter struct{ t *testing.T }
+
+func (w ftLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func withImage(n *model.Node) {
+	n.InstanceInfo = map[string]any{"image_source": "http://127.0.0.1:1/disk.img", "image_checksum": "5d41402abc4b2a76b9719d911017c592"}
+}
+
+func TestCustomAgentDeployRunsAgentDeployStep(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, power := newFastTrackEnv(t, db, nil)
+		ctx := context.Background()
+		n := e.node(states.Available, withImage, func(n *model.Node) {
+			n.DeployInterface = "custom-agent"
+			n.PowerInterface = "counted"
+		})
+		user := []map[string]any{{"interface": "deploy", "step": "erase_devices_metadata", "priority": 90, "args": map[string]any{}}}
+		if err := e.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, user); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.DeployWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token)
+		active := heartbeatUntil(t, e, n, a, token, states.Active)
+		want := []string{"deploy.get_deploy_steps", "deploy.execute_deploy_step:erase_devices_metadata", "standby.power_off"}
+		if got := commandNames(a); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("agent commands %v, want %v (no image written by custom-agent)", got, want)
+		}
+		if active.PowerState != states.PowerOn || deref(active.LastError) != "" {
+			t.Errorf("active node: power %q, last_error %q", active.PowerState, deref(active.LastError))
+		}
+		if got := strings.Join(power.take(), ","); got != "rebooting,power off,power on" {
+			t.Errorf("power actions %s", got)
+		}
+	})
+}
+
+func TestRamdiskDeployReachesActive(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, power := newFastTrackEnv(t, db, nil)
+		ctx := context.Background()
+
+		// A boot interface without ramdisk_boot cannot serve the ramdisk deploy.
+		plain := e.node(states.Available, func(n *model.Node) {
+			n.DeployInterface = "ramdisk"
+			n.BootInterface = "fake"
+		})
+		err := e.api.DoNodeDeploy(ctx, "", plain.UUID, false, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), "must have the `ramdisk_boot` capability") {
+			t.Fatalf("deploy with a boot interface lacking ramdisk_boot: %v", err)
+		}
+
+		n := e.node(states.Available, func(n *model.Node) {
+			n.DeployInterface = "ramdisk"
+			n.BootInterface = "ramdisk-able"
+			n.PowerInterface = "counted"
+			n.PowerState = states.PowerOn
+		})
+		if err := e.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		active := e.waitState(n, states.Active)
+		if active.PowerState != states.PowerOn || deref(active.LastError) != "" {
+			t.Errorf("active node: power %q, last_error %q", active.PowerState, deref(active.LastError))
+		}
+		// Prepare and deploy power off, deploy powers on; no reboot into an agent.
+		if got := strings.Join(power.take(), ","); got != "power off,power off,power on" {
+			t.Errorf("power actions %s", got)
+		}
+		if active.DriverInternalInfo["agent_secret_token"] != nil {
+			t.Error("ramdisk deploy involved an agent token")
+		}
+	})
+}
+
+func TestFastTrackDeployAfterCleaning(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, power := newFastTrackEnv(t, db, map[string]string{"fast_track": "true"})
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) {
+			n.DeployInterface = "direct"
+			n.PowerInterface = "counted"
+		})
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token)
+		clean := heartbeatUntil(t, e, n, a, token, states.Available)
+		if got := strings.Join(power.take(), ","); got != "rebooting" {
+			t.Errorf("power actions of cleaning %s, want only the reboot into the ramdisk", got)
+		}
+		if clean.PowerState != states.PowerOn || clean.DriverInternalInfo["agent_url"] != a.URL() || clean.DriverInternalInfo["agent_secret_token"] != token {
+			t.Fatalf("after fast-track cleaning: power %q, driver_internal_info %v", clean.PowerState, clean.DriverInternalInfo)
+		}
+
+		withImage(clean)
+		if _, err := e.st.UpdateNode(ctx, clean, "instance_info"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		// The same agent, with the same token, writes the image.
+		active := heartbeatUntil(t, e, n, a, token, states.Active)
+		want := []string{"clean.get_clean_steps", "clean.execute_clean_step:erase_devices_metadata", "clean.execute_clean_step:erase_devices",
+			"deploy.get_deploy_steps", "deploy.execute_deploy_step:write_image", "standby.get_partition_uuids", "image.install_bootloader", "standby.power_off"}
+		if got := commandNames(a); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("agent commands %v, want %v", got, want)
+		}
+		// No power cycle between cleaning and deploy: only the agent's
+		// tear-down (out of band, the fake stays on) and the instance boot.
+		if got := strings.Join(power.take(), ","); got != "power off,power on" {
+			t.Errorf("power actions of the deploy %s", got)
+		}
+		if active.PowerState != states.PowerOn || deref(active.LastError) != "" {
+			t.Errorf("active node: power %q, last_error %q", active.PowerState, deref(active.LastError))
+		}
+	})
+}
+
+func TestFastTrackOffPowersOffAfterCleaning(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, power := newFastTrackEnv(t, db, nil)
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) {
+			n.DeployInterface = "direct"
+			n.PowerInterface = "counted"
+			n.DriverInfo = map[string]any{"fast_track": "false"}
+		})
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		done := heartbeatUntil(t, e, n, ipa.New(t).WithToken(token), token, states.Available)
+		if got := strings.Join(power.take(), ","); got != "rebooting,power off" {
+			t.Errorf("power actions %s", got)
+		}
+		if done.DriverInternalInfo["agent_url"] != nil || done.DriverInternalInfo["agent_secret_token"] != nil {
+			t.Errorf("agent kept without fast track: %v", done.DriverInternalInfo)
+		}
+	})
+}
