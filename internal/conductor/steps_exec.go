@@ -159,6 +159,9 @@ func (c *Conductor) runSteps(ctx context.Context, t *task.Task, f *stepFlow, ind
 		}
 		switch result {
 		case "":
+			if c.fastTrackStepsFailed(ctx, t, f) {
+				return nil
+			}
 		case f.waitState:
 			t.Log().InfoContext(ctx, "step being executed asynchronously, waiting for driver", "step", stepID(step))
 			if n.ProvisionState != f.waitState {
