@@ -28,11 +28,11 @@ func requireTool(t *testing.T, pkg string, probe ...string) {
 	}
 }
 
-// runPython runs one of this folder's check scripts against base and
-// returns its output.
-func runPython(t *testing.T, script, base string) string {
+// runPython runs one of this folder's check scripts against base, with
+// further arguments, and returns its output.
+func runPython(t *testing.T, script, base string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(debianPython, filepath.Join(".", script), base)
+	cmd := exec.Command(debianPython, append([]string{filepath.Join(".", script), base}, args...)...)
 	cmd.Env = append(os.Environ(), "OS_CLOUD=", "NO_PROXY=127.0.0.1", "no_proxy=127.0.0.1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

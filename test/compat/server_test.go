@@ -31,8 +31,11 @@ type server struct {
 
 // startServer runs `ironic all-in-one` on SQLite with extra ironic.conf
 // text and waits until /v1 answers.
+// Its suites create nodes whose BMC addresses point off the machine, so
+// they run in the loopback-only namespace when there is one.
 func startServer(t *testing.T, extra string) *server {
 	t.Helper()
+	inLoopbackNetns(t)
 	bin := cluster.Binary(t)
 	dir := t.TempDir()
 	port := freePort(t)
