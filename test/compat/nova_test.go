@@ -164,6 +164,9 @@ func provisionRaw(t *testing.T, c, check *raw, uuid string, body map[string]any,
 		t.Fatalf("provision %v: %d %v", body["target"], st, b)
 	}
 	waitField(t, check, "/v1/nodes/"+uuid, "provision_state", want)
+	// The state is saved before the worker lets go of the node: the next
+	// request would meet NodeLocked (409, which Nova retries).
+	waitField(t, check, "/v1/nodes/"+uuid, "reservation", nil)
 	if n := check.get("/v1/nodes/" + uuid); n["last_error"] != nil || n["target_provision_state"] != nil {
 		t.Fatalf("after %v: last_error %v target %v", body["target"], n["last_error"], n["target_provision_state"])
 	}
