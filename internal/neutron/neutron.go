@@ -1,0 +1,216 @@
+// Package neutron is the small part of the Neutron v2.0 API the network
+// interfaces need: ports (create, update, delete, show, list) and
+// networks (show, list). Authentication is left to a provider so the
+// Keystone session lives elsewhere, as for the Glance service.
+package neutron
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Auth returns the token and the network endpoint (e.g.
+// "http://neutron:9696") for one call.
+type Auth func(ctx context.Context) (token, endpoint string, err error)
+
+// Client talks to Neutron.
+type Client struct {
+	Auth Auth
+	HTTP *http.Client
+}
+
+// Port is a Neutron port document; the binding attributes keep their API
+// names because Neutron's extensions add and read them by those names.
+type Port map[string]any
+
+// ID is the port's id.
+func (p Port) ID() string { s, _ := p["id"].(string); return s }
+
+// Network is a Neutron network document.
+type Network map[string]any
+
+// ID is the network's id.
+func (n Network) ID() string { s, _ := n["id"].(string); return s }
+
+// Error is a failed call: either Neutron's answer (Status > 0) or a
+// transport failure (Status 0).
+type Error struct {
+	Method, Path string
+	Status       int
+	Type         string
+	Message      string
+	Err          error
+}
+
+func (e *Error) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("neutron %s %s: connection failed: %v", e.Method, e.Path, e.Err)
+	}
+	if e.Type != "" {
+		return fmt.Sprintf("neutron %s %s: %d %s: %s", e.Method, e.Path, e.Status, e.Type, e.Message)
+	}
+	return fmt.Sprintf("neutron %s %s: %d: %s", e.Method, e.Path, e.Status, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsNotFound reports whether err is Neutron answering 404.
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusNotFound
+}
+
+// CreatePort creates a port with attrs (network_id, mac_address,
+// binding:* ...).
+func (c *Client) CreatePort(ctx context.Context, attrs map[string]any) (Port, error) {
+	var out struct {
+		Port Port `json:"port"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/v2.0/ports", map[string]any{"port": attrs}, &out); err != nil {
+		return nil, err
+	}
+	return out.Port, nil
+}
+
+// UpdatePort changes attrs of port id.
+func (c *Client) UpdatePort(ctx context.Context, id string, attrs map[string]any) (Port, error) {
+	var out struct {
+		Port Port `json:"port"`
+	}
+	if err := c.do(ctx, http.MethodPut, "/v2.0/ports/"+url.PathEscape(id), map[string]any{"port": attrs}, &out); err != nil {
+		return nil, err
+	}
+	return out.Port, nil
+}
+
+// DeletePort deletes port id.
+func (c *Client) DeletePort(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v2.0/ports/"+url.PathEscape(id), nil, nil)
+}
+
+// ShowPort reads port id.
+func (c *Client) ShowPort(ctx context.Context, id string) (Port, error) {
+	var out struct {
+		Port Port `json:"port"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/v2.0/ports/"+url.PathEscape(id), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Port, nil
+}
+
+// ListPorts lists ports matching filters; a filter with several values
+// matches any of them, as Neutron's repeated query parameters do.
+func (c *Client) ListPorts(ctx context.Context, filters url.Values) ([]Port, error) {
+	var out struct {
+		Ports []Port `json:"ports"`
+	}
+	if err := c.do(ctx, http.MethodGet, withQuery("/v2.0/ports", filters), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Ports, nil
+}
+
+// ShowNetwork reads network id.
+func (c *Client) ShowNetwork(ctx context.Context, id string) (Network, error) {
+	var out struct {
+		Network Network `json:"network"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/v2.0/networks/"+url.PathEscape(id), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Network, nil
+}
+
+// ListNetworks lists networks matching filters (id, name...).
+func (c *Client) ListNetworks(ctx context.Context, filters url.Values) ([]Network, error) {
+	var out struct {
+		Networks []Network `json:"networks"`
+	}
+	if err := c.do(ctx, http.MethodGet, withQuery("/v2.0/networks", filters), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Networks, nil
+}
+
+func withQuery(path string, q url.Values) string {
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	if c.Auth == nil {
+		return &Error{Method: method, Path: path, Err: errors.New("no neutron credentials configured")}
+	}
+	token, endpoint, err := c.Auth(ctx)
+	if err != nil {
+		return fmt.Errorf("neutron credentials: %w", err)
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("neutron %s %s: encode body: %w", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(endpoint, "/")+path, rd)
+	if err != nil {
+		return &Error{Method: method, Path: path, Err: err}
+	}
+	if token != "" {
+		req.Header.Set("X-Auth-Token", token)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return &Error{Method: method, Path: path, Err: err}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return &Error{Method: method, Path: path, Err: fmt.Errorf("read answer: %w", err)}
+	}
+	if resp.StatusCode >= 300 {
+		return answerError(method, path, resp.StatusCode, data)
+	}
+	if out == nil || len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("neutron %s %s: decode answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// answerError reads Neutron's {"NeutronError": {"type", "message"}} body,
+// falling back to the raw text.
+func answerError(method, path string, status int, data []byte) *Error {
+	e := &Error{Method: method, Path: path, Status: status, Message: strings.TrimSpace(string(data))}
+	var doc struct {
+		NeutronError struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"NeutronError"`
+	}
+	if json.Unmarshal(data, &doc) == nil && doc.NeutronError.Message != "" {
+		e.Type, e.Message = doc.NeutronError.Type, doc.NeutronError.Message
+	}
+	return e
+}

@@ -1,0 +1,296 @@
+// Package neutron is a Neutron v2.0 fixture for tests: an HTTP server on
+// 127.0.0.1 holding networks and ports in memory, speaking the ports and
+// networks routes the network interfaces use, with a request log and
+// fault injection.
+package neutron
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+// Request is one logged call.
+type Request struct {
+	Method string
+	Path   string
+	Query  string
+	Token  string
+	Body   map[string]any
+}
+
+type fault struct {
+	method, prefix string
+	status         int
+	remaining      int
+}
+
+// Fixture is the fake Neutron.
+type Fixture struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	networks map[string]map[string]any
+	ports    map[string]map[string]any
+	log      []Request
+	faults   []*fault
+	token    string
+}
+
+// New starts the fixture; it stops with the test.
+func New(t testing.TB) *Fixture {
+	t.Helper()
+	f := &Fixture{networks: map[string]map[string]any{}, ports: map[string]map[string]any{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// URL is the endpoint (no /v2.0 suffix, as the service catalog gives it).
+func (f *Fixture) URL() string { return f.srv.URL }
+
+// RequireToken makes every call without this X-Auth-Token answer 401.
+func (f *Fixture) RequireToken(token string) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.token = token
+	return f
+}
+
+// Network adds a network and returns the fixture.
+func (f *Fixture) Network(id, name string) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.networks[id] = map[string]any{"id": id, "name": name, "status": "ACTIVE", "admin_state_up": true, "mtu": float64(1500)}
+	return f
+}
+
+// Port adds a port (e.g. a tenant VIF created by Nova) with attrs and
+// returns the fixture; attrs must carry "id".
+func (f *Fixture) Port(attrs map[string]any) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := newPort(attrs)
+	f.ports[p["id"].(string)] = p
+	return f
+}
+
+// Fail makes the next n calls whose method matches (empty = any) and whose
+// path starts with prefix answer status; n < 0 means forever.
+func (f *Fixture) Fail(method, prefix string, status, n int) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults = append(f.faults, &fault{method: method, prefix: prefix, status: status, remaining: n})
+	return f
+}
+
+// GetPort is a copy of port id, or nil.
+func (f *Fixture) GetPort(id string) map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.ports[id]; ok {
+		return clone(p)
+	}
+	return nil
+}
+
+// Ports is a copy of every port, sorted by id.
+func (f *Fixture) Ports() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ids := slices.Sorted(maps.Keys(f.ports))
+	out := make([]map[string]any, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, clone(f.ports[id]))
+	}
+	return out
+}
+
+// Requests is a copy of the request log.
+func (f *Fixture) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.log)
+}
+
+func clone(m map[string]any) map[string]any {
+	var out map[string]any
+	b, _ := json.Marshal(m)
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+func newPort(attrs map[string]any) map[string]any {
+	p := map[string]any{
+		"id": uuid.NewString(), "name": "", "admin_state_up": true, "status": "DOWN",
+		"mac_address": "", "device_id": "", "device_owner": "", "fixed_ips": []any{},
+		"binding:host_id": "", "binding:vnic_type": "normal", "binding:profile": map[string]any{},
+	}
+	maps.Copy(p, clone(attrs))
+	return p
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func neutronError(w http.ResponseWriter, status int, typ, msg string) {
+	writeJSON(w, status, map[string]any{"NeutronError": map[string]any{"type": typ, "message": msg, "detail": ""}})
+}
+
+func (f *Fixture) serve(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	if r.Body != nil {
+		data, _ := io.ReadAll(r.Body)
+		if len(data) > 0 {
+			if err := json.Unmarshal(data, &body); err != nil {
+				neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "malformed JSON: "+err.Error())
+				return
+			}
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Token: r.Header.Get("X-Auth-Token"), Body: body})
+	for _, ft := range f.faults {
+		if ft.remaining != 0 && (ft.method == "" || ft.method == r.Method) && strings.HasPrefix(r.URL.Path, ft.prefix) {
+			if ft.remaining > 0 {
+				ft.remaining--
+			}
+			neutronError(w, ft.status, "InjectedFault", fmt.Sprintf("injected fault %d", ft.status))
+			return
+		}
+	}
+	if f.token != "" && r.Header.Get("X-Auth-Token") != f.token {
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"code": 401, "message": "The request you have made requires authentication."}})
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v2.0/")
+	if !ok {
+		neutronError(w, http.StatusNotFound, "HTTPNotFound", "no such route")
+		return
+	}
+	coll, id, _ := strings.Cut(rest, "/")
+	switch {
+	case coll == "networks" && id == "" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"networks": filter(f.networks, r)})
+	case coll == "networks" && r.Method == http.MethodGet:
+		n, ok := f.networks[id]
+		if !ok {
+			neutronError(w, http.StatusNotFound, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", id))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"network": n})
+	case coll == "ports" && id == "" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"ports": filter(f.ports, r)})
+	case coll == "ports" && id == "" && r.Method == http.MethodPost:
+		f.createPort(w, body)
+	case coll == "ports" && id != "":
+		p, ok := f.ports[id]
+		if !ok {
+			neutronError(w, http.StatusNotFound, "PortNotFound", fmt.Sprintf("Port %s could not be found.", id))
+			return
+		}
+		switch r.Method {
+		case http.MethodGet:
+			writeJSON(w, http.StatusOK, map[string]any{"port": p})
+		case http.MethodPut:
+			attrs, _ := body["port"].(map[string]any)
+			if attrs == nil {
+				neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Resource body required")
+				return
+			}
+			if _, ok := attrs["id"]; ok {
+				neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Cannot update read-only attribute id")
+				return
+			}
+			maps.Copy(p, attrs)
+			if host, _ := p["binding:host_id"].(string); host != "" {
+				p["status"] = "ACTIVE"
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"port": p})
+		case http.MethodDelete:
+			delete(f.ports, id)
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			neutronError(w, http.StatusMethodNotAllowed, "HTTPMethodNotAllowed", "method not allowed")
+		}
+	default:
+		neutronError(w, http.StatusNotFound, "HTTPNotFound", "no such route")
+	}
+}
+
+func (f *Fixture) createPort(w http.ResponseWriter, body map[string]any) {
+	attrs, _ := body["port"].(map[string]any)
+	if attrs == nil {
+		neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Resource body required")
+		return
+	}
+	net, _ := attrs["network_id"].(string)
+	if _, ok := f.networks[net]; !ok {
+		neutronError(w, http.StatusNotFound, "NetworkNotFound", fmt.Sprintf("Network %s could not be found.", net))
+		return
+	}
+	if mac, _ := attrs["mac_address"].(string); mac != "" {
+		for _, p := range f.ports {
+			if p["network_id"] == net && p["mac_address"] == mac {
+				neutronError(w, http.StatusConflict, "MacAddressInUse", fmt.Sprintf("Unable to complete operation for network %s. The mac address %s is in use.", net, mac))
+				return
+			}
+		}
+	}
+	p := newPort(attrs)
+	if _, ok := attrs["id"]; ok {
+		p["id"] = uuid.NewString()
+	}
+	f.ports[p["id"].(string)] = p
+	writeJSON(w, http.StatusCreated, map[string]any{"port": p})
+}
+
+// filter applies the query's field filters (repeated = any of) and drops
+// everything but the requested fields when "fields" is given.
+func filter(items map[string]map[string]any, r *http.Request) []map[string]any {
+	q := r.URL.Query()
+	fields := q["fields"]
+	out := []map[string]any{}
+	for _, id := range slices.Sorted(maps.Keys(items)) {
+		it := items[id]
+		match := true
+		for k, vals := range q {
+			if k == "fields" {
+				continue
+			}
+			s, _ := it[k].(string)
+			if !slices.Contains(vals, s) {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		if len(fields) == 0 {
+			out = append(out, it)
+			continue
+		}
+		sub := map[string]any{}
+		for _, k := range fields {
+			if v, ok := it[k]; ok {
+				sub[k] = v
+			}
+		}
+		out = append(out, sub)
+	}
+	return out
+}
