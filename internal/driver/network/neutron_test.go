@@ -1,0 +1,181 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/neutron"
+	fakeneutron "github.com/openkeel/ironic/testing/neutron"
+)
+
+const (
+	provNet  = "11111111-1111-4111-8111-111111111111"
+	cleanNet = "22222222-2222-4222-8222-222222222222"
+)
+
+func newNeutron(t *testing.T) (*Neutron, *fakeneutron.Fixture, *fixture) {
+	t.Helper()
+	ctx := context.Background()
+	fx := newFixture(t)
+	for i, p := range fx.ports {
+		p.LocalLinkConnection = map[string]any{"switch_id": "aa:bb:cc:dd:ee:ff", "port_id": "Eth1/" + string(rune('1'+i))}
+		if _, err := fx.st.UpdatePort(ctx, p, "local_link_connection"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fn := fakeneutron.New(t).Network(provNet, "provisioning").Network(cleanNet, "cleaning").RequireToken("svc")
+	n := &Neutron{
+		Flat:     Flat{Ports: fx.st},
+		Client:   &neutron.Client{Auth: func(context.Context) (string, string, error) { return "svc", fn.URL(), nil }},
+		Networks: NeutronNetworks{Provisioning: provNet, Cleaning: "cleaning"},
+	}
+	return n, fn, fx
+}
+
+func wantClass(t *testing.T, err error, class, msg string) {
+	t.Helper()
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Class != class || !strings.Contains(e.Error(), msg) {
+		t.Fatalf("error = %v, want %s containing %q", err, class, msg)
+	}
+}
+
+func TestNeutronValidate(t *testing.T) {
+	ctx := context.Background()
+	n, _, fx := newNeutron(t)
+	if err := n.Validate(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	n.Networks.Cleaning = ""
+	wantClass(t, n.Validate(ctx, fx.task), "MissingParameterValue", "UUID or name of cleaning network is not set in configuration or in node driver_info.")
+	n.Networks.Cleaning = "nowhere"
+	wantClass(t, n.Validate(ctx, fx.task), "InvalidParameterValue", "cleaning network with name or UUID nowhere was not found")
+	wantClass(t, n.ValidateRescue(ctx, fx.task), "MissingParameterValue", "UUID or name of rescuing network")
+}
+
+func TestNeutronProvisioningNetwork(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	if err := n.AddProvisioningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	ports := fn.Ports()
+	if len(ports) != 1 {
+		t.Fatalf("want one neutron port for the one PXE-enabled port, got %v", ports)
+	}
+	np := ports[0]
+	prof, _ := np["binding:profile"].(map[string]any)
+	lli, _ := prof["local_link_information"].([]any)
+	if np["network_id"] != provNet || np["binding:host_id"] != fx.task.Node.UUID || np["binding:vnic_type"] != "baremetal" ||
+		np["mac_address"] != "52:54:00:aa:bb:01" || np["device_owner"] != "baremetal:none" || len(lli) != 1 ||
+		lli[0].(map[string]any)["port_id"] != "Eth1/1" {
+		t.Fatalf("neutron port %v", np)
+	}
+	if got := fx.port(t, 0).InternalInfo["provisioning_vif_port_id"]; got != np["id"] {
+		t.Fatalf("internal_info provisioning_vif_port_id = %v, want %v", got, np["id"])
+	}
+	if _, ok := fx.port(t, 1).InternalInfo["provisioning_vif_port_id"]; ok {
+		t.Fatal("non-PXE port plugged")
+	}
+	// A second add replaces the leftover rather than clashing on the MAC.
+	if err := n.AddProvisioningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	if ports := fn.Ports(); len(ports) != 1 || ports[0]["id"] == np["id"] {
+		t.Fatalf("after re-add: %v", ports)
+	}
+	if err := n.RemoveProvisioningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	if ports := fn.Ports(); len(ports) != 0 {
+		t.Fatalf("ports left: %v", ports)
+	}
+	if _, ok := fx.port(t, 0).InternalInfo["provisioning_vif_port_id"]; ok {
+		t.Fatal("provisioning_vif_port_id kept")
+	}
+	// Cleaning resolves its network by name.
+	if err := n.AddCleaningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	if ports := fn.Ports(); len(ports) != 1 || ports[0]["network_id"] != cleanNet || fx.port(t, 0).InternalInfo["cleaning_vif_port_id"] != ports[0]["id"] {
+		t.Fatalf("cleaning: %v", ports)
+	}
+}
+
+func TestNeutronAddAllPortsAndMissingLinkInfo(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	n.AddAllPorts = true
+	if err := n.AddProvisioningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	noIP := 0
+	for _, p := range fn.Ports() {
+		if ips, _ := p["fixed_ips"].([]any); p["mac_address"] == "52:54:00:aa:bb:02" && len(ips) == 0 {
+			noIP++
+		}
+	}
+	if len(fn.Ports()) != 2 || noIP != 1 {
+		t.Fatalf("add_all_ports: %v", fn.Ports())
+	}
+	n.AddAllPorts = false
+	p := fx.port(t, 0)
+	p.LocalLinkConnection = map[string]any{}
+	if _, err := fx.st.UpdatePort(ctx, p, "local_link_connection"); err != nil {
+		t.Fatal(err)
+	}
+	wantClass(t, n.AddProvisioningNetwork(ctx, fx.task), "NetworkError", "Failed to create neutron ports for node's "+fx.task.Node.UUID+" ports "+p.UUID+".")
+}
+
+func TestNeutronFailureIsNetworkError(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	fn.Fail(http.MethodPost, "/v2.0/ports", http.StatusInternalServerError, -1)
+	wantClass(t, n.AddProvisioningNetwork(ctx, fx.task), "NetworkError", "Failed to create neutron ports")
+	if _, ok := fx.port(t, 0).InternalInfo["provisioning_vif_port_id"]; ok {
+		t.Fatal("failed port recorded")
+	}
+	fn.Fail(http.MethodGet, "/v2.0/ports", http.StatusServiceUnavailable, -1)
+	wantClass(t, n.RemoveProvisioningNetwork(ctx, fx.task), "NetworkError", "Could not get given network VIF for "+fx.task.Node.UUID+" from neutron, possible network issue.")
+	fn.Fail(http.MethodGet, "/v2.0/networks", http.StatusServiceUnavailable, -1)
+	wantClass(t, n.Validate(ctx, fx.task), "NetworkError", "Could not retrieve network list:")
+}
+
+func TestNeutronTenantNetworks(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	wantClass(t, n.ConfigureTenantNetworks(ctx, fx.task), "NetworkError", "No neutron ports or portgroups are associated with node "+fx.task.Node.UUID)
+	vif := "33333333-3333-4333-8333-333333333333"
+	fn.Port(map[string]any{"id": vif, "network_id": provNet, "mac_address": "fa:16:3e:00:00:01"})
+	if err := n.VifAttach(ctx, fx.task, map[string]any{"id": vif}); err != nil {
+		t.Fatal(err)
+	}
+	if vifs, err := n.VifList(ctx, fx.task); err != nil || len(vifs) != 1 || vifs[0]["id"] != vif {
+		t.Fatalf("vif list %v %v", vifs, err)
+	}
+	if err := n.ConfigureTenantNetworks(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	p := fn.GetPort(vif)
+	prof, _ := p["binding:profile"].(map[string]any)
+	lli, _ := prof["local_link_information"].([]any)
+	if p["binding:host_id"] != fx.task.Node.UUID || p["binding:vnic_type"] != "baremetal" || p["device_id"] != fx.task.Node.UUID ||
+		len(lli) != 1 || lli[0].(map[string]any)["port_id"] != "Eth1/1" {
+		t.Fatalf("tenant port %v", p)
+	}
+	if err := n.UnconfigureTenantNetworks(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	if p := fn.GetPort(vif); p["binding:host_id"] != "" || len(p["binding:profile"].(map[string]any)) != 0 {
+		t.Fatalf("not unbound: %v", p)
+	}
+	fn.Fail(http.MethodPut, "/v2.0/ports/", http.StatusInternalServerError, 1)
+	wantClass(t, n.ConfigureTenantNetworks(ctx, fx.task), "NetworkError", "Could not add public network VIF "+vif+" to node "+fx.task.Node.UUID+", possible network issue.")
+	if err := n.VifDetach(ctx, fx.task, vif); err != nil {
+		t.Fatal(err)
+	}
+}
