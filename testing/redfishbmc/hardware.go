@@ -18,6 +18,7 @@ type hardware struct {
 	volumes  []int64
 	drives   []int64
 	bios     *bios
+	raid     *raidStorage
 }
 
 // CPU is one Processor resource.
@@ -196,6 +197,11 @@ func (b *BMC) hardwareRoute(r *http.Request, s *System, sub, path string, body [
 			out[i] = base + "/" + prefix + "/" + strconv.Itoa(i+1)
 		}
 		return out
+	}
+	if h.raid != nil {
+		if resp, ok := b.raidRoute(r, s, sub, path, body); ok {
+			return resp, true
+		}
 	}
 	switch {
 	case sub == "Processors" && len(h.cpus) > 0:

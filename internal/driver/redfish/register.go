@@ -32,6 +32,7 @@ func Register(r *driver.Registry, opts Options, boot ...BootOptions) error {
 		{driver.KindBoot, "redfish-virtual-media", &VirtualMediaBoot{core: c, mgmt: mgmt, opts: bo}},
 		{driver.KindInspect, "redfish", &Inspect{core: c}},
 		{driver.KindBIOS, "redfish", &BIOS{core: c}},
+		{driver.KindRAID, "redfish", &RAID{core: c}},
 	} {
 		if err := r.Register(i.kind, i.name, i.impl); err != nil {
 			return fmt.Errorf("register redfish interfaces: %w", err)

@@ -69,7 +69,7 @@ func TestRegisteredClassesMatchDriversJSON(t *testing.T) {
 			checked++
 		}
 	}
-	if checked != 5 {
-		t.Fatalf("checked %d implementations, want power, management, boot, inspect and bios", checked)
+	if checked != 6 {
+		t.Fatalf("checked %d implementations, want power, management, boot, inspect, bios and raid", checked)
 	}
 }
