@@ -307,7 +307,6 @@ func updateRAIDConfig(cl *client, sys *system, n *model.Node, now string) error 
 	return nil
 }
 
-
 // raidLevel is upstream's RAID_LEVELS entry.
 type raidLevel struct {
 	minDisks, maxDisks, overhead int
