@@ -21,6 +21,7 @@ var programs = map[string]string{
 	"ironic-api":       "api",
 	"ironic-conductor": "conductor",
 	"ironic-dbsync":    "dbsync",
+	"ironic-status":    "status",
 }
 
 const usage = `usage: ironic [--config-file FILE]... [--config-dir DIR]... [COMMAND]
@@ -33,17 +34,28 @@ commands:
   dbsync version     print the schema versions
   dbsync create_schema
                      create the schema in an empty database
+  status upgrade check
+                     pre-upgrade readiness checks (exit 0, 1 warning, 2 failure)
   version            print the program version
 `
 
 // errUsage marks command-line mistakes, answered with exit code 2.
 var errUsage = errors.New("usage")
 
+// checkFailed carries the exit code of `status upgrade check` when a check
+// warned (1) or failed (2); the results are already printed.
+type checkFailed int
+
+func (c checkFailed) Error() string { return fmt.Sprintf("upgrade check result %d", int(c)) }
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := dispatch(ctx, args, stdout, stderr)
+	var check checkFailed
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &check):
+		return int(check)
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -120,6 +132,12 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return serve(ctx, mode(inv.command), inv.load, stderr)
 	case "dbsync":
 		return dbsync(ctx, inv, stdout, stderr)
+	case "status":
+		code, err := upgradeCheck(ctx, inv, stdout, stderr)
+		if err == nil && code != 0 {
+			return checkFailed(code)
+		}
+		return err
 	default:
 		return fmt.Errorf("%w: unknown command %q", errUsage, inv.command)
 	}

@@ -295,3 +295,29 @@ func TestDatabasePasswordNotLogged(t *testing.T) {
 		t.Fatalf("password in output:\n%s", out)
 	}
 }
+
+// `ironic status upgrade check` (also as ironic-status) prints
+// oslo.upgradecheck's table and exits with the worst result.
+func TestStatusUpgradeCheck(t *testing.T) {
+	dir := t.TempDir()
+	conf := writeConf(t, dir, fmt.Sprintf("[database]\nconnection = sqlite:///%s/db.sqlite\n[DEFAULT]\nenabled_hardware_types = fake-hardware\n"+
+		"enabled_bios_interfaces = no-bios\nenabled_boot_interfaces = fake\nenabled_console_interfaces = no-console\n"+
+		"enabled_deploy_interfaces = fake\nenabled_firmware_interfaces = no-firmware\nenabled_inspect_interfaces = no-inspect\n"+
+		"enabled_management_interfaces = fake\nenabled_network_interfaces = noop\nenabled_power_interfaces = fake\n"+
+		"enabled_raid_interfaces = no-raid\nenabled_rescue_interfaces = no-rescue\nenabled_storage_interfaces = noop\n"+
+		"enabled_vendor_interfaces = no-vendor\n", dir))
+	out, code := runIronic(t, dir, "ironic-status", "--config-file", conf, "upgrade", "check")
+	if code != 2 || !strings.Contains(out, "| Check: Database Schema") || !strings.Contains(out, "| Result: Failure") {
+		t.Fatalf("unmigrated database: exit %d\n%s", code, out)
+	}
+	if out, code := runIronic(t, dir, "ironic", "--config-file", conf, "dbsync", "upgrade"); code != 0 {
+		t.Fatalf("dbsync: %d\n%s", code, out)
+	}
+	out, code = runIronic(t, dir, "ironic", "--config-file", conf, "status", "upgrade", "check")
+	if code != 0 || strings.Contains(out, "Failure") || strings.Count(out, "| Result: Success") != 3 || !strings.HasPrefix(out, "+---") {
+		t.Fatalf("ready: exit %d\n%s", code, out)
+	}
+	if out, code := runIronic(t, dir, "ironic", "status"); code != 2 || !strings.Contains(out, "status needs `upgrade check`") {
+		t.Fatalf("usage: %d\n%s", code, out)
+	}
+}
