@@ -14,7 +14,7 @@ import (
 func (s *sqlStore) reservationOf(ctx context.Context, nodeID int64) (string, sql.NullString, error) {
 	var u string
 	var holder sql.NullString
-	err := s.db.QueryRowContext(ctx, "SELECT uuid, reservation FROM nodes WHERE id = ?", nodeID).Scan(&u, &holder)
+	err := s.db.Cached().QueryRowContext(ctx, "SELECT uuid, reservation FROM nodes WHERE id = ?", nodeID).Scan(&u, &holder)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", holder, &NotFoundError{Kind: KindNode, Ident: strconv.FormatInt(nodeID, 10)}
 	}
@@ -38,7 +38,7 @@ func (s *sqlStore) ReserveNode(ctx context.Context, tag string, nodeID int64) (*
 	}
 	var affected int64
 	err = s.db.Retry(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx, "UPDATE nodes SET reservation = ? WHERE id = ? AND reservation IS NULL", tag, nodeID)
+		res, err := s.db.Cached().ExecContext(ctx, "UPDATE nodes SET reservation = ? WHERE id = ? AND reservation IS NULL", tag, nodeID)
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func (s *sqlStore) ReleaseNode(ctx context.Context, tag string, nodeID int64) er
 	}
 	var affected int64
 	err = s.db.Retry(ctx, func(ctx context.Context) error {
-		res, err := s.db.ExecContext(ctx, "UPDATE nodes SET reservation = NULL WHERE id = ? AND reservation = ?", nodeID, tag)
+		res, err := s.db.Cached().ExecContext(ctx, "UPDATE nodes SET reservation = NULL WHERE id = ? AND reservation = ?", nodeID, tag)
 		if err != nil {
 			return err
 		}

@@ -158,23 +158,23 @@ func (s *sqlStore) getNode(ctx context.Context, q querier, col string, val any, 
 
 // GetNodeByID returns the node with primary key id, traits and tags loaded.
 func (s *sqlStore) GetNodeByID(ctx context.Context, id int64) (*model.Node, error) {
-	return s.getNode(ctx, s.db, "id", id, strconv.FormatInt(id, 10))
+	return s.getNode(ctx, s.db.Cached(), "id", id, strconv.FormatInt(id, 10))
 }
 
 // GetNodeByUUID returns the node with that UUID.
 func (s *sqlStore) GetNodeByUUID(ctx context.Context, u string) (*model.Node, error) {
-	return s.getNode(ctx, s.db, "uuid", u, u)
+	return s.getNode(ctx, s.db.Cached(), "uuid", u, u)
 }
 
 // GetNodeByName returns the node with that name.
 func (s *sqlStore) GetNodeByName(ctx context.Context, name string) (*model.Node, error) {
-	return s.getNode(ctx, s.db, "name", name, name)
+	return s.getNode(ctx, s.db.Cached(), "name", name, name)
 }
 
 // GetNodeByInstance returns the node running that instance; the error is a
 // NotFoundError of KindInstance (upstream InstanceNotFound).
 func (s *sqlStore) GetNodeByInstance(ctx context.Context, instanceUUID string) (*model.Node, error) {
-	return s.getNode(ctx, s.db, "instance_uuid", instanceUUID, instanceUUID)
+	return s.getNode(ctx, s.db.Cached(), "instance_uuid", instanceUUID, instanceUUID)
 }
 
 // NodeCondition guards UpdateNodeIf: every non-nil field must match the

@@ -22,6 +22,7 @@ type DB struct {
 	// keep holds an in-memory database alive (see Open).
 	keep  *sql.Conn
 	retry RetryPolicy
+	stmts *stmtCache // shared by WithRetryPolicy copies
 }
 
 // Pool sizes. SQLite has one writer at a time whatever the pool size, but
@@ -76,7 +77,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		sqlDB.SetConnMaxLifetime(0)
 		sqlDB.SetConnMaxIdleTime(0)
 	}
-	db := &DB{DB: sqlDB, dialect: c.dialect, retry: DefaultRetryPolicy()}
+	db := &DB{DB: sqlDB, dialect: c.dialect, retry: DefaultRetryPolicy(), stmts: &stmtCache{}}
 	if err := db.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("connect to database %q: %w", redact(rawURL), err)
@@ -97,8 +98,10 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 // Dialect reports the backend.
 func (db *DB) Dialect() Dialect { return db.dialect }
 
-// Close releases the pool (and with it an in-memory database).
+// Close releases the cached statements and the pool (and with it an
+// in-memory database).
 func (db *DB) Close() error {
+	db.stmts.close()
 	if db.keep != nil {
 		_ = db.keep.Close()
 	}
