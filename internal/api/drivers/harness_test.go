@@ -1,28 +1,20 @@
 package drivers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/openkeel/ironic/internal/api"
-	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/driver/fake"
-	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/rpc/ringmgr"
 	"github.com/openkeel/ironic/internal/store"
-	"github.com/openkeel/ironic/internal/store/storetest"
 )
 
 type env struct {
@@ -34,76 +26,20 @@ type env struct {
 	cond    rpc.ConductorAPI
 }
 
-// newEnv runs the real router with the ramdisk handlers over a fresh
+// newEnv runs the real router with the driver handlers over a fresh
 // store and the real in-process conductor (fake-hardware, periodic tasks
 // off); conf overrides are section -> name -> value.
 func newEnv(t testing.TB, conf map[string]map[string]string) *env {
 	t.Helper()
-	over := map[string]map[string]string{
-		"conductor": {"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
-			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
-			"check_allocations_interval": "0", "graceful_shutdown_timeout": "5"},
-		"DEFAULT": {"host": "test-host"},
-		"agent":   {"require_tls": "false"},
-	}
-	for sec, kv := range conf {
-		if over[sec] == nil {
-			over[sec] = map[string]string{}
-		}
-		for k, v := range kv {
-			over[sec][k] = v
-		}
-	}
-	cfg, err := config.Load(config.LoadOptions{Overrides: over})
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	s := store.New(storetest.Backends(t)[0].DB)
-	r := driver.NewRegistry()
-	for _, hw := range driver.StockHardwareTypes() {
-		if err := r.AddHardwareType(hw); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fake.Register(r, fake.Delays{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := noop.Register(r); err != nil {
-		t.Fatal(err)
-	}
-	fakeOnly := []string{"fake"}
-	drivers, err := r.Build(driver.Settings{
-		EnabledHardwareTypes: []string{"fake-hardware"},
-		EnabledInterfaces: map[driver.Kind][]string{
-			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: fakeOnly,
-			driver.KindDeploy: fakeOnly, driver.KindFirmware: fakeOnly, driver.KindInspect: fakeOnly,
-			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: fakeOnly,
-			driver.KindRAID: fakeOnly, driver.KindRescue: fakeOnly, driver.KindStorage: {"noop"},
-			driver.KindVendor: fakeOnly,
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	discard := slog.New(slog.DiscardHandler)
-	c, err := conductor.New(conductor.Options{Store: s, Drivers: drivers, Config: cfg, Logger: discard})
-	if err != nil {
-		t.Fatalf("conductor: %v", err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatalf("start conductor: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	local := rpc.NewLocal(c, discard)
-	timeout := time.Duration(cfg.Int("conductor", "heartbeat_timeout")) * time.Second
+	ae := apitest.NewEnv(t, apitest.Options{Config: conf})
+	timeout := time.Duration(ae.Config.Int("conductor", "heartbeat_timeout")) * time.Second
 	router := rpc.NewRouter(rpc.RouterOptions{
-		Rings:      ringmgr.New(s, ringmgr.Options{PartitionExponent: 5, Algorithm: "md5", HeartbeatTimeout: timeout}),
-		Conductors: s, HeartbeatTimeout: timeout, TopicPrefix: rpc.ManagerTopic, Host: "test-host",
+		Rings:      ringmgr.New(ae.Store, ringmgr.Options{PartitionExponent: 5, Algorithm: "md5", HeartbeatTimeout: timeout}),
+		Conductors: ae.Store, HeartbeatTimeout: timeout, TopicPrefix: rpc.ManagerTopic, Host: apitest.Host,
 	})
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: s, Conductor: local, Topics: router})
-	return &env{t: t, h: api.New(api.Deps{Config: cfg, Logger: discard, Handlers: handlers}),
-		s: s, cfg: cfg, drivers: drivers, cond: local}
+	Register(handlers, Deps{Store: ae.Store, Conductor: ae.Local, Topics: router})
+	return &env{t: t, h: ae.Handler(handlers), s: ae.Store, cfg: ae.Config, drivers: ae.Drivers, cond: ae.Local}
 }
 
 type resp struct {
@@ -112,59 +48,20 @@ type resp struct {
 	body   []byte
 }
 
-func (r resp) json(t testing.TB) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("body %s: %v", r.body, err)
-	}
-	return m
-}
+func (r resp) json(t testing.TB) map[string]any { return apitest.JSON(t, r.body) }
 
-func (r resp) faultstring(t testing.TB) string {
-	t.Helper()
-	var outer struct {
-		ErrorMessage string `json:"error_message"`
-	}
-	if err := json.Unmarshal(r.body, &outer); err != nil {
-		t.Fatalf("fault body %s: %v", r.body, err)
-	}
-	var inner struct {
-		Faultstring string `json:"faultstring"`
-	}
-	if err := json.Unmarshal([]byte(outer.ErrorMessage), &inner); err != nil {
-		t.Fatalf("fault %s: %v", outer.ErrorMessage, err)
-	}
-	return inner.Faultstring
-}
+func (r resp) faultstring(t testing.TB) string { return apitest.Faultstring(t, r.body) }
 
 func (e *env) do(method, path, version, body string) resp {
 	e.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, "http://127.0.0.1:6385"+path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if version != "" {
-		req.Header.Set("X-OpenStack-Ironic-API-Version", version)
-	}
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, req)
-	return resp{status: w.Code, header: w.Header(), body: bytes.Clone(w.Body.Bytes())}
+	r := apitest.Do(e.t, e.h, method, path, version, body)
+	return resp{status: r.Status, header: r.Header, body: r.Body}
 }
 
 // wantFault checks an error answer's status and faultstring.
 func wantFault(t testing.TB, r resp, status int, msg string) {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
-	}
-	if got := r.faultstring(t); got != msg {
-		t.Fatalf("faultstring %q, want %q", got, msg)
-	}
+	apitest.WantFault(t, r.status, r.body, status, msg)
 }
 
 type constTopic struct{}
