@@ -2,17 +2,14 @@ package port
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
@@ -70,7 +67,7 @@ func (c *storeConductor) DestroyPort(ctx context.Context, _ string, p *model.Por
 type fixedTopics struct{}
 
 func (fixedTopics) GetTopicFor(context.Context, *model.Node) (string, error) {
-	return rpc.ManagerTopic + ".test-host", nil
+	return apitest.Topic, nil
 }
 
 type env struct {
@@ -86,8 +83,7 @@ func newEnv(t testing.TB) *env {
 	cond := &storeConductor{s: s}
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: s, Conductor: cond, Topics: fixedTopics{}})
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return &env{t: t, h: api.New(api.Deps{Logger: log, Handlers: handlers}), s: s, cond: cond}
+	return &env{t: t, h: api.New(api.Deps{Logger: slog.New(slog.DiscardHandler), Handlers: handlers}), s: s, cond: cond}
 }
 
 type resp struct {
@@ -96,48 +92,14 @@ type resp struct {
 	body   []byte
 }
 
-func (r resp) json(t testing.TB) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("body %s: %v", r.body, err)
-	}
-	return m
-}
+func (r resp) json(t testing.TB) map[string]any { return apitest.JSON(t, r.body) }
 
-func (r resp) faultstring(t testing.TB) string {
-	t.Helper()
-	var outer struct {
-		ErrorMessage string `json:"error_message"`
-	}
-	if err := json.Unmarshal(r.body, &outer); err != nil {
-		t.Fatalf("fault body %s: %v", r.body, err)
-	}
-	var inner struct {
-		Faultstring string `json:"faultstring"`
-	}
-	if err := json.Unmarshal([]byte(outer.ErrorMessage), &inner); err != nil {
-		t.Fatalf("fault %s: %v", outer.ErrorMessage, err)
-	}
-	return inner.Faultstring
-}
+func (r resp) faultstring(t testing.TB) string { return apitest.Faultstring(t, r.body) }
 
 func (e *env) do(method, path, version, body string) resp {
 	e.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, "http://127.0.0.1:6385"+path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if version != "" {
-		req.Header.Set("X-OpenStack-Ironic-API-Version", version)
-	}
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, req)
-	return resp{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
+	r := apitest.Do(e.t, e.h, method, path, version, body)
+	return resp{status: r.Status, header: r.Header, body: r.Body}
 }
 
 // node stores a node directly (node creation is the node package's).

@@ -1,16 +1,13 @@
 package runbook
 
 import (
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
 )
@@ -34,40 +31,19 @@ type resp struct {
 
 func (e *env) do(method, path, version, body string) resp {
 	e.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, "http://127.0.0.1:6385"+path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("X-OpenStack-Ironic-API-Version", version)
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, req)
-	return resp{w.Code, w.Header(), w.Body.String()}
+	r := apitest.Do(e.t, e.h, method, path, version, body)
+	return resp{r.Status, r.Header, string(r.Body)}
 }
 
 func (r resp) json(t *testing.T) map[string]any {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(r.body), &m); err != nil {
-		t.Fatalf("%s: %v", r.body, err)
-	}
-	return m
+	return apitest.JSON(t, []byte(r.body))
 }
 
+// fault is the message of a handler fault or a routing error.
 func (r resp) fault(t *testing.T) string {
 	t.Helper()
-	var outer struct {
-		ErrorMessage string `json:"error_message"`
-	}
-	// Handler faults carry a faultstring; routing errors a description.
-	var inner struct{ Faultstring, Description string }
-	if json.Unmarshal([]byte(r.body), &outer) != nil || json.Unmarshal([]byte(outer.ErrorMessage), &inner) != nil {
-		t.Fatalf("not a fault: %s", r.body)
-	}
-	return inner.Faultstring + inner.Description
+	return apitest.Fault(t, []byte(r.body))
 }
 
 func keys(m map[string]any) []string {
