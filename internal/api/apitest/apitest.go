@@ -12,9 +12,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/config"
@@ -100,7 +102,23 @@ func NewEnv(t testing.TB, o Options) *Env {
 
 // Handler is the real router over the given resource handlers.
 func (e *Env) Handler(handlers map[string]api.HandlerFunc) http.Handler {
-	return api.New(api.Deps{Config: e.Config, Logger: e.Logger, Handlers: handlers})
+	return Handler(e.Config, handlers)
+}
+
+// Handler is the real router over the given resource handlers with cfg
+// (nil for none) and logs discarded.
+func Handler(cfg *config.Config, handlers map[string]api.HandlerFunc) http.Handler {
+	return api.New(api.Deps{Config: cfg, Logger: slog.New(slog.DiscardHandler), Handlers: handlers})
+}
+
+// Keys are the keys of m, sorted.
+func Keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // FakeDrivers enables fake-hardware with its fake interfaces (noop network
@@ -247,4 +265,22 @@ func (e *Env) GetNode(t testing.TB, uuid string) *model.Node {
 		t.Fatalf("get node: %v", err)
 	}
 	return n
+}
+
+// StoredNode stores a fake-hardware node named name, with its interfaces
+// set directly rather than resolved, adjusted by mutate when set.
+func StoredNode(t testing.TB, s store.Store, name string, mutate func(*model.Node)) *model.Node {
+	t.Helper()
+	n := &model.Node{UUID: uuid.NewString(), Driver: "fake-hardware", ProvisionState: "enroll", Name: &name,
+		PowerState: "power off"}
+	n.BootInterface, n.DeployInterface, n.ManagementInterface, n.PowerInterface = "fake", "fake", "fake", "fake"
+	n.NetworkInterface, n.StorageInterface = "noop", "noop"
+	if mutate != nil {
+		mutate(n)
+	}
+	out, err := s.CreateNode(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -3,7 +3,6 @@ package inspectionrule
 import (
 	"log/slog"
 	"net/http"
-	"sort"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
@@ -20,7 +19,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: store.New(storetest.Backends(t)[0].DB)})
-	return &env{t: t, h: api.New(api.Deps{Handlers: m, Logger: discard()})}
+	return &env{t: t, h: apitest.Handler(nil, m)}
 }
 
 type resp struct {
@@ -46,13 +45,6 @@ func (r resp) fault(t *testing.T) string {
 	return apitest.Fault(t, []byte(r.body))
 }
 
-func keys(m map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func keys(m map[string]any) []string { return apitest.Keys(m) }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/api/port"
@@ -57,16 +55,5 @@ func (e *env) do(method, path, version, body string) resp {
 // node stores a node directly (node creation is the node package's).
 func (e *env) node(name string, mutate func(*model.Node)) *model.Node {
 	e.t.Helper()
-	n := &model.Node{UUID: uuid.NewString(), Driver: "fake-hardware", ProvisionState: "enroll", Name: &name,
-		PowerState: "power off"}
-	n.BootInterface, n.DeployInterface, n.ManagementInterface, n.PowerInterface = "fake", "fake", "fake", "fake"
-	n.NetworkInterface, n.StorageInterface = "noop", "noop"
-	if mutate != nil {
-		mutate(n)
-	}
-	out, err := e.s.CreateNode(context.Background(), n)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return out
+	return apitest.StoredNode(e.t, e.s, name, mutate)
 }

@@ -2,11 +2,8 @@ package volume
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"testing"
-
-	"github.com/google/uuid"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apitest"
@@ -56,18 +53,7 @@ func (e *env) do(method, path, version, body string) resp {
 // node stores a node directly (node creation is the node package's).
 func (e *env) node(name string, mutate func(*model.Node)) *model.Node {
 	e.t.Helper()
-	n := &model.Node{UUID: uuid.NewString(), Driver: "fake-hardware", ProvisionState: "enroll", Name: &name,
-		PowerState: "power off"}
-	n.BootInterface, n.DeployInterface, n.ManagementInterface, n.PowerInterface = "fake", "fake", "fake", "fake"
-	n.NetworkInterface, n.StorageInterface = "noop", "noop"
-	if mutate != nil {
-		mutate(n)
-	}
-	out, err := e.s.CreateNode(context.Background(), n)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return out
+	return apitest.StoredNode(e.t, e.s, name, mutate)
 }
 
 // newHandlerDenyingProperties serves the same store with the
@@ -76,5 +62,5 @@ func newHandlerDenyingProperties(t testing.TB, e *env) http.Handler {
 	t.Helper()
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: e.s, Topics: fixedTopics{}, ViewTargetProperties: func(*http.Request) bool { return false }})
-	return api.New(api.Deps{Logger: slog.New(slog.DiscardHandler), Handlers: handlers})
+	return apitest.Handler(nil, handlers)
 }
