@@ -140,11 +140,7 @@ func (h *handlers) listIndicators(w http.ResponseWriter, r *http.Request, rc *ap
 	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
 		return err
 	}
-	n, err := h.node(r, rc, "baremetal:node:get_indicator_state", ident)
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:get_indicator_state", ident)
 	if err != nil {
 		return err
 	}
@@ -271,11 +267,7 @@ func (h *handlers) setRAID(w http.ResponseWriter, r *http.Request, rc *api.Reque
 	if !ok {
 		return errs.InvalidParameterValue(fmt.Sprintf("Expected types <class 'dict'> for target_raid_config: %s", apiutil.PyStr(apiutil.Plain(body))))
 	}
-	n, err := h.node(r, rc, "baremetal:node:set_raid_state", ident)
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:set_raid_state", ident)
 	if err != nil {
 		return err
 	}
@@ -316,11 +308,7 @@ func (h *handlers) setBootMode(w http.ResponseWriter, r *http.Request, rc *api.R
 	if target == nil {
 		return errs.MissingParameterValue("Missing mandatory parameter: target")
 	}
-	n, err := h.node(r, rc, "baremetal:node:set_boot_mode", ident)
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:set_boot_mode", ident)
 	if err != nil {
 		return err
 	}
@@ -355,11 +343,7 @@ func (h *handlers) setSecureBoot(w http.ResponseWriter, r *http.Request, rc *api
 	if _, given := args["target"]; !given {
 		return errs.MissingParameterValue("Missing mandatory parameter: target")
 	}
-	n, err := h.node(r, rc, "baremetal:node:set_secure_boot", ident)
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:set_secure_boot", ident)
 	if err != nil {
 		return err
 	}
@@ -385,11 +369,7 @@ func (h *handlers) getConsole(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
 		return err
 	}
-	n, err := h.node(r, rc, "baremetal:node:get_console", ident)
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:get_console", ident)
 	if err != nil {
 		return err
 	}
@@ -424,11 +404,7 @@ func (h *handlers) setConsole(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if enabled == nil {
 		return errs.MissingParameterValue("Missing mandatory parameter: enabled")
 	}
-	n, err := h.node(r, rc, "baremetal:node:set_console_state", ident)
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:set_console_state", ident)
 	if err != nil {
 		return err
 	}

@@ -172,6 +172,20 @@ func (h *handlers) node(r *http.Request, rc *api.RequestContext, rule, ident str
 	return n, nil
 }
 
+// nodeTopic is node followed by the conductor topic that owns it, the
+// prelude of every handler that calls the conductor about one node.
+func (h *handlers) nodeTopic(r *http.Request, rc *api.RequestContext, rule, ident string) (*model.Node, string, error) {
+	n, err := h.node(r, rc, rule, ident)
+	if err != nil {
+		return nil, "", err
+	}
+	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	if err != nil {
+		return nil, "", err
+	}
+	return n, topic, nil
+}
+
 // topic is get_topic_for, with NoValidHost turned into a 400 as upstream
 // does wherever the client chose the driver.
 func (h *handlers) topic(ctx context.Context, n *model.Node) (string, error) {

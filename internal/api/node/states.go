@@ -139,11 +139,7 @@ func (h *handlers) power(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if target == nil {
 		return errs.MissingParameterValue("Missing mandatory parameter: target")
 	}
-	n, err := h.node(r, rc, "baremetal:node:set_power_state", ident)
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:set_power_state", ident)
 	if err != nil {
 		return err
 	}
@@ -223,11 +219,7 @@ func (h *handlers) validate(w http.ResponseWriter, r *http.Request, rc *api.Requ
 	if !microversion.AllowNodeLogicalNames.Allows(rc.Version) && !collection.IsUUIDLike(ident) {
 		return errs.NotAcceptable()
 	}
-	n, err := h.node(r, rc, "baremetal:node:validate", ident)
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:validate", ident)
 	if err != nil {
 		return err
 	}

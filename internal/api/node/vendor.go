@@ -27,11 +27,7 @@ func (h *handlers) vendorMethods(w http.ResponseWriter, r *http.Request, rc *api
 	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
 		return err
 	}
-	n, err := h.node(r, rc, "baremetal:node:vendor_passthru", ident)
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:vendor_passthru", ident)
 	if err != nil {
 		return err
 	}
@@ -63,11 +59,7 @@ func (h *handlers) vendorCall(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if data == nil {
 		data = map[string]any{}
 	}
-	n, err := h.node(r, rc, "baremetal:node:vendor_passthru", ident)
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:vendor_passthru", ident)
 	if err != nil {
 		return err
 	}
