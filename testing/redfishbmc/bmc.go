@@ -70,6 +70,13 @@ type BMC struct {
 	faults []fault
 	counts map[string]int
 	total  int
+
+	tasks        []*bmcTask
+	nextTask     int
+	taskPolls    int
+	taskFailures []string
+	asyncRAID    bool
+	images       map[string]firmwareImage
 }
 
 // New returns an emulator with no systems, no authentication and plain

@@ -112,7 +112,17 @@ func (b *BMC) raidRoute(r *http.Request, s *System, sub, path string, body []byt
 			}
 			return response{status: http.StatusOK, body: collection(path, "VolumeCollection", members...)}, true
 		case http.MethodPost:
-			return rs.create(base, body), true
+			v, resp, ok := rs.check(base, body)
+			if !ok {
+				return resp, true
+			}
+			if b.asyncRAID {
+				return b.newTask("Create volume", func() { rs.add(v) }), true
+			}
+			v = rs.add(v)
+			loc := base + "/Volumes/" + v.ID
+			return response{status: http.StatusCreated, headers: map[string]string{"Location": loc},
+				body: map[string]any{"@odata.id": loc, "Id": v.ID, "RAIDType": v.RAIDType, "CapacityBytes": v.CapacityBytes}}, true
 		}
 		return methodNotAllowed(), true
 	case strings.HasPrefix(sub, "Storage/1/Volumes/"):
@@ -134,7 +144,10 @@ func (b *BMC) raidRoute(r *http.Request, s *System, sub, path string, body []byt
 				"Links":  map[string]any{"Drives": linkList(drives)},
 				"Status": map[string]any{"State": "Enabled", "Health": "OK"}}}, true
 		case http.MethodDelete:
-			rs.volumes = slices.Delete(rs.volumes, i, i+1)
+			if b.asyncRAID {
+				return b.newTask("Delete volume "+id, func() { rs.remove(id) }), true
+			}
+			rs.remove(id)
 			return response{status: http.StatusNoContent}, true
 		}
 		return methodNotAllowed(), true
@@ -142,10 +155,23 @@ func (b *BMC) raidRoute(r *http.Request, s *System, sub, path string, body []byt
 	return response{}, false
 }
 
-// create checks a volume request as a controller does (supported RAID
-// type, known and unused drives, capacity within what they hold) and adds
-// the volume.
-func (rs *raidStorage) create(base string, body []byte) response {
+// remove deletes a volume (gone already is fine: two tasks may race).
+func (rs *raidStorage) remove(id string) {
+	rs.volumes = slices.DeleteFunc(rs.volumes, func(v RAIDVolume) bool { return v.ID == id })
+}
+
+// add gives the volume its identity and adds it.
+func (rs *raidStorage) add(v RAIDVolume) RAIDVolume {
+	v.ID = strconv.Itoa(rs.nextID)
+	rs.nextID++
+	rs.volumes = append(rs.volumes, v)
+	return v
+}
+
+// check validates a volume request as a controller does (supported RAID
+// type, known and unused drives, capacity within what they hold).
+func (rs *raidStorage) check(base string, body []byte) (RAIDVolume, response, bool) {
+	fail := func(r response) (RAIDVolume, response, bool) { return RAIDVolume{}, r, false }
 	var req struct {
 		RAIDType      string
 		VolumeType    string
@@ -157,15 +183,15 @@ func (rs *raidStorage) create(base string, body []byte) response {
 		}
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		return badRequest("Base.1.8.MalformedJSON", "The request body is not valid JSON: %v", err)
+		return fail(badRequest("Base.1.8.MalformedJSON", "The request body is not valid JSON: %v", err))
 	}
 	level, ok := raidLevels[req.RAIDType]
 	if !ok {
-		return badRequest("Base.1.8.PropertyValueNotInList", "RAIDType %q is not supported.", req.RAIDType)
+		return fail(badRequest("Base.1.8.PropertyValueNotInList", "RAIDType %q is not supported.", req.RAIDType))
 	}
 	if len(req.Links.Drives) < level.minDrives {
-		return badRequest("Base.1.8.PropertyValueIncorrect", "%s needs at least %d drives, %d given.",
-			req.RAIDType, level.minDrives, len(req.Links.Drives))
+		return fail(badRequest("Base.1.8.PropertyValueIncorrect", "%s needs at least %d drives, %d given.",
+			req.RAIDType, level.minDrives, len(req.Links.Drives)))
 	}
 	var ids []string
 	smallest := int64(-1)
@@ -173,11 +199,11 @@ func (rs *raidStorage) create(base string, body []byte) response {
 		id := strings.TrimPrefix(l.ID, base+"/Drives/")
 		i := slices.IndexFunc(rs.drives, func(d RAIDDrive) bool { return d.ID == id })
 		if i < 0 {
-			return badRequest("Base.1.8.ResourceMissingAtURI", "The drive %s does not exist.", l.ID)
+			return fail(badRequest("Base.1.8.ResourceMissingAtURI", "The drive %s does not exist.", l.ID))
 		}
 		for _, v := range rs.volumes {
 			if slices.Contains(v.Drives, id) {
-				return badRequest("Base.1.8.ResourceInUse", "The drive %s is used by volume %s.", l.ID, v.ID)
+				return fail(badRequest("Base.1.8.ResourceInUse", "The drive %s is used by volume %s.", l.ID, v.ID))
 			}
 		}
 		if c := rs.drives[i].CapacityBytes; smallest < 0 || c < smallest {
@@ -190,14 +216,9 @@ func (rs *raidStorage) create(base string, body []byte) response {
 		limit = smallest * int64(len(ids)/2)
 	}
 	if req.CapacityBytes <= 0 || req.CapacityBytes > limit {
-		return badRequest("Base.1.8.PropertyValueIncorrect", "CapacityBytes %d exceeds the %d bytes the drives hold.",
-			req.CapacityBytes, limit)
+		return fail(badRequest("Base.1.8.PropertyValueIncorrect", "CapacityBytes %d exceeds the %d bytes the drives hold.",
+			req.CapacityBytes, limit))
 	}
-	v := RAIDVolume{ID: strconv.Itoa(rs.nextID), RAIDType: req.RAIDType, VolumeType: req.VolumeType,
-		CapacityBytes: req.CapacityBytes, Drives: ids}
-	rs.nextID++
-	rs.volumes = append(rs.volumes, v)
-	loc := base + "/Volumes/" + v.ID
-	return response{status: http.StatusCreated, headers: map[string]string{"Location": loc},
-		body: map[string]any{"@odata.id": loc, "Id": v.ID, "RAIDType": v.RAIDType, "CapacityBytes": v.CapacityBytes}}
+	return RAIDVolume{RAIDType: req.RAIDType, VolumeType: req.VolumeType, CapacityBytes: req.CapacityBytes, Drives: ids},
+		response{}, true
 }

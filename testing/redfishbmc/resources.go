@@ -185,6 +185,9 @@ func (b *BMC) renderSystem(s *System) map[string]any {
 			"ManagedBy": []any{link(root + "/Managers/" + b.manager.ID)},
 		},
 	}
+	if s.BiosVersion != "" {
+		out["BiosVersion"] = s.BiosVersion
+	}
 	if s.secureBoot != nil {
 		out["SecureBoot"] = link(base + "/SecureBoot")
 	}
@@ -325,7 +328,7 @@ func (b *BMC) managerRoute(r *http.Request, path string, body []byte) response {
 			for _, id := range b.order {
 				systems = append(systems, link(SystemPath(id)))
 			}
-			return map[string]any{
+			out := map[string]any{
 				"@odata.id": base, "@odata.type": "#Manager.v1_10_0.Manager",
 				"Id": b.manager.ID, "Name": "Manager", "ManagerType": "BMC",
 				"DateTime":            b.manager.DateTime,
@@ -333,6 +336,10 @@ func (b *BMC) managerRoute(r *http.Request, path string, body []byte) response {
 				"VirtualMedia":        link(base + "/VirtualMedia"),
 				"Links":               map[string]any{"ManagerForServers": systems},
 			}
+			if b.manager.FirmwareVersion != "" {
+				out["FirmwareVersion"] = b.manager.FirmwareVersion
+			}
+			return out
 		}
 		switch r.Method {
 		case http.MethodGet:

@@ -190,6 +190,10 @@ func (b *BMC) route(r *http.Request, path string, body []byte) response {
 		return b.managerRoute(r, path, body)
 	case path == root+"/Registries" || strings.HasPrefix(path, root+"/Registries/"):
 		return b.registryRoute(r, path)
+	case path == taskServiceURI || strings.HasPrefix(path, taskServiceURI+"/"):
+		return b.taskRoute(r, path)
+	case path == updateServiceURI || strings.HasPrefix(path, updateServiceURI+"/"):
+		return b.updateRoute(r, path, body)
 	}
 	return notFound(path)
 }
@@ -228,6 +232,7 @@ func (b *BMC) serviceRoot() any {
 		"UUID":    b.chassis.UUID,
 		"Systems": link(root + "/Systems"), "Chassis": link(root + "/Chassis"),
 		"Managers": link(root + "/Managers"), "Registries": link(root + "/Registries"),
+		"TaskService": link(taskServiceURI), "UpdateService": link(updateServiceURI),
 	}
 	if b.vendor != "" {
 		out["Vendor"] = b.vendor

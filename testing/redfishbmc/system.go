@@ -13,6 +13,7 @@ type System struct {
 	UUID         string
 	Manufacturer string
 	Model        string
+	BiosVersion  string
 	PowerState   string
 	// settleAfter is how many GETs of the system a power transition takes;
 	// the old state is reported until then.
@@ -84,6 +85,7 @@ type manager struct {
 	// DateTime is kept as the client sent it, as BMCs echo it back.
 	DateTime            string
 	DateTimeLocalOffset string
+	FirmwareVersion     string
 	VirtualMedia        map[string]*virtualMedia
 }
 
