@@ -66,6 +66,20 @@ func TestMetricsAndLogsOfAFlow(t *testing.T) {
 	if len(fams["ironic_api_requests_total"].GetMetric()) == 0 {
 		t.Error("no API request series")
 	}
+	// manage took the node's lock at least once, and nothing else held it.
+	for _, m := range fams["ironic_conductor_lock_wait_seconds"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "outcome" && l.GetValue() != "ok" {
+				t.Errorf("lock acquisition with outcome %s in an uncontended flow", l.GetValue())
+			}
+			if l.GetName() == "outcome" && l.GetValue() == "ok" && m.GetHistogram().GetSampleCount() == 0 {
+				t.Error("no lock acquisition recorded for manage")
+			}
+		}
+	}
+	if len(fams["ironic_conductor_lock_wait_seconds"].GetMetric()) == 0 {
+		t.Error("no lock wait series")
+	}
 
 	terminate(t, p)
 	out := p.out.String()

@@ -83,6 +83,10 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 		s.rpc = c
 		return s, nil
 	}
+	hardware, err := metrics.NewHardware(s.metrics, cfg.String("DEFAULT", "host"))
+	if err != nil {
+		return nil, err
+	}
 	drivers, err := builtin.DriversWithPorts(cfg, s.store)
 	if err != nil {
 		return nil, err
@@ -98,7 +102,7 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 		return nil, err
 	}
 	opts := conductor.Options{Store: s.store, Drivers: drivers, Config: cfg, Logger: log, Pool: pool,
-		ObservePeriodic: periodics.Observe}
+		ObservePeriodic: periodics.Observe, ObserveLock: hardware.ObserveLock}
 	if m == modeConductor {
 		// Several conductors share the nodes: periodic tasks only touch
 		// the ones the ring gives this host.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -154,10 +155,12 @@ func transportText(err error) string {
 // retrying connection failures [agent]/max_command_attempts times. A 409
 // or an "agent is busy" fault is AgentInProgress, which callers retry at
 // the next heartbeat; other HTTP errors are AgentAPIError.
-func (c *Client) Command(ctx context.Context, node *model.Node, method string, params map[string]any, mode WaitMode) (*CommandResult, error) {
-	var err error
+func (c *Client) Command(ctx context.Context, node *model.Node, method string, params map[string]any, mode WaitMode) (res *CommandResult, err error) {
+	if c.opts.Observe != nil {
+		start := time.Now()
+		defer func() { c.opts.Observe(method, time.Since(start), err) }()
+	}
 	for range attempts(c.opts.MaxCommandAttempts) {
-		var res *CommandResult
 		res, err = c.command(ctx, node, method, params, mode)
 		if err == nil {
 			return res, nil

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -630,7 +631,7 @@ func TestOptionsFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, want := OptionsFromConfig(def), DefaultOptions()
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("defaults from ironic.conf %+v, DefaultOptions %+v", got, want)
 	}
 }

@@ -36,6 +36,11 @@ type Options struct {
 	// rescue password fallback for agents too old to take a hash.
 	RequireRescuePasswordHashed bool
 
+	// Observe, when set, hears of every command: its name, how long the
+	// agent took to answer it (retries and polling included) and the
+	// error it ended with (the conductor's metrics).
+	Observe func(command string, d time.Duration, err error)
+
 	// Clock waits between polls; nil means the real clock.
 	Clock Clock
 	// Log receives the client's debug and error lines; nil means

@@ -55,6 +55,8 @@ type Options struct {
 	// ObservePeriodic, when set, is told of every pass of a periodic task
 	// and how long it took (metrics).
 	ObservePeriodic func(name string, d time.Duration)
+	// ObserveLock, when set, hears of every exclusive node lock taken.
+	ObserveLock task.LockObserver
 }
 
 // Conductor is one conductor service.
@@ -144,7 +146,7 @@ func New(o Options) (*Conductor, error) {
 	settings := task.SettingsFromConfig(o.Config)
 	settings.Host = c.host
 	c.tasks = task.NewManager(o.Store, o.Drivers, settings,
-		task.WithClock(c.clock), task.WithLogger(c.log), task.WithHistory(hist))
+		task.WithClock(c.clock), task.WithLogger(c.log), task.WithHistory(hist), task.WithLockObserver(o.ObserveLock))
 	return c, nil
 }
 

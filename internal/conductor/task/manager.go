@@ -94,7 +94,13 @@ type Manager struct {
 	settings Settings
 	clock    Clock
 	log      *slog.Logger
+	observe  LockObserver
 }
+
+// LockObserver hears of every exclusive lock acquisition: the time it
+// took, the attempts that found the node reserved, and the outcome
+// ("ok", "locked" when NodeLocked is returned, "error").
+type LockObserver func(wait time.Duration, conflicts int, outcome string)
 
 // Option configures NewManager.
 type Option func(*Manager)
@@ -109,6 +115,10 @@ func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.log = l } }
 // WithHistory sets where node history events are written; without it no
 // history is recorded.
 func WithHistory(h History) Option { return func(m *Manager) { m.history = h } }
+
+// WithLockObserver reports lock acquisitions to o (the conductor's
+// metrics).
+func WithLockObserver(o LockObserver) Option { return func(m *Manager) { m.observe = o } }
 
 // NewManager returns a manager locking nodes in st under s.Host. drivers
 // may be nil, in which case tasks carry no driver interfaces.

@@ -122,6 +122,12 @@ func (t *Task) lock(ctx context.Context, node *model.Node) (*model.Node, error) 
 	interval := m.settings.RetryInterval
 	maxLockTime := interval * time.Duration(m.settings.RetryAttempts)
 	start := m.clock.Now()
+	conflicts := 0
+	observe := func(outcome string) {
+		if m.observe != nil {
+			m.observe(m.clock.Now().Sub(start), conflicts, outcome)
+		}
+	}
 	for try := 1; ; try++ {
 		if elapsed := m.clock.Now().Sub(start); elapsed > maxLockTime {
 			t.log.WarnContext(ctx, "exceeded the normal maximum time window to reserve the node",
@@ -130,13 +136,24 @@ func (t *Task) lock(ctx context.Context, node *model.Node) (*model.Node, error) 
 		n, err := m.store.ReserveNode(ctx, m.settings.Host, node.ID)
 		if err == nil {
 			t.log.DebugContext(ctx, "node reserved", "purpose", t.purpose, "seconds", m.clock.Now().Sub(start).Seconds())
+			observe("ok")
 			return n, nil
 		}
 		err = storeError(err, "reserve node "+node.UUID)
-		if !errs.Is(err, "NodeLocked") || (attempts > 0 && try >= attempts) {
+		locked := errs.Is(err, "NodeLocked")
+		if locked {
+			conflicts++
+		}
+		if !locked || (attempts > 0 && try >= attempts) {
+			if locked {
+				observe("locked")
+			} else {
+				observe("error")
+			}
 			return nil, err
 		}
 		if serr := m.clock.Sleep(ctx, interval); serr != nil {
+			observe("locked")
 			return nil, fmt.Errorf("%w (gave up waiting: %w)", err, serr)
 		}
 	}
