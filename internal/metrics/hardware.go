@@ -42,12 +42,12 @@ func NewHardware(reg prometheus.Registerer, host string) (*Hardware, error) {
 		}),
 		agent: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ironic_agent_command_duration_seconds", ConstLabels: labels,
-			Help: "Time for the ramdisk agent to answer a command, by command and outcome.",
+			Help:    "Time for the ramdisk agent to answer a command, by command and outcome.",
 			Buckets: []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 1800},
 		}, []string{"command", "outcome"}),
 		bmc: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ironic_bmc_request_duration_seconds", ConstLabels: labels,
-			Help: "Time for a BMC to answer one request, by driver (redfish, ipmitool) and operation.",
+			Help:    "Time for a BMC to answer one request, by driver (redfish, ipmitool) and operation.",
 			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"driver", "operation"}),
 		bmcErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
