@@ -373,6 +373,15 @@ func (f *Fixture) Up() {
 	f.serve(ln)
 }
 
+// TokenValid reports whether tok is a token this Keystone issued that is
+// neither revoked nor expired by its clock; service fixtures use it as
+// their auth_token check.
+func (f *Fixture) TokenValid(tok string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.live(tok, false) != nil
+}
+
 // Validations counts GET /v3/auth/tokens requests.
 func (f *Fixture) Validations() int {
 	f.mu.Lock()

@@ -44,6 +44,7 @@ type Fixture struct {
 	log      []Request
 	faults   []*fault
 	token    string
+	valid    func(token string) bool
 }
 
 // New starts the fixture; it stops with the test.
@@ -63,6 +64,17 @@ func (f *Fixture) RequireToken(token string) *Fixture {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.token = token
+	return f
+}
+
+// ValidateTokens makes every call whose X-Auth-Token valid rejects
+// answer 401, as Neutron's auth_token middleware does; pass an identity
+// fixture's TokenValid to accept exactly the tokens it issued and that are
+// still live.
+func (f *Fixture) ValidateTokens(valid func(token string) bool) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.valid = valid
 	return f
 }
 
@@ -172,7 +184,8 @@ func (f *Fixture) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if f.token != "" && r.Header.Get("X-Auth-Token") != f.token {
+	tok := r.Header.Get("X-Auth-Token")
+	if (f.token != "" && tok != f.token) || (f.valid != nil && !f.valid(tok)) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"code": 401, "message": "The request you have made requires authentication."}})
 		return
 	}
