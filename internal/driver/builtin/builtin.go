@@ -104,11 +104,11 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 }
 
 // ipmiEnabled tells whether any enabled_*_interfaces option names an
-// ipmitool implementation.
+// ipmitool implementation (ipmitool, ipmitool-socat, intel-ipmitool).
 func ipmiEnabled(c *config.Config) bool {
 	for _, k := range driver.AllKinds {
 		for _, name := range c.List("DEFAULT", "enabled_"+string(k)+"_interfaces") {
-			if strings.HasPrefix(name, "ipmitool") {
+			if strings.Contains(name, "ipmitool") {
 				return true
 			}
 		}

@@ -28,10 +28,11 @@ func (c *core) parse(task *driver.Task) (DriverInfo, error) {
 	return ParseDriverInfo(task.Node, c.support, task.Logger())
 }
 
-// Register adds the ipmitool power, management and vendor interfaces and
-// the ipmitool-socat console to r. As upstream's constructors do, it
-// checks that ipmitool can be run (probing its optional flags unless
-// opts.Support says) and that password files can be created.
+// Register adds the ipmitool power, management (plain and intel-ipmitool)
+// and vendor interfaces and the ipmitool-socat console to r. As upstream's
+// constructors do, it checks that ipmitool can be run (probing its
+// optional flags unless opts.Support says) and that password files can be
+// created.
 func Register(r *driver.Registry, opts Options) error {
 	var support Support
 	if opts.Support != nil {
@@ -50,13 +51,15 @@ func Register(r *driver.Registry, opts Options) error {
 		return fmt.Errorf("register ipmitool interfaces: %w", err)
 	}
 	c := newCore(opts, support)
+	mgmt := &Management{core: c}
 	for _, i := range []struct {
 		kind driver.Kind
 		name string
 		impl driver.Interface
 	}{
 		{driver.KindPower, "ipmitool", &Power{core: c}},
-		{driver.KindManagement, "ipmitool", &Management{core: c}},
+		{driver.KindManagement, "ipmitool", mgmt},
+		{driver.KindManagement, "intel-ipmitool", &IntelManagement{Management: mgmt}},
 		{driver.KindVendor, "ipmitool", &Vendor{core: c}},
 		{driver.KindConsole, "ipmitool-socat", &SocatConsole{core: c}},
 	} {

@@ -72,29 +72,33 @@ func TestRegisteredClassesMatchDriversJSON(t *testing.T) {
 			checked++
 		}
 	}
-	if checked != 4 {
-		t.Fatalf("checked %d implementations, want power, management, vendor and console", checked)
+	if checked != 5 {
+		t.Fatalf("checked %d implementations, want power, both managements, vendor and console", checked)
 	}
 }
 
-// TestIPMIHardwareTypeIsComplete checks that what the ipmi hardware type
-// prefers for the kinds this package owns is registered here.
-func TestIPMIHardwareTypeIsComplete(t *testing.T) {
+// TestIPMIHardwareTypesAreComplete checks that what the ipmi and
+// intel-ipmi hardware types prefer for the kinds this package owns is
+// registered here.
+func TestIPMIHardwareTypesAreComplete(t *testing.T) {
 	r := driver.NewRegistry()
 	o := DefaultOptions()
 	o.Support = allSupported
 	o.TempDir = t.TempDir()
 	must(t, Register(r, o))
+	seen := 0
 	for _, ht := range driver.StockHardwareTypes() {
-		if ht.Name != "ipmi" {
+		if ht.Name != "ipmi" && ht.Name != "intel-ipmi" {
 			continue
 		}
+		seen++
 		for _, kind := range []driver.Kind{driver.KindPower, driver.KindManagement, driver.KindVendor, driver.KindConsole} {
 			if _, ok := r.Implementation(kind, ht.Supported[kind][0]); !ok {
-				t.Errorf("%s: %s not registered", kind, ht.Supported[kind][0])
+				t.Errorf("%s %s: %s not registered", ht.Name, kind, ht.Supported[kind][0])
 			}
 		}
-		return
 	}
-	t.Fatal("no ipmi hardware type declared")
+	if seen != 2 {
+		t.Fatalf("%d of the ipmi and intel-ipmi hardware types declared", seen)
+	}
 }
