@@ -179,8 +179,22 @@ func (b *base) RefreshSteps(ctx context.Context, task *driver.Task, kind driver.
 }
 
 // cachedSteps turns the agent's cached steps of interface iface into step
-// declarations, with the configured priority overrides.
+// declarations. The deploy interface's clean steps take the erase
+// priorities configured; other interfaces pass their own overrides.
 func (b *base) cachedSteps(n *model.Node, kind driver.StepKind, iface driver.Kind) []driver.StepSpec {
+	var overrides map[string]*int
+	if kind == driver.StepClean && iface == driver.KindDeploy {
+		overrides = map[string]*int{
+			"erase_devices":          b.opts.ErasePriority,
+			"erase_devices_metadata": b.opts.EraseMetadataPriority,
+		}
+	}
+	return cachedStepsWith(n, kind, iface, overrides)
+}
+
+// cachedStepsWith is upstream agent_base.get_steps: the cached steps of
+// iface, a non-nil override replacing the priority of the step it names.
+func cachedStepsWith(n *model.Node, kind driver.StepKind, iface driver.Kind, overrides map[string]*int) []driver.StepSpec {
 	byIface, _ := n.DriverInternalInfo[cachedKey(kind)].(map[string]any)
 	list, _ := byIface[string(iface)].([]any)
 	var out []driver.StepSpec
@@ -191,13 +205,8 @@ func (b *base) cachedSteps(n *model.Node, kind driver.StepKind, iface driver.Kin
 		}
 		name, _ := step["step"].(string)
 		prio := toInt(step["priority"])
-		if kind == driver.StepClean {
-			if name == "erase_devices" && b.opts.ErasePriority != nil {
-				prio = *b.opts.ErasePriority
-			}
-			if name == "erase_devices_metadata" && b.opts.EraseMetadataPriority != nil {
-				prio = *b.opts.EraseMetadataPriority
-			}
+		if p := overrides[name]; p != nil {
+			prio = *p
 		}
 		abortable, _ := step["abortable"].(bool)
 		spec := driver.StepSpec{Kind: kind, Name: name, Priority: prio, Abortable: abortable, RequiresRamdisk: true}
@@ -316,6 +325,9 @@ func (b *base) PollStep(ctx context.Context, task *driver.Task, kind driver.Step
 		if reported == nil || reported["step"] != cur["step"] || reported["interface"] != cur["interface"] {
 			// An earlier step's command; the current one has not started.
 			return StepRunning, nil
+		}
+		if err := runPostStepHook(ctx, task, kind, cur, &last); err != nil {
+			return StepRunning, err
 		}
 		return StepDone, nil
 	}
