@@ -9,8 +9,8 @@ import (
 	"github.com/openkeel/ironic/internal/image"
 )
 
-// Options are the ironic.conf settings and services of the pxe and ipxe
-// boot interfaces.
+// Options are the ironic.conf settings and services of the pxe, ipxe,
+// http and http-ipxe boot interfaces.
 type Options struct {
 	// TFTPRoot is [pxe]/tftp_root, the pxe interface's root.
 	TFTPRoot string
@@ -54,6 +54,9 @@ type Options struct {
 	CacheTTL  time.Duration
 	// Ports lists the node's ports for the MAC links.
 	Ports PortLister
+	// AddAllPorts is [neutron]/add_all_ports: link every port's MAC
+	// address, not only those of ports with pxe_enabled.
+	AddAllPorts bool
 }
 
 // OptionsFromConfig reads the options; image services and ports are the
@@ -83,6 +86,7 @@ func OptionsFromConfig(c *config.Config) Options {
 		CacheDir:              c.String("pxe", "tftp_master_path"),
 		CacheSize:             int64(c.Int("pxe", "image_cache_size")) << 20,
 		CacheTTL:              time.Duration(c.Int("pxe", "image_cache_ttl")) * time.Minute,
+		AddAllPorts:           c.Bool("neutron", "add_all_ports"),
 	}
 }
 

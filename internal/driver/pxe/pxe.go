@@ -36,12 +36,18 @@ type PortLister interface {
 	ListPorts(ctx context.Context, f store.PortFilter, o store.ListOptions) ([]*model.Port, error)
 }
 
-// Boot is the pxe (ipxe false) or ipxe boot interface.
+// Boot is one of upstream's PXEBaseMixin interfaces: pxe, ipxe, http or
+// http-ipxe.
 type Boot struct {
 	driver.NoSteps
-	ipxe  bool
-	opts  Options
-	cache *lazyCache
+	// ipxe is upstream ipxe_enabled: an iPXE script under http_root that
+	// fetches the kernel and ramdisk from http_url.
+	ipxe bool
+	// httpBoot is upstream http_boot_enabled: kernels and ramdisks go to
+	// http_root and the node is told to boot over UEFI HTTP.
+	httpBoot bool
+	opts     Options
+	cache    *lazyCache
 }
 
 // lazyCache is the image cache made at the first download, shared by the
@@ -73,6 +79,21 @@ func NewPXE(o Options) *Boot { return &Boot{opts: withDefaults(o), cache: &lazyC
 // [deploy]/http_root, served over HTTP to iPXE.
 func NewIPXE(o Options) *Boot { return &Boot{ipxe: true, opts: withDefaults(o), cache: &lazyCache{}} }
 
+// NewHTTP is the "http" interface (upstream HttpBoot): the node boots
+// over UEFI HTTP. As upstream, the GRUB (or pxelinux) configuration and
+// its MAC links stay under [pxe]/tftp_root, while the kernel and ramdisk
+// go to [deploy]/http_root, named in the configuration relative to
+// tftp_root.
+func NewHTTP(o Options) *Boot {
+	return &Boot{httpBoot: true, opts: withDefaults(o), cache: &lazyCache{}}
+}
+
+// NewHTTPIPXE is the "http-ipxe" interface (upstream iPXEHttpBoot): the
+// ipxe interface's files, with the node booting over UEFI HTTP.
+func NewHTTPIPXE(o Options) *Boot {
+	return &Boot{ipxe: true, httpBoot: true, opts: withDefaults(o), cache: &lazyCache{}}
+}
+
 func withDefaults(o Options) Options {
 	d := DefaultOptions()
 	if o.ConfigSubdir == "" {
@@ -90,47 +111,67 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-// Register adds pxe and ipxe to r.
+// Register adds pxe, ipxe, http and http-ipxe to r.
 func Register(r *driver.Registry, o Options) error {
 	shared := &lazyCache{}
-	p, i := NewPXE(o), NewIPXE(o)
-	p.cache, i.cache = shared, shared
-	if err := r.Register(driver.KindBoot, "pxe", p); err != nil {
-		return fmt.Errorf("boot pxe: %w", err)
-	}
-	if err := r.Register(driver.KindBoot, "ipxe", i); err != nil {
-		return fmt.Errorf("boot ipxe: %w", err)
+	for _, i := range []struct {
+		name string
+		impl *Boot
+	}{{"pxe", NewPXE(o)}, {"ipxe", NewIPXE(o)}, {"http", NewHTTP(o)}, {"http-ipxe", NewHTTPIPXE(o)}} {
+		i.impl.cache = shared
+		if err := r.Register(driver.KindBoot, i.name, i.impl); err != nil {
+			return fmt.Errorf("boot %s: %w", i.name, err)
+		}
 	}
 	return nil
 }
 
-// Properties are upstream's driver_info properties of the PXE boot.
+// Properties are upstream pxe_base COMMON_PROPERTIES.
 func (b *Boot) Properties() map[string]string {
 	return map[string]string{
 		"deploy_kernel":  "UUID (from Glance) of the deployment kernel. Required.",
 		"deploy_ramdisk": "UUID (from Glance) of the ramdisk that is mounted at boot time. Required.",
+		"force_persistent_boot_device": "Controls the persistency of boot order changes. 'Always' will make all changes persistent, " +
+			"'Default' will make all but the final one upon instance deployment non-persistent, and 'Never' will make no persistent " +
+			"changes at all. The old values 'True' and 'False' are still supported but deprecated in favor of the new ones." +
+			"Defaults to 'Default'. Optional.",
 		"rescue_kernel":  "UUID (from Glance) of the rescue kernel. This value is required for rescue mode.",
 		"rescue_ramdisk": "UUID (from Glance) of the rescue ramdisk with agent that is used at node rescue time. This value is required for rescue mode.",
+		"kernel_append_params": "Additional kernel parameters to pass down to instance kernel. These parameters can be consumed " +
+			"by the kernel or by the applications by reading /proc/cmdline. Mind severe cmdline size limit. When used with virtual " +
+			"media, only applies to ISO images that Ironic builds, but not to pre-built ISOs provided via e.g. deploy_iso. " +
+			"Overrides the [pxe]/kernel_append_params configuration option, use %default% to insert its value.",
 	}
 }
 
 // Capabilities are upstream's capabilities of the classes.
 func (b *Boot) Capabilities() []string {
 	if b.ipxe {
-		return []string{"ipxe_boot", "iscsi_volume_boot", "ramdisk_boot"}
+		return []string{"iscsi_volume_boot", "ramdisk_boot", "ipxe_boot", "pxe_boot"}
 	}
 	return []string{"ramdisk_boot", "pxe_boot"}
 }
 
-// root is where this interface writes (upstream _get_root_dir).
-func (b *Boot) root() string {
+// configRoot is where the configuration and its MAC links go (upstream
+// _get_root_dir(ipxe_enabled) in create_pxe_config).
+func (b *Boot) configRoot() string {
 	if b.ipxe {
 		return b.opts.HTTPRoot
 	}
 	return b.opts.TFTPRoot
 }
 
-func (b *Boot) nodeDir(n *model.Node) string { return filepath.Join(b.root(), n.UUID) }
+// imageRoot is where kernels and ramdisks go (upstream _use_http_folder).
+func (b *Boot) imageRoot() string {
+	if b.ipxe || b.httpBoot {
+		return b.opts.HTTPRoot
+	}
+	return b.opts.TFTPRoot
+}
+
+func (b *Boot) nodeDir(n *model.Node) string { return filepath.Join(b.configRoot(), n.UUID) }
+
+func (b *Boot) imageDir(n *model.Node) string { return filepath.Join(b.imageRoot(), n.UUID) }
 
 // configPath is upstream get_pxe_config_file_path.
 func (b *Boot) configPath(n *model.Node) string { return filepath.Join(b.nodeDir(n), "config") }
@@ -149,9 +190,9 @@ func (b *Boot) macLinks(p *model.Port) []string {
 		}
 	}
 	return []string{
-		filepath.Join(b.root(), b.opts.ConfigSubdir, first),
-		filepath.Join(b.root(), "grub.cfg-01-"+hyph),
-		filepath.Join(b.root(), *p.Address+".conf"),
+		filepath.Join(b.configRoot(), b.opts.ConfigSubdir, first),
+		filepath.Join(b.configRoot(), "grub.cfg-01-"+hyph),
+		filepath.Join(b.configRoot(), *p.Address+".conf"),
 	}
 }
 
@@ -235,30 +276,49 @@ func (b *Boot) ports(ctx context.Context, n *model.Node) ([]*model.Port, error) 
 	return slices.DeleteFunc(ports, func(p *model.Port) bool { return p.Address == nil || *p.Address == "" }), nil
 }
 
-// Validate is upstream PXEBaseMixin.validate: the node needs a port to
+// validateCommon is upstream _validate_common: the node needs a port to
 // boot from, iPXE an HTTP server, and the agent ramdisk must be known.
-func (b *Boot) Validate(ctx context.Context, task *driver.Task) error {
+func (b *Boot) validateCommon(ctx context.Context, task *driver.Task) error {
 	n := task.Node
-	if m := b.bootMode(n); m != "uefi" && m != "bios" {
-		return errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Invalid boot mode %q for node %s", m, n.UUID))
-	}
 	ports, err := b.ports(ctx, n)
 	if err != nil {
 		return err
 	}
 	if len(ports) == 0 {
-		return errs.NewMessage("MissingParameterValue", fmt.Sprintf("Node %s does not have any port associated with it.", n.UUID))
+		return errs.NewMessage("MissingParameterValue", fmt.Sprintf("Node %s does not have any port associated with it", n.UUID))
 	}
 	if b.ipxe && (b.opts.HTTPURL == "" || b.opts.HTTPRoot == "") {
-		return errs.NewMessage("MissingParameterValue", "iPXE boot is enabled but no HTTP URL or HTTP root was specified.")
+		return errs.NewMessage("MissingParameterValue", "iPXE boot is enabled but no HTTP URL or HTTP root was specified")
+	}
+	if m := b.bootMode(n); m != "uefi" && m != "bios" {
+		return errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Invalid boot mode %q for node %s", m, n.UUID))
+	}
+	if strField(n.InstanceInfo, "image_source") != "" && strField(n.InstanceInfo, "boot_iso") != "" {
+		return errs.NewMessage("InvalidParameterValue", "An 'image_source' and 'boot_iso' parameter may not be specified at the same time")
 	}
 	_, _, err = b.kernelRamdisk(n, "deploy")
 	return err
 }
 
+// Validate is upstream PXEBaseMixin.validate for a local boot, the only
+// one this interface prepares.
+func (b *Boot) Validate(ctx context.Context, task *driver.Task) error {
+	return b.validateCommon(ctx, task)
+}
+
 // ValidateRescue checks the rescue ramdisk is known.
 func (b *Boot) ValidateRescue(_ context.Context, task *driver.Task) error {
 	_, _, err := b.kernelRamdisk(task.Node, "rescue")
+	return err
+}
+
+// ValidateInspection is upstream validate_inspection: without what a
+// managed inspection needs, the conductor falls back to an unmanaged one.
+func (b *Boot) ValidateInspection(ctx context.Context, task *driver.Task) error {
+	err := b.validateCommon(ctx, task)
+	if errs.Is(err, "MissingParameterValue") {
+		return errs.NewMessage("UnsupportedDriverExtension", "Insufficient information provided for managed inspection: "+err.Error())
+	}
 	return err
 }
 
@@ -272,9 +332,8 @@ func needPrepareRamdisk(n *model.Node) bool {
 }
 
 // PrepareRamdisk writes the node's boot configuration for the deploy or
-// rescue ramdisk, links every port's MAC address to it, fetches the
-// kernel and ramdisk into the node's folder and sets a one-time network
-// boot.
+// rescue ramdisk, links every port's MAC address to it, sets a one-time
+// network boot and fetches the kernel and ramdisk into the node's folder.
 func (b *Boot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskParams map[string]any) error {
 	if task.Shared {
 		return errs.New("ExclusiveLockRequired", nil)
@@ -293,15 +352,25 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskPar
 			return err
 		}
 	}
-	opts := b.configOptions(n, m, ramdiskParams)
+	opts, err := b.configOptions(n, m, ramdiskParams)
+	if err != nil {
+		return err
+	}
 	if err := b.writeConfig(ctx, task, opts); err != nil {
 		return err
 	}
-	if err := setBootDevice(ctx, task, "pxe", false); err != nil {
+	if err := b.setNetworkBoot(ctx, task, false); err != nil {
 		return err
 	}
-	dir := b.nodeDir(n)
-	for label, href := range map[string]string{m + "_kernel": kernel, m + "_ramdisk": ramdisk} {
+	dir := b.imageDir(n)
+	if err := os.MkdirAll(dir, b.opts.DirPermission); err != nil {
+		return fmt.Errorf("image directory of node %s: %w", n.UUID, err)
+	}
+	for _, label := range []string{m + "_kernel", m + "_ramdisk"} {
+		href := kernel
+		if label == m+"_ramdisk" {
+			href = ramdisk
+		}
 		if err := b.fetch(ctx, href, filepath.Join(dir, label)); err != nil {
 			return err
 		}
@@ -311,27 +380,26 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskPar
 
 // configOptions is upstream build_pxe_config_options for the agent
 // ramdisk: where the kernel and ramdisk are, and the kernel command line.
-func (b *Boot) configOptions(n *model.Node, m string, ramdiskParams map[string]any) map[string]any {
+func (b *Boot) configOptions(n *model.Node, m string, ramdiskParams map[string]any) (map[string]any, error) {
 	o := map[string]any{}
 	for _, l := range [][2]string{{m + "_kernel", "deployment_aki_path"}, {m + "_ramdisk", "deployment_ari_path"}} {
 		if b.ipxe {
 			o[l[1]] = strings.TrimRight(b.opts.HTTPURL, "/") + "/" + n.UUID + "/" + l[0]
-		} else {
-			// pxelinux and GRUB resolve paths against the TFTP root.
-			o[l[1]] = n.UUID + "/" + l[0]
+			continue
 		}
+		// pxelinux and GRUB resolve paths against the TFTP root, even
+		// for the http interface whose images are under http_root.
+		rel, err := filepath.Rel(b.opts.TFTPRoot, filepath.Join(b.imageDir(n), l[0]))
+		if err != nil {
+			return nil, fmt.Errorf("path of %s relative to the TFTP root: %w", l[0], err)
+		}
+		o[l[1]] = filepath.ToSlash(rel)
 	}
 	if b.ipxe {
 		o["initrd_filename"] = m + "_ramdisk"
 	}
 	o["aki_path"], o["ari_path"] = "no_kernel", "no_ramdisk"
-	appendParams := b.opts.KernelAppendParams
-	for _, src := range []map[string]any{n.InstanceInfo, n.DriverInfo} {
-		if v, ok := src["kernel_append_params"].(string); ok {
-			appendParams = v
-			break
-		}
-	}
+	appendParams := kernelAppendParams(n, b.opts.KernelAppendParams)
 	if b.opts.Debug && !strings.Contains(appendParams, "ipa-debug") {
 		appendParams += " ipa-debug=1"
 	}
@@ -344,7 +412,18 @@ func (b *Boot) configOptions(n *model.Node, m string, ramdiskParams map[string]a
 	if u, ok := ramdiskParams["ipa-api-url"]; ok {
 		o["ipa-api-url"] = u
 	}
-	return o
+	return o, nil
+}
+
+// kernelAppendParams is upstream get_kernel_append_params: instance_info,
+// then driver_info, where %default% stands for the configured value.
+func kernelAppendParams(n *model.Node, def string) string {
+	for _, src := range []map[string]any{n.InstanceInfo, n.DriverInfo} {
+		if v, ok := src["kernel_append_params"].(string); ok {
+			return strings.ReplaceAll(v, "%default%", def)
+		}
+	}
+	return def
 }
 
 // formatParams renders key=value pairs (a bare key for a nil value) in
@@ -366,19 +445,26 @@ func formatParams(params map[string]any) string {
 	return strings.Join(parts, " ")
 }
 
+// grub reports whether the node's configuration is for GRUB (upstream
+// uefi_with_grub).
+func (b *Boot) grub(n *model.Node) bool { return !b.ipxe && b.bootMode(n) == "uefi" }
+
 // configTemplate is the node's template: the operator's file when
 // configured, else the embedded one for the loader.
 func (b *Boot) configTemplate(n *model.Node) (name, override string) {
 	switch {
 	case b.ipxe:
 		return "ipxe_config.tmpl", b.opts.IPXEConfigTemplate
-	case b.bootMode(n) == "uefi":
+	case b.grub(n):
 		return "grub.tmpl", b.opts.UEFIPXEConfigTemplate
 	default:
 		return "pxelinux.tmpl", b.opts.PXEConfigTemplate
 	}
 }
 
+// render executes a template. As Jinja does for upstream's templates, one
+// trailing newline of the template text is dropped, so the files end as
+// upstream's do.
 func render(name, override string, data map[string]any) ([]byte, error) {
 	var text []byte
 	var err error
@@ -390,7 +476,7 @@ func render(name, override string, data map[string]any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read template %s: %w", name, err)
 	}
-	t, err := template.New(name).Option("missingkey=zero").Parse(string(text))
+	t, err := template.New(name).Option("missingkey=zero").Parse(strings.TrimSuffix(string(text), "\n"))
 	if err != nil {
 		return nil, fmt.Errorf("parse template %s: %w", name, err)
 	}
@@ -405,16 +491,17 @@ func render(name, override string, data map[string]any) ([]byte, error) {
 // file, then a relative symlink to it for every name a port can ask for.
 func (b *Boot) writeConfig(ctx context.Context, task *driver.Task, opts map[string]any) error {
 	n := task.Node
-	for _, d := range []string{b.nodeDir(n), filepath.Join(b.root(), b.opts.ConfigSubdir)} {
+	for _, d := range []string{b.nodeDir(n), filepath.Join(b.configRoot(), b.opts.ConfigSubdir)} {
 		if err := os.MkdirAll(d, b.opts.DirPermission); err != nil {
 			return fmt.Errorf("boot configuration directory: %w", err)
 		}
 	}
 	name, override := b.configTemplate(n)
 	root, disk := "{{ ROOT }}", "{{ DISK_IDENTIFIER }}"
-	if name == "grub.tmpl" {
+	if b.grub(n) {
 		// GRUB chokes on braces in its configuration.
 		root, disk = "(( ROOT ))", "(( DISK_IDENTIFIER ))"
+		opts["linux_cmd"], opts["initrd_cmd"] = "linux", "initrd"
 	}
 	data, err := render(name, override, map[string]any{"pxe_options": opts, "ROOT": root, "DISK_IDENTIFIER": disk})
 	if err != nil {
@@ -429,6 +516,9 @@ func (b *Boot) writeConfig(ctx context.Context, task *driver.Task, opts map[stri
 		return err
 	}
 	for _, p := range ports {
+		if p.PXEEnabled != nil && !*p.PXEEnabled && !b.opts.AddAllPorts {
+			continue
+		}
 		for _, link := range b.macLinks(p) {
 			rel, err := filepath.Rel(filepath.Dir(link), cfg)
 			if err != nil {
@@ -518,8 +608,25 @@ func setBootDevice(ctx context.Context, task *driver.Task, device string, persis
 	return nil
 }
 
-// cleanUp is upstream clean_up_pxe_env: the MAC links, the node's folder
-// with its configuration and images, then expired cache entries.
+// setNetworkBoot is upstream _node_set_boot_device_for_network_boot: the
+// HTTP boot interfaces ask for UEFI HTTP and fall back to PXE when the
+// management interface rejects it (IPMI has no HTTP boot device).
+func (b *Boot) setNetworkBoot(ctx context.Context, task *driver.Task, persistent bool) error {
+	if b.httpBoot {
+		err := setBootDevice(ctx, task, "uefihttp", persistent)
+		if !errs.Is(err, "InvalidParameterValue") {
+			return err
+		}
+		task.Logger().Warn("UEFI HTTP boot is not supported by the management interface, falling back to PXE", "node", task.Node.UUID)
+	}
+	return setBootDevice(ctx, task, "pxe", persistent)
+}
+
+// cleanUp is upstream clean_up_pxe_env: the MAC links, the node's folders
+// with the configuration and images, then expired cache entries. Unlike
+// upstream, which for the http interface removes only the http_root side
+// at clean_up_ramdisk (the tftp_root configuration goes at
+// prepare_instance), both sides always go.
 func (b *Boot) cleanUp(ctx context.Context, task *driver.Task) error {
 	n := task.Node
 	ports, err := b.ports(ctx, n)
@@ -533,8 +640,10 @@ func (b *Boot) cleanUp(ctx context.Context, task *driver.Task) error {
 			}
 		}
 	}
-	if err := os.RemoveAll(b.nodeDir(n)); err != nil {
-		task.Logger().Warn("could not remove node boot folder", "node", n.UUID, "error", err)
+	for _, dir := range slices.Compact([]string{b.nodeDir(n), b.imageDir(n)}) {
+		if err := os.RemoveAll(dir); err != nil {
+			task.Logger().Warn("could not remove node boot folder", "node", n.UUID, "dir", dir, "error", err)
+		}
 	}
 	if cache, err := b.cache.get(b.opts); err == nil && cache != nil {
 		cache.CleanUp(0)
@@ -549,7 +658,7 @@ func (b *Boot) CleanUpRamdisk(ctx context.Context, task *driver.Task) error {
 
 // PrepareInstance readies a local boot: the node's network boot
 // configuration goes and the disk becomes the persistent boot device
-// (left alone on an active node, as at takeover).
+// (left alone on an active or adopting node, as at takeover).
 func (b *Boot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 	n := task.Node
 	if opt := bootOption(n); opt != "local" {
@@ -558,7 +667,14 @@ func (b *Boot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 	if err := b.cleanUp(ctx, task); err != nil {
 		return err
 	}
-	if n.ProvisionState == states.Active {
+	if n.ProvisionState == states.Active || n.ProvisionState == states.Adopting {
+		return nil
+	}
+	if vendor, _ := n.Properties["vendor"].(string); n.ProvisionState == states.Deploying &&
+		strings.EqualFold(vendor, "lenovo") && b.bootMode(n) == "uefi" {
+		// Lenovo firmware restores its NVRAM from a backup when asked
+		// for several changes in a row, dropping them; upstream leaves
+		// the boot order alone there.
 		return nil
 	}
 	return setBootDevice(ctx, task, "disk", true)

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -38,14 +39,24 @@ type bootCall struct {
 	persistent bool
 }
 
-// recorder is a management interface that only records boot devices.
+// recorder is a management interface that only records boot devices; it
+// refuses the device reject with an error of rejectClass
+// (InvalidParameterValue when empty), as a BMC without it would.
 type recorder struct {
 	driver.ManagementInterface
-	calls []bootCall
+	calls               []bootCall
+	reject, rejectClass string
 }
 
 func (r *recorder) SetBootDevice(_ context.Context, _ *driver.Task, device string, persistent bool) error {
 	r.calls = append(r.calls, bootCall{device, persistent})
+	if device == r.reject {
+		class := r.rejectClass
+		if class == "" {
+			class = "InvalidParameterValue"
+		}
+		return errs.NewMessage(class, "Invalid boot device "+device+" specified.")
+	}
 	return nil
 }
 
@@ -99,7 +110,8 @@ func newEnv(t *testing.T, bootMode string) *env {
 		{UUID: "other", NodeID: ptr(int64(8)), Address: ptr("52:54:00:ff:ff:ff")},
 	}
 	e.opts = DefaultOptions()
-	e.opts.TFTPRoot, e.opts.HTTPRoot, e.opts.HTTPURL = e.tftp, e.http, "http://127.0.0.1:8080/"
+	e.opts.TFTPRoot, e.opts.HTTPRoot, e.opts.HTTPURL = e.tftp, e.http, "http://127.0.0.1:8080"
+	e.opts.TFTPServer = "192.0.2.1"
 	e.opts.Cache, e.opts.Ports = cache, ports
 	e.mgmt = &recorder{}
 	e.task = &driver.Task{Node: e.node, Driver: &driver.Interfaces{Management: e.mgmt}}
@@ -139,35 +151,51 @@ func equal(got, want []string) bool {
 	return strings.Join(got, "\n") == strings.Join(w, "\n")
 }
 
+// dropComments removes "#" comment lines, keeping the "#!ipxe" header.
+func dropComments(s string) string {
+	var out []string
+	for line := range strings.SplitSeq(s, "\n") {
+		if strings.HasPrefix(line, "#") && line != "#!ipxe" {
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// sameText reports a difference between got and want line by line.
+func sameText(t *testing.T, what, got, want string) {
+	t.Helper()
+	if got == want {
+		return
+	}
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl || i >= len(g) || i >= len(w) {
+			t.Errorf("%s differs from upstream's output at line %d:\n got  %q\n want %q\n(%d lines, want %d)", what, i+1, gl, wl, len(g), len(w))
+			return
+		}
+	}
+}
+
 func TestPrepareAndCleanUpRamdisk(t *testing.T) {
 	const u = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
-	cases := []struct {
-		name, mode string
-		ipxe       bool
-		tree       []string
-		config     []string
-	}{
-		{name: "pxe bios", mode: "bios", tree: []string{
-			"52:54:00:AA:BB:01.conf -> " + u + "/config", "52:54:00:aa:bb:02.conf -> " + u + "/config",
-			u + "/", u + "/config -rw-r--r--", u + "/deploy_kernel -rw-r--r--", u + "/deploy_ramdisk -rw-r--r--",
-			"grub.cfg-01-52-54-00-aa-bb-01 -> " + u + "/config", "grub.cfg-01-52-54-00-aa-bb-02 -> " + u + "/config",
-			"pxelinux.cfg/", "pxelinux.cfg/01-52-54-00-aa-bb-01 -> ../" + u + "/config",
-			"pxelinux.cfg/20-52-54-00-aa-bb-02 -> ../" + u + "/config",
-		}, config: []string{
-			"kernel " + u + "/deploy_kernel\n",
-			"append initrd=" + u + "/deploy_ramdisk selinux=0 troubleshoot=0 text nofb vga=normal ipa-api-url=http://127.0.0.1:6385 ipa-standalone\n",
-		}},
-		{name: "pxe uefi", mode: "uefi", tree: []string{
-			"52:54:00:AA:BB:01.conf -> " + u + "/config", "52:54:00:aa:bb:02.conf -> " + u + "/config",
-			u + "/", u + "/config -rw-r--r--", u + "/deploy_kernel -rw-r--r--", u + "/deploy_ramdisk -rw-r--r--",
-			"grub.cfg-01-52-54-00-aa-bb-01 -> " + u + "/config", "grub.cfg-01-52-54-00-aa-bb-02 -> " + u + "/config",
-			"pxelinux.cfg/", "pxelinux.cfg/01-52-54-00-aa-bb-01 -> ../" + u + "/config",
-			"pxelinux.cfg/20-52-54-00-aa-bb-02 -> ../" + u + "/config",
-		}, config: []string{
-			"linux " + u + "/deploy_kernel selinux=0 troubleshoot=0 text nofb vga=normal ipa-api-url=http://127.0.0.1:6385 ipa-standalone\n",
-			"initrd " + u + "/deploy_ramdisk\n",
-		}},
+	// What create_pxe_config leaves under the configuration's root.
+	pxeLinks := []string{
+		"52:54:00:AA:BB:01.conf -> " + u + "/config", "52:54:00:aa:bb:02.conf -> " + u + "/config",
+		u + "/", u + "/config -rw-r--r--",
+		"grub.cfg-01-52-54-00-aa-bb-01 -> " + u + "/config", "grub.cfg-01-52-54-00-aa-bb-02 -> " + u + "/config",
+		"pxelinux.cfg/", "pxelinux.cfg/01-52-54-00-aa-bb-01 -> ../" + u + "/config",
+		"pxelinux.cfg/20-52-54-00-aa-bb-02 -> ../" + u + "/config",
 	}
+	images := []string{u + "/", u + "/deploy_kernel -rw-r--r--", u + "/deploy_ramdisk -rw-r--r--"}
 	ipxeTree := []string{
 		"52:54:00:AA:BB:01.conf -> " + u + "/config", "52:54:00:aa:bb:02.conf -> " + u + "/config",
 		u + "/", u + "/config -rw-r--r--", u + "/deploy_kernel -rw-r--r--", u + "/deploy_ramdisk -rw-r--r--",
@@ -176,90 +204,155 @@ func TestPrepareAndCleanUpRamdisk(t *testing.T) {
 		"pxelinux.cfg/", "pxelinux.cfg/52-54-00-aa-bb-01 -> ../" + u + "/config",
 		"pxelinux.cfg/52-54-00-aa-bb-02 -> ../" + u + "/config",
 	}
-	ipxeConfig := []string{
-		"#!ipxe\n",
-		"kernel http://127.0.0.1:8080/" + u + "/deploy_kernel selinux=0 troubleshoot=0 text nofb vga=normal ipa-api-url=http://127.0.0.1:6385 ipa-standalone BOOTIF=${mac} initrd=deploy_ramdisk || goto retry\n",
-		"initrd http://127.0.0.1:8080/" + u + "/deploy_ramdisk || goto retry\n",
-	}
-	for _, mode := range []string{"bios", "uefi"} {
-		cases = append(cases, struct {
-			name, mode string
-			ipxe       bool
-			tree       []string
-			config     []string
-		}{name: "ipxe " + mode, mode: mode, ipxe: true, tree: ipxeTree, config: ipxeConfig})
+	pxeTree := append(slices.Clone(pxeLinks), images[1:]...)
+	cases := []struct {
+		name, mode string
+		iface      func(Options) *Boot
+		// tftp and http are the trees after prepare_ramdisk; config is
+		// where the configuration is and its upstreamOutput key.
+		tftp, http         []string
+		configRoot         string
+		config             string
+		device             string
+		tftpLeft, httpLeft []string
+	}{
+		{name: "pxe bios", mode: "bios", iface: NewPXE, tftp: pxeTree, configRoot: "tftp", config: "pxeBIOS", device: "pxe",
+			tftpLeft: []string{"pxelinux.cfg/"}},
+		{name: "pxe uefi", mode: "uefi", iface: NewPXE, tftp: pxeTree, configRoot: "tftp", config: "pxeUEFI", device: "pxe",
+			tftpLeft: []string{"pxelinux.cfg/"}},
+		{name: "ipxe bios", mode: "bios", iface: NewIPXE, http: ipxeTree, configRoot: "http", config: "ipxe", device: "pxe",
+			httpLeft: []string{"boot.ipxe -rw-r--r--", "pxelinux.cfg/"}},
+		{name: "ipxe uefi", mode: "uefi", iface: NewIPXE, http: ipxeTree, configRoot: "http", config: "ipxe", device: "pxe",
+			httpLeft: []string{"boot.ipxe -rw-r--r--", "pxelinux.cfg/"}},
+		// Upstream HttpBoot: configuration and links under tftp_root,
+		// kernel and ramdisk under http_root.
+		{name: "http uefi", mode: "uefi", iface: NewHTTP, tftp: pxeLinks, http: images, configRoot: "tftp", config: "httpUEFI", device: "uefihttp",
+			tftpLeft: []string{"pxelinux.cfg/"}},
+		{name: "http bios", mode: "bios", iface: NewHTTP, tftp: pxeLinks, http: images, configRoot: "tftp", config: "httpBIOS", device: "uefihttp",
+			tftpLeft: []string{"pxelinux.cfg/"}},
+		{name: "http-ipxe uefi", mode: "uefi", iface: NewHTTPIPXE, http: ipxeTree, configRoot: "http", config: "ipxe", device: "uefihttp",
+			httpLeft: []string{"boot.ipxe -rw-r--r--", "pxelinux.cfg/"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			e := newEnv(t, tc.mode)
-			b, root, other := NewPXE(e.opts), e.tftp, e.http
-			if tc.ipxe {
-				b, root, other = NewIPXE(e.opts), e.http, e.tftp
-			}
+			b := tc.iface(e.opts)
 			if err := b.Validate(ctx, e.task); err != nil {
 				t.Fatalf("validate: %v", err)
 			}
 			params := map[string]any{"ipa-api-url": "http://127.0.0.1:6385", "ipa-standalone": nil}
+			check := func(when string) {
+				t.Helper()
+				for _, r := range []struct {
+					root string
+					want []string
+				}{{e.tftp, tc.tftp}, {e.http, tc.http}} {
+					if got := tree(t, r.root); !equal(got, r.want) {
+						t.Errorf("%s: files under %s:\n%s\nwant:\n%s", when, filepath.Base(r.root), strings.Join(got, "\n"), strings.Join(r.want, "\n"))
+					}
+				}
+			}
 			if err := b.PrepareRamdisk(ctx, e.task, params); err != nil {
 				t.Fatalf("prepare ramdisk: %v", err)
 			}
-			if got := tree(t, root); !equal(got, tc.tree) {
-				t.Errorf("files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.tree, "\n"))
-			}
-			if got := tree(t, other); len(got) != 0 {
-				t.Errorf("wrote outside its root: %v", got)
-			}
+			check("after prepare")
+			root := map[string]string{"tftp": e.tftp, "http": e.http}[tc.configRoot]
 			cfg, err := os.ReadFile(filepath.Join(root, u, "config"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, line := range tc.config {
-				if !strings.Contains(string(cfg), line) {
-					t.Errorf("config lacks %q:\n%s", line, cfg)
-				}
-			}
-			if strings.Contains(string(cfg), "<no value>") {
-				t.Errorf("config has unset variables:\n%s", cfg)
+			sameText(t, "config", string(cfg), upstreamOutput[tc.config])
+			imageRoot := e.tftp
+			if tc.http != nil {
+				imageRoot = e.http
 			}
 			for label, want := range map[string]string{"deploy_kernel": "KERNEL", "deploy_ramdisk": "RAMDISK"} {
-				p := filepath.Join(root, u, label)
+				p := filepath.Join(imageRoot, u, label)
 				data, err := os.ReadFile(p)
 				if err != nil || string(data) != want {
 					t.Errorf("%s = %q, %v", label, data, err)
 				}
 				st, _ := os.Stat(p)
-				if st.Sys().(*syscall.Stat_t).Nlink != 2 {
+				if st == nil || st.Sys().(*syscall.Stat_t).Nlink != 2 {
 					t.Errorf("%s is a copy, not a hard link of the image", label)
 				}
 			}
-			if tc.ipxe {
-				script, _ := os.ReadFile(filepath.Join(root, "boot.ipxe"))
-				if !strings.HasPrefix(string(script), "#!ipxe\n") || !strings.Contains(string(script), "chain pxelinux.cfg/${net${i}/mac:hexhyp} || goto try_next") {
-					t.Errorf("boot.ipxe:\n%s", script)
-				}
+			if slices.Contains(tc.http, "boot.ipxe -rw-r--r--") {
+				script, _ := os.ReadFile(filepath.Join(e.http, "boot.ipxe"))
+				sameText(t, "boot.ipxe", dropComments(string(script)), upstreamOutput["bootScript"])
 			}
-			if len(e.mgmt.calls) != 1 || e.mgmt.calls[0] != (bootCall{"pxe", false}) {
-				t.Errorf("boot device calls = %v", e.mgmt.calls)
+			if len(e.mgmt.calls) != 1 || e.mgmt.calls[0] != (bootCall{tc.device, false}) {
+				t.Errorf("boot device calls = %v, want one-time %s", e.mgmt.calls, tc.device)
 			}
 			// Preparing again replaces everything in place.
 			if err := b.PrepareRamdisk(ctx, e.task, params); err != nil {
 				t.Fatalf("prepare ramdisk again: %v", err)
 			}
-			if got := tree(t, root); !equal(got, tc.tree) {
-				t.Errorf("files after second prepare:\n%s", strings.Join(got, "\n"))
-			}
+			check("after a second prepare")
 			if err := b.CleanUpRamdisk(ctx, e.task); err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"pxelinux.cfg/"}
-			if tc.ipxe {
-				want = []string{"boot.ipxe -rw-r--r--", "pxelinux.cfg/"}
-			}
-			if got := tree(t, root); !equal(got, want) {
-				t.Errorf("left after clean-up: %v", got)
+			for _, r := range []struct {
+				root string
+				want []string
+			}{{e.tftp, tc.tftpLeft}, {e.http, tc.httpLeft}} {
+				if got := tree(t, r.root); !equal(got, r.want) {
+					t.Errorf("left under %s after clean-up: %v, want %v", filepath.Base(r.root), got, r.want)
+				}
 			}
 		})
+	}
+}
+
+func TestHTTPBootFallsBackToPXE(t *testing.T) {
+	ctx := context.Background()
+	for _, iface := range []func(Options) *Boot{NewHTTP, NewHTTPIPXE} {
+		e := newEnv(t, "uefi")
+		e.mgmt.reject = "uefihttp"
+		b := iface(e.opts)
+		if err := b.PrepareRamdisk(ctx, e.task, nil); err != nil {
+			t.Fatal(err)
+		}
+		want := []bootCall{{"uefihttp", false}, {"pxe", false}}
+		if !slices.Equal(e.mgmt.calls, want) {
+			t.Errorf("boot device calls = %v, want %v", e.mgmt.calls, want)
+		}
+	}
+	// Other failures are not papered over.
+	e := newEnv(t, "uefi")
+	e.mgmt.reject, e.mgmt.rejectClass = "uefihttp", "RedfishError"
+	if err := NewHTTP(e.opts).PrepareRamdisk(ctx, e.task, nil); !errs.Is(err, "RedfishError") || len(e.mgmt.calls) != 1 {
+		t.Errorf("BMC failure: %v, calls %v", err, e.mgmt.calls)
+	}
+}
+
+func TestPortsWithoutPXEAreNotLinked(t *testing.T) {
+	e := newEnv(t, "bios")
+	ports := e.opts.Ports.(portList)
+	ports[1].PXEEnabled = ptr(false)
+	if err := NewPXE(e.opts).PrepareRamdisk(context.Background(), e.task, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range tree(t, e.tftp) {
+		if strings.Contains(entry, "bb-02") || strings.Contains(entry, "bb:02") {
+			t.Errorf("port without pxe_enabled linked: %s", entry)
+		}
+	}
+	o := e.opts
+	o.AddAllPorts = true
+	if err := NewPXE(o).PrepareRamdisk(context.Background(), e.task, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(e.tftp, "pxelinux.cfg", "20-52-54-00-aa-bb-02")); err != nil {
+		t.Errorf("add_all_ports: %v", err)
+	}
+	// Clean-up removes the links of every port.
+	if err := NewPXE(e.opts).CleanUpRamdisk(context.Background(), e.task); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, e.tftp); !equal(got, []string{"pxelinux.cfg/"}) {
+		t.Errorf("left after clean-up: %v", got)
 	}
 }
 
@@ -268,7 +361,7 @@ func TestRescueMode(t *testing.T) {
 	e := newEnv(t, "bios")
 	e.node.ProvisionState = states.Rescuing
 	b := NewPXE(e.opts)
-	if err := b.PrepareRamdisk(ctx, e.task, nil); err != nil {
+	if err := b.PrepareRamdisk(ctx, e.task, map[string]any{"ipa-api-url": "http://127.0.0.1:6385", "ipa-standalone": nil}); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(e.tftp, e.node.UUID)
@@ -277,9 +370,7 @@ func TestRescueMode(t *testing.T) {
 		t.Fatalf("rescue kernel = %q, %v", data, err)
 	}
 	cfg, _ := os.ReadFile(filepath.Join(dir, "config"))
-	if !strings.Contains(string(cfg), "append initrd="+e.node.UUID+"/rescue_ramdisk ") {
-		t.Errorf("config:\n%s", cfg)
-	}
+	sameText(t, "rescue config", string(cfg), upstreamOutput["pxeRescueBIOS"])
 	if _, err := os.Stat(filepath.Join(dir, "deploy_kernel")); err == nil {
 		t.Error("deploy kernel fetched in rescue mode")
 	}
@@ -298,39 +389,57 @@ func TestPrepareRamdiskSkipsOtherStates(t *testing.T) {
 
 func TestPrepareInstanceLocalBoot(t *testing.T) {
 	ctx := context.Background()
-	for _, ipxe := range []bool{false, true} {
+	for name, iface := range map[string]func(Options) *Boot{"pxe": NewPXE, "ipxe": NewIPXE, "http": NewHTTP, "http-ipxe": NewHTTPIPXE} {
 		e := newEnv(t, "uefi")
-		b := NewPXE(e.opts)
-		root := e.tftp
-		if ipxe {
-			b, root = NewIPXE(e.opts), e.http
-		}
+		b := iface(e.opts)
 		if err := b.PrepareRamdisk(ctx, e.task, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.PrepareInstance(ctx, e.task); err != nil {
 			t.Fatal(err)
 		}
-		for _, entry := range tree(t, root) {
-			if entry != "pxelinux.cfg/" && entry != "boot.ipxe -rw-r--r--" {
-				t.Errorf("ipxe=%v: left after prepare_instance: %s", ipxe, entry)
+		for _, root := range []string{e.tftp, e.http} {
+			for _, entry := range tree(t, root) {
+				if entry != "pxelinux.cfg/" && entry != "boot.ipxe -rw-r--r--" {
+					t.Errorf("%s: left after prepare_instance: %s", name, entry)
+				}
 			}
 		}
-		want := []bootCall{{"pxe", false}, {"disk", true}}
-		if len(e.mgmt.calls) != 2 || e.mgmt.calls[1] != want[1] {
-			t.Errorf("ipxe=%v: boot device calls = %v", ipxe, e.mgmt.calls)
+		if len(e.mgmt.calls) != 2 || e.mgmt.calls[1] != (bootCall{"disk", true}) {
+			t.Errorf("%s: boot device calls = %v", name, e.mgmt.calls)
 		}
-		// At takeover of an active node the boot device stays.
-		e.node.ProvisionState = states.Active
-		if err := b.PrepareInstance(ctx, e.task); err != nil {
-			t.Fatal(err)
+		// At takeover of an active node, and at adoption, the boot
+		// device stays.
+		for _, st := range []string{states.Active, states.Adopting} {
+			e.node.ProvisionState = st
+			if err := b.PrepareInstance(ctx, e.task); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if len(e.mgmt.calls) != 2 {
-			t.Errorf("ipxe=%v: active node's boot device changed: %v", ipxe, e.mgmt.calls)
+			t.Errorf("%s: active node's boot device changed: %v", name, e.mgmt.calls)
 		}
 		if err := b.CleanUpInstance(ctx, e.task); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestPrepareInstanceLenovoUEFIDeploy(t *testing.T) {
+	e := newEnv(t, "uefi")
+	e.node.Properties = map[string]any{"vendor": "Lenovo"}
+	if err := NewPXE(e.opts).PrepareInstance(context.Background(), e.task); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.mgmt.calls) != 0 {
+		t.Errorf("boot device set on a Lenovo UEFI node being deployed: %v", e.mgmt.calls)
+	}
+	e.node.BootMode = ptr("bios")
+	if err := NewPXE(e.opts).PrepareInstance(context.Background(), e.task); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.mgmt.calls) != 1 {
+		t.Errorf("Lenovo BIOS node: %v", e.mgmt.calls)
 	}
 }
 
@@ -356,12 +465,36 @@ func TestValidate(t *testing.T) {
 		t.Errorf("half pair: %v", err)
 	}
 	o.HTTPURL = ""
-	if err := NewIPXE(o).Validate(ctx, e.task); err == nil || err.Error() != "iPXE boot is enabled but no HTTP URL or HTTP root was specified." {
-		t.Errorf("ipxe without http_url: %v", err)
+	for _, iface := range []func(Options) *Boot{NewIPXE, NewHTTPIPXE} {
+		if err := iface(o).Validate(ctx, e.task); !errs.Is(err, "MissingParameterValue") || err.Error() != "iPXE boot is enabled but no HTTP URL or HTTP root was specified" {
+			t.Errorf("ipxe without http_url: %v", err)
+		}
 	}
+	// The http interface names its files relative to tftp_root and needs
+	// no http_url to validate, as upstream.
+	e = newEnv(t, "uefi")
+	o = e.opts
+	o.HTTPURL = ""
+	if err := NewHTTP(o).Validate(ctx, e.task); err != nil {
+		t.Errorf("http without http_url: %v", err)
+	}
+	e.node.InstanceInfo = map[string]any{"image_source": "http://127.0.0.1/img", "boot_iso": "http://127.0.0.1/iso"}
+	if err := NewHTTP(e.opts).Validate(ctx, e.task); !errs.Is(err, "InvalidParameterValue") || err.Error() != "An 'image_source' and 'boot_iso' parameter may not be specified at the same time" {
+		t.Errorf("image_source and boot_iso: %v", err)
+	}
+	e.node.InstanceInfo = nil
 	o.Ports = portList{}
-	if err := NewPXE(o).Validate(ctx, e.task); !errs.Is(err, "MissingParameterValue") || err.Error() != "Node "+e.node.UUID+" does not have any port associated with it." {
-		t.Errorf("no ports: %v", err)
+	for _, iface := range []func(Options) *Boot{NewPXE, NewIPXE, NewHTTP, NewHTTPIPXE} {
+		if err := iface(o).Validate(ctx, e.task); !errs.Is(err, "MissingParameterValue") || err.Error() != "Node "+e.node.UUID+" does not have any port associated with it" {
+			t.Errorf("no ports: %v", err)
+		}
+		err := iface(o).ValidateInspection(ctx, e.task)
+		if !errs.Is(err, "UnsupportedDriverExtension") || err.Error() != "Insufficient information provided for managed inspection: Node "+e.node.UUID+" does not have any port associated with it" {
+			t.Errorf("inspection without ports: %v", err)
+		}
+	}
+	if err := NewHTTP(e.opts).ValidateInspection(ctx, e.task); err != nil {
+		t.Errorf("inspection: %v", err)
 	}
 	if err := NewPXE(e.opts).ValidateRescue(ctx, e.task); err != nil {
 		t.Errorf("rescue: %v", err)
@@ -380,7 +513,8 @@ func TestTemplateOverride(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ := os.ReadFile(filepath.Join(e.tftp, e.node.UUID, "config"))
-	if string(cfg) != "K="+e.node.UUID+"/deploy_kernel A=http://x\n" {
+	// As Jinja, the template's last newline is dropped.
+	if string(cfg) != "K="+e.node.UUID+"/deploy_kernel A=http://x" {
 		t.Errorf("config = %q", cfg)
 	}
 }
@@ -390,7 +524,7 @@ func TestRegister(t *testing.T) {
 	if err := Register(r, DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"pxe", "ipxe"} {
+	for _, name := range []string{"pxe", "ipxe", "http", "http-ipxe"} {
 		if _, ok := r.Implementation(driver.KindBoot, name); !ok {
 			t.Errorf("%s not registered", name)
 		}
@@ -431,16 +565,12 @@ func TestIPXETimeoutAndFallback(t *testing.T) {
 	e := newEnv(t, "uefi")
 	o := e.opts
 	o.IPXETimeoutSeconds, o.IPXEFallbackScript = 5, "http://127.0.0.1:8080/inspector.ipxe"
-	if err := NewIPXE(o).PrepareRamdisk(context.Background(), e.task, nil); err != nil {
+	params := map[string]any{"ipa-api-url": "http://127.0.0.1:6385", "ipa-standalone": nil}
+	if err := NewIPXE(o).PrepareRamdisk(context.Background(), e.task, params); err != nil {
 		t.Fatal(err)
 	}
 	cfg, _ := os.ReadFile(filepath.Join(e.http, e.node.UUID, "config"))
-	if !strings.Contains(string(cfg), "kernel --timeout 5000 http://127.0.0.1:8080/"+e.node.UUID+"/deploy_kernel ") ||
-		!strings.Contains(string(cfg), "initrd --timeout 5000 http://127.0.0.1:8080/"+e.node.UUID+"/deploy_ramdisk ") {
-		t.Errorf("config:\n%s", cfg)
-	}
+	sameText(t, "config", string(cfg), upstreamOutput["ipxeTimeout"])
 	script, _ := os.ReadFile(filepath.Join(e.http, "boot.ipxe"))
-	if !strings.Contains(string(script), "chain http://127.0.0.1:8080/inspector.ipxe || goto boot_failed\n") {
-		t.Errorf("boot.ipxe:\n%s", script)
-	}
+	sameText(t, "boot.ipxe", dropComments(string(script)), upstreamOutput["bootScriptFallback"])
 }
