@@ -166,6 +166,7 @@ func (b *BMC) renderSystem(s *System) map[string]any {
 	if !s.noBootMode {
 		boot["BootSourceOverrideMode"] = s.BootMode
 	}
+	renderHTTPBoot(s, boot)
 	out := map[string]any{
 		"@odata.id": base, "@odata.type": "#ComputerSystem.v1_13_0.ComputerSystem",
 		"Id": s.ID, "Name": s.ID, "UUID": s.UUID, "Manufacturer": s.Manufacturer, "Model": s.Model,
@@ -207,6 +208,10 @@ func (b *BMC) patchSystem(s *System, body []byte) response {
 		LocationIndicatorActive *bool
 	}
 	if resp, ok := decode(body, &req); !ok {
+		return resp
+	}
+	applyHTTPBoot, resp, ok := httpBootPatch(body)
+	if !ok {
 		return resp
 	}
 	if req.Boot != nil {
@@ -252,6 +257,7 @@ func (b *BMC) patchSystem(s *System, body []byte) response {
 	if req.LocationIndicatorActive != nil {
 		s.LocationIndicatorActive = *req.LocationIndicatorActive
 	}
+	applyHTTPBoot(s)
 	return noContent
 }
 

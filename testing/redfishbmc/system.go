@@ -23,6 +23,8 @@ type System struct {
 	BootTarget  string
 	BootEnabled string
 	BootMode    string
+	// HTTPBootURI is Boot.HttpBootUri ("" when null).
+	HTTPBootURI string
 	// noBootMode leaves BootSourceOverrideMode out (BMCs that cannot
 	// report or change it).
 	noBootMode bool
