@@ -40,6 +40,7 @@ func (c *Conductor) periodics() []periodic {
 		{"cleanup_stale_conductors", cf("conductor_cleanup_interval"), c.CleanupStaleConductors},
 		{"manage_node_history", cf("node_history_cleanup_interval"), c.ManageNodeHistory},
 	}
+	ps = append(ps, c.driverPeriodics()...)
 	if c.cfg.Int("conductor", "rescue_callback_timeout") > 0 {
 		ps = append(ps, periodic{"_check_rescuewait_timeouts", cf("check_rescue_state_interval"), c.CheckRescueWaitTimeouts})
 	}

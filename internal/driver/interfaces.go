@@ -385,3 +385,39 @@ type NetworkPowerNeeder interface {
 type NetworkDataProvider interface {
 	GetNodeNetworkData(ctx context.Context, task *Task) (map[string]any, error)
 }
+
+// AsyncStepPoller is implemented by interfaces whose steps leave a job
+// running on the BMC (RAID volumes, firmware updates) and return the wait
+// state: the conductor polls them periodically, as upstream's
+// @periodics.node_periodic tasks of those interfaces do, for the nodes in
+// clean wait, deploy wait or service wait.
+type AsyncStepPoller interface {
+	// AsyncStepInterval is the period of the poll (upstream's spacing
+	// option, e.g. [redfish]/raid_config_status_interval); 0 disables it.
+	AsyncStepInterval() time.Duration
+	// AsyncStepPending tells, from driver_internal_info, whether the node
+	// has a job of this interface to follow (upstream's predicate).
+	AsyncStepPending(n *model.Node) bool
+	// PollAsyncStep checks the node's jobs under the exclusive lock and
+	// may change driver_internal_info, which the conductor saves.
+	// AsyncStepRunning leaves the step waiting; AsyncStepDone resumes the
+	// flow with the next step; an error fails the step with its message
+	// as last_error.
+	PollAsyncStep(ctx context.Context, task *Task) (AsyncStepStatus, error)
+}
+
+// AsyncStepStatus is what one poll of an asynchronous step found.
+type AsyncStepStatus int
+
+// The outcomes of a poll that did not fail.
+const (
+	AsyncStepRunning AsyncStepStatus = iota
+	AsyncStepDone
+)
+
+// FirmwareComponentReader is a firmware interface that reads the node's
+// firmware components and leaves storing them (firmware_information) to
+// the conductor, as the driver layer has no store.
+type FirmwareComponentReader interface {
+	FirmwareComponents(ctx context.Context, task *Task) ([]model.FirmwareComponent, error)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/states"
 )
 
 // BIOS is upstream RedfishBIOS: BIOS attributes through the system's Bios
@@ -282,47 +280,6 @@ func attributeRegistry(cl *client, name string) (map[string]registryEntry, error
 	return nil, fmt.Errorf("no registry %s found", name)
 }
 
-// stepFlags names the driver_internal_info flags and the wait state of the
-// flow the node is in (upstream set_async_step_flags and
-// get_async_step_return_state).
-func stepFlags(n *model.Node) (reboot, skip, wait, disableRamdisk string) {
-	switch n.ProvisionState {
-	case states.Deploying, states.DeployWait:
-		return "deployment_reboot", "skip_current_deploy_step", states.DeployWait, ""
-	case states.Servicing, states.ServiceWait:
-		return "servicing_reboot", "skip_current_service_step", states.ServiceWait, "servicing_disable_ramdisk"
-	}
-	return "cleaning_reboot", "skip_current_clean_step", states.CleanWait, "cleaning_disable_ramdisk"
-}
-
-// rebootToFinishStep is upstream reboot_to_finish_step with the async step
-// flags: the ramdisk is prepared again unless the step runs without one,
-// the node reboots, and the step resumes after it.
-func (b *BIOS) rebootToFinishStep(ctx context.Context, task *driver.Task) (string, error) {
-	if err := requireExclusive(task); err != nil {
-		return "", err
-	}
-	n := task.Node
-	reboot, skip, wait, disable := stepFlags(n)
-	if n.DriverInternalInfo == nil {
-		n.DriverInternalInfo = map[string]any{}
-	}
-	if off, _ := n.DriverInternalInfo[disable].(bool); !off && task.Driver != nil && task.Driver.Boot != nil {
-		if err := task.Driver.Boot.PrepareRamdisk(ctx, task, map[string]any{}); err != nil {
-			return "", err
-		}
-	}
-	if task.Driver == nil || task.Driver.Power == nil {
-		return "", fmt.Errorf("reboot node %s: no power interface", n.UUID)
-	}
-	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-		return "", err
-	}
-	n.DriverInternalInfo[reboot] = true
-	n.DriverInternalInfo[skip] = false
-	return wait, nil
-}
-
 // FactoryReset is the factory_reset step: ResetBios and a reboot; on the
 // second call, after the reboot, the flags are cleared.
 func (b *BIOS) FactoryReset(ctx context.Context, task *driver.Task) (string, error) {
@@ -336,7 +293,7 @@ func (b *BIOS) FactoryReset(ctx context.Context, task *driver.Task) (string, err
 	if err != nil {
 		return "", err
 	}
-	if done, _ := n.DriverInternalInfo["post_factory_reset_reboot_requested"].(bool); done {
+	if biosRebootRequested(n) {
 		task.Logger().Debug("post factory reset BIOS configuration", "node", n.UUID, "attributes", doc.Attributes)
 		clearBiosFlags(n)
 		return "", nil
@@ -356,11 +313,11 @@ func (b *BIOS) FactoryReset(ctx context.Context, task *driver.Task) (string, err
 		task.Logger().Error(msg)
 		return "", redfishError(msg)
 	}
-	if n.DriverInternalInfo == nil {
-		n.DriverInternalInfo = map[string]any{}
+	if err := requireExclusive(task); err != nil {
+		return "", err
 	}
-	n.DriverInternalInfo["post_factory_reset_reboot_requested"] = true
-	return b.rebootToFinishStep(ctx, task)
+	setBiosRebootRequested(n, nil)
+	return rebootToFinishStep(ctx, task)
 }
 
 // ApplyConfiguration is the apply_configuration step: the settings are
@@ -369,7 +326,7 @@ func (b *BIOS) FactoryReset(ctx context.Context, task *driver.Task) (string, err
 // attributes are checked against what was requested.
 func (b *BIOS) ApplyConfiguration(ctx context.Context, task *driver.Task, settings []map[string]any) (string, error) {
 	n := task.Node
-	_, doc, err := b.readBios(ctx, task)
+	sys, doc, err := b.readBios(ctx, task)
 	if err == errNoBios {
 		msg := fmt.Sprintf("Redfish BIOS factory reset failed for node %s, because BIOS settings are not supported.", n.UUID)
 		task.Logger().Error(msg)
@@ -378,10 +335,10 @@ func (b *BIOS) ApplyConfiguration(ctx context.Context, task *driver.Task, settin
 	if err != nil {
 		return "", err
 	}
-	if done, _ := n.DriverInternalInfo["post_config_reboot_requested"].(bool); done {
-		requested, _ := n.DriverInternalInfo["requested_bios_attrs"].(map[string]any)
+	if biosRebootRequested(n) {
+		requested := requestedBiosAttrs(n)
 		clearBiosFlags(n)
-		return "", checkBiosAttrs(task, doc.Attributes, requested)
+		return "", checkBiosAttrs(task, doc.Attributes, doc.pending(sys), requested)
 	}
 	attrs := make(map[string]any, len(settings))
 	for _, s := range settings {
@@ -390,6 +347,13 @@ func (b *BIOS) ApplyConfiguration(ctx context.Context, task *driver.Task, settin
 			return "", driver.InvalidParameterValue("BIOS setting %v has no name", s)
 		}
 		attrs[name] = s["value"]
+	}
+	// A request that changes nothing (a client re-sending the same
+	// settings) needs no reboot, as upstream checks.
+	if biosAttrsMatch(attrs, doc.Attributes, doc.pending(sys)) {
+		task.Logger().Info("all requested BIOS settings already match the current values, skipping apply and reboot",
+			"node", n.UUID)
+		return "", nil
 	}
 	task.Logger().Debug("apply BIOS configuration", "node", n.UUID, "settings", settings)
 	body := map[string]any{"Attributes": attrs}
@@ -411,12 +375,11 @@ func (b *BIOS) ApplyConfiguration(ctx context.Context, task *driver.Task, settin
 		task.Logger().Error(msg)
 		return "", redfishError(msg)
 	}
-	if n.DriverInternalInfo == nil {
-		n.DriverInternalInfo = map[string]any{}
+	if err := requireExclusive(task); err != nil {
+		return "", err
 	}
-	n.DriverInternalInfo["post_config_reboot_requested"] = true
-	n.DriverInternalInfo["requested_bios_attrs"] = attrs
-	return b.rebootToFinishStep(ctx, task)
+	setBiosRebootRequested(n, attrs)
+	return rebootToFinishStep(ctx, task)
 }
 
 // errText is the message of a BMC error without our RedfishError wrapping.
@@ -427,26 +390,15 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func clearBiosFlags(n *model.Node) {
-	delete(n.DriverInternalInfo, "post_config_reboot_requested")
-	delete(n.DriverInternalInfo, "post_factory_reset_reboot_requested")
-	delete(n.DriverInternalInfo, "requested_bios_attrs")
-}
-
-// checkBiosAttrs is upstream _check_bios_attrs: every requested attribute
-// must now have its value; the step fails with upstream's last_error
-// otherwise.
-func checkBiosAttrs(task *driver.Task, current, requested map[string]any) error {
-	names := make([]string, 0, len(requested))
-	for k := range requested {
-		names = append(names, k)
-	}
-	slices.Sort(names)
+// checkBiosAttrs is upstream's verification after the reboot
+// (_get_unapplied_bios_attrs): every requested attribute must now have its
+// value, and, on BMCs whose pending area lists only what changed, must no
+// longer be pending; the step fails with upstream's last_error otherwise.
+func checkBiosAttrs(task *driver.Task, current, pending, requested map[string]any) error {
+	names := unappliedBiosAttrs(current, pending, requested)
 	var notUpdated []string
 	for _, k := range names {
-		if !reflect.DeepEqual(requested[k], current[k]) {
-			notUpdated = append(notUpdated, fmt.Sprintf("%s: %s", pyRepr(k), pyRepr(requested[k])))
-		}
+		notUpdated = append(notUpdated, fmt.Sprintf("%s: %s", pyRepr(k), pyRepr(requested[k])))
 	}
 	if len(notUpdated) == 0 {
 		task.Logger().Debug("verification of BIOS settings successful", "node", task.Node.UUID)

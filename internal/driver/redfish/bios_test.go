@@ -82,13 +82,43 @@ func TestBIOSApplyConfigurationRebootsAndVerifies(t *testing.T) {
 		t.Fatalf("no reboot: %v", snap.Resets)
 	}
 	dii := e.node.DriverInternalInfo
-	if dii["post_config_reboot_requested"] != true || dii["cleaning_reboot"] != true || dii["skip_current_clean_step"] != false {
+	state, _ := dii["redfish_bios_state"].(map[string]any)
+	if state["reboot_requested"] != true || dii["cleaning_reboot"] != true || dii["skip_current_clean_step"] != false ||
+		dii["cleaning_polling"] != false {
 		t.Fatalf("driver_internal_info %v", dii)
+	}
+	if requested, _ := state["requested_bios_attrs"].(map[string]any); requested["BootMode"] != "Bios" {
+		t.Fatalf("requested attributes %v", state)
+	}
+	if !b.AsyncStepPending(e.node) {
+		t.Fatal("the periodic does not see the BIOS step waiting")
+	}
+	status, err := b.PollAsyncStep(e.ctx, e.task)
+	must(t, err)
+	if status != driver.AsyncStepDone {
+		t.Fatalf("poll after the reboot applied the settings: %v", status)
 	}
 	next, err = b.ApplyConfiguration(e.ctx, e.task, settings)
 	must(t, err)
-	if next != "" || dii["post_config_reboot_requested"] != nil || dii["requested_bios_attrs"] != nil {
+	if next != "" || dii["redfish_bios_state"] != nil || b.AsyncStepPending(e.node) {
 		t.Fatalf("second call: %q %v", next, dii)
+	}
+	resets := len(e.bmc.Snapshot("sys-1").Resets)
+	next, err = b.ApplyConfiguration(e.ctx, e.task, settings)
+	must(t, err)
+	if next != "" || len(e.bmc.Snapshot("sys-1").Resets) != resets || e.bmc.BiosOf("sys-1").Patches != 1 {
+		t.Fatalf("settings already in place were applied again: %q", next)
+	}
+}
+
+func TestBIOSPollWaitsForSettings(t *testing.T) {
+	e, b := newBiosEnv(t, redfishbmc.BiosIgnores("ProcTurboMode"))
+	_, err := b.ApplyConfiguration(e.ctx, e.task, []map[string]any{{"name": "ProcTurboMode", "value": "Disabled"}})
+	must(t, err)
+	status, err := b.PollAsyncStep(e.ctx, e.task)
+	must(t, err)
+	if status != driver.AsyncStepRunning {
+		t.Fatalf("a setting the BIOS did not take resumed the step: %v", status)
 	}
 }
 
@@ -110,7 +140,7 @@ func TestBIOSApplyConfigurationRejected(t *testing.T) {
 	e, b := newBiosEnv(t)
 	_, err := b.ApplyConfiguration(e.ctx, e.task, []map[string]any{{"name": "SerialNumber", "value": "x"}})
 	wantClass(t, err, "RedfishError", "")
-	if e.node.DriverInternalInfo["post_config_reboot_requested"] != nil || e.bmc.Count(http.MethodPost, sysPath+"/Actions/ComputerSystem.Reset") != 0 {
+	if e.node.DriverInternalInfo["redfish_bios_state"] != nil || e.bmc.Count(http.MethodPost, sysPath+"/Actions/ComputerSystem.Reset") != 0 {
 		t.Fatalf("a refused configuration rebooted the node")
 	}
 }
@@ -129,7 +159,7 @@ func TestBIOSFactoryReset(t *testing.T) {
 	}
 	next, err = b.FactoryReset(e.ctx, e.task)
 	must(t, err)
-	if next != "" || e.node.DriverInternalInfo["post_factory_reset_reboot_requested"] != nil {
+	if next != "" || e.node.DriverInternalInfo["redfish_bios_state"] != nil {
 		t.Fatalf("second call %q %v", next, e.node.DriverInternalInfo)
 	}
 	if e.bmc.BiosOf("sys-1").ResetBios != 1 {

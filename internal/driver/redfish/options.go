@@ -39,6 +39,19 @@ type Options struct {
 	ServerSideRetries      int
 	ServerSideRetriesDelay time.Duration
 
+	// The asynchronous jobs: how often the conductor polls them
+	// (raid_config_status_interval, firmware_update_status_interval) and
+	// the firmware update's waits and timeouts.
+	RAIDConfigStatusInterval                time.Duration
+	FirmwareUpdateStatusInterval            time.Duration
+	FirmwareUpdateOverallTimeout            time.Duration
+	FirmwareUpdateRebootDelay               time.Duration
+	FirmwareUpdateBMCVersionCheckInterval   time.Duration
+	FirmwareUpdateRequiredSuccesses         int
+	FirmwareUpdateResourceValidationTimeout time.Duration
+	FirmwareUpdateValidationInterval        time.Duration
+	FirmwareSource                          string
+
 	// [conductor]
 	PowerStateChangeTimeout time.Duration
 	SoftPowerOffTimeout     time.Duration
@@ -93,6 +106,16 @@ func DefaultOptions() Options {
 		ServerSideRetriesDelay:       3 * time.Second,
 		PowerStateChangeTimeout:      60 * time.Second,
 		SoftPowerOffTimeout:          600 * time.Second,
+
+		RAIDConfigStatusInterval:                60 * time.Second,
+		FirmwareUpdateStatusInterval:            60 * time.Second,
+		FirmwareUpdateOverallTimeout:            7200 * time.Second,
+		FirmwareUpdateRebootDelay:               300 * time.Second,
+		FirmwareUpdateBMCVersionCheckInterval:   30 * time.Second,
+		FirmwareUpdateRequiredSuccesses:         3,
+		FirmwareUpdateResourceValidationTimeout: 480 * time.Second,
+		FirmwareUpdateValidationInterval:        30 * time.Second,
+		FirmwareSource:                          "http",
 	}
 }
 
@@ -117,6 +140,15 @@ func OptionsFromConfig(c *config.Config) Options {
 	o.EnableVerifyBMCClock = c.Bool("redfish", "enable_verify_bmc_clock")
 	o.PowerStateChangeTimeout = secs("conductor", "power_state_change_timeout")
 	o.SoftPowerOffTimeout = secs("conductor", "soft_power_off_timeout")
+	o.RAIDConfigStatusInterval = secs("redfish", "raid_config_status_interval")
+	o.FirmwareUpdateStatusInterval = secs("redfish", "firmware_update_status_interval")
+	o.FirmwareUpdateOverallTimeout = secs("redfish", "firmware_update_overall_timeout")
+	o.FirmwareUpdateRebootDelay = secs("redfish", "firmware_update_reboot_delay")
+	o.FirmwareUpdateBMCVersionCheckInterval = secs("redfish", "firmware_update_bmc_version_check_interval")
+	o.FirmwareUpdateRequiredSuccesses = c.Int("redfish", "firmware_update_required_successes")
+	o.FirmwareUpdateResourceValidationTimeout = secs("redfish", "firmware_update_resource_validation_timeout")
+	o.FirmwareUpdateValidationInterval = secs("redfish", "firmware_update_validation_interval")
+	o.FirmwareSource = c.String("redfish", "firmware_source")
 	return o
 }
 

@@ -2,8 +2,10 @@ package redfish
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -12,11 +14,9 @@ import (
 )
 
 // RAID is upstream RedfishRAID: logical disks of target_raid_config become
-// Volumes POSTed to the Storage controller's Volumes collection.
-//
-// A BMC that answers a volume request with 202 and a task monitor needs a
-// periodic task to follow it; the conductor has no driver periodics yet,
-// so that case fails the step with a clear error instead of waiting.
+// Volumes POSTed to the Storage controller's Volumes collection. A BMC
+// that answers with 202 and a task monitor is followed by the conductor's
+// periodic (PollAsyncStep) after a reboot, as upstream does.
 type RAID struct {
 	core *core
 }
@@ -134,27 +134,29 @@ func (r *RAID) ApplyConfiguration(ctx context.Context, task *driver.Task, raidCo
 }
 
 // CreateConfiguration creates the logical disks of target_raid_config as
-// Volumes; deleteExisting is accepted and ignored, as upstream does.
+// Volumes, grouped by controller; deleteExisting is accepted and ignored,
+// as upstream does. When the BMC runs a creation as a task, the other
+// volumes of that controller wait for it (raid_configs pending) and the
+// node reboots to apply it.
 func (r *RAID) CreateConfiguration(ctx context.Context, task *driver.Task, createRoot, createNonroot, _ bool) (string, error) {
 	n := task.Node
 	lds, err := parseLogicalDisks(n)
 	if err != nil {
 		return "", err
 	}
-	var volumes []*logicalDisk
-	var storages map[string]*storageDoc
+	var cfg raidConfigs
 	err = r.core.withConnection(ctx, task, func(cl *client, info DriverInfo) error {
 		sys, err := fetchSystem(cl, info)
 		if err != nil {
 			return redfishError(err.Error())
 		}
-		disks, st, err := physicalDisks(cl, sys)
+		disks, storages, err := physicalDisks(cl, sys)
 		if err != nil {
 			task.Logger().Error("cannot get the list of physical disks", "node", n.UUID, "error", err)
 			return redfishError(err.Error())
 		}
-		storages = st
-		if volumes, err = findConfiguration(lds, disks); err != nil {
+		volumes, err := findConfiguration(lds, disks)
+		if err != nil {
 			task.Logger().Error("Redfish driver failed to create RAID configuration", "node", n.UUID, "error", err)
 			return err
 		}
@@ -165,67 +167,140 @@ func (r *RAID) CreateConfiguration(ctx context.Context, task *driver.Task, creat
 			}
 		}
 		slices.SortStableFunc(create, func(a, b *logicalDisk) int { return strings.Compare(a.controller, b.controller) })
-		for _, ld := range create {
-			if err := createVolume(cl, task, storages, disks, ld); err != nil {
-				return err
-			}
-		}
-		return updateRAIDConfig(cl, sys, n, r.core.opts.clock().Now().UTC().Format("2006-01-02 15:04:05.000000"))
+		cfg, err = submitCreate(cl, task, storages, disks, create)
+		return err
 	})
 	if err != nil {
 		return "", err
 	}
-	return "", nil
+	return r.finishSubmit(ctx, task, cfg)
 }
 
-// DeleteConfiguration deletes every RAID volume of every RAID controller.
-func (r *RAID) DeleteConfiguration(ctx context.Context, task *driver.Task) (string, error) {
-	n := task.Node
-	err := r.core.withConnection(ctx, task, func(cl *client, info DriverInfo) error {
+// finishSubmit is the end of upstream create/delete_configuration: the
+// flags for the periodic, then a reboot to run the BMC's tasks, or the
+// node's raid_config read back when everything was done at once.
+func (r *RAID) finishSubmit(ctx context.Context, task *driver.Task, cfg raidConfigs) (string, error) {
+	async := len(cfg.monitors) > 0
+	if async {
+		setDII(task.Node, raidConfigsKey, cfg.toMap())
+	}
+	setAsyncStepFlags(task.Node, ptr(async), ptr(true), ptr(true))
+	if async {
+		return rebootToFinishStep(ctx, task)
+	}
+	return "", r.readBackRAIDConfig(ctx, task)
+}
+
+// readBackRAIDConfig is update_raid_config on its own connection.
+func (r *RAID) readBackRAIDConfig(ctx context.Context, task *driver.Task) error {
+	return r.core.withConnection(ctx, task, func(cl *client, info DriverInfo) error {
 		sys, err := fetchSystem(cl, info)
 		if err != nil {
 			return redfishError(err.Error())
 		}
-		docs, err := storageDocs(cl, sys)
+		return updateRAIDConfig(cl, sys, task.Node, r.core.opts.clock().Now().UTC().Format("2006-01-02 15:04:05.000000"))
+	})
+}
+
+// submitCreate is upstream _submit_create_configuration: per controller,
+// volumes are created in order until the BMC answers with a task; the
+// rest of that controller's volumes wait in pending.
+func submitCreate(cl *client, task *driver.Task, storages map[string]*storageDoc, disks []*physDisk, create []*logicalDisk) (raidConfigs, error) {
+	cfg := raidConfigs{operation: "create", pending: map[string][]map[string]any{}}
+	blocked := map[string]bool{}
+	for _, ld := range create {
+		if blocked[ld.controller] {
+			cfg.pending[ld.controller] = append(cfg.pending[ld.controller], ld.toMap())
+			continue
+		}
+		monitor, err := createVolume(cl, task, storages, disks, ld)
 		if err != nil {
-			task.Logger().Error("cannot get the list of volumes to delete", "node", n.UUID, "error", err)
-			return redfishError(err.Error())
+			return cfg, err
 		}
-		for _, st := range docs {
-			vols, err := volumeDocs(cl, st)
-			if err != nil {
-				return redfishError(err.Error())
-			}
-			for _, v := range vols {
-				if v.RAIDType == "" && (v.VolumeType == "" || v.VolumeType == "RawDevice") {
-					continue
-				}
-				resp, err := cl.Delete(v.ODataID)
-				if err != nil {
-					return redfishError(err.Error())
-				}
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusAccepted {
-					return asyncNotSupported(n, "delete", resp.Header.Get("Location"))
-				}
-			}
+		if monitor != "" {
+			cfg.monitors = append(cfg.monitors, monitor)
+			blocked[ld.controller] = true
 		}
-		return updateRAIDConfig(cl, sys, n, r.core.opts.clock().Now().UTC().Format("2006-01-02 15:04:05.000000"))
+	}
+	return cfg, nil
+}
+
+// DeleteConfiguration deletes every RAID volume of every RAID controller.
+func (r *RAID) DeleteConfiguration(ctx context.Context, task *driver.Task) (string, error) {
+	var cfg raidConfigs
+	err := r.core.withConnection(ctx, task, func(cl *client, info DriverInfo) error {
+		var err error
+		cfg, err = submitDelete(cl, task, info)
+		return err
 	})
 	if err != nil {
 		return "", err
 	}
-	return "", nil
+	return r.finishSubmit(ctx, task, cfg)
 }
 
-func asyncNotSupported(n *model.Node, op, monitor string) error {
-	return redfishError(fmt.Sprintf("the BMC runs the RAID %s for node %s as an asynchronous task (%s); following "+
-		"RAID task monitors is not supported by this conductor", op, n.UUID, monitor))
+// submitDelete is upstream _submit_delete_configuration: every RAID
+// volume is deleted; the tasks the BMC answers with are kept.
+func submitDelete(cl *client, task *driver.Task, info DriverInfo) (raidConfigs, error) {
+	n := task.Node
+	cfg := raidConfigs{operation: "delete"}
+	sys, err := fetchSystem(cl, info)
+	if err != nil {
+		return cfg, redfishError(err.Error())
+	}
+	docs, err := storageDocs(cl, sys)
+	if err != nil {
+		task.Logger().Error("cannot get the list of volumes to delete", "node", n.UUID, "error", err)
+		return cfg, redfishError(err.Error())
+	}
+	for _, st := range docs {
+		vols, err := volumeDocs(cl, st)
+		if err != nil {
+			return cfg, redfishError(err.Error())
+		}
+		for _, v := range vols {
+			if v.RAIDType == "" && (v.VolumeType == "" || v.VolumeType == "RawDevice") {
+				continue
+			}
+			resp, err := cl.Delete(v.ODataID)
+			if err != nil {
+				return cfg, redfishError(err.Error())
+			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusAccepted {
+				cfg.monitors = append(cfg.monitors, taskMonitorURI(resp))
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// taskMonitorURI is where a 202 answer says to follow the operation: its
+// Location, else the task it returned.
+func taskMonitorURI(resp *http.Response) string {
+	if loc := resp.Header.Get("Location"); loc != "" {
+		if u, err := url.Parse(loc); err == nil && u.IsAbs() {
+			return u.RequestURI()
+		}
+		return loc
+	}
+	var doc struct {
+		TaskMonitor string
+		ODataID     string `json:"@odata.id"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&doc) == nil {
+		if doc.TaskMonitor != "" {
+			return doc.TaskMonitor
+		}
+		return doc.ODataID
+	}
+	return ""
 }
 
 // createVolume is upstream create_virtual_disk: the Volume request goes to
-// the first RAID controller holding one of the volume's drives.
-func createVolume(cl *client, task *driver.Task, storages map[string]*storageDoc, disks []*physDisk, ld *logicalDisk) error {
+// the first RAID controller holding one of the volume's drives. It returns
+// the task monitor when the BMC runs the creation as a task.
+func createVolume(cl *client, task *driver.Task, storages map[string]*storageDoc, disks []*physDisk, ld *logicalDisk) (string, error) {
 	var st *storageDoc
 	for _, d := range disks {
 		if slices.Contains(ld.physical, d.id) {
@@ -234,7 +309,7 @@ func createVolume(cl *client, task *driver.Task, storages map[string]*storageDoc
 		}
 	}
 	if st == nil {
-		return redfishError(fmt.Sprintf("No storage controller found for node %s", task.Node.UUID))
+		return "", redfishError(fmt.Sprintf("No storage controller found for node %s", task.Node.UUID))
 	}
 	level := raidLevels[ld.level]
 	payload := map[string]any{"Encrypted": false, "VolumeType": level.volumeType, "RAIDType": level.raidType,
@@ -254,7 +329,7 @@ func createVolume(cl *client, task *driver.Task, storages map[string]*storageDoc
 		ApplyTime struct{ SupportedValues []string } `json:"@Redfish.OperationApplyTimeSupport"`
 	}
 	if err := cl.getJSON(st.Volumes.ODataID, &coll); err != nil {
-		return redfishError(err.Error())
+		return "", redfishError(err.Error())
 	}
 	switch {
 	case slices.Contains(coll.ApplyTime.SupportedValues, "Immediate"):
@@ -266,13 +341,13 @@ func createVolume(cl *client, task *driver.Task, storages map[string]*storageDoc
 	resp, err := cl.Post(st.Volumes.ODataID, payload)
 	if err != nil {
 		task.Logger().Error("Redfish driver failed to create virtual disk", "node", task.Node.UUID, "error", err)
-		return redfishError(errText(err))
+		return "", redfishError(errText(err))
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusAccepted {
-		return asyncNotSupported(task.Node, "create", resp.Header.Get("Location"))
+		return taskMonitorURI(resp), nil
 	}
-	return nil
+	return "", nil
 }
 
 // updateRAIDConfig is upstream update_raid_config: raid_config lists the
