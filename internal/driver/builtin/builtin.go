@@ -40,6 +40,9 @@ type Options struct {
 	// AgentRescue configures the agent rescue interface; a nil Client
 	// shares Agent's.
 	AgentRescue agent.RescueOptions
+	// AgentRAID configures the agent RAID interface; a nil Client shares
+	// Agent's.
+	AgentRAID agent.RAIDOptions
 	// PXE configures the pxe and ipxe boot interfaces.
 	PXE pxe.Options
 	// Ports is where the flat network and the PXE boot interfaces read
@@ -92,6 +95,14 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	if c.IsSet("deploy", "erase_devices_metadata_priority") {
 		p := c.Int("deploy", "erase_devices_metadata_priority")
 		o.Agent.EraseMetadataPriority = &p
+	}
+	if c.IsSet("deploy", "create_configuration_priority") {
+		p := c.Int("deploy", "create_configuration_priority")
+		o.AgentRAID.CreatePriority = &p
+	}
+	if c.IsSet("deploy", "delete_configuration_priority") {
+		p := c.Int("deploy", "delete_configuration_priority")
+		o.AgentRAID.DeletePriority = &p
 	}
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
@@ -146,6 +157,16 @@ func Registry(o Options) (*driver.Registry, error) {
 	}
 	if err := agent.RegisterRescue(r, rescueOpts); err != nil {
 		return nil, fmt.Errorf("agent rescue interface: %w", err)
+	}
+	raidOpts := o.AgentRAID
+	if raidOpts.Client == nil {
+		raidOpts.Client = o.Agent.Client
+	}
+	if err := agent.RegisterRAID(r, raidOpts); err != nil {
+		return nil, fmt.Errorf("agent raid interface: %w", err)
+	}
+	if err := agent.RegisterPower(r, agent.PowerOptions{Client: o.Agent.Client, FastTrack: o.Agent.FastTrack}); err != nil {
+		return nil, fmt.Errorf("agent power interface: %w", err)
 	}
 	pxeOpts := o.PXE
 	if o.Ports != nil {
