@@ -14,8 +14,8 @@ import (
 )
 
 // GlanceAuth returns the token and the image endpoint (e.g.
-// "http://glance:9292") to use for a call; the Keystone session that
-// provides them lives elsewhere.
+// "http://glance:9292") to use for a call; internal/keystoneauth's
+// session provides them from [glance].
 type GlanceAuth func(ctx context.Context) (token, endpoint string, err error)
 
 // GlanceCaller describes who asks, for upstream's image availability
@@ -27,8 +27,14 @@ type GlanceCaller func(ctx context.Context) (userToken, admin bool)
 type GlanceService struct {
 	Auth   GlanceAuth
 	Caller GlanceCaller
+	// Client makes the calls; the session's client renews the token
+	// when Glance answers 401.
 	Client *http.Client
 	Opts   Options
+	// ProjectID, when set, is the conductor's project (upstream's
+	// get_conductor_project_id: the project of the [glance] token);
+	// Opts.ConductorProjectID otherwise.
+	ProjectID func(ctx context.Context) (string, error)
 }
 
 // glanceAttributes are the top-level image fields; everything else in the
@@ -201,6 +207,13 @@ func (g *GlanceService) available(ctx context.Context, info *Info) (bool, error)
 		return true, nil
 	}
 	project := g.Opts.ConductorProjectID
+	if g.ProjectID != nil {
+		p, err := g.ProjectID(ctx)
+		if err != nil {
+			return false, err
+		}
+		project = p
+	}
 	if info.Visibility == "private" && info.Owner == project {
 		return true, nil
 	}

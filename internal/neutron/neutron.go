@@ -1,7 +1,8 @@
 // Package neutron is the small part of the Neutron v2.0 API the network
-// interfaces need: ports (create, update, delete, show, list) and
-// networks (show, list). Authentication is left to a provider so the
-// Keystone session lives elsewhere, as for the Glance service.
+// interfaces need: ports (create, update, delete, show, list), networks
+// (show, list) and security groups (list). Authentication is left to a
+// provider (internal/keystoneauth's session), whose HTTP client renews
+// the token when Neutron refuses it.
 package neutron
 
 import (
@@ -65,6 +66,20 @@ func (e *Error) Unwrap() error { return e.Err }
 func IsNotFound(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Status == http.StatusNotFound
+}
+
+// IsStatus reports whether err is Neutron answering one of codes.
+func IsStatus(err error, codes ...int) bool {
+	var e *Error
+	if !errors.As(err, &e) || e.Status == 0 {
+		return false
+	}
+	for _, c := range codes {
+		if e.Status == c {
+			return true
+		}
+	}
+	return false
 }
 
 // CreatePort creates a port with attrs (network_id, mac_address,
@@ -138,6 +153,17 @@ func (c *Client) ListNetworks(ctx context.Context, filters url.Values) ([]Networ
 		return nil, err
 	}
 	return out.Networks, nil
+}
+
+// ListSecurityGroups lists security groups matching filters (id...).
+func (c *Client) ListSecurityGroups(ctx context.Context, filters url.Values) ([]map[string]any, error) {
+	var out struct {
+		SecurityGroups []map[string]any `json:"security_groups"`
+	}
+	if err := c.do(ctx, http.MethodGet, withQuery("/v2.0/security-groups", filters), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.SecurityGroups, nil
 }
 
 func withQuery(path string, q url.Values) string {

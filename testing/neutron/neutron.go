@@ -41,6 +41,7 @@ type Fixture struct {
 	mu       sync.Mutex
 	networks map[string]map[string]any
 	ports    map[string]map[string]any
+	groups   map[string]map[string]any
 	log      []Request
 	faults   []*fault
 	token    string
@@ -50,7 +51,7 @@ type Fixture struct {
 // New starts the fixture; it stops with the test.
 func New(t testing.TB) *Fixture {
 	t.Helper()
-	f := &Fixture{networks: map[string]map[string]any{}, ports: map[string]map[string]any{}}
+	f := &Fixture{networks: map[string]map[string]any{}, ports: map[string]map[string]any{}, groups: map[string]map[string]any{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -83,6 +84,23 @@ func (f *Fixture) Network(id, name string) *Fixture {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.networks[id] = map[string]any{"id": id, "name": name, "status": "ACTIVE", "admin_state_up": true, "mtu": float64(1500)}
+	return f
+}
+
+// NetworkAttrs adds attributes (e.g. provider:physical_network,
+// segments) to network id and returns the fixture.
+func (f *Fixture) NetworkAttrs(id string, attrs map[string]any) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	maps.Copy(f.networks[id], clone(attrs))
+	return f
+}
+
+// SecurityGroup adds a security group and returns the fixture.
+func (f *Fixture) SecurityGroup(id, name string) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.groups[id] = map[string]any{"id": id, "name": name}
 	return f
 }
 
@@ -205,6 +223,8 @@ func (f *Fixture) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"network": n})
+	case coll == "security-groups" && id == "" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"security_groups": filter(f.groups, r)})
 	case coll == "ports" && id == "" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, map[string]any{"ports": filter(f.ports, r)})
 	case coll == "ports" && id == "" && r.Method == http.MethodPost:
@@ -228,9 +248,18 @@ func (f *Fixture) serve(w http.ResponseWriter, r *http.Request) {
 				neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Cannot update read-only attribute id")
 				return
 			}
+			// Neutron refuses to change the MAC of a bound port.
+			if mac, ok := attrs["mac_address"]; ok && mac != p["mac_address"] {
+				if host, _ := p["binding:host_id"].(string); host != "" {
+					neutronError(w, http.StatusConflict, "PortBound", fmt.Sprintf("Unable to complete operation on port %s, port is already bound, port type: baremetal, old_mac %v, new_mac %v.", id, p["mac_address"], attrs["mac_address"]))
+					return
+				}
+			}
 			maps.Copy(p, attrs)
 			if host, _ := p["binding:host_id"].(string); host != "" {
 				p["status"] = "ACTIVE"
+			} else {
+				p["status"] = "DOWN"
 			}
 			writeJSON(w, http.StatusOK, map[string]any{"port": p})
 		case http.MethodDelete:

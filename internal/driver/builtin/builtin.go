@@ -19,6 +19,8 @@ import (
 	"github.com/openkeel/ironic/internal/driver/pxe"
 	"github.com/openkeel/ironic/internal/driver/redfish"
 	"github.com/openkeel/ironic/internal/image"
+	"github.com/openkeel/ironic/internal/keystoneauth"
+	"github.com/openkeel/ironic/internal/neutron"
 )
 
 // Options configure the implementations that take settings.
@@ -49,6 +51,13 @@ type Options struct {
 	// (and flat writes) the node's ports; the conductor's store.Store.
 	// Without it they refuse to validate.
 	Ports network.PortStore
+	// Neutron configures the neutron network interface (client with the
+	// [neutron] credentials); nil leaves neutron unregistered.
+	Neutron *network.NeutronOptions
+	// FlatNeutron, when true, has the flat interface use Neutron too (as
+	// upstream); OptionsFromConfig sets it when [neutron] names an
+	// identity service or an endpoint, else flat runs standalone.
+	FlatNeutron bool
 }
 
 // OptionsFromConfig reads the implementations' sections of ironic.conf.
@@ -71,6 +80,16 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 				Enabled: c.Bool("deploy", "fast_track"),
 				Timeout: time.Duration(c.Int("deploy", "fast_track_timeout")) * time.Second,
 			},
+			CleanParams: map[string]any{
+				"agent_erase_devices_iterations":        c.Int("deploy", "shred_random_overwrite_iterations"),
+				"agent_erase_devices_zeroize":           c.Bool("deploy", "shred_final_overwrite_with_zeros"),
+				"agent_continue_if_secure_erase_failed": c.Bool("deploy", "continue_if_disk_secure_erase_fails"),
+				"agent_continue_if_ata_erase_failed":    c.Bool("deploy", "continue_if_disk_secure_erase_fails"),
+				"agent_enable_nvme_secure_erase":        c.Bool("deploy", "enable_nvme_secure_erase"),
+				"agent_enable_ata_secure_erase":         c.Bool("deploy", "enable_ata_secure_erase"),
+				"disk_erasure_concurrency":              c.Int("deploy", "disk_erasure_concurrency"),
+				"agent_erase_skip_read_only":            c.Bool("deploy", "erase_skip_read_only"),
+			},
 		},
 		AgentInspect: agent.InspectOptions{
 			CallbackURL: agent.InspectCallbackURL(c.String("inspector", "callback_endpoint_override"), c.String("service_catalog", "endpoint_override")),
@@ -78,10 +97,13 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		},
 		AgentRescue: agent.RescueOptions{HashAlgorithm: c.String("conductor", "rescue_password_hash_algorithm")},
 	}
-	// Images come over HTTP(S) or from allowed local paths; Glance needs
-	// the service credentials of [glance], not wired yet.
+	// Images come over HTTP(S), from allowed local paths, or from Glance
+	// with the service credentials of [glance]; as upstream, a missing
+	// or wrong [glance] setting shows when a Glance image is used.
 	imgOpts := image.OptionsFromConfig(c)
-	sources, err := image.NewSources(imgOpts, nil)
+	glanceSess := keystoneauth.New(keystoneauth.OptionsFromConfig(c, "glance"))
+	glance := &image.GlanceService{Auth: glanceSess.Auth, Client: glanceSess.Client(), Opts: imgOpts, ProjectID: glanceSess.ProjectID}
+	sources, err := image.NewSources(imgOpts, glance)
 	if err != nil {
 		return Options{}, fmt.Errorf("image sources: %w", err)
 	}
@@ -104,6 +126,9 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		p := c.Int("deploy", "delete_configuration_priority")
 		o.AgentRAID.DeletePriority = &p
 	}
+	neutronSess := keystoneauth.New(keystoneauth.OptionsFromConfig(c, "neutron"))
+	o.Neutron = network.NeutronOptionsFromConfig(c, &neutron.Client{Auth: neutronSess.Auth, HTTP: neutronSess.Client()})
+	o.FlatNeutron = c.Has("neutron", "auth_url") || c.Has("neutron", "endpoint_override")
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
 		if err != nil {
@@ -175,8 +200,17 @@ func Registry(o Options) (*driver.Registry, error) {
 	if err := pxe.Register(r, pxeOpts); err != nil {
 		return nil, fmt.Errorf("pxe interfaces: %w", err)
 	}
-	if err := network.Register(r, o.Ports); err != nil {
+	var flatNeutron *network.NeutronOptions
+	if o.FlatNeutron {
+		flatNeutron = o.Neutron
+	}
+	if err := network.Register(r, o.Ports, flatNeutron); err != nil {
 		return nil, fmt.Errorf("network interfaces: %w", err)
+	}
+	if o.Neutron != nil {
+		if err := network.RegisterNeutron(r, o.Ports, o.Neutron); err != nil {
+			return nil, fmt.Errorf("network interfaces: %w", err)
+		}
 	}
 	if o.IPMI != nil {
 		if err := ipmi.Register(r, *o.IPMI); err != nil {

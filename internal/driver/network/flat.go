@@ -1,18 +1,22 @@
-// Package network holds the network interfaces that need no Neutron:
-// flat, where every node sits on one shared network and a VIF is only a
-// record in the port's internal_info (upstream's
-// ironic/drivers/modules/network/{flat,common}.py).
+// Package network holds the flat and neutron network interfaces
+// (upstream's ironic/drivers/modules/network/{flat,neutron,common}.py).
+// Both record VIFs in the port's internal_info; with a Neutron client
+// they also bind the VIFs' Neutron ports to the node and create ports on
+// the service networks, as upstream. Flat without Neutron is the
+// standalone case: one shared network and nothing to bind.
 package network
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 )
 
@@ -35,12 +39,13 @@ type PortStore interface {
 	UpdatePortgroup(ctx context.Context, pg *model.Portgroup, fields ...string) (*model.Portgroup, error)
 }
 
-// Flat is the "flat" network interface. This build has no Neutron client,
-// so the port binding upstream does on the provisioning, tenant, rescue
-// and service networks has nothing to talk to and those hooks succeed
-// without doing anything; VIF bookkeeping is as upstream.
+// Flat is the "flat" network interface. With Neutron set it binds the
+// tenant VIFs on the shared network and plugs the node into the cleaning
+// and inspection networks as upstream; without it (standalone) there is
+// nothing to bind and those hooks succeed doing nothing.
 type Flat struct {
-	Ports PortStore
+	Ports   PortStore
+	Neutron *NeutronOptions
 }
 
 var (
@@ -50,9 +55,9 @@ var (
 	_ driver.ServicingNetworker  = (*Flat)(nil)
 )
 
-// Register adds flat to r.
-func Register(r *driver.Registry, ports PortStore) error {
-	if err := r.Register(driver.KindNetwork, "flat", &Flat{Ports: ports}); err != nil {
+// Register adds flat to r; neutron may be nil (standalone).
+func Register(r *driver.Registry, ports PortStore, neutron *NeutronOptions) error {
+	if err := r.Register(driver.KindNetwork, "flat", &Flat{Ports: ports, Neutron: neutron}); err != nil {
 		return fmt.Errorf("network flat: %w", err)
 	}
 	return nil
@@ -64,13 +69,17 @@ func (*Flat) Properties() map[string]string { return map[string]string{} }
 // Steps declares none.
 func (*Flat) Steps() []driver.StepSpec { return nil }
 
-// Validate accepts any node: upstream only checks the Neutron cleaning
-// network, which does not exist here.
-func (f *Flat) Validate(context.Context, *driver.Task) error {
+// Validate checks the cleaning network when there is a Neutron, as
+// upstream; standalone there is none to check.
+func (f *Flat) Validate(ctx context.Context, task *driver.Task) error {
 	if f.Ports == nil {
 		return errs.NewMessage("InvalidParameterValue", "the flat network interface has no port store configured")
 	}
-	return nil
+	if f.Neutron == nil {
+		return nil
+	}
+	_, err := f.Neutron.networkUUID(ctx, task.Node, cleaningNet)
+	return err
 }
 
 // portLike is a port or a portgroup, as upstream's port_like_obj.
@@ -98,6 +107,27 @@ func (p portLike) uuid() string {
 		return p.pg.UUID
 	}
 	return p.port.UUID
+}
+
+func (p portLike) address() string {
+	if p.pg != nil {
+		return deref(p.pg.Address)
+	}
+	return deref(p.port.Address)
+}
+
+func (p portLike) physicalNetwork() string {
+	if p.pg != nil {
+		return deref(p.pg.PhysicalNetwork)
+	}
+	return deref(p.port.PhysicalNetwork)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func (p portLike) className() string {
@@ -166,13 +196,17 @@ func attached(p portLike, vif string) (bool, error) {
 	return ok && cur != nil, nil
 }
 
-// freePortLikes is upstream's _get_free_portgroups_and_ports with no
-// physical network constraint (there is no Neutron to give the VIF's).
-func freePortLikes(ports []*model.Port, pgs []*model.Portgroup, vif string) ([]portLike, error) {
+// freePortLikes is upstream's _get_free_portgroups_and_ports: physnets
+// are the VIF's physical networks (none: any port), usable is
+// validate_port_info.
+func freePortLikes(ports []*model.Port, pgs []*model.Portgroup, vif string, physnets []string, usable func(*model.Port) bool) ([]portLike, error) {
 	var free []portLike
 	byGroup := map[int64][]portLike{}
 	unusable := map[int64]bool{}
 	for _, p := range ports {
+		if usable != nil && !usable(p) {
+			continue
+		}
 		busy, err := attached(portLike{port: p}, vif)
 		if err != nil {
 			return nil, err
@@ -181,6 +215,9 @@ func freePortLikes(ports []*model.Port, pgs []*model.Portgroup, vif string) ([]p
 			if p.PortgroupID != nil {
 				unusable[*p.PortgroupID] = true
 			}
+			continue
+		}
+		if len(physnets) > 0 && p.PhysicalNetwork != nil && !slices.Contains(physnets, *p.PhysicalNetwork) {
 			continue
 		}
 		if p.PortgroupID == nil {
@@ -205,8 +242,11 @@ func freePortLikes(ports []*model.Port, pgs []*model.Portgroup, vif string) ([]p
 	return free, nil
 }
 
-// VifAttach records the VIF on a free port or portgroup, preferring
-// portgroups, then PXE-enabled ports, as upstream.
+// VifAttach records the VIF on a free port or portgroup, preferring one
+// on the VIF's physical network, then portgroups, then PXE-enabled ports,
+// as upstream. With Neutron, the Neutron port's MAC is set to the
+// physical one and the port is bound to the node (fully when the node is
+// active, else with only a host id so Neutron can allocate addresses).
 func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[string]any) error {
 	vif, _ := vifInfo["id"].(string)
 	if vif == "" {
@@ -216,7 +256,15 @@ func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[str
 	if err != nil {
 		return err
 	}
-	free, err := freePortLikes(ports, pgs, vif)
+	var physnets []string
+	var usable func(*model.Port) bool
+	if f.Neutron != nil {
+		if physnets, err = f.Neutron.physnets(ctx, vif); err != nil {
+			return err
+		}
+		usable = func(p *model.Port) bool { return f.Neutron.validPortInfo(task, p) }
+	}
+	free, err := freePortLikes(ports, pgs, vif, physnets, usable)
 	if err != nil {
 		return err
 	}
@@ -224,16 +272,35 @@ func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[str
 		return errs.New("NoFreePhysicalPorts", map[string]any{"vif": vif})
 	}
 	rank := func(p portLike) int {
+		r := 0
 		if p.pg != nil {
-			return 2
+			r = 2
+		} else if p.port.PXEEnabled == nil || *p.port.PXEEnabled {
+			r = 1
 		}
-		if p.port.PXEEnabled == nil || *p.port.PXEEnabled {
-			return 1
+		if slices.Contains(physnets, p.physicalNetwork()) {
+			r += 4
 		}
-		return 0
+		return r
 	}
 	sort.SliceStable(free, func(i, j int) bool { return rank(free[i]) > rank(free[j]) })
-	return f.save(ctx, free[0], func(info, _ map[string]any) { info[TenantVIFKey] = vif })
+	chosen := free[0]
+	if f.Neutron == nil {
+		return f.save(ctx, chosen, func(info, _ map[string]any) { info[TenantVIFKey] = vif })
+	}
+	if mac := chosen.address(); mac != "" {
+		if err := f.Neutron.updatePortAddress(ctx, vif, mac); err != nil {
+			return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to attach VIF %s because Ironic can not update Neutron port %s MAC address to match physical MAC address %s", vif, vif, mac))
+		}
+	}
+	if err := f.save(ctx, chosen, func(info, _ map[string]any) { info[TenantVIFKey] = vif }); err != nil {
+		return err
+	}
+	if task.Node.ProvisionState == states.Active {
+		chosen.internalInfo()[TenantVIFKey] = vif
+		return f.Neutron.plugTenant(ctx, task, chosen, ports)
+	}
+	return f.Neutron.seedHostID(ctx, task.Node, vif)
 }
 
 // VifDetach removes the VIF from the port or portgroup holding it.
@@ -257,10 +324,18 @@ func (f *Flat) VifDetach(ctx context.Context, task *driver.Task, vif string) err
 	if holder == nil {
 		return errs.New("VifNotAttached", map[string]any{"vif": vif, "node": task.Node.UUID})
 	}
-	return f.save(ctx, *holder, func(info, extra map[string]any) {
+	if err := f.save(ctx, *holder, func(info, extra map[string]any) {
 		delete(info, TenantVIFKey)
 		delete(extra, legacyVIFKey)
-	})
+	}); err != nil {
+		return err
+	}
+	// Nova deletes the Neutron port itself; Ironic unbinds it where the
+	// node may still be using it.
+	if f.Neutron != nil && slices.Contains([]string{states.Active, states.Deleting, states.Available}, task.Node.ProvisionState) {
+		return f.Neutron.unbind(ctx, task, vif, true)
+	}
+	return nil
 }
 
 // save applies change to copies of the object's internal_info and extra
@@ -383,44 +458,160 @@ func sameID(a, b *int64) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
-// The network hooks below bind ports in Neutron upstream; without Neutron
-// the node stays on the one flat network and there is nothing to do.
+// The hooks below bind the VIFs' Neutron ports to the node on the one
+// shared network, and plug the node into the cleaning and inspection
+// networks, as upstream; standalone there is nothing to do.
 
-// AddProvisioningNetwork does nothing (no Neutron).
-func (*Flat) AddProvisioningNetwork(context.Context, *driver.Task) error { return nil }
+// AddProvisioningNetwork binds the VIFs: the ramdisk boots on the flat
+// network.
+func (f *Flat) AddProvisioningNetwork(ctx context.Context, task *driver.Task) error {
+	return f.bindFlatPorts(ctx, task)
+}
 
-// RemoveProvisioningNetwork does nothing (no Neutron).
-func (*Flat) RemoveProvisioningNetwork(context.Context, *driver.Task) error { return nil }
+// RemoveProvisioningNetwork unbinds them.
+func (f *Flat) RemoveProvisioningNetwork(ctx context.Context, task *driver.Task) error {
+	return f.unbindFlatPorts(ctx, task)
+}
 
-// ConfigureTenantNetworks does nothing (no Neutron).
-func (*Flat) ConfigureTenantNetworks(context.Context, *driver.Task) error { return nil }
+// ConfigureTenantNetworks binds the VIFs.
+func (f *Flat) ConfigureTenantNetworks(ctx context.Context, task *driver.Task) error {
+	return f.bindFlatPorts(ctx, task)
+}
 
-// UnconfigureTenantNetworks does nothing (no Neutron).
-func (*Flat) UnconfigureTenantNetworks(context.Context, *driver.Task) error { return nil }
+// UnconfigureTenantNetworks unbinds the VIFs, so a port is never bound to
+// the tenant and the cleaning network at once.
+func (f *Flat) UnconfigureTenantNetworks(ctx context.Context, task *driver.Task) error {
+	return f.unbindFlatPorts(ctx, task)
+}
 
-// AddCleaningNetwork does nothing (no Neutron).
-func (*Flat) AddCleaningNetwork(context.Context, *driver.Task) error { return nil }
+// AddCleaningNetwork plugs the node into [neutron]/cleaning_network.
+func (f *Flat) AddCleaningNetwork(ctx context.Context, task *driver.Task) error {
+	if f.Neutron == nil {
+		return nil
+	}
+	return f.Neutron.addNetwork(ctx, task, f, cleaningNet, nil)
+}
 
-// RemoveCleaningNetwork does nothing (no Neutron).
-func (*Flat) RemoveCleaningNetwork(context.Context, *driver.Task) error { return nil }
+// RemoveCleaningNetwork unplugs it.
+func (f *Flat) RemoveCleaningNetwork(ctx context.Context, task *driver.Task) error {
+	if f.Neutron == nil {
+		return nil
+	}
+	return f.Neutron.removeNetwork(ctx, task, f, cleaningNet)
+}
 
 // ValidateRescue accepts: the rescue ramdisk boots on the flat network.
 func (*Flat) ValidateRescue(context.Context, *driver.Task) error { return nil }
 
-// AddRescuingNetwork does nothing (no Neutron).
-func (*Flat) AddRescuingNetwork(context.Context, *driver.Task) error { return nil }
+// AddRescuingNetwork binds the VIFs again, as unconfiguring the tenant
+// network unbound them.
+func (f *Flat) AddRescuingNetwork(ctx context.Context, task *driver.Task) error {
+	return f.bindFlatPorts(ctx, task)
+}
 
-// RemoveRescuingNetwork does nothing (no Neutron).
-func (*Flat) RemoveRescuingNetwork(context.Context, *driver.Task) error { return nil }
+// RemoveRescuingNetwork unbinds them.
+func (f *Flat) RemoveRescuingNetwork(ctx context.Context, task *driver.Task) error {
+	return f.unbindFlatPorts(ctx, task)
+}
 
-// AddInspectionNetwork does nothing (no Neutron).
-func (*Flat) AddInspectionNetwork(context.Context, *driver.Task) error { return nil }
+// AddInspectionNetwork plugs the node into [neutron]/inspection_network.
+func (f *Flat) AddInspectionNetwork(ctx context.Context, task *driver.Task) error {
+	if f.Neutron == nil {
+		return nil
+	}
+	return f.Neutron.addNetwork(ctx, task, f, inspectionNet, nil)
+}
 
-// RemoveInspectionNetwork does nothing (no Neutron).
-func (*Flat) RemoveInspectionNetwork(context.Context, *driver.Task) error { return nil }
+// RemoveInspectionNetwork unplugs it.
+func (f *Flat) RemoveInspectionNetwork(ctx context.Context, task *driver.Task) error {
+	if f.Neutron == nil {
+		return nil
+	}
+	return f.Neutron.removeNetwork(ctx, task, f, inspectionNet)
+}
 
-// AddServicingNetwork does nothing (no Neutron).
-func (*Flat) AddServicingNetwork(context.Context, *driver.Task) error { return nil }
+// AddServicingNetwork binds the VIFs again, as for rescue.
+func (f *Flat) AddServicingNetwork(ctx context.Context, task *driver.Task) error {
+	return f.bindFlatPorts(ctx, task)
+}
 
-// RemoveServicingNetwork does nothing (no Neutron).
-func (*Flat) RemoveServicingNetwork(context.Context, *driver.Task) error { return nil }
+// RemoveServicingNetwork unbinds them.
+func (f *Flat) RemoveServicingNetwork(ctx context.Context, task *driver.Task) error {
+	return f.unbindFlatPorts(ctx, task)
+}
+
+// bindFlatPorts is upstream's _bind_flat_ports: every port or portgroup
+// with a VIF gets its Neutron port bound to the node with its MAC.
+func (f *Flat) bindFlatPorts(ctx context.Context, task *driver.Task) error {
+	if f.Neutron == nil {
+		return nil
+	}
+	ports, pgs, err := f.load(ctx, task.Node)
+	if err != nil {
+		return err
+	}
+	all := make([]portLike, 0, len(ports)+len(pgs))
+	for _, p := range ports {
+		all = append(all, portLike{port: p})
+	}
+	for _, pg := range pgs {
+		all = append(all, portLike{pg: pg})
+	}
+	bound := 0
+	for _, p := range all {
+		vif := vifID(p.internalInfo(), p.extra())
+		if vif == "" {
+			continue
+		}
+		attrs := map[string]any{"binding:host_id": task.Node.UUID, "binding:vnic_type": vnicBaremetal, "mac_address": nullable(p.address())}
+		if _, err := f.Neutron.Client.UpdatePort(ctx, vif, attrs); err != nil {
+			return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to set binding:host_id for neutron port %s. Error: %v", vif, err))
+		}
+		bound++
+	}
+	if bound == 0 {
+		return errs.NewMessage("NetworkError", fmt.Sprintf("Failed to bind any flat network ports for node %s", task.Node.UUID))
+	}
+	return nil
+}
+
+// unbindFlatPorts is upstream's _unbind_flat_ports.
+func (f *Flat) unbindFlatPorts(ctx context.Context, task *driver.Task) error {
+	if f.Neutron == nil {
+		return nil
+	}
+	ports, pgs, err := f.load(ctx, task.Node)
+	if err != nil {
+		return err
+	}
+	for _, p := range standalone(ports, pgs) {
+		if vif := vifID(p.internalInfo(), p.extra()); vif != "" {
+			if err := f.Neutron.unbind(ctx, task, vif, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// standalone is the ports outside portgroups, then the portgroups.
+func standalone(ports []*model.Port, pgs []*model.Portgroup) []portLike {
+	var out []portLike
+	for _, p := range ports {
+		if p.PortgroupID == nil {
+			out = append(out, portLike{port: p})
+		}
+	}
+	for _, pg := range pgs {
+		out = append(out, portLike{pg: pg})
+	}
+	return out
+}
+
+// nullable is JSON null for an empty string, as Python's None.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

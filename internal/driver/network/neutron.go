@@ -3,16 +3,20 @@ package network
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/neutron"
 )
+
+const vnicBaremetal = "baremetal"
 
 // NeutronNetworks names the service networks ([neutron]/*_network), by
 // UUID or name.
@@ -20,16 +24,65 @@ type NeutronNetworks struct {
 	Provisioning, Cleaning, Rescuing, Inspection, Servicing string
 }
 
-// Neutron is the "neutron" network interface: VIF bookkeeping as flat,
-// plus binding the node's ports to Neutron ports on the service networks
-// and to the tenant's VIFs (upstream's network/neutron.py).
-type Neutron struct {
-	Flat
-	Client   *neutron.Client
-	Networks NeutronNetworks
+// NeutronSecurityGroups are [neutron]/*_network_security_groups: the
+// security groups of the ports created on each service network.
+type NeutronSecurityGroups struct {
+	Provisioning, Cleaning, Rescuing, Inspection, Servicing []string
+}
+
+// NeutronOptions are the Neutron side of the flat and neutron network
+// interfaces: the client and the [neutron] options they read.
+type NeutronOptions struct {
+	Client         *neutron.Client
+	Networks       NeutronNetworks
+	SecurityGroups NeutronSecurityGroups
 	// AddAllPorts is [neutron]/add_all_ports: also plug ports that are not
 	// PXE enabled (without an IP address).
 	AddAllPorts bool
+	// FailOnPortBindingFailure is [neutron]/fail_on_port_binding_failure:
+	// with the neutron interface, wait for each bound port to become
+	// ACTIVE and fail when Neutron could not bind it.
+	FailOnPortBindingFailure bool
+	// AllowDisablingPowerOff is [neutron]/allow_disabling_power_off.
+	AllowDisablingPowerOff bool
+	// StatusAttempts and StatusInterval are [agent]/neutron_agent_max_attempts
+	// and neutron_agent_status_retry_interval, the wait for ACTIVE.
+	StatusAttempts int
+	StatusInterval time.Duration
+}
+
+// NeutronOptionsFromConfig reads [neutron] and [agent]; client talks to
+// Neutron with the [neutron] credentials.
+func NeutronOptionsFromConfig(c *config.Config, client *neutron.Client) *NeutronOptions {
+	return &NeutronOptions{
+		Client: client,
+		Networks: NeutronNetworks{
+			Provisioning: c.String("neutron", "provisioning_network"),
+			Cleaning:     c.String("neutron", "cleaning_network"),
+			Rescuing:     c.String("neutron", "rescuing_network"),
+			Inspection:   c.String("neutron", "inspection_network"),
+			Servicing:    c.String("neutron", "servicing_network"),
+		},
+		SecurityGroups: NeutronSecurityGroups{
+			Provisioning: c.List("neutron", "provisioning_network_security_groups"),
+			Cleaning:     c.List("neutron", "cleaning_network_security_groups"),
+			Rescuing:     c.List("neutron", "rescuing_network_security_groups"),
+			Inspection:   c.List("neutron", "inspection_network_security_groups"),
+			Servicing:    c.List("neutron", "servicing_network_security_groups"),
+		},
+		AddAllPorts:              c.Bool("neutron", "add_all_ports"),
+		FailOnPortBindingFailure: c.Bool("neutron", "fail_on_port_binding_failure"),
+		AllowDisablingPowerOff:   c.Bool("neutron", "allow_disabling_power_off"),
+		StatusAttempts:           c.Int("agent", "neutron_agent_max_attempts"),
+		StatusInterval:           c.Duration("agent", "neutron_agent_status_retry_interval"),
+	}
+}
+
+// Neutron is the "neutron" network interface: VIF bookkeeping as flat,
+// plus Neutron ports for the node on each service network and the
+// tenant's VIFs bound to the node (upstream's network/neutron.py).
+type Neutron struct {
+	Flat
 }
 
 var (
@@ -40,64 +93,68 @@ var (
 )
 
 // RegisterNeutron adds neutron to r.
-func RegisterNeutron(r *driver.Registry, n *Neutron) error {
-	if err := r.Register(driver.KindNetwork, "neutron", n); err != nil {
+func RegisterNeutron(r *driver.Registry, ports PortStore, opts *NeutronOptions) error {
+	if opts == nil {
+		return fmt.Errorf("network neutron: no Neutron options")
+	}
+	if err := r.Register(driver.KindNetwork, "neutron", &Neutron{Flat{Ports: ports, Neutron: opts}}); err != nil {
 		return fmt.Errorf("network neutron: %w", err)
 	}
 	return nil
 }
 
 // serviceNet describes one service network: its option, its name in
-// messages and the internal_info key of the ports created on it.
+// messages (upstream passes the option name, except for servicing) and
+// the internal_info key of the ports created on it.
 type serviceNet struct {
 	option, label, key string
 }
 
 var (
-	provisioningNet = serviceNet{"provisioning_network", "provisioning network", "provisioning_vif_port_id"}
-	cleaningNet     = serviceNet{"cleaning_network", "cleaning network", "cleaning_vif_port_id"}
-	rescuingNet     = serviceNet{"rescuing_network", "rescuing network", "rescuing_vif_port_id"}
-	inspectionNet   = serviceNet{"inspection_network", "inspection network", "inspection_vif_port_id"}
+	provisioningNet = serviceNet{"provisioning_network", "provisioning_network", "provisioning_vif_port_id"}
+	cleaningNet     = serviceNet{"cleaning_network", "cleaning_network", "cleaning_vif_port_id"}
+	rescuingNet     = serviceNet{"rescuing_network", "rescuing_network", "rescuing_vif_port_id"}
+	inspectionNet   = serviceNet{"inspection_network", "inspection_network", "inspection_vif_port_id"}
 	servicingNet    = serviceNet{"servicing_network", "servicing network", "servicing_vif_port_id"}
 )
 
-func (n *Neutron) configured(s serviceNet) string {
+func (o *NeutronOptions) configured(s serviceNet) (string, []string) {
 	switch s {
 	case provisioningNet:
-		return n.Networks.Provisioning
+		return o.Networks.Provisioning, o.SecurityGroups.Provisioning
 	case cleaningNet:
-		return n.Networks.Cleaning
+		return o.Networks.Cleaning, o.SecurityGroups.Cleaning
 	case rescuingNet:
-		return n.Networks.Rescuing
+		return o.Networks.Rescuing, o.SecurityGroups.Rescuing
 	case inspectionNet:
-		return n.Networks.Inspection
+		return o.Networks.Inspection, o.SecurityGroups.Inspection
 	default:
-		return n.Networks.Servicing
+		return o.Networks.Servicing, o.SecurityGroups.Servicing
 	}
 }
 
 // networkUUID is upstream's validate_network: the node's driver_info
 // overrides the configuration, and the network must exist exactly once.
-func (n *Neutron) networkUUID(ctx context.Context, node *model.Node, s serviceNet) (string, error) {
+// It is looked up as openstacksdk's find_network does: by id, then by
+// name.
+func (o *NeutronOptions) networkUUID(ctx context.Context, node *model.Node, s serviceNet) (string, error) {
 	want, _ := node.DriverInfo[s.option].(string)
 	if want == "" {
-		want = n.configured(s)
+		want, _ = o.configured(s)
 	}
 	if want == "" {
 		return "", errs.NewMessage("MissingParameterValue", fmt.Sprintf("UUID or name of %s is not set in configuration or in node driver_info.", s.label))
 	}
-	if n.Client == nil {
-		return "", errs.NewMessage("NetworkError", "Could not retrieve network list: no Neutron client configured")
+	net, err := o.Client.ShowNetwork(ctx, want)
+	if err == nil {
+		return net.ID(), nil
 	}
-	q := url.Values{"fields": {"id"}}
-	if _, err := uuid.Parse(want); err == nil {
-		q.Set("id", want)
-	} else {
-		q.Set("name", want)
+	if !neutron.IsStatus(err, http.StatusNotFound, http.StatusBadRequest, http.StatusForbidden) {
+		return "", errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve network: %v", err))
 	}
-	nets, err := n.Client.ListNetworks(ctx, q)
+	nets, err := o.Client.ListNetworks(ctx, url.Values{"name": {want}})
 	if err != nil {
-		return "", errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve network list: %v", err))
+		return "", errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve network: %v", err))
 	}
 	switch len(nets) {
 	case 0:
@@ -106,33 +163,43 @@ func (n *Neutron) networkUUID(ctx context.Context, node *model.Node, s serviceNe
 		return nets[0].ID(), nil
 	}
 	ids := make([]string, len(nets))
-	for i, net := range nets {
-		ids[i] = net.ID()
+	for i, n := range nets {
+		ids[i] = n.ID()
 	}
 	return "", errs.NewMessage("InvalidParameterValue", fmt.Sprintf("More than one %s was found for name %s: %s", s.label, want, strings.Join(ids, ", ")))
 }
 
-// Validate checks the cleaning and provisioning networks, as upstream.
+// Validate checks the cleaning and provisioning networks and refuses
+// nodes that never power off, as upstream.
 func (n *Neutron) Validate(ctx context.Context, task *driver.Task) error {
-	if err := n.Flat.Validate(ctx, task); err != nil {
-		return err
+	if n.Ports == nil {
+		return errs.NewMessage("InvalidParameterValue", "the neutron network interface has no port store configured")
 	}
 	for _, s := range []serviceNet{cleaningNet, provisioningNet} {
-		if _, err := n.networkUUID(ctx, task.Node, s); err != nil {
+		if _, err := n.Neutron.networkUUID(ctx, task.Node, s); err != nil {
 			return err
 		}
+	}
+	if task.Node.DisablePowerOff && !n.Neutron.AllowDisablingPowerOff {
+		return errs.NewMessage("InvalidParameterValue", "Nodes with disable_power_off cannot be used with the neutron network interface (disallowed in the configuration)")
 	}
 	return nil
 }
 
 // ValidateRescue checks the rescuing network.
 func (n *Neutron) ValidateRescue(ctx context.Context, task *driver.Task) error {
-	_, err := n.networkUUID(ctx, task.Node, rescuingNet)
+	_, err := n.Neutron.networkUUID(ctx, task.Node, rescuingNet)
 	return err
 }
 
-func (n *Neutron) portsToPlug(ports []*model.Port) []*model.Port {
-	if n.AddAllPorts {
+// ValidateServicing checks the servicing network.
+func (n *Neutron) ValidateServicing(ctx context.Context, task *driver.Task) error {
+	_, err := n.Neutron.networkUUID(ctx, task.Node, servicingNet)
+	return err
+}
+
+func (o *NeutronOptions) portsToPlug(ports []*model.Port) []*model.Port {
+	if o.AddAllPorts {
 		return ports
 	}
 	var out []*model.Port
@@ -151,110 +218,209 @@ func deviceID(node *model.Node) string {
 	return node.UUID
 }
 
-func address(p *model.Port) string {
-	if p.Address == nil {
-		return ""
+// validPortInfo is upstream's validate_port_info: the neutron interface
+// needs the switch port of every port it plugs, unless DHCP identifies it
+// by client id.
+func (o *NeutronOptions) validPortInfo(task *driver.Task, p *model.Port) bool {
+	if client, _ := p.Extra["client-id"].(string); client != "" {
+		return true
 	}
-	return *p.Address
+	if task.Node.NetworkInterface == "neutron" && len(p.LocalLinkConnection) == 0 {
+		task.Logger().Warn("the local_link_connection is required for 'neutron' network interface and is not present", "node", task.Node.UUID, "port", p.UUID)
+		return false
+	}
+	return true
+}
+
+// failOnBinding is upstream's choice of whether to wait for the port to
+// become ACTIVE: driver_info's fail_on_binding_failure, else the option
+// for the neutron interface (never for flat).
+func (o *NeutronOptions) failOnBinding(node *model.Node) bool {
+	if v, ok := node.DriverInfo["fail_on_binding_failure"]; ok {
+		return truthy(v)
+	}
+	return node.NetworkInterface == "neutron" && o.FailOnPortBindingFailure
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case float64:
+		return x != 0
+	case nil:
+		return false
+	}
+	return true
+}
+
+// waitActive is upstream's wait_for_port_status(ACTIVE).
+func (o *NeutronOptions) waitActive(ctx context.Context, id string) error {
+	attempts := max(o.StatusAttempts, 1)
+	var last error
+	for i := range attempts {
+		if i > 0 {
+			t := time.NewTimer(o.StatusInterval)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("wait for neutron port %s: %w", id, ctx.Err())
+			case <-t.C:
+			}
+		}
+		p, err := o.Client.ShowPort(ctx, id)
+		switch {
+		case neutron.IsNotFound(err):
+			return errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Neutron port %s was not found", id))
+		case err != nil:
+			return errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve neutron port: %v", err))
+		}
+		if p["status"] == "ACTIVE" {
+			return nil
+		}
+		if p["binding:vif_type"] == "binding_failed" {
+			return fmt.Errorf("binding failed for neutron port %s", id)
+		}
+		last = errs.NewMessage("NetworkError", fmt.Sprintf("Port %s failed to reach status ACTIVE", id))
+	}
+	return last
+}
+
+// verifySecurityGroups is upstream's _verify_security_groups.
+func (o *NeutronOptions) verifySecurityGroups(ctx context.Context, groups []string) error {
+	if len(groups) == 0 {
+		return nil
+	}
+	found, err := o.Client.ListSecurityGroups(ctx, url.Values{"id": groups})
+	if err != nil {
+		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve security groups from neutron: %v", err))
+	}
+	var missing []string
+	for _, g := range groups {
+		if !slices.ContainsFunc(found, func(sg map[string]any) bool { return sg["id"] == g }) {
+			missing = append(missing, "'"+g+"'")
+		}
+	}
+	if len(missing) > 0 {
+		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not find these security groups (specified via ironic config) in neutron: [%s]", strings.Join(missing, ", ")))
+	}
+	return nil
 }
 
 // addNetwork is upstream's rollback_ports + add_ports_to_network, then
 // records each Neutron port id under s.key in its ironic port.
-func (n *Neutron) addNetwork(ctx context.Context, task *driver.Task, s serviceNet) error {
+func (o *NeutronOptions) addNetwork(ctx context.Context, task *driver.Task, f *Flat, s serviceNet, groups []string) error {
 	node := task.Node
-	netID, err := n.networkUUID(ctx, node, s)
+	netID, err := o.networkUUID(ctx, node, s)
 	if err != nil {
 		return err
 	}
-	ports, _, err := n.load(ctx, node)
+	ports, _, err := f.load(ctx, node)
 	if err != nil {
 		return err
 	}
 	// Ports left over from an earlier attempt would clash on the MAC.
-	if err := n.removePorts(ctx, node, ports, netID); err != nil {
+	if err := o.removePorts(ctx, node, ports, netID); err != nil {
 		task.Logger().Warn("failed to roll back neutron ports", "node", node.UUID, "network", netID, "error", err)
 	}
-	toPlug := n.portsToPlug(ports)
+	if err := o.verifySecurityGroups(ctx, groups); err != nil {
+		return err
+	}
+	toPlug := o.portsToPlug(ports)
 	if len(toPlug) == 0 {
 		enabled := "PXE-enabled "
-		if n.AddAllPorts {
+		if o.AddAllPorts {
 			enabled = ""
 		}
 		return errs.NewMessage("NetworkError", fmt.Sprintf("No available %sports on node %s.", enabled, node.UUID))
 	}
 	var failures []string
 	for _, p := range toPlug {
-		client, _ := p.Extra["client-id"].(string)
-		if client == "" && len(p.LocalLinkConnection) == 0 {
-			task.Logger().Warn("local_link_connection is required by the neutron network interface", "node", node.UUID, "port", p.UUID)
+		if !o.validPortInfo(task, p) {
 			failures = append(failures, p.UUID)
 			continue
 		}
-		id, err := n.plug(ctx, node, p, netID, client)
+		id, err := o.plug(ctx, node, p, netID, groups)
 		if err != nil {
 			task.Logger().Warn("could not create neutron port", "node", node.UUID, "port", p.UUID, "network", netID, "error", err)
 			failures = append(failures, p.UUID)
 			continue
 		}
-		if err := n.save(ctx, portLike{port: p}, func(info, _ map[string]any) { info[s.key] = id }); err != nil {
+		if err := f.save(ctx, portLike{port: p}, func(info, _ map[string]any) { info[s.key] = id }); err != nil {
 			return err
 		}
 	}
 	if len(failures) > 0 && len(failures) == len(toPlug) {
-		if err := n.removePorts(ctx, node, ports, netID); err != nil {
+		if err := o.removePorts(ctx, node, ports, netID); err != nil {
 			task.Logger().Warn("failed to roll back neutron ports", "node", node.UUID, "network", netID, "error", err)
 		}
 		return errs.NewMessage("NetworkError", fmt.Sprintf("Failed to create neutron ports for node's %s ports %s.", node.UUID, strings.Join(failures, ", ")))
+	}
+	if len(failures) > 0 {
+		task.Logger().Warn("some neutron ports could not be created", "node", node.UUID, "ports", failures)
 	}
 	return nil
 }
 
 // plug creates the Neutron port, then sets the admin-only binding fields,
-// as upstream does in two calls.
-func (n *Neutron) plug(ctx context.Context, node *model.Node, p *model.Port, netID, clientID string) (string, error) {
+// as upstream does in two calls, and waits for the binding when asked.
+func (o *NeutronOptions) plug(ctx context.Context, node *model.Node, p *model.Port, netID string, groups []string) (string, error) {
 	attrs := map[string]any{
 		"network_id": netID, "admin_state_up": true,
-		"binding:vnic_type": "baremetal", "device_id": deviceID(node),
+		"binding:vnic_type": vnicBaremetal, "device_id": deviceID(node),
+	}
+	if len(groups) > 0 {
+		attrs["security_groups"] = groups
 	}
 	if p.PXEEnabled != nil && !*p.PXEEnabled {
 		attrs["fixed_ips"] = []any{}
 	}
-	if clientID != "" {
-		attrs["extra_dhcp_opts"] = []any{map[string]any{"opt_name": "client-id", "opt_value": clientID}}
+	if client, _ := p.Extra["client-id"].(string); client != "" {
+		attrs["extra_dhcp_opts"] = []any{map[string]any{"opt_name": "client-id", "opt_value": client}}
 	}
-	created, err := n.Client.CreatePort(ctx, attrs)
+	profile := map[string]any{"local_link_information": []any{p.LocalLinkConnection}}
+	if p.PhysicalNetwork != nil && *p.PhysicalNetwork != "" {
+		profile["physical_network"] = *p.PhysicalNetwork
+	}
+	created, err := o.Client.CreatePort(ctx, attrs)
 	if err != nil {
 		return "", fmt.Errorf("create port: %w", err)
 	}
 	update := map[string]any{
 		"binding:host_id": node.UUID, "device_owner": "baremetal:none",
-		"mac_address":     address(p),
-		"binding:profile": map[string]any{"local_link_information": []any{p.LocalLinkConnection}},
+		"mac_address": nullable(deref(p.Address)), "binding:profile": profile,
 	}
-	if _, err := n.Client.UpdatePort(ctx, created.ID(), update); err != nil {
+	if _, err := o.Client.UpdatePort(ctx, created.ID(), update); err != nil {
 		return created.ID(), fmt.Errorf("bind port %s: %w", created.ID(), err)
+	}
+	if o.failOnBinding(node) {
+		if err := o.waitActive(ctx, created.ID()); err != nil {
+			return created.ID(), err
+		}
 	}
 	return created.ID(), nil
 }
 
 // removePorts is upstream's remove_ports_from_network: delete the Neutron
 // ports on netID carrying the plugged ports' MACs.
-func (n *Neutron) removePorts(ctx context.Context, node *model.Node, ports []*model.Port, netID string) error {
+func (o *NeutronOptions) removePorts(ctx context.Context, node *model.Node, ports []*model.Port, netID string) error {
 	var macs []string
-	for _, p := range n.portsToPlug(ports) {
-		if a := address(p); a != "" {
+	for _, p := range o.portsToPlug(ports) {
+		if a := deref(p.Address); a != "" {
 			macs = append(macs, a)
 		}
 	}
 	if len(macs) == 0 {
 		return nil
 	}
-	found, err := n.Client.ListPorts(ctx, url.Values{"network_id": {netID}, "mac_address": macs})
+	found, err := o.Client.ListPorts(ctx, url.Values{"network_id": {netID}, "mac_address": macs})
 	if err != nil {
 		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not get given network VIF for %s from neutron, possible network issue. %v", node.UUID, err))
 	}
 	for _, np := range found {
-		if err := n.Client.DeletePort(ctx, np.ID()); err != nil && !neutron.IsNotFound(err) {
+		if err := o.Client.DeletePort(ctx, np.ID()); err != nil && !neutron.IsNotFound(err) {
 			return errs.NewMessage("NetworkError", fmt.Sprintf("Could not remove VIF %s of node %s, possibly a network issue: %v", np.ID(), node.UUID, err))
 		}
 	}
@@ -262,21 +428,21 @@ func (n *Neutron) removePorts(ctx context.Context, node *model.Node, ports []*mo
 }
 
 // removeNetwork deletes the ports created by addNetwork and forgets them.
-func (n *Neutron) removeNetwork(ctx context.Context, task *driver.Task, s serviceNet) error {
-	netID, err := n.networkUUID(ctx, task.Node, s)
+func (o *NeutronOptions) removeNetwork(ctx context.Context, task *driver.Task, f *Flat, s serviceNet) error {
+	netID, err := o.networkUUID(ctx, task.Node, s)
 	if err != nil {
 		return err
 	}
-	ports, _, err := n.load(ctx, task.Node)
+	ports, _, err := f.load(ctx, task.Node)
 	if err != nil {
 		return err
 	}
-	if err := n.removePorts(ctx, task.Node, ports, netID); err != nil {
+	if err := o.removePorts(ctx, task.Node, ports, netID); err != nil {
 		return err
 	}
 	for _, p := range ports {
 		if _, ok := p.InternalInfo[s.key]; ok {
-			if err := n.save(ctx, portLike{port: p}, func(info, _ map[string]any) { delete(info, s.key) }); err != nil {
+			if err := f.save(ctx, portLike{port: p}, func(info, _ map[string]any) { delete(info, s.key) }); err != nil {
 				return err
 			}
 		}
@@ -284,124 +450,247 @@ func (n *Neutron) removeNetwork(ctx context.Context, task *driver.Task, s servic
 	return nil
 }
 
+// unbind is upstream's unbind_neutron_port: clear the binding, then (in
+// a second call, as Neutron refuses to change a bound port's MAC) the MAC.
+// A port already gone is not an error.
+func (o *NeutronOptions) unbind(ctx context.Context, task *driver.Task, vif string, resetMAC bool) error {
+	_, err := o.Client.UpdatePort(ctx, vif, map[string]any{"binding:host_id": "", "binding:profile": map[string]any{}})
+	if err == nil && resetMAC {
+		_, err = o.Client.UpdatePort(ctx, vif, map[string]any{"mac_address": nil})
+	}
+	if neutron.IsNotFound(err) {
+		task.Logger().Info("neutron port was not found while unbinding", "port", vif)
+		return nil
+	}
+	if err != nil {
+		return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to clear binding profile for neutron port %s. Error: %v", vif, err))
+	}
+	return nil
+}
+
+// physnets is upstream's get_physnets_by_port_uuid, from the network's
+// segments or provider attribute.
+func (o *NeutronOptions) physnets(ctx context.Context, vif string) ([]string, error) {
+	port, err := o.Client.ShowPort(ctx, vif)
+	switch {
+	case neutron.IsNotFound(err):
+		return nil, errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Neutron port %s was not found", vif))
+	case err != nil:
+		return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve neutron port: %v", err))
+	}
+	netID, _ := port["network_id"].(string)
+	net, err := o.Client.ShowNetwork(ctx, netID)
+	switch {
+	case neutron.IsNotFound(err):
+		return nil, errs.NewMessage("InvalidParameterValue", fmt.Sprintf("network with name or UUID %s was not found", netID))
+	case err != nil:
+		return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve network: %v", err))
+	}
+	var out []string
+	if segs, ok := net["segments"].([]any); ok {
+		for _, s := range segs {
+			seg, _ := s.(map[string]any)
+			if pn, _ := seg["provider:physical_network"].(string); pn != "" && !slices.Contains(out, pn) {
+				out = append(out, pn)
+			}
+		}
+		return out, nil
+	}
+	if pn, _ := net["provider:physical_network"].(string); pn != "" {
+		out = append(out, pn)
+	}
+	return out, nil
+}
+
+// updatePortAddress is upstream's update_port_address: a bound port is
+// unbound, given the MAC, then bound again as it was.
+func (o *NeutronOptions) updatePortAddress(ctx context.Context, vif, mac string) error {
+	port, err := o.Client.ShowPort(ctx, vif)
+	if err != nil {
+		return fmt.Errorf("failed to get the current binding on Neutron port %s: %w", vif, err)
+	}
+	host, _ := port["binding:host_id"].(string)
+	profile := port["binding:profile"]
+	if host != "" {
+		if _, err := o.Client.UpdatePort(ctx, vif, map[string]any{"binding:host_id": "", "binding:profile": map[string]any{}}); err != nil && !neutron.IsNotFound(err) {
+			return fmt.Errorf("failed to remove the current binding from Neutron port %s: %w", vif, err)
+		}
+		if _, err := o.Client.UpdatePort(ctx, vif, map[string]any{"mac_address": nil}); err != nil && !neutron.IsNotFound(err) {
+			return fmt.Errorf("failed to reset the MAC address of Neutron port %s: %w", vif, err)
+		}
+	}
+	if _, err := o.Client.UpdatePort(ctx, vif, map[string]any{"mac_address": mac}); err != nil {
+		return fmt.Errorf("failed to update MAC address on Neutron port %s: %w", vif, err)
+	}
+	if host != "" {
+		if _, err := o.Client.UpdatePort(ctx, vif, map[string]any{"binding:host_id": host, "binding:profile": profile}); err != nil {
+			return fmt.Errorf("failed to update binding:host_id and profile on Neutron port %s: %w", vif, err)
+		}
+	}
+	return nil
+}
+
+// seedHostID is upstream's update_port_host_id: a VIF attached before
+// deployment gets only the node as host so Neutron can allocate its
+// addresses; a port someone bound beforehand is unbound first.
+func (o *NeutronOptions) seedHostID(ctx context.Context, node *model.Node, vif string) error {
+	port, err := o.Client.ShowPort(ctx, vif)
+	switch {
+	case neutron.IsNotFound(err):
+		return errs.NewMessage("NetworkError", fmt.Sprintf("The neutron port %s was not found when we expect it to exist. We cannot proceed.", vif))
+	case err != nil:
+		return errs.NewMessage("NetworkError", fmt.Sprintf("An unknown error was encountered while attempting to retrieve neutron port %s. Error: %v", vif, err))
+	}
+	if host, _ := port["binding:host_id"].(string); host != "" {
+		if _, err := o.Client.UpdatePort(ctx, vif, map[string]any{"binding:host_id": "", "binding:profile": map[string]any{}}); err == nil {
+			_, err = o.Client.UpdatePort(ctx, vif, map[string]any{"mac_address": nil})
+			if err != nil && !neutron.IsNotFound(err) {
+				return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to clear binding profile for neutron port %s. Error: %v", vif, err))
+			}
+		} else if !neutron.IsNotFound(err) {
+			return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to clear binding profile for neutron port %s. Error: %v", vif, err))
+		}
+	}
+	attrs := map[string]any{"binding:vnic_type": vnicBaremetal, "binding:host_id": node.UUID, "binding:profile": map[string]any{}}
+	if _, err := o.Client.UpdatePort(ctx, vif, attrs); err != nil {
+		// Upstream's message lacks the space before "to".
+		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not seed network configuration for VIF %sto node %s, possible network, state, or access permission issue. %v", vif, node.UUID, err))
+	}
+	return nil
+}
+
+// plugTenant is upstream's plug_port_to_tenant_network: bind the VIF's
+// Neutron port to the node with the switch ports it sits on.
+func (o *NeutronOptions) plugTenant(ctx context.Context, task *driver.Task, p portLike, ports []*model.Port) error {
+	node := task.Node
+	vif, _ := p.internalInfo()[TenantVIFKey].(string)
+	if vif == "" {
+		return errs.NewMessage("VifNotAttached", fmt.Sprintf("Tenant VIF is not associated with %s %s", strings.ToLower(p.className()), p.uuid()))
+	}
+	links := []any{}
+	profile := map[string]any{}
+	attrs := map[string]any{"binding:vnic_type": vnicBaremetal, "binding:host_id": node.UUID}
+	if p.pg != nil {
+		for _, m := range ports {
+			if m.PortgroupID != nil && *m.PortgroupID == p.pg.ID {
+				links = append(links, m.LocalLinkConnection)
+			}
+		}
+		props := map[string]any{}
+		for k, v := range p.pg.Properties {
+			if !strings.HasPrefix(k, "bond") {
+				k = "bond_" + k
+			}
+			props[k] = v
+		}
+		profile["local_group_information"] = map[string]any{
+			"id": p.pg.UUID, "name": p.pg.Name, "bond_mode": p.pg.Mode, "bond_properties": props,
+		}
+	} else {
+		links = append(links, p.port.LocalLinkConnection)
+		if client, _ := p.port.Extra["client-id"].(string); client != "" {
+			attrs["extra_dhcp_opts"] = []any{map[string]any{"opt_name": "client-id", "opt_value": client}}
+		}
+	}
+	if a := p.address(); a != "" {
+		attrs["mac_address"] = a
+	}
+	profile["local_link_information"] = links
+	if pn := p.physicalNetwork(); pn != "" {
+		profile["physical_network"] = pn
+	}
+	attrs["binding:profile"] = profile
+	_, err := o.Client.UpdatePort(ctx, vif, attrs)
+	if err == nil && o.failOnBinding(node) {
+		err = o.waitActive(ctx, vif)
+	}
+	if err != nil {
+		if errs.Is(err, "InvalidParameterValue") || errs.Is(err, "NetworkError") {
+			return err
+		}
+		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not add public network VIF %s to node %s, possible network issue. %v", vif, node.UUID, err))
+	}
+	return nil
+}
+
 // AddProvisioningNetwork plugs the node into the provisioning network.
 func (n *Neutron) AddProvisioningNetwork(ctx context.Context, task *driver.Task) error {
-	return n.addNetwork(ctx, task, provisioningNet)
+	_, groups := n.Neutron.configured(provisioningNet)
+	return n.Neutron.addNetwork(ctx, task, &n.Flat, provisioningNet, groups)
 }
 
 // RemoveProvisioningNetwork unplugs it.
 func (n *Neutron) RemoveProvisioningNetwork(ctx context.Context, task *driver.Task) error {
-	return n.removeNetwork(ctx, task, provisioningNet)
+	return n.Neutron.removeNetwork(ctx, task, &n.Flat, provisioningNet)
 }
 
 // AddCleaningNetwork plugs the node into the cleaning network.
 func (n *Neutron) AddCleaningNetwork(ctx context.Context, task *driver.Task) error {
-	return n.addNetwork(ctx, task, cleaningNet)
+	_, groups := n.Neutron.configured(cleaningNet)
+	return n.Neutron.addNetwork(ctx, task, &n.Flat, cleaningNet, groups)
 }
 
 // RemoveCleaningNetwork unplugs it.
 func (n *Neutron) RemoveCleaningNetwork(ctx context.Context, task *driver.Task) error {
-	return n.removeNetwork(ctx, task, cleaningNet)
+	return n.Neutron.removeNetwork(ctx, task, &n.Flat, cleaningNet)
 }
 
 // AddRescuingNetwork plugs the node into the rescuing network.
 func (n *Neutron) AddRescuingNetwork(ctx context.Context, task *driver.Task) error {
-	return n.addNetwork(ctx, task, rescuingNet)
+	_, groups := n.Neutron.configured(rescuingNet)
+	return n.Neutron.addNetwork(ctx, task, &n.Flat, rescuingNet, groups)
 }
 
 // RemoveRescuingNetwork unplugs it.
 func (n *Neutron) RemoveRescuingNetwork(ctx context.Context, task *driver.Task) error {
-	return n.removeNetwork(ctx, task, rescuingNet)
+	return n.Neutron.removeNetwork(ctx, task, &n.Flat, rescuingNet)
 }
 
 // AddInspectionNetwork plugs the node into the inspection network.
 func (n *Neutron) AddInspectionNetwork(ctx context.Context, task *driver.Task) error {
-	return n.addNetwork(ctx, task, inspectionNet)
+	_, groups := n.Neutron.configured(inspectionNet)
+	return n.Neutron.addNetwork(ctx, task, &n.Flat, inspectionNet, groups)
 }
 
 // RemoveInspectionNetwork unplugs it.
 func (n *Neutron) RemoveInspectionNetwork(ctx context.Context, task *driver.Task) error {
-	return n.removeNetwork(ctx, task, inspectionNet)
+	return n.Neutron.removeNetwork(ctx, task, &n.Flat, inspectionNet)
 }
 
 // AddServicingNetwork plugs the node into the servicing network.
 func (n *Neutron) AddServicingNetwork(ctx context.Context, task *driver.Task) error {
-	return n.addNetwork(ctx, task, servicingNet)
+	_, groups := n.Neutron.configured(servicingNet)
+	return n.Neutron.addNetwork(ctx, task, &n.Flat, servicingNet, groups)
 }
 
 // RemoveServicingNetwork unplugs it.
 func (n *Neutron) RemoveServicingNetwork(ctx context.Context, task *driver.Task) error {
-	return n.removeNetwork(ctx, task, servicingNet)
-}
-
-// tenantVIFs pairs each standalone port and portgroup carrying a VIF with
-// the switch ports it sits on.
-func (n *Neutron) tenantVIFs(ctx context.Context, node *model.Node) ([]tenantVIF, error) {
-	ports, pgs, err := n.load(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	if len(ports) == 0 {
-		return nil, errs.NewMessage("NetworkError", fmt.Sprintf("No ports are associated with node %s", node.UUID))
-	}
-	var vifs []tenantVIF
-	for _, p := range ports {
-		if p.PortgroupID != nil {
-			continue
-		}
-		if id := vifID(p.InternalInfo, p.Extra); id != "" {
-			v := tenantVIF{id: id, links: []any{p.LocalLinkConnection}}
-			v.clientID, _ = p.Extra["client-id"].(string)
-			vifs = append(vifs, v)
-		}
-	}
-	for _, pg := range pgs {
-		id := vifID(pg.InternalInfo, pg.Extra)
-		if id == "" {
-			continue
-		}
-		v := tenantVIF{id: id, links: []any{}}
-		for _, p := range ports {
-			if p.PortgroupID != nil && *p.PortgroupID == pg.ID {
-				v.links = append(v.links, p.LocalLinkConnection)
-			}
-		}
-		vifs = append(vifs, v)
-	}
-	return vifs, nil
-}
-
-type tenantVIF struct {
-	id, clientID string
-	links        []any
+	return n.Neutron.removeNetwork(ctx, task, &n.Flat, servicingNet)
 }
 
 // ConfigureTenantNetworks binds every tenant VIF to the node.
 func (n *Neutron) ConfigureTenantNetworks(ctx context.Context, task *driver.Task) error {
 	node := task.Node
-	vifs, err := n.tenantVIFs(ctx, node)
+	ports, pgs, err := n.load(ctx, node)
 	if err != nil {
 		return err
 	}
-	if len(vifs) == 0 {
+	if len(ports) == 0 {
+		return errs.NewMessage("NetworkError", fmt.Sprintf("No ports are associated with node %s", node.UUID))
+	}
+	all := standalone(ports, pgs)
+	without := 0
+	for _, p := range all {
+		if err := n.Neutron.plugTenant(ctx, task, p, ports); err != nil {
+			if errs.Is(err, "VifNotAttached") {
+				without++
+				continue
+			}
+			return err
+		}
+	}
+	if without == len(all) {
 		return errs.NewMessage("NetworkError", fmt.Sprintf("No neutron ports or portgroups are associated with node %s", node.UUID))
-	}
-	if n.Client == nil {
-		return errs.NewMessage("NetworkError", "no Neutron client configured")
-	}
-	for _, v := range vifs {
-		body := map[string]any{
-			"device_owner": "baremetal:none", "device_id": deviceID(node),
-			"admin_state_up": true, "binding:vnic_type": "baremetal",
-			"binding:host_id": node.UUID,
-			"binding:profile": map[string]any{"local_link_information": v.links},
-		}
-		if v.clientID != "" {
-			body["extra_dhcp_opts"] = []any{map[string]any{"opt_name": "client-id", "opt_value": v.clientID}}
-		}
-		if _, err := n.Client.UpdatePort(ctx, v.id, body); err != nil {
-			return errs.NewMessage("NetworkError", fmt.Sprintf("Could not add public network VIF %s to node %s, possible network issue. %v", v.id, node.UUID, err))
-		}
 	}
 	return nil
 }
@@ -410,17 +699,17 @@ func (n *Neutron) ConfigureTenantNetworks(ctx context.Context, task *driver.Task
 // ports are not bound to the tenant and a service network at once; the
 // VIFs themselves stay attached.
 func (n *Neutron) UnconfigureTenantNetworks(ctx context.Context, task *driver.Task) error {
-	vifs, err := n.tenantVIFs(ctx, task.Node)
+	ports, pgs, err := n.load(ctx, task.Node)
 	if err != nil {
 		return err
 	}
-	if len(vifs) > 0 && n.Client == nil {
-		return errs.NewMessage("NetworkError", "no Neutron client configured")
-	}
-	for _, v := range vifs {
-		_, err := n.Client.UpdatePort(ctx, v.id, map[string]any{"binding:host_id": "", "binding:profile": map[string]any{}})
-		if err != nil && !neutron.IsNotFound(err) {
-			return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to clear binding profile for neutron port %s. Error: %v", v.id, err))
+	for _, p := range standalone(ports, pgs) {
+		vif := vifID(p.internalInfo(), p.extra())
+		if vif == "" {
+			continue
+		}
+		if err := n.Neutron.unbind(ctx, task, vif, p.address() != ""); err != nil {
+			return err
 		}
 	}
 	return nil

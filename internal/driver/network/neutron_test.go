@@ -28,11 +28,13 @@ func newNeutron(t *testing.T) (*Neutron, *fakeneutron.Fixture, *fixture) {
 		}
 	}
 	fn := fakeneutron.New(t).Network(provNet, "provisioning").Network(cleanNet, "cleaning").RequireToken("svc")
-	n := &Neutron{
-		Flat:     Flat{Ports: fx.st},
-		Client:   &neutron.Client{Auth: func(context.Context) (string, string, error) { return "svc", fn.URL(), nil }},
-		Networks: NeutronNetworks{Provisioning: provNet, Cleaning: "cleaning"},
-	}
+	fx.task.Node.NetworkInterface = "neutron"
+	n := &Neutron{Flat{Ports: fx.st, Neutron: &NeutronOptions{
+		Client:                   &neutron.Client{Auth: func(context.Context) (string, string, error) { return "svc", fn.URL(), nil }},
+		Networks:                 NeutronNetworks{Provisioning: provNet, Cleaning: "cleaning"},
+		FailOnPortBindingFailure: true,
+		StatusAttempts:           2,
+	}}}
 	return n, fn, fx
 }
 
@@ -50,11 +52,20 @@ func TestNeutronValidate(t *testing.T) {
 	if err := n.Validate(ctx, fx.task); err != nil {
 		t.Fatal(err)
 	}
-	n.Networks.Cleaning = ""
-	wantClass(t, n.Validate(ctx, fx.task), "MissingParameterValue", "UUID or name of cleaning network is not set in configuration or in node driver_info.")
-	n.Networks.Cleaning = "nowhere"
-	wantClass(t, n.Validate(ctx, fx.task), "InvalidParameterValue", "cleaning network with name or UUID nowhere was not found")
-	wantClass(t, n.ValidateRescue(ctx, fx.task), "MissingParameterValue", "UUID or name of rescuing network")
+	n.Neutron.Networks.Cleaning = ""
+	wantClass(t, n.Validate(ctx, fx.task), "MissingParameterValue", "UUID or name of cleaning_network is not set in configuration or in node driver_info.")
+	n.Neutron.Networks.Cleaning = "nowhere"
+	wantClass(t, n.Validate(ctx, fx.task), "InvalidParameterValue", "cleaning_network with name or UUID nowhere was not found")
+	wantClass(t, n.ValidateRescue(ctx, fx.task), "MissingParameterValue", "UUID or name of rescuing_network")
+	n.Neutron.Networks.Servicing = "nowhere"
+	wantClass(t, n.ValidateServicing(ctx, fx.task), "InvalidParameterValue", "servicing network with name or UUID nowhere was not found")
+	n.Neutron.Networks.Cleaning = "cleaning"
+	fx.task.Node.DisablePowerOff = true
+	wantClass(t, n.Validate(ctx, fx.task), "InvalidParameterValue", "Nodes with disable_power_off cannot be used with the neutron network interface (disallowed in the configuration)")
+	n.Neutron.AllowDisablingPowerOff = true
+	if err := n.Validate(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestNeutronProvisioningNetwork(t *testing.T) {
@@ -109,7 +120,7 @@ func TestNeutronProvisioningNetwork(t *testing.T) {
 func TestNeutronAddAllPortsAndMissingLinkInfo(t *testing.T) {
 	ctx := context.Background()
 	n, fn, fx := newNeutron(t)
-	n.AddAllPorts = true
+	n.Neutron.AddAllPorts = true
 	if err := n.AddProvisioningNetwork(ctx, fx.task); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +133,7 @@ func TestNeutronAddAllPortsAndMissingLinkInfo(t *testing.T) {
 	if len(fn.Ports()) != 2 || noIP != 1 {
 		t.Fatalf("add_all_ports: %v", fn.Ports())
 	}
-	n.AddAllPorts = false
+	n.Neutron.AddAllPorts = false
 	p := fx.port(t, 0)
 	p.LocalLinkConnection = map[string]any{}
 	if _, err := fx.st.UpdatePort(ctx, p, "local_link_connection"); err != nil {
@@ -142,7 +153,7 @@ func TestNeutronFailureIsNetworkError(t *testing.T) {
 	fn.Fail(http.MethodGet, "/v2.0/ports", http.StatusServiceUnavailable, -1)
 	wantClass(t, n.RemoveProvisioningNetwork(ctx, fx.task), "NetworkError", "Could not get given network VIF for "+fx.task.Node.UUID+" from neutron, possible network issue.")
 	fn.Fail(http.MethodGet, "/v2.0/networks", http.StatusServiceUnavailable, -1)
-	wantClass(t, n.Validate(ctx, fx.task), "NetworkError", "Could not retrieve network list:")
+	wantClass(t, n.Validate(ctx, fx.task), "NetworkError", "Could not retrieve network: neutron GET /v2.0/networks/cleaning: 503 InjectedFault: injected fault 503")
 }
 
 func TestNeutronTenantNetworks(t *testing.T) {
@@ -157,20 +168,26 @@ func TestNeutronTenantNetworks(t *testing.T) {
 	if vifs, err := n.VifList(ctx, fx.task); err != nil || len(vifs) != 1 || vifs[0]["id"] != vif {
 		t.Fatalf("vif list %v %v", vifs, err)
 	}
+	// Before deployment the attach takes the physical MAC and seeds only
+	// the host, with an empty profile.
+	if p := fn.GetPort(vif); p["mac_address"] != "52:54:00:aa:bb:01" || p["binding:host_id"] != fx.task.Node.UUID ||
+		p["binding:vnic_type"] != "baremetal" || len(p["binding:profile"].(map[string]any)) != 0 {
+		t.Fatalf("attached port %v", p)
+	}
 	if err := n.ConfigureTenantNetworks(ctx, fx.task); err != nil {
 		t.Fatal(err)
 	}
 	p := fn.GetPort(vif)
 	prof, _ := p["binding:profile"].(map[string]any)
 	lli, _ := prof["local_link_information"].([]any)
-	if p["binding:host_id"] != fx.task.Node.UUID || p["binding:vnic_type"] != "baremetal" || p["device_id"] != fx.task.Node.UUID ||
+	if p["binding:host_id"] != fx.task.Node.UUID || p["binding:vnic_type"] != "baremetal" || p["mac_address"] != "52:54:00:aa:bb:01" ||
 		len(lli) != 1 || lli[0].(map[string]any)["port_id"] != "Eth1/1" {
 		t.Fatalf("tenant port %v", p)
 	}
 	if err := n.UnconfigureTenantNetworks(ctx, fx.task); err != nil {
 		t.Fatal(err)
 	}
-	if p := fn.GetPort(vif); p["binding:host_id"] != "" || len(p["binding:profile"].(map[string]any)) != 0 {
+	if p := fn.GetPort(vif); p["binding:host_id"] != "" || len(p["binding:profile"].(map[string]any)) != 0 || p["mac_address"] != nil {
 		t.Fatalf("not unbound: %v", p)
 	}
 	fn.Fail(http.MethodPut, "/v2.0/ports/", http.StatusInternalServerError, 1)
