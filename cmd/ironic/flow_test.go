@@ -15,6 +15,8 @@ type apiClient struct {
 	t       *testing.T
 	base    string
 	version string
+	// header is sent with every request (identity headers under noauth).
+	header http.Header
 }
 
 func (c *apiClient) do(method, path string, body any) (int, map[string]any) {
@@ -33,6 +35,9 @@ func (c *apiClient) do(method, path string, body any) (int, map[string]any) {
 	}
 	req.Header.Set("X-OpenStack-Ironic-API-Version", c.version)
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.t.Fatal(err)

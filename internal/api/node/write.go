@@ -130,14 +130,16 @@ func (h *handlers) parentNode(r *http.Request, rc *api.RequestContext, owner *st
 // createOwner is NodesController.post's rule for a project scoped admin
 // enrolling its own node ("baremetal:node:create:self_owned_node" when
 // [api]project_admin_can_manage_own_nodes allows it): the node belongs to
-// the caller's project, and asking for another owner is refused. As for
-// runbooks, only keystone callers have a project scope here.
+// the caller's project, and asking for another owner is refused. Under
+// noauth and http_basic every policy passes, so upstream applies the rule
+// to the X-Project-Id header, or to no project at all: a node created
+// there with an owner needs OpenStack-System-Scope: all, odd as it is.
 func (h *handlers) createOwner(r *http.Request, rc *api.RequestContext, m map[string]any) error {
 	if rc.Config == nil || !rc.Config.Bool("api", "project_admin_can_manage_own_nodes") {
 		return nil
 	}
 	c := auth.FromContext(r.Context())
-	if c == nil || c.Strategy != auth.StrategyKeystone || c.SystemScope == "all" {
+	if c == nil || c.SystemScope == "all" {
 		return nil
 	}
 	if h.Authorize != nil && h.Authorize(r, "baremetal:node:create:self_owned_node", nil) != nil {
