@@ -30,6 +30,7 @@ func Register(r *driver.Registry, opts Options, boot ...BootOptions) error {
 		{driver.KindPower, "redfish", &Power{core: c}},
 		{driver.KindManagement, "redfish", mgmt},
 		{driver.KindBoot, "redfish-virtual-media", &VirtualMediaBoot{core: c, mgmt: mgmt, opts: bo}},
+		{driver.KindBoot, "redfish-https", newHTTPSBoot(c, mgmt, bo)},
 		{driver.KindInspect, "redfish", &Inspect{core: c}},
 		{driver.KindBIOS, "redfish", &BIOS{core: c}},
 		{driver.KindRAID, "redfish", &RAID{core: c}},

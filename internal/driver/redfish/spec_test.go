@@ -69,7 +69,7 @@ func TestRegisteredClassesMatchDriversJSON(t *testing.T) {
 			checked++
 		}
 	}
-	if checked != 6 {
-		t.Fatalf("checked %d implementations, want power, management, boot, inspect, bios and raid", checked)
+	if checked != 7 {
+		t.Fatalf("checked %d implementations, want power, management, two boot, inspect, bios and raid", checked)
 	}
 }
