@@ -67,7 +67,9 @@ func (s *SocatConsole) StartConsole(ctx context.Context, task *driver.Task) erro
 		internalInfo(task.Node)["allocated_ipmi_terminal_port"] = port
 		d.Port = &port
 	}
-	s.deactivateSOL(ctx, d)
+	if err := s.dropSOLSession(ctx, d); err != nil {
+		return err
+	}
 	return s.startConsole(ctx, task, d)
 }
 
@@ -83,8 +85,10 @@ func (s *SocatConsole) StopConsole(ctx context.Context, task *driver.Task) error
 	if stopErr != nil && !errs.Is(stopErr, "NoConsolePid") {
 		return stopErr
 	}
+	// Returned as is: upstream lets ipmitool's failure through unchanged
+	// and the conductor records its text as the node's last_error.
 	if _, _, err := s.core.exec(ctx, d, "sol deactivate", execOptions{okCodes: []int{0, 1}}); err != nil {
-		return fmt.Errorf("stop console of node %s: %w", d.UUID, err)
+		return err
 	}
 	s.releaseAllocatedPort(task)
 	return nil
@@ -96,7 +100,9 @@ func (s *SocatConsole) GetConsole(ctx context.Context, task *driver.Task) (map[s
 	if err != nil {
 		return nil, err
 	}
-	s.deactivateSOL(ctx, d)
+	if err := s.dropSOLSession(ctx, d); err != nil {
+		return nil, err
+	}
 	port := "None"
 	if d.Port != nil {
 		port = strconv.Itoa(*d.Port)
@@ -108,12 +114,20 @@ func (s *SocatConsole) GetConsole(ctx context.Context, task *driver.Task) (map[s
 	return map[string]any{"type": "socat", "url": "tcp://" + host + ":" + port}, nil
 }
 
-// deactivateSOL drops an existing SOL session; upstream ignores only the
-// failure to run ipmitool at all, and exit code 1 means "none active".
-func (s *SocatConsole) deactivateSOL(ctx context.Context, d DriverInfo) {
-	if _, _, err := s.core.exec(ctx, d, "sol deactivate", execOptions{okCodes: []int{0, 1}}); err != nil {
-		s.core.opts.log().Debug("sol deactivate failed", "node", d.UUID, "error", err)
+// dropSOLSession ends the BMC's serial-over-LAN session before a client
+// connects, as upstream's start_console and get_console do. Exit code 1
+// means no session was active; an ipmitool that cannot be started at all
+// (upstream's ignored OSError) is logged and passed over. Any other
+// failure is returned unchanged, since upstream lets it through with its
+// text.
+func (s *SocatConsole) dropSOLSession(ctx context.Context, d DriverInfo) error {
+	_, _, err := s.core.exec(ctx, d, "sol deactivate", execOptions{okCodes: []int{0, 1}})
+	var execErr *ExecError
+	if errors.As(err, &execErr) && execErr.Err != nil && !errors.Is(execErr.Err, ErrTimeout) {
+		s.core.opts.log().Debug("sol deactivate could not run", "node", d.UUID, "error", err)
+		return nil
 	}
+	return err
 }
 
 func (s *SocatConsole) releaseAllocatedPort(task *driver.Task) {
