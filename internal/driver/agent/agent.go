@@ -63,9 +63,13 @@ type Options struct {
 	DeployForcesOOBReboot bool
 	// DefaultBootMode is [deploy]/default_boot_mode.
 	DefaultBootMode string
-	// FastTrack lets a deployment reuse the ramdisk left running by
-	// cleaning.
+	// FastTrack lets an operation reuse the ramdisk left running by the
+	// previous one.
 	FastTrack FastTrack
+	// CleanParams are the driver_internal_info entries upstream's
+	// agent_add_clean_params records for the agent's erase steps
+	// (agent_erase_devices_iterations and the like), from [deploy].
+	CleanParams map[string]any
 }
 
 // Register adds the agent-based interfaces to r.
@@ -381,15 +385,37 @@ func wipeTokenAndURL(n *model.Node) {
 	}
 }
 
-// PrepareCleaning boots the ramdisk (upstream prepare_inband_cleaning);
-// the agent's first heartbeat starts the steps.
+// PrepareCleaning is upstream prepare_inband_cleaning: the cleaning
+// network is added, the clean parameters recorded for the agent and the
+// ramdisk prepared; the node is then rebooted into it and the agent's
+// first heartbeat starts the steps. Under fast track, with the agent of
+// an earlier operation still alive and the node on, there is no reboot:
+// the running agent's clean steps are fetched and cleaning goes on at
+// once ("" instead of clean wait).
 func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, error) {
 	if err := task.Driver.Network.AddCleaningNetwork(ctx, task); err != nil {
 		return "", fmt.Errorf("add cleaning network: %w", err)
 	}
-	if err := rebootToRamdisk(ctx, task, nil); err != nil {
-		return "", err
+	for k, v := range b.opts.CleanParams {
+		setDII(task.Node, k, v)
 	}
+	setDII(task.Node, "agent_start_attempted", true)
+	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, nil); err != nil {
+		return "", fmt.Errorf("prepare ramdisk: %w", err)
+	}
+	// Preparing the ramdisk may have powered the node off, so fast track
+	// is decided after it, as upstream does.
+	if b.opts.FastTrack.Active(ctx, task) {
+		if err := b.RefreshSteps(ctx, task, driver.StepClean); err != nil {
+			return "", err
+		}
+		return "", nil
+	}
+	wipeTokenAndURL(task.Node)
+	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
+		return "", fmt.Errorf("reboot into the ramdisk: %w", err)
+	}
+	task.Node.PowerState = "power on"
 	return "clean wait", nil
 }
 
