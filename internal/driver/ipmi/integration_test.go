@@ -45,18 +45,7 @@ func (r *recorder) exec(ctx context.Context, c Command) (Result, error) {
 // (probed as at start-up) and a short throttle to keep the test quick.
 func simDriver(t *testing.T, interval time.Duration) (*driver.Interfaces, *recorder, *bytes.Buffer) {
 	t.Helper()
-	rec := &recorder{}
-	logs := &bytes.Buffer{}
-	o := DefaultOptions()
-	o.TempDir = t.TempDir()
-	o.MinCommandInterval = interval
-	o.CommandRetryTimeout = 10 * time.Second
-	o.PowerStateChangeTimeout = 20 * time.Second
-	o.SocatAddress = "127.0.0.1"
-	o.Exec = rec.exec
-	o.Log = slog.New(slog.NewTextHandler(logs, nil))
-	r := driver.NewRegistry()
-	must(t, Register(r, o))
+	r, rec, logs := simRegistry(t, interval)
 	get := func(kind driver.Kind, name string) driver.Interface {
 		impl, ok := r.Implementation(kind, name)
 		if !ok {
@@ -71,6 +60,24 @@ func simDriver(t *testing.T, interval time.Duration) (*driver.Interfaces, *recor
 		Vendor:       get(driver.KindVendor, "ipmitool").(driver.VendorInterface),
 		Console:      get(driver.KindConsole, "ipmitool-socat").(driver.ConsoleInterface),
 	}, rec, logs
+}
+
+// simRegistry is the registry simDriver picks its interfaces from.
+func simRegistry(t *testing.T, interval time.Duration) (*driver.Registry, *recorder, *bytes.Buffer) {
+	t.Helper()
+	rec := &recorder{}
+	logs := &bytes.Buffer{}
+	o := DefaultOptions()
+	o.TempDir = t.TempDir()
+	o.MinCommandInterval = interval
+	o.CommandRetryTimeout = 10 * time.Second
+	o.PowerStateChangeTimeout = 20 * time.Second
+	o.SocatAddress = "127.0.0.1"
+	o.Exec = rec.exec
+	o.Log = slog.New(slog.NewTextHandler(logs, nil))
+	r := driver.NewRegistry()
+	must(t, Register(r, o))
+	return r, rec, logs
 }
 
 func simTask(b *ipmisim.BMC, ifaces *driver.Interfaces, logs *bytes.Buffer) *driver.Task {
@@ -306,5 +313,49 @@ func TestSocatConsoleAgainstIPMISim(t *testing.T) {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Fatalf("%s left behind", p)
 		}
+	}
+}
+
+// TestRawCommandsAgainstIPMISim sends raw requests through the vendor
+// passthru and the intel-ipmitool deploy step. ipmi_sim answers Get
+// Device ID and rejects the Intel OEM and BMC reset requests, which must
+// come back as upstream's IPMIFailure texts.
+func TestRawCommandsAgainstIPMISim(t *testing.T) {
+	b := ipmisim.Start(t, ipmisim.Options{})
+	r, rec, logs := simRegistry(t, 100*time.Millisecond)
+	impl, ok := r.Implementation(driver.KindManagement, "intel-ipmitool")
+	if !ok {
+		t.Fatal("intel-ipmitool not registered")
+	}
+	vendorImpl, _ := r.Implementation(driver.KindVendor, "ipmitool")
+	vendor := vendorImpl.(driver.VendorInterface)
+	intel := impl.(driver.ManagementInterface)
+	ifaces := &driver.Interfaces{HardwareType: "intel-ipmi", Management: intel, Vendor: vendor}
+	task := simTask(b, ifaces, logs)
+	ctx := context.Background()
+
+	_, err := vendor.VendorRoutes()["send_raw"].Func(ctx, task, "POST", map[string]any{"raw_bytes": "0x06 0x01"})
+	must(t, err)
+	if _, err := vendor.VendorRoutes()["bmc_reset"].Func(ctx, task, "POST", map[string]any{"warm": true}); err == nil ||
+		err.Error() != "IPMI call failed: bmc reset warm." {
+		t.Fatalf("bmc reset on a BMC that refuses it: %v", err)
+	}
+	vendorName, err := intel.(driver.VendorDetector).DetectVendor(ctx, task)
+	must(t, err)
+	if vendorName != "montavista software, inc." {
+		t.Fatalf("vendor %q", vendorName)
+	}
+
+	step := driver.Step{Kind: driver.StepDeploy, Interface: driver.KindManagement, Name: "configure_intel_speedselect",
+		Args: map[string]any{"intel_speedselect_config": "0x01", "socket_count": float64(2)}}
+	_, err = driver.ExecuteStep(ctx, task, intel, step)
+	want := "Failed to set Intel SST-PP configuration level 0x01 on socket number 0 due to reason " +
+		"IPMI call failed: raw 0x2c 0x41 0x04 0x00 0x00 0x01.."
+	if err == nil || err.Error() != want {
+		t.Fatalf("speed select on a BMC without it: %v", err)
+	}
+	last := rec.runs[len(rec.runs)-1].args
+	if got := strings.Join(last[slices.Index(last, "-f")+2:], " "); got != "raw 0x2c 0x41 0x04 0x00 0x00 0x01" {
+		t.Fatalf("last command %q", got)
 	}
 }
