@@ -99,7 +99,7 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []
 		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Validation of node %s for cleaning failed: %s", n.UUID, verr), cleanErrOpts{tearDown: true, setFail: true})
 		return nil
 	}
-	wipeCleaningInternalInfo(n)
+	c.keepAgentIfFastTrack(ctx, t, func() { wipeCleaningInternalInfo(n) })
 	if len(cleanSteps) > 0 {
 		setDII(n, "clean_steps", stepsValue(cleanSteps))
 		setDII(n, "cleaning_disable_ramdisk", disableRamdisk)
@@ -317,6 +317,6 @@ func (c *Conductor) doNodeCleanAbort(ctx context.Context, t *task.Task) error {
 	msg := cleanAbortError(n.CleanStep)
 	n.LastError = &msg
 	n.CleanStep = nil
-	wipeCleaningInternalInfo(n)
+	c.keepAgentIfFastTrack(ctx, t, func() { wipeCleaningInternalInfo(n) })
 	return t.Save(ctx)
 }

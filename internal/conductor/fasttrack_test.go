@@ -103,7 +103,11 @@ func newFastTrackEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) (*env
 	co.CommandTimeout = 5 * time.Second
 	co.Log = log
 	ft := agent.FastTrack{Enabled: cfg.Bool("deploy", "fast_track"), Timeout: time.Duration(cfg.Int("deploy", "fast_track_timeout")) * time.Second, Now: clock.Now}
-	if err := agent.Register(r, agent.Options{Client: agentclient.New(co), DefaultBootMode: "uefi", FastTrack: ft}); err != nil {
+	client := agentclient.New(co)
+	if err := agent.Register(r, agent.Options{Client: client, DefaultBootMode: "uefi", FastTrack: ft}); err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.RegisterRAID(r, agent.RAIDOptions{Client: client, Now: clock.Now}); err != nil {
 		t.Fatal(err)
 	}
 	fakeOnly := []string{"fake"}
@@ -113,7 +117,7 @@ func newFastTrackEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) (*env
 			driver.KindBIOS: fakeOnly, driver.KindBoot: {"ramdisk-able", "fake"}, driver.KindConsole: {"no-console"},
 			driver.KindDeploy: {"direct", "custom-agent", "ramdisk", "fake"}, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
 			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: {"counted", "fake"},
-			driver.KindRAID: fakeOnly, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
+			driver.KindRAID: {"fake", "agent"}, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
 			driver.KindVendor: fakeOnly,
 		},
 	})
@@ -274,6 +278,133 @@ func TestFastTrackOffPowersOffAfterCleaning(t *testing.T) {
 		}
 		if done.DriverInternalInfo["agent_url"] != nil || done.DriverInternalInfo["agent_secret_token"] != nil {
 			t.Errorf("agent kept without fast track: %v", done.DriverInternalInfo)
+		}
+	})
+}
+
+func TestFastTrackSecondCleaningWithoutReboot(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, power := newFastTrackEnv(t, db, map[string]string{"fast_track": "true"})
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) {
+			n.DeployInterface = "direct"
+			n.PowerInterface = "counted"
+		})
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token)
+		heartbeatUntil(t, e, n, a, token, states.Available)
+		if got := strings.Join(power.take(), ","); got != "rebooting" {
+			t.Fatalf("power actions of the first cleaning %s", got)
+		}
+
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "manage"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.Manageable)
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		// The running agent is asked for its steps at once, without a
+		// reboot and without waiting for a heartbeat; it keeps its token.
+		done := heartbeatUntil(t, e, n, a, token, states.Available)
+		if got := power.take(); len(got) != 0 {
+			t.Errorf("power actions of the fast-track cleaning %v, want none", got)
+		}
+		first := []string{"clean.get_clean_steps", "clean.execute_clean_step:erase_devices_metadata", "clean.execute_clean_step:erase_devices"}
+		want := strings.Join(append(append([]string{}, first...), first...), ",")
+		if got := strings.Join(commandNames(a), ","); got != want {
+			t.Errorf("agent commands %s, want %s", got, want)
+		}
+		if done.DriverInternalInfo["agent_secret_token"] != token || done.DriverInternalInfo["agent_url"] != a.URL() || deref(done.LastError) != "" {
+			t.Errorf("after the second cleaning: last_error %q, driver_internal_info %v", deref(done.LastError), done.DriverInternalInfo)
+		}
+		if done.DriverInternalInfo["agent_erase_devices_iterations"] != nil {
+			t.Errorf("clean params without configuration: %v", done.DriverInternalInfo)
+		}
+	})
+}
+
+func TestFastTrackCleaningRebootsWhenAgentSilent(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, power := newFastTrackEnv(t, db, map[string]string{"fast_track": "true", "fast_track_timeout": "60"})
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) {
+			n.DeployInterface = "direct"
+			n.PowerInterface = "counted"
+		})
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token)
+		heartbeatUntil(t, e, n, a, token, states.Available)
+		power.take()
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "manage"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.Manageable)
+		// The last heartbeat is now older than fast_track_timeout.
+		e.clock.Advance(61 * time.Second)
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		waiting := e.waitState(n, states.CleanWait)
+		if got := strings.Join(power.take(), ","); got != "rebooting" {
+			t.Errorf("power actions %s, want the reboot into a new ramdisk", got)
+		}
+		if waiting.DriverInternalInfo["agent_url"] != nil || waiting.DriverInternalInfo["agent_secret_token"] != nil {
+			t.Errorf("old agent kept across the reboot: %v", waiting.DriverInternalInfo)
+		}
+	})
+}
+
+func TestAgentRAIDManualCleaning(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newFastTrackEnv(t, db, nil)
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) {
+			n.DeployInterface = "direct"
+			n.PowerInterface = "counted"
+			n.RAIDInterface = "agent"
+			n.Properties = map[string]any{"capabilities": "boot_mode:uefi"}
+			n.TargetRAIDConfig = map[string]any{"logical_disks": []any{
+				map[string]any{"raid_level": "1", "size_gb": 100, "is_root_volume": true},
+				map[string]any{"raid_level": "0", "size_gb": "MAX"},
+			}}
+		})
+		// The agent reports create_configuration without argsinfo, so
+		// upstream's argument check refuses create_root_volume and
+		// create_nonroot_volumes for it.
+		steps := []map[string]any{
+			{"interface": "raid", "step": "delete_configuration"},
+			{"interface": "raid", "step": "create_configuration"},
+		}
+		if err := e.api.DoNodeClean(ctx, "", n.UUID, steps, false); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token).Handle("clean.execute_clean_step", ipa.RAIDSteps("clean", 1))
+		done := heartbeatUntil(t, e, n, a, token, states.Manageable)
+		want := "clean.get_clean_steps,clean.execute_clean_step:delete_configuration,clean.execute_clean_step:create_configuration"
+		if got := strings.Join(commandNames(a), ","); got != want {
+			t.Fatalf("agent commands %s, want %s (last_error %q)", got, want, deref(done.LastError))
+		}
+		sent := a.LastParams("clean.execute_clean_step")
+		filtered, _ := sent["node"].(map[string]any)["driver_internal_info"].(map[string]any)["target_raid_config"].(map[string]any)
+		if disks, _ := filtered["logical_disks"].([]any); len(disks) != 2 {
+			t.Errorf("filtered target sent to the agent: %v", filtered)
+		}
+		if deref(done.LastError) != "" || done.RAIDConfig["last_updated"] == nil || len(done.RAIDConfig["logical_disks"].([]any)) != 2 {
+			t.Fatalf("after cleaning: last_error %q, raid_config %v", deref(done.LastError), done.RAIDConfig)
+		}
+		if done.Properties["capabilities"] != "boot_mode:uefi,raid_level:1" || done.Properties["local_gb"] != float64(100) {
+			t.Errorf("properties %v", done.Properties)
 		}
 	})
 }
