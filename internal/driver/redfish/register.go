@@ -34,6 +34,7 @@ func Register(r *driver.Registry, opts Options, boot ...BootOptions) error {
 		{driver.KindInspect, "redfish", &Inspect{core: c}},
 		{driver.KindBIOS, "redfish", &BIOS{core: c}},
 		{driver.KindRAID, "redfish", &RAID{core: c}},
+		{driver.KindFirmware, "redfish", &Firmware{core: c}},
 	} {
 		if err := r.Register(i.kind, i.name, i.impl); err != nil {
 			return fmt.Errorf("register redfish interfaces: %w", err)
