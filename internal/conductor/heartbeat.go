@@ -12,10 +12,27 @@ import (
 )
 
 // processHeartbeat is the worker half of a heartbeat (seed 004 § 3.1,
-// upstream HeartbeatMixin.heartbeat): it takes the exclusive lock without
+// upstream HeartbeatMixin.heartbeat): a heartbeat in a state where it
+// means nothing is dropped; otherwise it takes the exclusive lock without
 // retrying (the agent heartbeats again soon), records where the agent
 // listens, then moves the waiting flow along.
+//
+// The node is read twice: by the shared acquire that checked the token,
+// and again by the upgrade, after the reservation. The second read stays.
+// The first was made without the lock, and what happened between it and
+// the reservation is typically what the heartbeat reacts to (the previous
+// holder's last save, moving the node into a wait state); only a read
+// under the lock sees the node this worker then writes over. Nothing
+// lets the reservation prove the first read current instead: the nodes
+// table, upstream's schema, has no row version, and updated_at is kept
+// to the second. Upstream's upgrade_lock reloads the node the same way.
+// What the early return saves is the reservation and its read for
+// heartbeats that need no action.
 func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc.HeartbeatArgs) error {
+	if !c.heartbeatAllowed(ctx, t) {
+		t.Log().ErrorContext(ctx, "heartbeat from node in unsupported provision state, not taking any action", "state", t.Node.ProvisionState)
+		return nil
+	}
 	if err := t.UpgradeLock(ctx, task.UpgradeOptions{NoRetry: true}); err != nil {
 		t.Log().DebugContext(ctx, "heartbeat skipped, node is locked", "error", err)
 		return nil
@@ -56,6 +73,23 @@ func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc
 		return c.heartbeatRescue(ctx, t)
 	}
 	return nil
+}
+
+// heartbeatAllowed is upstream heartbeat_allowed or fast_track_able: the
+// flows that wait for, or tolerate, an agent; with fast track also the
+// stable states an agent idles in between operations.
+func (c *Conductor) heartbeatAllowed(ctx context.Context, t *task.Task) bool {
+	ft := c.fastTrack()
+	switch t.Node.ProvisionState {
+	case states.DeployWait, states.CleanWait, states.RescueWait, states.Deploying, states.Cleaning, states.Rescuing,
+		states.DeployHold, states.CleanHold, states.Servicing, states.ServiceWait, states.ServiceHold:
+		return true
+	case states.Manageable, states.Available, states.Enroll:
+		if on, err := ft.EnabledFor(t.Node); err == nil && on {
+			return true
+		}
+	}
+	return ft.Able(ctx, t.DriverTask())
 }
 
 // heartbeatInMaintenance: the heartbeat is only recorded, except that

@@ -288,3 +288,47 @@ func TestHeartbeatRequireTLS(t *testing.T) {
 		}
 	})
 }
+
+// TestHeartbeatOutsideAgentStates: a heartbeat in a state no flow waits
+// in is dropped without locking the node, unless fast track keeps the
+// agent around between operations.
+func TestHeartbeatOutsideAgentStates(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, logs := newAgentEnv(t, db, false)
+		ctx := context.Background()
+		send := func(n *model.Node, token string) {
+			t.Helper()
+			if err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://127.0.0.1:9999", AgentToken: token, AgentVersion: ipa.Version}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		active := e.node(states.Active, func(n *model.Node) { n.DeployInterface = "direct" })
+		send(active, lookup(t, e, active))
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(logs.String(), "heartbeat from node in unsupported provision state") {
+			if time.Now().After(deadline) {
+				t.Fatal("heartbeat in active was not dropped")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := e.waitUnlocked(active); got.DriverInternalInfo["agent_url"] != nil || got.DriverInternalInfo["agent_last_heartbeat"] != nil {
+			t.Errorf("dropped heartbeat recorded: %v", got.DriverInternalInfo)
+		}
+
+		idle := e.node(states.Manageable, func(n *model.Node) {
+			n.DeployInterface = "direct"
+			n.DriverInfo = map[string]any{"fast_track": true}
+		})
+		send(idle, lookup(t, e, idle))
+		deadline = time.Now().Add(5 * time.Second)
+		for e.get(idle).DriverInternalInfo["agent_last_heartbeat"] == nil {
+			if time.Now().After(deadline) {
+				t.Fatal("fast-track heartbeat in manageable not recorded")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := e.waitUnlocked(idle); got.DriverInternalInfo["agent_url"] != "http://127.0.0.1:9999" || got.ProvisionState != states.Manageable {
+			t.Errorf("fast-track heartbeat: state %s, driver_internal_info %v", got.ProvisionState, got.DriverInternalInfo)
+		}
+	})
+}
