@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/openkeel/ironic/internal/keystoneauth"
+	"github.com/openkeel/ironic/testing/keystone"
 )
 
 const imgID = "2a5c3d5e-6a3f-4f1b-9d2c-1b2f0e8a9c11"
@@ -89,4 +92,48 @@ func TestGlanceShowAndDownload(t *testing.T) {
 	down := &GlanceService{Auth: func(context.Context) (string, string, error) { return "tok", "http://127.0.0.1:1", nil }, Opts: DefaultOptions()}
 	_, err = down.Show(t.Context(), imgID)
 	wantClass(t, err, "GlanceConnectionFailed", "")
+}
+
+// With a Keystone session the conductor's project is its token's, and a
+// refused token is renewed once by the session's client.
+func TestGlanceThroughKeystoneSession(t *testing.T) {
+	ks := keystone.New(t).Project("service").User("ironic", "s3cret").Grant("ironic", "service", "admin")
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := r.Header.Get("X-Auth-Token")
+		seen = append(seen, tok)
+		if !ks.TokenValid(tok) {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/v2/images/" + imgID:
+			json.NewEncoder(w).Encode(map[string]any{"id": imgID, "status": "active", "visibility": "private", "owner": ks.ProjectID("service")})
+		case "/v2/images/" + imgID + "/file":
+			w.Write([]byte("data"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	ks.AddService("image", "glance", "RegionOne", srv.URL, "internal")
+	sess := keystoneauth.New(keystoneauth.Options{
+		Section: "glance", AuthType: "password", AuthURL: ks.URL(), Username: "ironic", Password: "s3cret",
+		UserDomainID: "default", ProjectName: "service", ProjectDomainID: "default",
+		ServiceType: "image", ValidInterfaces: []string{"internal", "public"},
+	})
+	o := DefaultOptions()
+	o.IgnoreProjectCheckForAdmin = false
+	g := &GlanceService{Auth: sess.Auth, Client: sess.Client(), Opts: o, ProjectID: sess.ProjectID}
+	if _, err := g.Show(t.Context(), imgID); err != nil {
+		t.Fatalf("private image of the conductor's project: %v", err)
+	}
+	ks.RevokeUserTokens("ironic")
+	var buf bytes.Buffer
+	if err := g.Download(t.Context(), imgID, &buf); err != nil || buf.String() != "data" {
+		t.Fatalf("download after revocation %q %v", buf.String(), err)
+	}
+	if n := ks.Authentications(); n != 2 || len(seen) != 3 || seen[1] != seen[0] || seen[2] == seen[1] {
+		t.Fatalf("authentications %d, tokens seen %d", n, len(seen))
+	}
 }

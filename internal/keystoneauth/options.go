@@ -154,3 +154,14 @@ func (o Options) String() string {
 	return fmt.Sprintf("[%s] auth_type=%s auth_url=%s username=%s user_id=%s password=%s project_name=%s project_id=%s service_type=%s interfaces=%v region=%s endpoint_override=%s",
 		o.Section, o.AuthType, o.AuthURL, o.Username, o.UserID, pw, o.ProjectName, o.ProjectID, o.ServiceType, o.ValidInterfaces, o.RegionName, o.EndpointOverride)
 }
+
+// ServiceCatalogOptions is [service_catalog] as upstream's
+// get_ironic_api_url loads it: without Keystone authentication
+// (auth_strategy other than keystone) the plugin is forced to none.
+func ServiceCatalogOptions(c *config.Config) Options {
+	o := OptionsFromConfig(c, "service_catalog")
+	if c.String("DEFAULT", "auth_strategy") != "keystone" {
+		o.AuthType = "none"
+	}
+	return o
+}

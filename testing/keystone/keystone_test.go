@@ -100,3 +100,20 @@ func TestTokenAPI(t *testing.T) {
 		t.Error("Down: connection accepted")
 	}
 }
+
+func TestTokenValid(t *testing.T) {
+	ks := New(t).Project("demo").User("alice", "pw").Grant("alice", "demo", "member").TokenTTL(10 * time.Minute)
+	tok := ks.Token("alice", "demo")
+	if !ks.TokenValid(tok) || ks.TokenValid("") || ks.TokenValid("gAAAAAforged") {
+		t.Fatal("TokenValid accepts only issued tokens")
+	}
+	ks.Advance(10 * time.Minute)
+	if ks.TokenValid(tok) {
+		t.Error("expired token valid")
+	}
+	tok = ks.Token("alice", "demo")
+	ks.RevokeUserTokens("alice")
+	if ks.TokenValid(tok) {
+		t.Error("revoked token valid")
+	}
+}

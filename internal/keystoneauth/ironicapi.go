@@ -1,0 +1,24 @@
+package keystoneauth
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/errs"
+)
+
+// IronicAPIURL is upstream's get_ironic_api_url: the URL the ramdisk
+// reaches this service at, from [service_catalog]/endpoint_override or the
+// catalog's baremetal entry, without a trailing slash (ramdisk scripts
+// append paths to it).
+func IronicAPIURL(ctx context.Context, s *Session) (string, error) {
+	u, err := s.Endpoint(ctx)
+	if err != nil {
+		if errs.Is(err, "KeystoneFailure") || errs.Is(err, "CatalogNotFound") || errs.Is(err, "KeystoneUnauthorized") {
+			return "", errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Couldn't get the URL of the Ironic API service from the configuration file or keystone catalog. Keystone error: %s", err.Error()))
+		}
+		return "", err
+	}
+	return strings.TrimRight(u, "/"), nil
+}
