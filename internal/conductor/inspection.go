@@ -2,6 +2,7 @@ package conductor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -105,11 +106,8 @@ func (c *Conductor) processInspectionData(ctx context.Context, t *task.Task, inv
 		if err != nil {
 			return err
 		}
-		o := inspection.HookOptions{
-			AddPorts: c.cfg.String("inspector", "add_ports"), KeepPorts: c.cfg.String("inspector", "keep_ports"),
-			UpdatePXEEnabled:        c.cfg.Bool("inspector", "update_pxe_enabled"),
-			DiskPartitioningSpacing: c.cfg.Bool("inspector", "disk_partitioning_spacing"),
-		}
+		o := inspection.HookOptionsFromConfig(c.cfg)
+		o.Log = t.Log()
 		if err := inspection.RunHooks(ctx, tg, names, o, inventory, pluginData); err != nil {
 			return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("failed to run inspection hooks: %s", err)})
 		}
@@ -228,4 +226,16 @@ func (x *inspectTarget) RemoveTrait(ctx context.Context, name string) error {
 		return storeErr(err, "delete trait")
 	}
 	return nil
+}
+
+func (x *inspectTarget) StoredInventory(ctx context.Context) (map[string]any, bool, error) {
+	inv, err := x.c.store.GetNodeInventory(ctx, x.t.Node.ID)
+	var nf *store.NotFoundError
+	if errors.As(err, &nf) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, storeErr(err, "load node inventory")
+	}
+	return inv.InventoryData, true, nil
 }

@@ -19,6 +19,9 @@ type memTarget struct {
 	ports  []*model.Port
 	traits map[string]bool
 	next   int
+	// stored is the inventory of the node's stored inspection data.
+	stored      map[string]any
+	storedFound bool
 }
 
 func newTarget() *memTarget {
@@ -87,6 +90,10 @@ func (m *memTarget) RemoveTrait(_ context.Context, name string) error {
 	}
 	delete(m.traits, name)
 	return nil
+}
+
+func (m *memTarget) StoredInventory(context.Context) (map[string]any, bool, error) {
+	return m.stored, m.storedFound, nil
 }
 
 func (m *memTarget) addresses() []string {

@@ -2,11 +2,14 @@ package inspection
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sort"
 	"strings"
 
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 )
@@ -21,11 +24,70 @@ type HookOptions struct {
 	UpdatePXEEnabled bool
 	// DiskPartitioningSpacing is [inspector]/disk_partitioning_spacing.
 	DiskPartitioningSpacing bool
+	// CPUCapabilities is [inspector]/cpu_capabilities, CPU flag to
+	// capability name, in the order the capabilities are added.
+	CPUCapabilities []KeyValue
+	// ExtraHardwareStrict is [inspector]/extra_hardware_strict.
+	ExtraHardwareStrict bool
+	// PCIDeviceAlias is [inspector]/pci_device_alias: JSON objects with
+	// vendor_id, product_id and name.
+	PCIDeviceAlias []string
+	// PhysicalNetworkCIDRMap is [inspector]/physical_network_cidr_map:
+	// "CIDR:physnet" items.
+	PhysicalNetworkCIDRMap []string
+	// KnownAccelerators is [inspector]/known_accelerators; empty means
+	// the list shipped with the product.
+	KnownAccelerators string
+	// Log receives the hooks' warnings; nil means slog.Default().
+	Log *slog.Logger
+}
+
+// KeyValue is one item of an ordered mapping.
+type KeyValue struct{ Key, Value string }
+
+// defaultCPUCapabilities is upstream's default [inspector]/cpu_capabilities
+// in its declaration order, which is the order capabilities are added in.
+var defaultCPUCapabilities = []KeyValue{
+	{"vmx", "cpu_vt"}, {"svm", "cpu_vt"}, {"aes", "cpu_aes"},
+	{"pse", "cpu_hugepages"}, {"pdpe1gb", "cpu_hugepages_1g"}, {"smx", "cpu_txt"},
 }
 
 // DefaultHookOptions are upstream's defaults.
 func DefaultHookOptions() HookOptions {
-	return HookOptions{AddPorts: "pxe", KeepPorts: "all", UpdatePXEEnabled: true, DiskPartitioningSpacing: true}
+	return HookOptions{
+		AddPorts: "pxe", KeepPorts: "all", UpdatePXEEnabled: true, DiskPartitioningSpacing: true,
+		CPUCapabilities: append([]KeyValue(nil), defaultCPUCapabilities...),
+	}
+}
+
+// HookOptionsFromConfig reads the [inspector] options. The configuration
+// keeps no order for a dict option, so a configured cpu_capabilities is
+// applied in flag order; upstream's default keeps its declared order.
+// known_accelerators left at upstream's $pybasedir default means the
+// shipped list.
+func HookOptionsFromConfig(c *config.Config) HookOptions {
+	o := HookOptions{
+		AddPorts:                c.String("inspector", "add_ports"),
+		KeepPorts:               c.String("inspector", "keep_ports"),
+		UpdatePXEEnabled:        c.Bool("inspector", "update_pxe_enabled"),
+		DiskPartitioningSpacing: c.Bool("inspector", "disk_partitioning_spacing"),
+		ExtraHardwareStrict:     c.Bool("inspector", "extra_hardware_strict"),
+		PCIDeviceAlias:          c.List("inspector", "pci_device_alias"),
+		PhysicalNetworkCIDRMap:  c.List("inspector", "physical_network_cidr_map"),
+		CPUCapabilities:         append([]KeyValue(nil), defaultCPUCapabilities...),
+	}
+	if c.IsSet("inspector", "cpu_capabilities") {
+		m := c.Dict("inspector", "cpu_capabilities")
+		o.CPUCapabilities = make([]KeyValue, 0, len(m))
+		for k, v := range m {
+			o.CPUCapabilities = append(o.CPUCapabilities, KeyValue{k, v})
+		}
+		sort.Slice(o.CPUCapabilities, func(i, j int) bool { return o.CPUCapabilities[i].Key < o.CPUCapabilities[j].Key })
+	}
+	if c.IsSet("inspector", "known_accelerators") {
+		o.KnownAccelerators = c.String("inspector", "known_accelerators")
+	}
+	return o
 }
 
 // hook is upstream's InspectionHook: preprocess failures are collected
@@ -37,20 +99,32 @@ type hook struct {
 }
 
 type hookRun struct {
-	t          Target
-	o          HookOptions
-	inventory  map[string]any
-	pluginData map[string]any
+	t            Target
+	o            HookOptions
+	log          *slog.Logger
+	inventory    map[string]any
+	pluginData   map[string]any
+	accelerators []map[string]any
 }
 
+// hooks are upstream's ironic.inspection.hooks entry points.
 var hooks = map[string]hook{
-	"ramdisk-error":       {preprocess: ramdiskError},
-	"validate-interfaces": {preprocess: validateInterfacesHook},
-	"ports":               {deps: []string{"validate-interfaces"}, run: portsHook},
-	"architecture":        {run: architectureHook},
-	"memory":              {run: memoryHook},
-	"cpus":                {run: cpusHook},
-	"root-device":         {run: rootDeviceHook},
+	"ramdisk-error":         {preprocess: ramdiskError},
+	"validate-interfaces":   {preprocess: validateInterfacesHook},
+	"ports":                 {deps: []string{"validate-interfaces"}, run: portsHook},
+	"architecture":          {run: architectureHook},
+	"accelerators":          {run: acceleratorsHook},
+	"boot-mode":             {run: bootModeHook},
+	"cpu-capabilities":      {run: cpuCapabilitiesHook},
+	"cpus":                  {run: cpusHook},
+	"extra-hardware":        {run: extraHardwareHook},
+	"memory":                {run: memoryHook},
+	"pci-devices":           {run: pciDevicesHook},
+	"physical-network":      {deps: []string{"validate-interfaces"}, run: physicalNetworkHook},
+	"raid-device":           {run: raidDeviceHook},
+	"root-device":           {run: rootDeviceHook},
+	"local-link-connection": {deps: []string{"validate-interfaces"}, run: localLinkConnectionHook},
+	"parse-lldp":            {run: parseLLDPHook},
 }
 
 // HookNames lists the hooks this package implements.
@@ -65,38 +139,65 @@ func HookNames() []string {
 
 // ParseHooks splits [inspector]/hooks, expanding "$default_hooks", and
 // checks every name exists and comes after the hooks it depends on
-// (upstream validate_inspection_hooks).
+// (upstream validate_inspection_hooks: a hook whose dependencies are not
+// met does not count as enabled for the hooks after it).
 func ParseHooks(hooksOpt, defaultHooks string) ([]string, error) {
-	var names []string
+	var names, unknown []string
 	for _, n := range strings.Split(strings.ReplaceAll(hooksOpt, "$default_hooks", defaultHooks), ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			names = append(names, n)
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		names = append(names, n)
+		if _, ok := hooks[n]; !ok {
+			unknown = append(unknown, n)
 		}
 	}
-	seen := map[string]bool{}
-	var missing []string
+	if len(unknown) > 0 {
+		return nil, errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+			"The following hook(s) are missing or failed to load: %s", strings.Join(unknown, ", "))})
+	}
+	valid := map[string]bool{}
+	var problems []string
 	for _, n := range names {
-		h, ok := hooks[n]
-		if !ok {
-			return nil, errs.NewMessage("HardwareInspectionFailure", fmt.Sprintf("Failed to inspect hardware. Reason: the following inspection hooks are not available: %s", n))
-		}
-		for _, d := range h.deps {
-			if !seen[d] {
-				missing = append(missing, fmt.Sprintf("%s requires %s", n, d))
+		var missing []string
+		for _, d := range hooks[n].deps {
+			if !valid[d] {
+				missing = append(missing, d)
 			}
 		}
-		seen[n] = true
+		if len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("Hook %s requires these missing hooks to be enabled before it: %s", n, strings.Join(missing, ", ")))
+			continue
+		}
+		valid[n] = true
 	}
-	if len(missing) > 0 {
-		return nil, errs.NewMessage("HardwareInspectionFailure", fmt.Sprintf("Failed to inspect hardware. Reason: the following hook dependencies are not met: %s", strings.Join(missing, ", ")))
+	if len(problems) > 0 {
+		return nil, errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+			"Some hooks failed to load due to dependency problems: %s", strings.Join(problems, ", "))})
 	}
 	return names, nil
 }
 
 // RunHooks is upstream run_inspection_hooks: every preprocess, failures
-// joined, then every hook in order.
+// joined, then every hook in order. The accelerators hook's device list
+// is loaded first, as upstream loads it with the hook.
 func RunHooks(ctx context.Context, t Target, names []string, o HookOptions, inventory, pluginData map[string]any) error {
-	r := &hookRun{t: t, o: o, inventory: inventory, pluginData: pluginData}
+	r := &hookRun{t: t, o: o, log: o.Log, inventory: inventory, pluginData: pluginData}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	r.log = r.log.With("node", t.Node().UUID)
+	for _, n := range names {
+		if n != "accelerators" {
+			continue
+		}
+		devs, err := loadKnownAccelerators(o.KnownAccelerators)
+		if err != nil {
+			return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+				"The following hook(s) are missing or failed to load: accelerators (%s)", err)})
+		}
+		r.accelerators = devs
+	}
 	var failures []string
 	for _, n := range names {
 		h := hooks[n]
@@ -127,9 +228,26 @@ func RunHooks(ctx context.Context, t Target, names []string, o HookOptions, inve
 	return nil
 }
 
+// pyExc is a Python exception upstream's hooks let escape, which the
+// caller reports with its class name.
+type pyExc struct{ class, msg string }
+
+func (e *pyExc) Error() string { return e.msg }
+
+func pyErr(class, format string, args ...any) error {
+	return &pyExc{class: class, msg: fmt.Sprintf(format, args...)}
+}
+
+// keyError is Python's KeyError, whose str() is the key's repr.
+func keyError(key string) error { return pyErr("KeyError", "%s", pyRepr(key)) }
+
 func errClass(err error) string {
 	if e, ok := errs.As(err); ok {
 		return e.Class
+	}
+	var p *pyExc
+	if errors.As(err, &p) {
+		return p.class
 	}
 	return fmt.Sprintf("%T", err)
 }
@@ -359,103 +477,12 @@ func setProperty(n *model.Node, key string, v any) {
 
 func architectureHook(_ context.Context, r *hookRun) error {
 	n := r.t.Node()
-	cpu, _ := r.inventory["cpu"].(map[string]any)
-	arch, ok := cpu["architecture"].(string)
-	if !ok {
+	cpu, ok := r.inventory["cpu"].(map[string]any)
+	arch, has := cpu["architecture"]
+	if !ok || !has {
 		return invalidInventory(n, fmt.Sprintf("Inventory has malformed or missing CPU architecture information: %s for node %s.", pyRepr(r.inventory["cpu"]), n.UUID))
 	}
 	setProperty(n, "cpu_arch", arch)
 	return nil
 }
 
-func memoryHook(_ context.Context, r *hookRun) error {
-	n := r.t.Node()
-	mem, _ := r.inventory["memory"].(map[string]any)
-	v, ok := mem["physical_mb"]
-	if !ok || v == nil {
-		return invalidInventory(n, fmt.Sprintf("Inventory has missing memory information: %s for node %s.", pyRepr(r.inventory["memory"]), n.UUID))
-	}
-	setProperty(n, "memory_mb", v)
-	return nil
-}
-
-func cpusHook(_ context.Context, r *hookRun) error {
-	cpu, _ := r.inventory["cpu"].(map[string]any)
-	count, ok := toInt(cpu["count"])
-	if !ok || count == 0 {
-		return nil
-	}
-	setProperty(r.t.Node(), "cpus", count)
-	return nil
-}
-
-// rootDeviceHook sets local_gb from the root disk the ramdisk reported
-// (IPA sends it as plugin data root_disk), less a GiB for partitioning
-// when disk_partitioning_spacing; no root disk means a diskless node.
-// Root device hints are matched on exact name, serial, wwn, model,
-// vendor and size (GiB) only.
-func rootDeviceHook(_ context.Context, r *hookRun) error {
-	n := r.t.Node()
-	if hints, ok := n.Properties["root_device"].(map[string]any); ok && len(hints) > 0 {
-		disks, _ := r.inventory["disks"].([]any)
-		var found map[string]any
-		for _, d := range disks {
-			disk, _ := d.(map[string]any)
-			if disk != nil && diskMatches(disk, hints) {
-				found = disk
-				break
-			}
-		}
-		if found == nil {
-			return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("No disks satisfied root device hints for node %s", n.UUID)})
-		}
-		r.pluginData["root_disk"] = found
-	}
-	localGB := int64(0)
-	if disk, ok := r.pluginData["root_disk"].(map[string]any); ok {
-		size, _ := toInt(disk["size"])
-		localGB = size / (1 << 30)
-		if localGB > 0 && r.o.DiskPartitioningSpacing {
-			localGB--
-		}
-	}
-	r.pluginData["local_gb"] = localGB
-	setProperty(n, "local_gb", localGB)
-	return nil
-}
-
-func diskMatches(disk, hints map[string]any) bool {
-	for k, want := range hints {
-		switch k {
-		case "size":
-			w, ok1 := toInt(want)
-			s, ok2 := toInt(disk["size"])
-			if !ok1 || !ok2 || s/(1<<30) != w {
-				return false
-			}
-		default:
-			got, _ := disk[k].(string)
-			if ws, ok := want.(string); !ok || !strings.EqualFold(ws, got) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func toInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), true
-	case int64:
-		return x, true
-	case float64:
-		return int64(x), true
-	case string:
-		var i int64
-		if _, err := fmt.Sscan(x, &i); err == nil {
-			return i, true
-		}
-	}
-	return 0, false
-}

@@ -101,7 +101,7 @@ func TestActivePortsAndRootDeviceHints(t *testing.T) {
 	if got := tg.addresses(); !reflect.DeepEqual(got, []string{"52:54:00:aa:bb:01 pxe=true"}) {
 		t.Errorf("ports = %v", got)
 	}
-	tg.node.Properties["root_device"] = map[string]any{"serial": "s1", "size": 465}
+	tg.node.Properties["root_device"] = map[string]any{"serial": "s1", "size": ">= 465"}
 	o.DiskPartitioningSpacing = false
 	if err := runHooks(t, tg, "root-device", o, decode(t, ipaInventory), map[string]any{}); err != nil {
 		t.Fatal(err)
@@ -137,10 +137,14 @@ func TestParseHooks(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, []string{"ramdisk-error", "validate-interfaces", "ports", "memory"}) {
 		t.Errorf("got %v, %v", got, err)
 	}
-	if _, err := inspection.ParseHooks("ports,validate-interfaces", ""); err == nil || !strings.Contains(err.Error(), "ports requires validate-interfaces") {
+	_, err = inspection.ParseHooks("ports,validate-interfaces,local-link-connection", "")
+	want := "Failed to inspect hardware. Reason: Some hooks failed to load due to dependency problems: " +
+		"Hook ports requires these missing hooks to be enabled before it: validate-interfaces"
+	if !errs.Is(err, "HardwareInspectionFailure") || err.Error() != want {
 		t.Errorf("dependency: %v", err)
 	}
-	if _, err := inspection.ParseHooks("nope", ""); err == nil || !strings.Contains(err.Error(), "not available: nope") {
+	_, err = inspection.ParseHooks("nope,cpus,other", "")
+	if !errs.Is(err, "HardwareInspectionFailure") || err.Error() != "Failed to inspect hardware. Reason: The following hook(s) are missing or failed to load: nope, other" {
 		t.Errorf("unknown: %v", err)
 	}
 }

@@ -25,4 +25,7 @@ type Target interface {
 	// RemoveTrait returns an error of class NodeTraitNotFound when the
 	// node lacks it.
 	RemoveTrait(ctx context.Context, name string) error
+	// StoredInventory returns the inventory data of the node's stored
+	// inspection data; found is false when there is none.
+	StoredInventory(ctx context.Context) (inventory map[string]any, found bool, err error)
 }
