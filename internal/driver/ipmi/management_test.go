@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/openkeel/ironic/internal/errs"
 )
@@ -106,5 +107,62 @@ func TestVendorPassthru(t *testing.T) {
 	task.Shared = true
 	if _, err := v.VendorRoutes()["bmc_reset"].Func(ctx, task, "POST", nil); !errs.Is(err, "ExclusiveLockRequired") {
 		t.Fatalf("shared lock: %v", err)
+	}
+}
+
+// TestSetBootDeviceCommands covers the boot mode and vendor variants of
+// the command SetBootDevice sends after disabling the boot flag timeout.
+func TestSetBootDeviceCommands(t *testing.T) {
+	cases := []struct {
+		name       string
+		props      map[string]any
+		device     string
+		persistent bool
+		want       string
+	}{
+		{"uefi one time", map[string]any{}, "pxe", false, "raw 0x00 0x08 0x05 0xa0 0x04 0x00 0x00 0x00"},
+		{"uefi persistent", map[string]any{}, "disk", true, "raw 0x00 0x08 0x05 0xe0 0x08 0x00 0x00 0x00"},
+		{"uefi supermicro disk", map[string]any{"vendor": "SuperMicro"}, "disk", true, "raw 0x00 0x08 0x05 0xe0 0x24 0x00 0x00 0x00"},
+		{"uefi supermicro pxe", map[string]any{"vendor": "supermicro"}, "pxe", false, "raw 0x00 0x08 0x05 0xa0 0x04 0x00 0x00 0x00"},
+		{"bios supermicro disk", map[string]any{"vendor": "supermicro", "capabilities": "boot_mode:bios"}, "disk", false, "chassis bootdev disk"},
+		{"bios persistent", map[string]any{"capabilities": "boot_mode:bios"}, "safe", true, "chassis bootdev safe options=persistent"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, bmc, _, logs := testCore(t, nil)
+			task := testTask(baseInfo(), logs)
+			task.Node.Properties = tc.props
+			must(t, (&Management{core: c}).SetBootDevice(context.Background(), task, tc.device, tc.persistent))
+			if got := bmc.commands(); !reflect.DeepEqual(got, []string{"raw " + disableBootTimeoutRaw, tc.want}) {
+				t.Fatalf("commands %q, want the timeout disable then %q", got, tc.want)
+			}
+		})
+	}
+	c, bmc, _, logs := testCore(t, func(o *Options) { o.DisableBootTimeout = false })
+	task := testTask(baseInfo(), logs)
+	must(t, (&Management{core: c}).SetBootDevice(context.Background(), task, "cdrom", false))
+	if got := bmc.commands(); !reflect.DeepEqual(got, []string{"raw 0x00 0x08 0x05 0xa0 0x14 0x00 0x00 0x00"}) {
+		t.Fatalf("[ipmi]disable_boot_timeout=false: commands %q", got)
+	}
+}
+
+func TestSensorsAndNMI(t *testing.T) {
+	c, bmc, _, logs := testCore(t, func(o *Options) { o.CommandRetryTimeout = 5 * time.Second })
+	m := &Management{core: c}
+	task := testTask(baseInfo(), logs)
+	ctx := context.Background()
+	bmc.answer("sdr -v", Result{Stdout: "Sensor ID : Fan1 (0x30)\n Sensor Type (Threshold) : Fan (0x04)\n Sensor Reading : 4800 (+/- 0) RPM\n"})
+	got, err := m.GetSensorsData(ctx, task)
+	must(t, err)
+	if fan, _ := got["Fan"].(map[string]any)["Fan1 (0x30)"].(map[string]any); fan["Sensor Reading"] != "4800 (+/- 0) RPM" {
+		t.Fatalf("sensors %v", got)
+	}
+	bmc.answer("sdr -v", Result{ExitCode: 1, Stderr: "Error: Unable to establish IPMI v2 / RMCP+ session"})
+	if _, err := m.GetSensorsData(ctx, task); !errs.Is(err, "FailedToGetSensorData") {
+		t.Fatalf("sdr failure: %v", err)
+	}
+	must(t, m.InjectNMI(ctx, task))
+	if cmds := bmc.commands(); cmds[len(cmds)-1] != "power diag" {
+		t.Fatalf("commands %q", cmds)
 	}
 }
