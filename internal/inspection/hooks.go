@@ -485,4 +485,3 @@ func architectureHook(_ context.Context, r *hookRun) error {
 	setProperty(n, "cpu_arch", arch)
 	return nil
 }
-

@@ -62,7 +62,9 @@ func TestCPUCapabilitiesHook(t *testing.T) {
 		{name: "no flag matches still rewrites", hooks: "cpu-capabilities", inv: `{"cpu": {"flags": ["fpu"]}}`, pd: `{}`, wantProps: `{"capabilities":""}`},
 		{name: "no flags", hooks: "cpu-capabilities", inv: `{"cpu": {"flags": []}}`, pd: `{}`, wantProps: `{}`},
 		{name: "configured mapping", hooks: "cpu-capabilities", inv: `{"cpu": {"flags": ["avx2", "sse4_2"]}}`, pd: `{}`,
-			opts:      func(o *inspection.HookOptions) { o.CPUCapabilities = []inspection.KeyValue{{Key: "sse4_2", Value: "cpu_sse42"}, {Key: "avx2", Value: "cpu_avx2"}} },
+			opts: func(o *inspection.HookOptions) {
+				o.CPUCapabilities = []inspection.KeyValue{{Key: "sse4_2", Value: "cpu_sse42"}, {Key: "avx2", Value: "cpu_avx2"}}
+			},
 			wantProps: `{"capabilities":"cpu_sse42:true,cpu_avx2:true"}`},
 	})
 }
