@@ -45,12 +45,30 @@ type startedPod struct {
 // own loader, failing on any option that the loader does not know.
 func startPod(t *testing.T, r *rendered, spec corev1.PodSpec, main string, facts podFacts) *startedPod {
 	t.Helper()
+	return startPodWith(t, r, spec, main, facts, fixtureSecret)
+}
+
+// secretData gives the content of one key of one Secret.
+type secretData func(secret, key string) string
+
+// fixtureSecret serves secretFixture, the same keys for every Secret; a
+// key it lacks (the database Secret's configurable key) is the DSN.
+func fixtureSecret(_, key string) string {
+	if data, ok := secretFixture[key]; ok {
+		return data
+	}
+	return secretFixture["connection"]
+}
+
+// startPodWith is startPod with the Secrets' contents given by secrets.
+func startPodWith(t *testing.T, r *rendered, spec corev1.PodSpec, main string, facts podFacts, secrets secretData) *startedPod {
+	t.Helper()
 	root := t.TempDir()
 	if len(spec.InitContainers) != 1 {
 		t.Fatalf("want one init container, got %d", len(spec.InitContainers))
 	}
 	init := spec.InitContainers[0]
-	mountVolumes(t, r, spec, init, root)
+	mountVolumes(t, r, spec, init, root, secrets)
 
 	env := resolveEnv(t, init.Env, facts)
 	cmd := exec.Command(init.Command[0], rooted(root, init.Command[1]))
@@ -96,7 +114,7 @@ func rootedAll(root string, ps []string) []string {
 
 // mountVolumes writes c's ConfigMap, Secret, emptyDir and downward-API
 // volumes under root as the kubelet would.
-func mountVolumes(t *testing.T, r *rendered, spec corev1.PodSpec, c corev1.Container, root string) {
+func mountVolumes(t *testing.T, r *rendered, spec corev1.PodSpec, c corev1.Container, root string, secrets secretData) {
 	t.Helper()
 	for _, m := range c.VolumeMounts {
 		v := volume(t, spec, m.Name)
@@ -115,11 +133,7 @@ func mountVolumes(t *testing.T, r *rendered, spec corev1.PodSpec, c corev1.Conta
 				t.Fatalf("secret volume %s mounts every key: name the keys it needs", v.Name)
 			}
 			for _, it := range v.Secret.Items {
-				data, ok := secretFixture[it.Key]
-				if !ok {
-					data = secretFixture["connection"]
-				}
-				write(t, filepath.Join(dir, it.Path), data+"\n")
+				write(t, filepath.Join(dir, it.Path), secrets(v.Secret.SecretName, it.Key)+"\n")
 			}
 		case v.DownwardAPI != nil:
 			for _, it := range v.DownwardAPI.Items {
