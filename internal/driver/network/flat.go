@@ -381,8 +381,14 @@ func (*Flat) GetCurrentVif(_ context.Context, _ *driver.Task, internalInfo map[s
 
 // PortChanged refuses, as upstream, a port in a portgroup without
 // standalone port support that would be PXE enabled or carry a VIF.
-func (f *Flat) PortChanged(ctx context.Context, _ *driver.Task, port *model.Port) error {
-	if port.PortgroupID == nil || f.Ports == nil {
+func (f *Flat) PortChanged(ctx context.Context, task *driver.Task, port *model.Port) error {
+	if f.Ports == nil {
+		return nil
+	}
+	if err := f.portChangedInNeutron(ctx, task, port); err != nil {
+		return err
+	}
+	if port.PortgroupID == nil {
 		return nil
 	}
 	vif := vifID(port.InternalInfo, port.Extra)
@@ -419,7 +425,22 @@ func (f *Flat) PortChanged(ctx context.Context, _ *driver.Task, port *model.Port
 // PortgroupChanged refuses turning standalone port support off while a
 // member port is PXE enabled or carries a VIF.
 func (f *Flat) PortgroupChanged(ctx context.Context, task *driver.Task, pg *model.Portgroup) error {
-	if f.Ports == nil || pg.StandalonePortsSupported == nil || *pg.StandalonePortsSupported {
+	if f.Ports == nil {
+		return nil
+	}
+	// The bond's MAC follows to its VIF; a removed address leaves the
+	// Neutron port alone, as upstream.
+	if f.Neutron != nil && pg.ID != 0 && deref(pg.Address) != "" {
+		if old, err := f.Ports.GetPortgroupByID(ctx, pg.ID); err == nil && deref(old.Address) != deref(pg.Address) {
+			if vif := vifID(pg.InternalInfo, pg.Extra); vif != "" {
+				if err := f.Neutron.updatePortAddress(ctx, vif, *pg.Address); err != nil {
+					task.Logger().Error("failed to update the neutron port MAC", "portgroup", pg.UUID, "vif", vif, "error", err)
+					return errs.New("FailedToUpdateMacOnPort", map[string]any{"port_id": vif})
+				}
+			}
+		}
+	}
+	if pg.StandalonePortsSupported == nil || *pg.StandalonePortsSupported {
 		return nil
 	}
 	if pg.ID != 0 {
@@ -446,6 +467,44 @@ func (f *Flat) PortgroupChanged(ctx context.Context, task *driver.Task, pg *mode
 			return errs.NewMessage("Conflict", fmt.Sprintf("standalone_ports_supported can not be set to False, because the port group %s contains port with %s",
 				pg.UUID, strings.Join(reason, ", ")))
 		}
+	}
+	return nil
+}
+
+// portChangedInNeutron carries a port's new MAC and DHCP client id to its
+// VIF, as upstream's NeutronVIFPortIDMixin.port_changed does before its
+// portgroup checks.
+func (f *Flat) portChangedInNeutron(ctx context.Context, task *driver.Task, port *model.Port) error {
+	if f.Neutron == nil || port.ID == 0 {
+		return nil
+	}
+	old, err := f.Ports.GetPortByID(ctx, port.ID)
+	if err != nil {
+		return fmt.Errorf("port %s before the change: %w", port.UUID, err)
+	}
+	vif := vifID(port.InternalInfo, port.Extra)
+	if deref(old.Address) != deref(port.Address) && vif != "" {
+		if err := f.Neutron.updatePortAddress(ctx, vif, deref(port.Address)); err != nil {
+			task.Logger().Error("failed to update the neutron port MAC", "port", port.UUID, "vif", vif, "error", err)
+			return errs.New("FailedToUpdateMacOnPort", map[string]any{"port_id": vif})
+		}
+	}
+	oldClient, _ := old.Extra["client-id"].(string)
+	newClient, _ := port.Extra["client-id"].(string)
+	if oldClient == newClient {
+		return nil
+	}
+	if vif == "" {
+		if task.Node.InstanceUUID != nil && *task.Node.InstanceUUID != "" {
+			task.Logger().Warn("no VIF found for the instance's port when updating its client-id", "port", port.UUID, "instance", *task.Node.InstanceUUID)
+		}
+		return nil
+	}
+	// A null value removes the option from the Neutron port.
+	opt := map[string]any{"opt_name": "client-id", "opt_value": nullable(newClient)}
+	if _, err := f.Neutron.Client.UpdatePort(ctx, vif, map[string]any{"extra_dhcp_opts": []any{opt}}); err != nil {
+		task.Logger().Error("failed to update DHCP options on the neutron port", "port", port.UUID, "vif", vif, "error", err)
+		return errs.New("FailedToUpdateDHCPOptOnPort", map[string]any{"port_id": vif})
 	}
 	return nil
 }

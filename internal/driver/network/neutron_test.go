@@ -196,3 +196,71 @@ func TestNeutronTenantNetworks(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestNeutronPortChangesFollowToVIF(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	vif := "33333333-3333-4333-8333-333333333333"
+	fn.Port(map[string]any{"id": vif, "network_id": provNet, "mac_address": "fa:16:3e:00:00:01"})
+	if err := n.VifAttach(ctx, fx.task, map[string]any{"id": vif}); err != nil {
+		t.Fatal(err)
+	}
+	// The VIF is bound (host seeded): the MAC change unbinds, changes and
+	// restores the binding, as Neutron refuses to change a bound MAC.
+	p := fx.port(t, 0)
+	p.Address = ptr("52:54:00:aa:bb:99")
+	if err := n.PortChanged(ctx, fx.task, p); err != nil {
+		t.Fatal(err)
+	}
+	if np := fn.GetPort(vif); np["mac_address"] != "52:54:00:aa:bb:99" || np["binding:host_id"] != fx.task.Node.UUID {
+		t.Fatalf("neutron port after MAC change %v", np)
+	}
+	save := func() {
+		t.Helper()
+		if _, err := fx.st.UpdatePort(ctx, p, "address", "extra"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save()
+	p.Extra = map[string]any{"client-id": "ff:00:00:00:00:00:02:00:00:02:c9:00:00:02:c9:03:00:01:02:03"}
+	if err := n.PortChanged(ctx, fx.task, p); err != nil {
+		t.Fatal(err)
+	}
+	opts, _ := fn.GetPort(vif)["extra_dhcp_opts"].([]any)
+	if len(opts) != 1 || opts[0].(map[string]any)["opt_name"] != "client-id" || opts[0].(map[string]any)["opt_value"] != p.Extra["client-id"] {
+		t.Fatalf("extra_dhcp_opts %v", opts)
+	}
+	save()
+	fn.Fail(http.MethodPut, "/v2.0/ports/", http.StatusInternalServerError, 1)
+	p.Extra = map[string]any{}
+	wantClass(t, n.PortChanged(ctx, fx.task, p), "FailedToUpdateDHCPOptOnPort", "Update DHCP options on port: "+vif+" failed.")
+	fn.Fail(http.MethodGet, "/v2.0/ports/", http.StatusInternalServerError, 1)
+	p.Address = ptr("52:54:00:aa:bb:98")
+	wantClass(t, n.PortChanged(ctx, fx.task, p), "FailedToUpdateMacOnPort", "Update MAC address on port: "+vif+" failed.")
+}
+
+func TestNeutronVifAttachPhysnets(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	fn.NetworkAttrs(provNet, map[string]any{"provider:physical_network": "physnet2"})
+	// The PXE port is on physnet1, the other on physnet2: the VIF's
+	// physical network wins over PXE.
+	for i, pn := range []string{"physnet1", "physnet2"} {
+		p := fx.port(t, i)
+		p.PhysicalNetwork = ptr(pn)
+		if _, err := fx.st.UpdatePort(ctx, p, "physical_network"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vif := "33333333-3333-4333-8333-333333333333"
+	fn.Port(map[string]any{"id": vif, "network_id": provNet})
+	if err := n.VifAttach(ctx, fx.task, map[string]any{"id": vif}); err != nil {
+		t.Fatal(err)
+	}
+	if fx.port(t, 1).InternalInfo[TenantVIFKey] != vif {
+		t.Fatalf("VIF not on the physnet2 port: %v / %v", fx.port(t, 0).InternalInfo, fx.port(t, 1).InternalInfo)
+	}
+	other := "44444444-4444-4444-8444-444444444444"
+	fn.Port(map[string]any{"id": other, "network_id": provNet})
+	wantClass(t, n.VifAttach(ctx, fx.task, map[string]any{"id": other}), "NoFreePhysicalPorts", "Unable to attach VIF "+other+", not enough free physical ports.")
+}
