@@ -60,7 +60,7 @@ func (s *SocatConsole) StartConsole(ctx context.Context, task *driver.Task) erro
 		return err
 	}
 	if d.Port == nil {
-		port, err := s.core.ports.acquire(s.core.opts.PortRange, s.core.opts.SocatAddress)
+		port, err := s.core.ports.acquire(s.core.opts.PortRange, s.core.opts.SocatAddress, s.core.opts.Host)
 		if err != nil {
 			return err
 		}
@@ -345,7 +345,10 @@ type portAllocator struct {
 
 func newPortAllocator() *portAllocator { return &portAllocator{allocated: map[int]bool{}} }
 
-func (a *portAllocator) acquire(ranges []PortRange, host string) (int, error) {
+// acquire binds each candidate on host to check it is free; the error
+// names the conductor (upstream reports [DEFAULT]host, not the bind
+// address).
+func (a *portAllocator) acquire(ranges []PortRange, host, conductor string) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, r := range ranges {
@@ -362,7 +365,7 @@ func (a *portAllocator) acquire(ranges []PortRange, host string) (int, error) {
 			return p, nil
 		}
 	}
-	return 0, errs.New("NoFreeIPMITerminalPorts", map[string]any{"host": host})
+	return 0, errs.New("NoFreeIPMITerminalPorts", map[string]any{"host": conductor})
 }
 
 func (a *portAllocator) release(port int) {

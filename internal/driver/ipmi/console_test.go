@@ -132,18 +132,19 @@ func TestConsolePortAllocation(t *testing.T) {
 	a := newPortAllocator()
 	var got []int
 	for range 2 {
-		p, err := a.acquire(ranges, "127.0.0.1")
+		p, err := a.acquire(ranges, "127.0.0.1", "cond-1")
 		must(t, err)
 		got = append(got, p)
 	}
 	if got[0] != busy-2 || got[1] != busy-1 {
 		t.Fatalf("allocated %v from %v with %d bound", got, ranges, busy)
 	}
-	if _, err := a.acquire(ranges, "127.0.0.1"); !errs.Is(err, "NoFreeIPMITerminalPorts") {
+	if _, err := a.acquire(ranges, "127.0.0.1", "cond-1"); !errs.Is(err, "NoFreeIPMITerminalPorts") ||
+		err.Error() != "Unable to allocate a free port on host cond-1 for IPMI terminal, not enough free ports." {
 		t.Fatalf("exhausted range: %v", err)
 	}
 	a.release(got[0])
-	if p, err := a.acquire(ranges, "127.0.0.1"); err != nil || p != got[0] {
+	if p, err := a.acquire(ranges, "127.0.0.1", "cond-1"); err != nil || p != got[0] {
 		t.Fatalf("released port not reused: %d %v", p, err)
 	}
 }

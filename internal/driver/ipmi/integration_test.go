@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,8 +63,9 @@ func simDriver(t *testing.T, interval time.Duration) (*driver.Interfaces, *recor
 	}, rec, logs
 }
 
-// simRegistry is the registry simDriver picks its interfaces from.
-func simRegistry(t *testing.T, interval time.Duration) (*driver.Registry, *recorder, *bytes.Buffer) {
+// simRegistry is the registry simDriver picks its interfaces from; mutate
+// adjusts the options before registration.
+func simRegistry(t *testing.T, interval time.Duration, mutate ...func(*Options)) (*driver.Registry, *recorder, *bytes.Buffer) {
 	t.Helper()
 	rec := &recorder{}
 	logs := &bytes.Buffer{}
@@ -75,6 +77,9 @@ func simRegistry(t *testing.T, interval time.Duration) (*driver.Registry, *recor
 	o.SocatAddress = "127.0.0.1"
 	o.Exec = rec.exec
 	o.Log = slog.New(slog.NewTextHandler(logs, nil))
+	for _, m := range mutate {
+		m(&o)
+	}
 	r := driver.NewRegistry()
 	must(t, Register(r, o))
 	return r, rec, logs
@@ -258,13 +263,18 @@ func TestThrottleAgainstTwoSimulators(t *testing.T) {
 	}
 }
 
-func TestSocatConsoleAgainstIPMISim(t *testing.T) {
+func requireSocat(t *testing.T) {
+	t.Helper()
 	if _, err := exec.LookPath("socat"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("socat is not installed; CI must provide it")
 		}
 		t.Skip("socat is not installed")
 	}
+}
+
+func TestSocatConsoleAgainstIPMISim(t *testing.T) {
+	requireSocat(t)
 	b := ipmisim.Start(t, ipmisim.Options{})
 	ifaces, _, logs := simDriver(t, 100*time.Millisecond)
 	task := simTask(b, ifaces, logs)
@@ -358,4 +368,75 @@ func TestRawCommandsAgainstIPMISim(t *testing.T) {
 	if got := strings.Join(last[slices.Index(last, "-f")+2:], " "); got != "raw 0x2c 0x41 0x04 0x00 0x00 0x01" {
 		t.Fatalf("last command %q", got)
 	}
+}
+
+// TestSocatConsoleAllocatedPortAgainstIPMISim starts a console without
+// ipmi_terminal_port: the port comes from [console]port_range, is kept in
+// driver_internal_info while the console runs and is released by stop.
+// The password goes to socat's environment ([ipmi]store_cred_in_env).
+func TestSocatConsoleAllocatedPortAgainstIPMISim(t *testing.T) {
+	requireSocat(t)
+	b := ipmisim.Start(t, ipmisim.Options{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	must(t, l.Close())
+	pidDir := filepath.Join(t.TempDir(), "pids")
+	r, _, logs := simRegistry(t, 100*time.Millisecond, func(o *Options) {
+		o.PortRange = []PortRange{{Start: port, End: port}}
+		o.StoreCredInEnv = true
+		o.TerminalPIDDir = pidDir
+		o.Host = "conductor-7"
+	})
+	impl, _ := r.Implementation(driver.KindConsole, "ipmitool-socat")
+	c := impl.(*SocatConsole)
+	task := simTask(b, &driver.Interfaces{HardwareType: "ipmi", Console: c}, logs)
+	ctx := context.Background()
+	must(t, c.Validate(ctx, task))
+	must(t, c.StartConsole(ctx, task))
+	t.Cleanup(func() { _ = c.StopConsole(context.Background(), task) })
+
+	if got := task.Node.DriverInternalInfo["allocated_ipmi_terminal_port"]; got != port {
+		t.Fatalf("allocated_ipmi_terminal_port %v, want %d", got, port)
+	}
+	info, err := c.GetConsole(ctx, task)
+	must(t, err)
+	if info["url"] != "tcp://127.0.0.1:"+strconv.Itoa(port) {
+		t.Fatalf("console info %v", info)
+	}
+	pid, err := c.readPID(task.Node.UUID)
+	must(t, err)
+	if !strings.HasPrefix(c.pidFile(task.Node.UUID), pidDir+"/") {
+		t.Fatalf("pid file %s outside [console]terminal_pid_dir", c.pidFile(task.Node.UUID))
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	must(t, err)
+	environ, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	must(t, err)
+	if bytes.Contains(cmdline, []byte(b.Password)) || !bytes.Contains(cmdline, []byte(" -E ")) {
+		t.Fatalf("socat command line %q", cmdline)
+	}
+	if !slices.Contains(strings.Split(string(environ), "\x00"), "IPMI_PASSWORD="+b.Password) {
+		t.Fatal("socat's environment lacks IPMI_PASSWORD for the ipmitool it runs")
+	}
+	if _, err := os.Stat(c.passwordFilePath(task.Node.UUID)); !os.IsNotExist(err) {
+		t.Fatal("a password file was written although the password goes in the environment")
+	}
+
+	// The only port of the range is taken, so another node gets none.
+	other := simTask(b, &driver.Interfaces{HardwareType: "ipmi", Console: c}, logs)
+	other.Node.UUID = "0d4bbd5c-8f25-4b0e-9a70-3b1b0a1b8e01"
+	if err := c.StartConsole(ctx, other); err == nil || err.Error() != "Unable to allocate a free port on host conductor-7 for IPMI terminal, not enough free ports." {
+		t.Fatalf("second console on an exhausted range: %v", err)
+	}
+
+	must(t, c.StopConsole(ctx, task))
+	if _, ok := task.Node.DriverInternalInfo["allocated_ipmi_terminal_port"]; ok {
+		t.Fatal("allocated port still recorded after stop")
+	}
+	must(t, c.StartConsole(ctx, other))
+	if got := other.Node.DriverInternalInfo["allocated_ipmi_terminal_port"]; got != port {
+		t.Fatalf("released port not handed to the next console: %v", got)
+	}
+	must(t, c.StopConsole(ctx, other))
 }

@@ -41,6 +41,8 @@ type Options struct {
 	DefaultBootMode string
 	// [DEFAULT]tempdir holds the password files.
 	TempDir string
+	// [DEFAULT]host names this conductor when no console port is free.
+	Host string
 	// [console]
 	SocatAddress               string
 	PortRange                  []PortRange
@@ -105,6 +107,7 @@ func DefaultOptions() Options {
 		SoftPowerOffTimeout:        600 * time.Second,
 		DefaultBootMode:            "uefi",
 		TempDir:                    os.TempDir(),
+		Host:                       "localhost",
 		SocatAddress:               "192.0.2.2",
 		TerminalTimeout:            600 * time.Second,
 		SubprocessTimeout:          10 * time.Second,
@@ -114,7 +117,7 @@ func DefaultOptions() Options {
 }
 
 // OptionsFromConfig reads [ipmi], [conductor], [deploy], [console] and
-// [DEFAULT]tempdir.
+// [DEFAULT]tempdir and host.
 func OptionsFromConfig(c *config.Config) (Options, error) {
 	o := DefaultOptions()
 	secs := func(section, name string) time.Duration { return time.Duration(c.Int(section, name)) * time.Second }
@@ -130,6 +133,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	o.PowerStateChangeTimeout = secs("conductor", "power_state_change_timeout")
 	o.SoftPowerOffTimeout = secs("conductor", "soft_power_off_timeout")
 	o.DefaultBootMode = c.String("deploy", "default_boot_mode")
+	o.Host = c.String("DEFAULT", "host")
 	if dir := c.String("DEFAULT", "tempdir"); dir != "" {
 		o.TempDir = dir
 	}
