@@ -16,9 +16,13 @@ func (c *Conductor) doAdoption(ctx context.Context, t *task.Task) error {
 	n := t.Node
 	err := t.Driver.Boot.Validate(ctx, t.DriverTask())
 	if err == nil {
+		err = c.switchDeployInterface(ctx, t)
+	}
+	if err == nil {
 		err = c.doTakeover(ctx, t)
 	}
 	if err != nil {
+		c.restoreDeployInterface(ctx, t)
 		msg := fmt.Sprintf("Error while attempting to adopt node %s: %s.", n.UUID, err)
 		t.Log().ErrorContext(ctx, msg)
 		n.PowerState = states.NoState

@@ -80,6 +80,7 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []
 	n := t.Node
 	if !manual && c.skipAutomatedCleaning(n.AutomatedClean) {
 		n.CleanStep = nil
+		c.restoreDeployInterface(ctx, t)
 		if err := t.Save(ctx); err != nil {
 			return err
 		}
@@ -181,6 +182,7 @@ func (c *Conductor) finishCleaning(ctx context.Context, t *task.Task) error {
 			}
 		}
 	}
+	c.restoreDeployInterface(ctx, t)
 	event := states.EventDone
 	if manual || n.Retired {
 		event = states.EventManage
@@ -242,6 +244,7 @@ func (c *Conductor) cleaningErrorHandler(ctx context.Context, t *task.Task, logm
 			t.Log().ErrorContext(ctx, "power off in clean fail", "error", err)
 		}
 	}
+	c.restoreDeployInterface(ctx, t)
 	save(ctx, t)
 	if o.setFail && n.ProvisionState != states.CleanFail {
 		target := ""

@@ -43,7 +43,10 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, _ string, nodeID string, r
 		}
 	}
 	dt := t.DriverTask()
-	verr := t.Driver.Power.Validate(ctx, dt)
+	verr := c.switchDeployInterface(ctx, t)
+	if verr == nil {
+		verr = t.Driver.Power.Validate(ctx, dt)
+	}
 	if verr == nil {
 		verr = t.Driver.Deploy.Validate(ctx, dt)
 	}

@@ -104,7 +104,9 @@ func newFastTrackEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) (*env
 	co.Log = log
 	ft := agent.FastTrack{Enabled: cfg.Bool("deploy", "fast_track"), Timeout: time.Duration(cfg.Int("deploy", "fast_track_timeout")) * time.Second, Now: clock.Now}
 	client := agentclient.New(co)
-	if err := agent.Register(r, agent.Options{Client: client, DefaultBootMode: "uefi", FastTrack: ft}); err != nil {
+	deployIfaces := []string{"autodetect", "direct", "custom-agent", "ramdisk", "fake"}
+	auto := agent.AutodetectOptions{Candidates: []string{"ramdisk", "direct"}, Enabled: deployIfaces}
+	if err := agent.Register(r, agent.Options{Client: client, DefaultBootMode: "uefi", FastTrack: ft, Autodetect: auto}); err != nil {
 		t.Fatal(err)
 	}
 	if err := agent.RegisterRAID(r, agent.RAIDOptions{Client: client, Now: clock.Now}); err != nil {
@@ -115,7 +117,7 @@ func newFastTrackEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) (*env
 		EnabledHardwareTypes: []string{"fake-hardware"},
 		EnabledInterfaces: map[driver.Kind][]string{
 			driver.KindBIOS: fakeOnly, driver.KindBoot: {"ramdisk-able", "fake"}, driver.KindConsole: {"no-console"},
-			driver.KindDeploy: {"direct", "custom-agent", "ramdisk", "fake"}, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
+			driver.KindDeploy: deployIfaces, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
 			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: {"counted", "fake"},
 			driver.KindRAID: {"fake", "agent"}, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
 			driver.KindVendor: fakeOnly,
@@ -405,6 +407,69 @@ func TestAgentRAIDManualCleaning(t *testing.T) {
 		}
 		if done.Properties["capabilities"] != "boot_mode:uefi,raid_level:1" || done.Properties["local_gb"] != float64(100) {
 			t.Errorf("properties %v", done.Properties)
+		}
+	})
+}
+
+// TestAutodetectDeployThenRestore: autodetect hands a disk image to the
+// direct deploy interface for the deployment, and the node gets
+// autodetect back when the cleaning after its undeploy ends.
+func TestAutodetectDeployThenRestore(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newFastTrackEnv(t, db, nil)
+		ctx := context.Background()
+		n := e.node(states.Available, withImage, func(n *model.Node) {
+			n.DeployInterface = "autodetect"
+			n.PowerInterface = "counted"
+		})
+		if err := e.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		waiting := e.waitState(n, states.DeployWait)
+		if waiting.DeployInterface != "direct" || waiting.DriverInternalInfo["original_deploy_interface"] != "autodetect" {
+			t.Fatalf("deploying with %q, driver_internal_info %v", waiting.DeployInterface, waiting.DriverInternalInfo)
+		}
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token)
+		active := heartbeatUntil(t, e, n, a, token, states.Active)
+		if active.DeployInterface != "direct" || a.Count("deploy.execute_deploy_step") == 0 {
+			t.Fatalf("active with %q, agent commands %v", active.DeployInterface, commandNames(a))
+		}
+
+		if err := e.api.DoNodeTearDown(ctx, "", n.UUID); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token = lookup(t, e, n)
+		cleaner := ipa.New(t).WithToken(token)
+		done := heartbeatUntil(t, e, n, cleaner, token, states.Available)
+		if cleaner.Count("clean.execute_clean_step") == 0 {
+			t.Errorf("cleaning after undeploy ran no agent step: %v", commandNames(cleaner))
+		}
+		if done.DeployInterface != "autodetect" || done.DriverInternalInfo["original_deploy_interface"] != nil {
+			t.Errorf("after cleaning: deploy_interface %q, driver_internal_info %v", done.DeployInterface, done.DriverInternalInfo)
+		}
+	})
+}
+
+// TestAutodetectRamdiskImage: a ramdisk deployment asked for in
+// instance_info switches to the ramdisk deploy interface.
+func TestAutodetectRamdiskImage(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newFastTrackEnv(t, db, nil)
+		ctx := context.Background()
+		n := e.node(states.Available, func(n *model.Node) {
+			n.DeployInterface = "autodetect"
+			n.BootInterface = "ramdisk-able"
+			n.PowerInterface = "counted"
+			n.InstanceInfo = map[string]any{"boot_iso": "http://127.0.0.1:1/boot.iso", "ironic_ramdisk_deploy": true}
+		})
+		if err := e.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		active := e.waitState(n, states.Active)
+		if active.DeployInterface != "ramdisk" || active.DriverInternalInfo["original_deploy_interface"] != "autodetect" {
+			t.Errorf("active with %q, driver_internal_info %v", active.DeployInterface, active.DriverInternalInfo)
 		}
 	})
 }

@@ -70,6 +70,8 @@ type Options struct {
 	// agent_add_clean_params records for the agent's erase steps
 	// (agent_erase_devices_iterations and the like), from [deploy].
 	CleanParams map[string]any
+	// Autodetect configures the autodetect deploy interface.
+	Autodetect AutodetectOptions
 }
 
 // Register adds the agent-based interfaces to r.
@@ -89,7 +91,7 @@ func Register(r *driver.Registry, o Options) error {
 	if err := r.Register(driver.KindDeploy, "ramdisk", NewRamdisk(o)); err != nil {
 		return fmt.Errorf("register ramdisk deploy: %w", err)
 	}
-	return nil
+	return RegisterAutodetect(r, o.Autodetect)
 }
 
 // base is upstream AgentBaseMixin: steps reported by the agent, their

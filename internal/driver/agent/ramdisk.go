@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/pyfmt"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -163,3 +164,16 @@ func (d *Ramdisk) CleanUp(ctx context.Context, task *driver.Task) error {
 
 // TakeOver has nothing to do: Prepare restored the instance boot.
 func (d *Ramdisk) TakeOver(context.Context, *driver.Task) error { return nil }
+
+// SupportsDeploy is upstream's detection for autodetect: a ramdisk deploy
+// is asked for with instance_info's ironic_ramdisk_deploy next to a
+// boot_iso, or next to a kernel and a ramdisk. Upstream also reads
+// those from a Glance image's properties; the agent interfaces have no
+// image service to ask, which is upstream's failed lookup: not supported.
+func (d *Ramdisk) SupportsDeploy(_ context.Context, task *driver.Task) bool {
+	ii := task.Node.InstanceInfo
+	if !pyfmt.Truthy(ii["ironic_ramdisk_deploy"]) {
+		return false
+	}
+	return pyfmt.Truthy(ii["boot_iso"]) || (pyfmt.Truthy(ii["kernel"]) && pyfmt.Truthy(ii["ramdisk"]))
+}

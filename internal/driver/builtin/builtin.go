@@ -90,6 +90,10 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 				"disk_erasure_concurrency":              c.Int("deploy", "disk_erasure_concurrency"),
 				"agent_erase_skip_read_only":            c.Bool("deploy", "erase_skip_read_only"),
 			},
+			Autodetect: agent.AutodetectOptions{
+				Candidates: c.List("DEFAULT", "autodetect_deploy_interfaces"),
+				Enabled:    c.List("DEFAULT", "enabled_deploy_interfaces"),
+			},
 		},
 		AgentInspect: agent.InspectOptions{
 			CallbackURL: agent.InspectCallbackURL(c.String("inspector", "callback_endpoint_override"), c.String("service_catalog", "endpoint_override")),
