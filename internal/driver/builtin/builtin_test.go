@@ -168,3 +168,30 @@ func TestRedfishHardwareType(t *testing.T) {
 		}
 	}
 }
+
+// intel-ipmitool alone also registers the ipmitool interfaces.
+func TestIntelIPMIToolEnabled(t *testing.T) {
+	c := load(t, map[string]string{
+		"enabled_hardware_types":        "fake-hardware",
+		"enabled_power_interfaces":      "fake",
+		"enabled_management_interfaces": "fake,intel-ipmitool",
+		"enabled_boot_interfaces":       "fake",
+		"enabled_deploy_interfaces":     "fake",
+		"enabled_inspect_interfaces":    "no-inspect",
+		"enabled_network_interfaces":    "noop",
+		"enabled_storage_interfaces":    "noop",
+		"enabled_bios_interfaces":       "no-bios",
+		"enabled_console_interfaces":    "no-console",
+		"enabled_firmware_interfaces":   "no-firmware",
+		"enabled_raid_interfaces":       "no-raid",
+		"enabled_rescue_interfaces":     "no-rescue",
+		"enabled_vendor_interfaces":     "no-vendor",
+	})
+	d, err := Drivers(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(d.Enabled(driver.KindManagement), "intel-ipmitool") {
+		t.Errorf("management interfaces %v lack intel-ipmitool", d.Enabled(driver.KindManagement))
+	}
+}
