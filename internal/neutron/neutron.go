@@ -1,6 +1,6 @@
 // Package neutron is the small part of the Neutron v2.0 API the network
 // interfaces need: ports (create, update, delete, show, list), networks
-// (show, list) and security groups (list). Authentication is left to a
+// (show, list), subnets (show) and security groups (list). Authentication is left to a
 // provider (internal/keystoneauth's session), whose HTTP client renews
 // the token when Neutron refuses it.
 package neutron
@@ -153,6 +153,17 @@ func (c *Client) ListNetworks(ctx context.Context, filters url.Values) ([]Networ
 		return nil, err
 	}
 	return out.Networks, nil
+}
+
+// ShowSubnet reads subnet id.
+func (c *Client) ShowSubnet(ctx context.Context, id string) (map[string]any, error) {
+	var out struct {
+		Subnet map[string]any `json:"subnet"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/v2.0/subnets/"+url.PathEscape(id), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Subnet, nil
 }
 
 // ListSecurityGroups lists security groups matching filters (id...).

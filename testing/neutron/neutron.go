@@ -42,6 +42,7 @@ type Fixture struct {
 	networks map[string]map[string]any
 	ports    map[string]map[string]any
 	groups   map[string]map[string]any
+	subnets  map[string]map[string]any
 	log      []Request
 	faults   []*fault
 	token    string
@@ -51,7 +52,7 @@ type Fixture struct {
 // New starts the fixture; it stops with the test.
 func New(t testing.TB) *Fixture {
 	t.Helper()
-	f := &Fixture{networks: map[string]map[string]any{}, ports: map[string]map[string]any{}, groups: map[string]map[string]any{}}
+	f := &Fixture{networks: map[string]map[string]any{}, ports: map[string]map[string]any{}, groups: map[string]map[string]any{}, subnets: map[string]map[string]any{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -93,6 +94,22 @@ func (f *Fixture) NetworkAttrs(id string, attrs map[string]any) *Fixture {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	maps.Copy(f.networks[id], clone(attrs))
+	return f
+}
+
+// Subnet adds a subnet of network with cidr and further attrs
+// (gateway_ip, dns_nameservers, host_routes...) and returns the fixture.
+func (f *Fixture) Subnet(id, network, cidr string, attrs map[string]any) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ipv := float64(4)
+	if strings.Contains(cidr, ":") {
+		ipv = 6
+	}
+	sn := map[string]any{"id": id, "network_id": network, "cidr": cidr, "ip_version": ipv,
+		"gateway_ip": nil, "dns_nameservers": []any{}, "host_routes": []any{}, "segment_id": nil}
+	maps.Copy(sn, clone(attrs))
+	f.subnets[id] = sn
 	return f
 }
 
@@ -223,6 +240,13 @@ func (f *Fixture) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"network": n})
+	case coll == "subnets" && id != "" && r.Method == http.MethodGet:
+		sn, ok := f.subnets[id]
+		if !ok {
+			neutronError(w, http.StatusNotFound, "SubnetNotFound", fmt.Sprintf("Subnet %s could not be found.", id))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"subnet": sn})
 	case coll == "security-groups" && id == "" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, map[string]any{"security_groups": filter(f.groups, r)})
 	case coll == "ports" && id == "" && r.Method == http.MethodGet:

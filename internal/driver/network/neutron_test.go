@@ -2,7 +2,9 @@ package network
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -263,4 +265,46 @@ func TestNeutronVifAttachPhysnets(t *testing.T) {
 	other := "44444444-4444-4444-8444-444444444444"
 	fn.Port(map[string]any{"id": other, "network_id": provNet})
 	wantClass(t, n.VifAttach(ctx, fx.task, map[string]any{"id": other}), "NoFreePhysicalPorts", "Unable to attach VIF "+other+", not enough free physical ports.")
+}
+
+func TestNeutronNodeNetworkData(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	if d, err := n.GetNodeNetworkData(ctx, fx.task); err != nil || len(d) != 0 {
+		t.Fatalf("no VIF: %v %v", d, err)
+	}
+	fn.Subnet("sub-4", provNet, "192.0.2.0/24", map[string]any{
+		"gateway_ip": "192.0.2.1", "dns_nameservers": []any{"192.0.2.53"},
+		"host_routes": []any{map[string]any{"destination": "198.51.100.0/25", "nexthop": "192.0.2.254"}},
+	}).Subnet("sub-6", provNet, "2001:db8::/64", nil)
+	vif := "33333333-3333-4333-8333-333333333333"
+	fn.Port(map[string]any{"id": vif, "network_id": provNet, "name": "nic0", "fixed_ips": []any{
+		map[string]any{"subnet_id": "sub-4", "ip_address": "192.0.2.10"},
+		map[string]any{"subnet_id": "sub-6", "ip_address": "2001:db8::10"},
+	}})
+	if err := n.VifAttach(ctx, fx.task, map[string]any{"id": vif}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := n.GetNodeNetworkData(ctx, fx.task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(d)
+	want := `{"links":[{"ethernet_mac_address":"52:54:00:aa:bb:01","id":"nic0","mtu":1500,"type":"vif","vif_id":"` + vif + `"}],` +
+		`"networks":[{"id":"sub-4","ip_address":"192.0.2.10","link":"nic0","netmask":"255.255.255.0","network_id":"` + provNet + `",` +
+		`"routes":[{"gateway":"192.0.2.1","netmask":"0.0.0.0","network":"0.0.0.0"},{"gateway":"192.0.2.254","netmask":"255.255.255.128","network":"198.51.100.0"}],"type":"ipv4"},` +
+		`{"id":"sub-6","ip_address":"2001:db8::10","link":"nic0","netmask":"ffff:ffff:ffff:ffff::","network_id":"` + provNet + `","routes":[],"type":"ipv6"}],` +
+		`"services":[{"address":"192.0.2.53","type":"dns"}]}`
+	if string(got) != want {
+		t.Fatalf("network data\n got %s\nwant %s", got, want)
+	}
+	// Static network_data wins.
+	fx.task.Node.NetworkData = map[string]any{"links": []any{}}
+	if d, err := n.GetNodeNetworkData(ctx, fx.task); err != nil || fmt.Sprint(d) != "map[links:[]]" {
+		t.Fatalf("static: %v %v", d, err)
+	}
+	fx.task.Node.NetworkData = nil
+	fn.Fail(http.MethodGet, "/v2.0/subnets/", http.StatusInternalServerError, 1)
+	_, err = n.GetNodeNetworkData(ctx, fx.task)
+	wantClass(t, err, "NetworkError", "Unable to get subnet info for sub-4. Error:")
 }
