@@ -30,25 +30,22 @@ type asyncPoller struct {
 }
 
 // asyncPollers lists the enabled implementations that poll BMC jobs, once
-// each, in kind and enabled order.
+// each, in kind and enabled order; an implementation no enabled hardware
+// type accepts is left out.
 func (c *Conductor) asyncPollers() []asyncPoller {
 	var out []asyncPoller
-	seen := map[string]bool{}
+	hws := c.drivers.EnabledHardwareTypes()
 	for _, kind := range driver.AllKinds {
-		for _, ht := range c.drivers.EnabledHardwareTypes() {
-			for _, name := range c.drivers.EnabledSupported(ht)[kind] {
-				key := string(kind) + "/" + name
-				if seen[key] {
-					continue
-				}
+		for _, name := range c.drivers.Enabled(kind) {
+			for _, ht := range hws {
 				impl, err := c.drivers.Interface(ht, kind, name)
 				if err != nil {
 					continue
 				}
-				seen[key] = true
 				if p, ok := impl.(driver.AsyncStepPoller); ok {
 					out = append(out, asyncPoller{kind: kind, name: name, poller: p})
 				}
+				break
 			}
 		}
 	}

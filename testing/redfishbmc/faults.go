@@ -112,3 +112,11 @@ func (b *BMC) ActiveSessions() int {
 	defer b.mu.Unlock()
 	return len(b.sessions)
 }
+
+// ClearFaults drops every pending injected fault: the BMC answers
+// normally again.
+func (b *BMC) ClearFaults() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.faults = nil
+}
