@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The committed reference is what the generator writes from the current
+// option table and source.
+func TestCommittedReferenceIsCurrent(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(root, docPath))
+	if err != nil {
+		t.Fatalf("%v: run go run ./internal/config/cmd/genconfdoc", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s is stale (first difference at line %d):\n committed: %s\n generated: %s\nrun go run ./internal/config/cmd/genconfdoc", docPath, i+1, g, w)
+			}
+		}
+	}
+	for _, row := range []string{
+		"| `host` | string | *(machine)* | yes |",
+		"| `auth_strategy` | string | `keystone` | yes | one of `noauth`, `keystone`, `http_basic` |",
+		"| `connection` | string | `sqlite:///$state_path/ironic.sqlite` | yes | secret (masked in logs)",
+	} {
+		if !bytes.Contains(want, []byte(row)) {
+			t.Errorf("the reference lacks the row %q", row)
+		}
+	}
+}
+
+// The scan follows how the code names options: literals, constants,
+// helpers (to any depth), closures, range loops and built names.
+func TestScanUses(t *testing.T) {
+	root := t.TempDir()
+	src := `package x
+
+const section = "conductor"
+
+var sections = []string{"glance", "neutron"}
+
+func read(c cfg, s, n string) string { return c.String(s, n) }
+
+func viaHelper(c cfg, s string) string { return read(c, s, "username") }
+
+func f(c cfg, kind string) {
+	c.Bool("DEFAULT", "debug")
+	c.Int(section, "heartbeat_interval")
+	secs := func(name string) int { return c.Int("agent", name) }
+	secs("command_timeout")
+	for _, s := range sections {
+		viaHelper(c, s)
+	}
+	for _, n := range []string{"a", "b"} {
+		c.String("api", n)
+	}
+	c.List("DEFAULT", "enabled_"+kind+"_interfaces")
+	c.String(other(), "unknown_section")
+}
+`
+	if err := os.MkdirAll(filepath.Join(root, "internal", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "internal", "x", "x.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uses, err := scanUses(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []use{
+		{"DEFAULT", "debug"}, {"conductor", "heartbeat_interval"}, {"agent", "command_timeout"},
+		{"glance", "username"}, {"neutron", "username"}, {"api", "a"}, {"api", "b"},
+		{"DEFAULT", "enabled_*_interfaces"}, {"*", "unknown_section"},
+	} {
+		if !uses[u] {
+			t.Errorf("scan missed [%s]/%s; found %v", u.section, u.name, uses)
+		}
+	}
+}
