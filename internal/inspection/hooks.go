@@ -61,10 +61,10 @@ func DefaultHookOptions() HookOptions {
 }
 
 // HookOptionsFromConfig reads the [inspector] options. The configuration
-// keeps no order for a dict option, so a configured cpu_capabilities is
-// applied in flag order; upstream's default keeps its declared order.
-// known_accelerators left at upstream's $pybasedir default means the
-// shipped list.
+// keeps no order for a dict option, so a cpu_capabilities other than
+// upstream's default is applied in flag order. known_accelerators at
+// upstream's default (a file of the Python package) means the shipped
+// list.
 func HookOptionsFromConfig(c *config.Config) HookOptions {
 	o := HookOptions{
 		AddPorts:                c.String("inspector", "add_ports"),
@@ -72,22 +72,41 @@ func HookOptionsFromConfig(c *config.Config) HookOptions {
 		UpdatePXEEnabled:        c.Bool("inspector", "update_pxe_enabled"),
 		DiskPartitioningSpacing: c.Bool("inspector", "disk_partitioning_spacing"),
 		ExtraHardwareStrict:     c.Bool("inspector", "extra_hardware_strict"),
-		PCIDeviceAlias:          c.List("inspector", "pci_device_alias"),
-		PhysicalNetworkCIDRMap:  c.List("inspector", "physical_network_cidr_map"),
+		PCIDeviceAlias:          nonEmpty(c.List("inspector", "pci_device_alias")),
+		PhysicalNetworkCIDRMap:  nonEmpty(c.List("inspector", "physical_network_cidr_map")),
 		CPUCapabilities:         append([]KeyValue(nil), defaultCPUCapabilities...),
 	}
-	if c.IsSet("inspector", "cpu_capabilities") {
-		m := c.Dict("inspector", "cpu_capabilities")
+	if m := c.Dict("inspector", "cpu_capabilities"); !isDefaultCPUCapabilities(m) {
 		o.CPUCapabilities = make([]KeyValue, 0, len(m))
 		for k, v := range m {
 			o.CPUCapabilities = append(o.CPUCapabilities, KeyValue{k, v})
 		}
 		sort.Slice(o.CPUCapabilities, func(i, j int) bool { return o.CPUCapabilities[i].Key < o.CPUCapabilities[j].Key })
 	}
-	if c.IsSet("inspector", "known_accelerators") {
-		o.KnownAccelerators = c.String("inspector", "known_accelerators")
+	shipped := c.String("DEFAULT", "pybasedir") + "/drivers/modules/inspector/hooks/known_accelerators.yaml"
+	if p := c.String("inspector", "known_accelerators"); p != shipped {
+		o.KnownAccelerators = p
 	}
 	return o
+}
+
+func isDefaultCPUCapabilities(m map[string]string) bool {
+	if len(m) != len(defaultCPUCapabilities) {
+		return false
+	}
+	for _, kv := range defaultCPUCapabilities {
+		if m[kv.Key] != kv.Value {
+			return false
+		}
+	}
+	return true
+}
+
+func nonEmpty(l []string) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
 }
 
 // hook is upstream's InspectionHook: preprocess failures are collected

@@ -168,3 +168,50 @@ func TestAPIRefInventorySample(t *testing.T) {
 		t.Errorf("properties = %v", tg.node.Properties)
 	}
 }
+
+// TestAPIRefInventoryAllHooks runs every hook but memory over the
+// api-ref's inventory, its one NIC seeing an LLDP switch: the port gets
+// the switch port and the mapped physical network, the inventory's
+// missing disks, boot and flags leave those properties alone.
+func TestAPIRefInventoryAllHooks(t *testing.T) {
+	var sample struct {
+		Inventory map[string]any `json:"inventory"`
+	}
+	spectest.LoadJSON(t, "ironic/api/api-ref/samples/node-inventory-response.json", &sample)
+	sample.Inventory["interfaces"].([]any)[0].(map[string]any)["lldp"] = leafSwitchTLVs()
+	tg := newTarget()
+	o := inspection.DefaultHookOptions()
+	o.PhysicalNetworkCIDRMap = []string{"10.0.0.0/8:tenant", "192.168.122.0/24:provisioning"}
+	o.PCIDeviceAlias = []string{`{"vendor_id": "1af4", "product_id": "1000", "name": "virtio_net"}`}
+	pd := map[string]any{}
+	hooks := "$default_hooks,cpus,boot-mode,cpu-capabilities,root-device,raid-device,pci-devices,accelerators,extra-hardware,parse-lldp,local-link-connection,physical-network"
+	if err := runHooks(t, tg, hooks, o, sample.Inventory, pd); err != nil {
+		t.Fatal(err)
+	}
+	if got := jsonOf(tg.node.Properties); got != `{"cpu_arch":"x86_64","cpus":1,"local_gb":0}` {
+		t.Errorf("properties = %s", got)
+	}
+	if len(tg.ports) != 1 {
+		t.Fatalf("ports = %v", tg.addresses())
+	}
+	p := tg.ports[0]
+	if *p.Address != "52:54:00:90:35:d6" || *p.PXEEnabled || p.PhysicalNetwork == nil || *p.PhysicalNetwork != "provisioning" {
+		t.Errorf("port = %s pxe=%v physnet=%v", *p.Address, *p.PXEEnabled, p.PhysicalNetwork)
+	}
+	if got := jsonOf(p.LocalLinkConnection); got != `{"port_id":"Ethernet1/18","switch_id":"88:5a:92:ec:d0:a1","switch_info":"leaf-01.example.net"}` {
+		t.Errorf("local_link_connection = %s", got)
+	}
+	if got := jsonOf(pd["parsed_lldp"]); got != `{"eth0":`+leafSwitchParsed+`}` {
+		t.Errorf("parsed_lldp = %s", got)
+	}
+	for k, want := range map[string]string{"local_gb": "0", "macs": `["52:54:00:90:35:d6"]`, "root_disk": "null", "extra": "null"} {
+		if got := jsonOf(pd[k]); got != want {
+			t.Errorf("plugin_data[%s] = %s, want %s", k, got, want)
+		}
+	}
+	err := runHooks(t, newTarget(), "memory", o, sample.Inventory, map[string]any{})
+	want := unexpected("InvalidNodeInventory", nodeUUID, "Inventory for node "+nodeUUID+" is invalid: Inventory has missing memory information: None for node "+nodeUUID+".")
+	if err == nil || err.Error() != want {
+		t.Errorf("memory: %v", err)
+	}
+}

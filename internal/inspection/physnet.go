@@ -22,14 +22,18 @@ type cidrPhysnet struct {
 func parseCIDRMap(items []string) ([]cidrPhysnet, error) {
 	var out []cidrPhysnet
 	for _, item := range items {
+		cidr, physnet := item, ""
 		i := strings.LastIndexByte(item, ':')
-		if i < 0 {
-			return nil, pyErr("IndexError", "list index out of range")
+		if i >= 0 {
+			cidr, physnet = item[:i], item[i+1:]
 		}
-		cidr, physnet := item[:i], item[i+1:]
+		// Upstream parses the network before it takes the physnet.
 		p, err := strictNetwork(cidr)
 		if err != nil {
 			return nil, err
+		}
+		if i < 0 {
+			return nil, pyErr("IndexError", "list index out of range")
 		}
 		replaced := false
 		for j := range out {
