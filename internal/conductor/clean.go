@@ -109,6 +109,7 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []
 	if err := t.Save(ctx); err != nil {
 		return err
 	}
+	c.nodeUpdateCache(ctx, t)
 	if !disableRamdisk {
 		res := ""
 		var err error
@@ -182,6 +183,7 @@ func (c *Conductor) finishCleaning(ctx context.Context, t *task.Task) error {
 			}
 		}
 	}
+	c.nodeUpdateCache(ctx, t)
 	c.restoreDeployInterface(ctx, t)
 	event := states.EventDone
 	if manual || n.Retired {

@@ -156,17 +156,34 @@ func (c *Conductor) asyncStepFailed(ctx context.Context, t *task.Task, f *stepFl
 	}
 }
 
-// nodeCacheFirmwareComponents is upstream node_cache_firmware_components
-// for an interface that reads the components: they are written to
-// firmware_information; caching never fails the caller.
+// nodeUpdateCache is upstream node_update_cache as far as this
+// conductor caches: BIOS settings and firmware components, read again when
+// cleaning and servicing start and end.
+func (c *Conductor) nodeUpdateCache(ctx context.Context, t *task.Task) {
+	c.nodeCacheBIOSSettings(ctx, t)
+	c.nodeCacheFirmwareComponents(ctx, t)
+}
+
+// nodeCacheFirmwareComponents is upstream node_cache_firmware_components:
+// the interface is validated and asked for its components, which a reader
+// leaves to the conductor to write to firmware_information; caching never
+// fails the caller.
 func (c *Conductor) nodeCacheFirmwareComponents(ctx context.Context, t *task.Task) {
-	r, ok := t.Driver.Firmware.(driver.FirmwareComponentReader)
-	if !ok {
+	fw := t.Driver.Firmware
+	if fw == nil {
 		return
 	}
-	comps, err := r.FirmwareComponents(ctx, t.DriverTask())
+	dt := t.DriverTask()
+	err := fw.Validate(ctx, dt)
 	if err == nil {
-		err = c.syncFirmwareComponents(ctx, t.Node.ID, comps)
+		if r, ok := fw.(driver.FirmwareComponentReader); ok {
+			var comps []model.FirmwareComponent
+			if comps, err = r.FirmwareComponents(ctx, dt); err == nil {
+				err = c.syncFirmwareComponents(ctx, t.Node.ID, comps)
+			}
+		} else {
+			err = fw.CacheFirmwareComponents(ctx, dt)
+		}
 	}
 	switch {
 	case err == nil:

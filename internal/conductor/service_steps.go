@@ -72,6 +72,7 @@ func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceStep
 	if err := t.Save(ctx); err != nil {
 		return err
 	}
+	c.nodeUpdateCache(ctx, t)
 	drv, err := c.driverSteps(ctx, t, driver.StepService, false, false)
 	if err != nil {
 		c.servicingErrorHandler(ctx, t, fmt.Sprintf("Cannot service node %s: %s", n.UUID, err), serviceErrOpts{tearDown: true, setFail: true})
@@ -134,6 +135,7 @@ func (c *Conductor) finishService(ctx context.Context, t *task.Task) error {
 			}
 		}
 	}
+	c.nodeUpdateCache(ctx, t)
 	return t.ProcessEvent(ctx, states.EventDone, task.EventOptions{})
 }
 
