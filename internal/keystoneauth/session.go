@@ -36,6 +36,7 @@ type Session struct {
 	sleep  func(ctx context.Context, d time.Duration) error
 
 	mu        sync.Mutex
+	issued    []string // the latest tokens of this session, newest last
 	token     string
 	expires   time.Time
 	projectID string
@@ -155,6 +156,46 @@ func (s *Session) Token(ctx context.Context) (string, error) {
 		return s.token, nil
 	}
 	return s.authenticate(ctx)
+}
+
+// maxIssued bounds the tokens remembered as the session's own, enough
+// for the calls in flight across a renewal.
+const maxIssued = 4
+
+// own reports whether tok was issued to this session.
+func (s *Session) own(tok string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.issued, tok)
+}
+
+// UserToken returns the token of the user a call is made for ("" when
+// none) and whether that token is system scoped.
+type UserToken func(ctx context.Context) (token string, systemScoped bool)
+
+// UserAuth is Auth on behalf of the caller, as upstream wraps the user's
+// token and the service's credentials (keystoneauth's
+// ServiceTokenAuthWrapper): when the plugin authenticates and the caller
+// has a token (project scoped unless allowSystem), the call carries the
+// user's token and the session's client adds the service's as
+// X-Service-Token; otherwise it is Auth.
+func (s *Session) UserAuth(user UserToken, allowSystem bool) func(ctx context.Context) (token, endpoint string, err error) {
+	return func(ctx context.Context) (string, string, error) {
+		if user == nil || s.opts.AuthType == "none" {
+			return s.Auth(ctx)
+		}
+		tok, system := user(ctx)
+		if tok == "" || (system && !allowSystem) {
+			return s.Auth(ctx)
+		}
+		// The endpoint comes from the service's catalog, as upstream
+		// resolves it with the service auth before wrapping.
+		endpoint, err := s.Endpoint(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		return tok, endpoint, nil
+	}
 }
 
 // ProjectID is the project of the session's token (upstream's
@@ -381,6 +422,10 @@ func (s *Session) authenticate(ctx context.Context) (string, error) {
 		return "", errs.NewMessage("KeystoneFailure", fmt.Sprintf("Keystone's token has an unreadable expires_at %q", doc.Token.ExpiresAt))
 	}
 	s.token, s.expires, s.projectID, s.catalog = tok, exp, doc.Token.Project.ID, doc.Token.Catalog
+	s.issued = append(s.issued, tok)
+	if len(s.issued) > maxIssued {
+		s.issued = s.issued[len(s.issued)-maxIssued:]
+	}
 	return tok, nil
 }
 
@@ -432,6 +477,9 @@ func retryDelay(configured time.Duration, attempt int) time.Duration {
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if tok := req.Header.Get("X-Auth-Token"); tok != "" && t.s.opts.AuthType != "none" && !t.s.own(tok) {
+		return t.onBehalf(req)
+	}
 	resp, err := t.send(req)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
@@ -453,6 +501,34 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body.Close()
 	retry.Header.Set("X-Auth-Token", tok)
+	return t.send(retry)
+}
+
+// onBehalf sends a call carrying a user's token with the service's token
+// as X-Service-Token. On 401 only the service token can be renewed; the
+// call is repeated once with the new one.
+func (t *transport) onBehalf(req *http.Request) (*http.Response, error) {
+	svc, err := t.s.Token(req.Context())
+	if err != nil {
+		return nil, err
+	}
+	first := req.Clone(req.Context())
+	first.Header.Set("X-Service-Token", svc)
+	resp, err := t.send(first)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	t.s.Invalidate(svc)
+	renewed, terr := t.s.Token(req.Context())
+	if terr != nil || renewed == svc {
+		return resp, nil
+	}
+	retry, rerr := rewind(req)
+	if rerr != nil {
+		return resp, nil
+	}
+	resp.Body.Close()
+	retry.Header.Set("X-Service-Token", renewed)
 	return t.send(retry)
 }
 

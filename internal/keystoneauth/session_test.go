@@ -347,3 +347,58 @@ func TestCredentialsNotLogged(t *testing.T) {
 		t.Fatalf("credentials leaked or options unlogged: %s", text)
 	}
 }
+
+func TestUserAuthAddsServiceToken(t *testing.T) {
+	ctx := context.Background()
+	ks := identity(t).Project("demo").User("alice", "pw").Grant("alice", "demo", "member")
+	var got []http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Clone())
+		if !ks.TokenValid(r.Header.Get("X-Auth-Token")) || (r.Header.Get("X-Service-Token") != "" && !ks.TokenValid(r.Header.Get("X-Service-Token"))) {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	ks.AddService("network", "neutron", "RegionOne", srv.URL, "internal")
+	s := New(passwordOpts(ks, "network"))
+	userTok, system := ks.Token("alice", "demo"), false
+	auth := s.UserAuth(func(context.Context) (string, bool) { return userTok, system }, false)
+	call := func() int {
+		t.Helper()
+		tok, ep, err := auth(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ep+"/v2.0/ports/x", nil)
+		req.Header.Set("X-Auth-Token", tok)
+		resp, err := s.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := call(); st != http.StatusOK {
+		t.Fatalf("on behalf of the user: %d", st)
+	}
+	h := got[len(got)-1]
+	if h.Get("X-Auth-Token") != userTok || !ks.TokenValid(h.Get("X-Service-Token")) || h.Get("X-Service-Token") == userTok {
+		t.Fatalf("headers %v", h)
+	}
+	// The service token is renewed on 401; the user's is kept.
+	ks.RevokeUserTokens("ironic")
+	if st := call(); st != http.StatusOK || ks.Authentications() != 2 {
+		t.Fatalf("after service token revocation: %d, authentications %d", st, ks.Authentications())
+	}
+	if h := got[len(got)-1]; h.Get("X-Auth-Token") != userTok {
+		t.Fatalf("user token replaced: %v", h)
+	}
+	// A system-scoped caller gets the service's own token.
+	system = true
+	if st := call(); st != http.StatusOK {
+		t.Fatalf("system-scoped caller: %d", st)
+	}
+	if h := got[len(got)-1]; h.Get("X-Auth-Token") == userTok || h.Get("X-Service-Token") != "" {
+		t.Fatalf("system-scoped caller headers %v", h)
+	}
+}

@@ -25,7 +25,9 @@ type Request struct {
 	Path   string
 	Query  string
 	Token  string
-	Body   map[string]any
+	// ServiceToken is the X-Service-Token sent along a user's token.
+	ServiceToken string
+	Body         map[string]any
 }
 
 type fault struct {
@@ -209,7 +211,7 @@ func (f *Fixture) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.log = append(f.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Token: r.Header.Get("X-Auth-Token"), Body: body})
+	f.log = append(f.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Token: r.Header.Get("X-Auth-Token"), ServiceToken: r.Header.Get("X-Service-Token"), Body: body})
 	for _, ft := range f.faults {
 		if ft.remaining != 0 && (ft.method == "" || ft.method == r.Method) && strings.HasPrefix(r.URL.Path, ft.prefix) {
 			if ft.remaining > 0 {

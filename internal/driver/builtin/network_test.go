@@ -14,6 +14,7 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
@@ -427,5 +428,40 @@ func TestGlanceImagesWithServiceToken(t *testing.T) {
 	}
 	if n := cl.ks.Authentications(); n != 2 {
 		t.Fatalf("authentications = %d", n)
+	}
+}
+
+// A VIF attach requested by Nova runs with the caller's token: reads go
+// out with it (and the service token as X-Service-Token), port changes
+// with the service's own token, as upstream.
+func TestVifAttachOnBehalfOfTheCaller(t *testing.T) {
+	cl := newCloud(t)
+	cl.ks.Project("demo").User("nova-user", "pw").Grant("nova-user", "demo", "member")
+	fx := node(t, cl.config(t, true), "neutron")
+	userTok := cl.ks.Token("nova-user", "demo")
+	ctx := rpc.WithRequestContext(context.Background(), &rpc.RequestContext{AuthToken: userTok, ProjectID: cl.ks.ProjectID("demo")})
+	if err := fx.task.Driver.Network.VifAttach(ctx, fx.task, map[string]any{"id": tenantVIF}); err != nil {
+		t.Fatal(err)
+	}
+	var reads, writes int
+	for _, r := range cl.fn.Requests() {
+		switch r.Method {
+		case http.MethodGet:
+			if r.Token != userTok || !cl.ks.TokenValid(r.ServiceToken) || r.ServiceToken == userTok {
+				t.Errorf("GET %s: token user=%v service=%v", r.Path, r.Token == userTok, r.ServiceToken != "")
+			}
+			reads++
+		case http.MethodPut:
+			if r.Token == userTok || !cl.ks.TokenValid(r.Token) || r.ServiceToken != "" {
+				t.Errorf("PUT %s not with the service token", r.Path)
+			}
+			writes++
+		}
+	}
+	if reads == 0 || writes == 0 {
+		t.Fatalf("reads %d writes %d", reads, writes)
+	}
+	if p := cl.fn.GetPort(tenantVIF); p["binding:host_id"] != fx.task.Node.UUID {
+		t.Fatalf("attached VIF %v", p)
 	}
 }

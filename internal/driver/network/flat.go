@@ -289,7 +289,7 @@ func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[str
 		return f.save(ctx, chosen, func(info, _ map[string]any) { info[TenantVIFKey] = vif })
 	}
 	if mac := chosen.address(); mac != "" {
-		if err := f.Neutron.updatePortAddress(ctx, vif, mac); err != nil {
+		if err := f.Neutron.updatePortAddress(ctx, task, vif, mac); err != nil {
 			return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to attach VIF %s because Ironic can not update Neutron port %s MAC address to match physical MAC address %s", vif, vif, mac))
 		}
 	}
@@ -300,7 +300,7 @@ func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[str
 		chosen.internalInfo()[TenantVIFKey] = vif
 		return f.Neutron.plugTenant(ctx, task, chosen, ports)
 	}
-	return f.Neutron.seedHostID(ctx, task.Node, vif)
+	return f.Neutron.seedHostID(ctx, task, vif)
 }
 
 // VifDetach removes the VIF from the port or portgroup holding it.
@@ -333,7 +333,7 @@ func (f *Flat) VifDetach(ctx context.Context, task *driver.Task, vif string) err
 	// Nova deletes the Neutron port itself; Ironic unbinds it where the
 	// node may still be using it.
 	if f.Neutron != nil && slices.Contains([]string{states.Active, states.Deleting, states.Available}, task.Node.ProvisionState) {
-		return f.Neutron.unbind(ctx, task, vif, true)
+		return f.Neutron.unbind(ctx, task, vif, true, true)
 	}
 	return nil
 }
@@ -436,7 +436,7 @@ func (f *Flat) PortgroupChanged(ctx context.Context, task *driver.Task, pg *mode
 	if f.Neutron != nil && pg.ID != 0 && deref(pg.Address) != "" {
 		if old, err := f.Ports.GetPortgroupByID(ctx, pg.ID); err == nil && deref(old.Address) != deref(pg.Address) {
 			if vif := vifID(pg.InternalInfo, pg.Extra); vif != "" {
-				if err := f.Neutron.updatePortAddress(ctx, vif, *pg.Address); err != nil {
+				if err := f.Neutron.updatePortAddress(ctx, task, vif, *pg.Address); err != nil {
 					task.Logger().Error("failed to update the neutron port MAC", "portgroup", pg.UUID, "vif", vif, "error", err)
 					return errs.New("FailedToUpdateMacOnPort", map[string]any{"port_id": vif})
 				}
@@ -487,7 +487,7 @@ func (f *Flat) portChangedInNeutron(ctx context.Context, task *driver.Task, port
 	}
 	vif := vifID(port.InternalInfo, port.Extra)
 	if deref(old.Address) != deref(port.Address) && vif != "" {
-		if err := f.Neutron.updatePortAddress(ctx, vif, deref(port.Address)); err != nil {
+		if err := f.Neutron.updatePortAddress(ctx, task, vif, deref(port.Address)); err != nil {
 			task.Logger().Error("failed to update the neutron port MAC", "port", port.UUID, "vif", vif, "error", err)
 			return errs.New("FailedToUpdateMacOnPort", map[string]any{"port_id": vif})
 		}
@@ -505,7 +505,7 @@ func (f *Flat) portChangedInNeutron(ctx context.Context, task *driver.Task, port
 	}
 	// A null value removes the option from the Neutron port.
 	opt := map[string]any{"opt_name": "client-id", "opt_value": nullable(newClient)}
-	if _, err := f.Neutron.Client.UpdatePort(ctx, vif, map[string]any{"extra_dhcp_opts": []any{opt}}); err != nil {
+	if _, err := f.Neutron.updatePort(ctx, vif, map[string]any{"extra_dhcp_opts": []any{opt}}, true); err != nil {
 		task.Logger().Error("failed to update DHCP options on the neutron port", "port", port.UUID, "vif", vif, "error", err)
 		return errs.New("FailedToUpdateDHCPOptOnPort", map[string]any{"port_id": vif})
 	}
@@ -626,7 +626,7 @@ func (f *Flat) bindFlatPorts(ctx context.Context, task *driver.Task) error {
 			continue
 		}
 		attrs := map[string]any{"binding:host_id": task.Node.UUID, "binding:vnic_type": vnicBaremetal, "mac_address": nullable(p.address())}
-		if _, err := f.Neutron.Client.UpdatePort(ctx, vif, attrs); err != nil {
+		if _, err := f.Neutron.updatePort(ctx, vif, attrs, true); err != nil {
 			return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to set binding:host_id for neutron port %s. Error: %v", vif, err))
 		}
 		bound++
@@ -648,7 +648,7 @@ func (f *Flat) unbindFlatPorts(ctx context.Context, task *driver.Task) error {
 	}
 	for _, p := range standalone(ports, pgs) {
 		if vif := vifID(p.internalInfo(), p.extra()); vif != "" {
-			if err := f.Neutron.unbind(ctx, task, vif, true); err != nil {
+			if err := f.Neutron.unbind(ctx, task, vif, true, true); err != nil {
 				return err
 			}
 		}

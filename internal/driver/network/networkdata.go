@@ -50,7 +50,7 @@ func (f *Flat) GetNodeNetworkData(ctx context.Context, task *driver.Task) (map[s
 
 // portData is upstream's get_neutron_port_data for one port's VIF.
 func (o *NeutronOptions) portData(ctx context.Context, p *model.Port, vif string) (map[string][]any, error) {
-	port, err := o.Client.ShowPort(ctx, vif)
+	port, err := o.user().ShowPort(ctx, vif)
 	if err != nil {
 		return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Unable to get port info for %s. Error: %v", vif, err))
 	}
@@ -59,7 +59,7 @@ func (o *NeutronOptions) portData(ctx context.Context, p *model.Port, vif string
 		linkID = name
 	}
 	netID, _ := port["network_id"].(string)
-	network, err := o.Client.ShowNetwork(ctx, netID)
+	network, err := o.user().ShowNetwork(ctx, netID)
 	if err != nil {
 		return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Unable to get network info for %s. Error: %v", netID, err))
 	}
@@ -73,7 +73,7 @@ func (o *NeutronOptions) portData(ctx context.Context, p *model.Port, vif string
 	for _, fi := range fixed {
 		ip, _ := fi.(map[string]any)
 		subnetID, _ := ip["subnet_id"].(string)
-		subnet, err := o.Client.ShowSubnet(ctx, subnetID)
+		subnet, err := o.user().ShowSubnet(ctx, subnetID)
 		if err != nil {
 			return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Unable to get subnet info for %s. Error: %v", subnetID, err))
 		}

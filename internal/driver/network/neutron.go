@@ -33,7 +33,12 @@ type NeutronSecurityGroups struct {
 // NeutronOptions are the Neutron side of the flat and neutron network
 // interfaces: the client and the [neutron] options they read.
 type NeutronOptions struct {
-	Client         *neutron.Client
+	// Client calls with the [neutron] service credentials.
+	Client *neutron.Client
+	// UserClient calls on behalf of the API caller when the request
+	// carries their (project-scoped) token, as upstream's get_client
+	// without auth_from_config; nil means Client.
+	UserClient     *neutron.Client
 	Networks       NeutronNetworks
 	SecurityGroups NeutronSecurityGroups
 	// AddAllPorts is [neutron]/add_all_ports: also plug ports that are not
@@ -53,9 +58,10 @@ type NeutronOptions struct {
 
 // NeutronOptionsFromConfig reads [neutron] and [agent]; client talks to
 // Neutron with the [neutron] credentials.
-func NeutronOptionsFromConfig(c *config.Config, client *neutron.Client) *NeutronOptions {
+func NeutronOptionsFromConfig(c *config.Config, client, userClient *neutron.Client) *NeutronOptions {
 	return &NeutronOptions{
-		Client: client,
+		Client:     client,
+		UserClient: userClient,
 		Networks: NeutronNetworks{
 			Provisioning: c.String("neutron", "provisioning_network"),
 			Cleaning:     c.String("neutron", "cleaning_network"),
@@ -103,6 +109,27 @@ func RegisterNeutron(r *driver.Registry, ports PortStore, opts *NeutronOptions) 
 	return nil
 }
 
+func (o *NeutronOptions) user() *neutron.Client {
+	if o.UserClient != nil {
+		return o.UserClient
+	}
+	return o.Client
+}
+
+// updatePort is upstream's update_neutron_port: the port is read first
+// (with the caller's rights when asUser, so a user cannot have Ironic
+// change a port they cannot see), then changed with the service's.
+func (o *NeutronOptions) updatePort(ctx context.Context, id string, attrs map[string]any, asUser bool) (neutron.Port, error) {
+	reader := o.Client
+	if asUser {
+		reader = o.user()
+	}
+	if _, err := reader.ShowPort(ctx, id); err != nil {
+		return nil, err
+	}
+	return o.Client.UpdatePort(ctx, id, attrs)
+}
+
 // serviceNet describes one service network: its option, its name in
 // messages (upstream passes the option name, except for servicing) and
 // the internal_info key of the ports created on it.
@@ -145,14 +172,14 @@ func (o *NeutronOptions) networkUUID(ctx context.Context, node *model.Node, s se
 	if want == "" {
 		return "", errs.NewMessage("MissingParameterValue", fmt.Sprintf("UUID or name of %s is not set in configuration or in node driver_info.", s.label))
 	}
-	net, err := o.Client.ShowNetwork(ctx, want)
+	net, err := o.user().ShowNetwork(ctx, want)
 	if err == nil {
 		return net.ID(), nil
 	}
 	if !neutron.IsStatus(err, http.StatusNotFound, http.StatusBadRequest, http.StatusForbidden) {
 		return "", errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve network: %v", err))
 	}
-	nets, err := o.Client.ListNetworks(ctx, url.Values{"name": {want}})
+	nets, err := o.user().ListNetworks(ctx, url.Values{"name": {want}})
 	if err != nil {
 		return "", errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve network: %v", err))
 	}
@@ -257,7 +284,7 @@ func truthy(v any) bool {
 }
 
 // waitActive is upstream's wait_for_port_status(ACTIVE).
-func (o *NeutronOptions) waitActive(ctx context.Context, id string) error {
+func (o *NeutronOptions) waitActive(ctx context.Context, client *neutron.Client, id string) error {
 	attempts := max(o.StatusAttempts, 1)
 	var last error
 	for i := range attempts {
@@ -270,7 +297,7 @@ func (o *NeutronOptions) waitActive(ctx context.Context, id string) error {
 			case <-t.C:
 			}
 		}
-		p, err := o.Client.ShowPort(ctx, id)
+		p, err := client.ShowPort(ctx, id)
 		switch {
 		case neutron.IsNotFound(err):
 			return errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Neutron port %s was not found", id))
@@ -392,11 +419,11 @@ func (o *NeutronOptions) plug(ctx context.Context, node *model.Node, p *model.Po
 		"binding:host_id": node.UUID, "device_owner": "baremetal:none",
 		"mac_address": nullable(deref(p.Address)), "binding:profile": profile,
 	}
-	if _, err := o.Client.UpdatePort(ctx, created.ID(), update); err != nil {
+	if _, err := o.updatePort(ctx, created.ID(), update, true); err != nil {
 		return created.ID(), fmt.Errorf("bind port %s: %w", created.ID(), err)
 	}
 	if o.failOnBinding(node) {
-		if err := o.waitActive(ctx, created.ID()); err != nil {
+		if err := o.waitActive(ctx, o.Client, created.ID()); err != nil {
 			return created.ID(), err
 		}
 	}
@@ -452,11 +479,12 @@ func (o *NeutronOptions) removeNetwork(ctx context.Context, task *driver.Task, f
 
 // unbind is upstream's unbind_neutron_port: clear the binding, then (in
 // a second call, as Neutron refuses to change a bound port's MAC) the MAC.
-// A port already gone is not an error.
-func (o *NeutronOptions) unbind(ctx context.Context, task *driver.Task, vif string, resetMAC bool) error {
-	_, err := o.Client.UpdatePort(ctx, vif, map[string]any{"binding:host_id": "", "binding:profile": map[string]any{}})
+// A port already gone is not an error. asUser is whether the caller's
+// context is passed, as upstream's callers do or not.
+func (o *NeutronOptions) unbind(ctx context.Context, task *driver.Task, vif string, resetMAC, asUser bool) error {
+	_, err := o.updatePort(ctx, vif, map[string]any{"binding:host_id": "", "binding:profile": map[string]any{}}, asUser)
 	if err == nil && resetMAC {
-		_, err = o.Client.UpdatePort(ctx, vif, map[string]any{"mac_address": nil})
+		_, err = o.updatePort(ctx, vif, map[string]any{"mac_address": nil}, asUser)
 	}
 	if neutron.IsNotFound(err) {
 		task.Logger().Info("neutron port was not found while unbinding", "port", vif)
@@ -471,7 +499,7 @@ func (o *NeutronOptions) unbind(ctx context.Context, task *driver.Task, vif stri
 // physnets is upstream's get_physnets_by_port_uuid, from the network's
 // segments or provider attribute.
 func (o *NeutronOptions) physnets(ctx context.Context, vif string) ([]string, error) {
-	port, err := o.Client.ShowPort(ctx, vif)
+	port, err := o.user().ShowPort(ctx, vif)
 	switch {
 	case neutron.IsNotFound(err):
 		return nil, errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Neutron port %s was not found", vif))
@@ -479,7 +507,7 @@ func (o *NeutronOptions) physnets(ctx context.Context, vif string) ([]string, er
 		return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve neutron port: %v", err))
 	}
 	netID, _ := port["network_id"].(string)
-	net, err := o.Client.ShowNetwork(ctx, netID)
+	net, err := o.user().ShowNetwork(ctx, netID)
 	switch {
 	case neutron.IsNotFound(err):
 		return nil, errs.NewMessage("InvalidParameterValue", fmt.Sprintf("network with name or UUID %s was not found", netID))
@@ -504,26 +532,23 @@ func (o *NeutronOptions) physnets(ctx context.Context, vif string) ([]string, er
 
 // updatePortAddress is upstream's update_port_address: a bound port is
 // unbound, given the MAC, then bound again as it was.
-func (o *NeutronOptions) updatePortAddress(ctx context.Context, vif, mac string) error {
-	port, err := o.Client.ShowPort(ctx, vif)
+func (o *NeutronOptions) updatePortAddress(ctx context.Context, task *driver.Task, vif, mac string) error {
+	port, err := o.user().ShowPort(ctx, vif)
 	if err != nil {
 		return fmt.Errorf("failed to get the current binding on Neutron port %s: %w", vif, err)
 	}
 	host, _ := port["binding:host_id"].(string)
 	profile := port["binding:profile"]
 	if host != "" {
-		if _, err := o.Client.UpdatePort(ctx, vif, map[string]any{"binding:host_id": "", "binding:profile": map[string]any{}}); err != nil && !neutron.IsNotFound(err) {
-			return fmt.Errorf("failed to remove the current binding from Neutron port %s: %w", vif, err)
-		}
-		if _, err := o.Client.UpdatePort(ctx, vif, map[string]any{"mac_address": nil}); err != nil && !neutron.IsNotFound(err) {
-			return fmt.Errorf("failed to reset the MAC address of Neutron port %s: %w", vif, err)
+		if err := o.unbind(ctx, task, vif, true, true); err != nil {
+			return fmt.Errorf("failed to remove the current binding from Neutron port %s, while updating its MAC address: %w", vif, err)
 		}
 	}
-	if _, err := o.Client.UpdatePort(ctx, vif, map[string]any{"mac_address": mac}); err != nil {
+	if _, err := o.updatePort(ctx, vif, map[string]any{"mac_address": mac}, true); err != nil {
 		return fmt.Errorf("failed to update MAC address on Neutron port %s: %w", vif, err)
 	}
 	if host != "" {
-		if _, err := o.Client.UpdatePort(ctx, vif, map[string]any{"binding:host_id": host, "binding:profile": profile}); err != nil {
+		if _, err := o.updatePort(ctx, vif, map[string]any{"binding:host_id": host, "binding:profile": profile}, true); err != nil {
 			return fmt.Errorf("failed to update binding:host_id and profile on Neutron port %s: %w", vif, err)
 		}
 	}
@@ -533,26 +558,23 @@ func (o *NeutronOptions) updatePortAddress(ctx context.Context, vif, mac string)
 // seedHostID is upstream's update_port_host_id: a VIF attached before
 // deployment gets only the node as host so Neutron can allocate its
 // addresses; a port someone bound beforehand is unbound first.
-func (o *NeutronOptions) seedHostID(ctx context.Context, node *model.Node, vif string) error {
-	port, err := o.Client.ShowPort(ctx, vif)
+func (o *NeutronOptions) seedHostID(ctx context.Context, task *driver.Task, vif string) error {
+	node := task.Node
+	port, err := o.user().ShowPort(ctx, vif)
 	switch {
 	case neutron.IsNotFound(err):
 		return errs.NewMessage("NetworkError", fmt.Sprintf("The neutron port %s was not found when we expect it to exist. We cannot proceed.", vif))
 	case err != nil:
 		return errs.NewMessage("NetworkError", fmt.Sprintf("An unknown error was encountered while attempting to retrieve neutron port %s. Error: %v", vif, err))
 	}
+	// Upstream unbinds here without the caller's context: service rights.
 	if host, _ := port["binding:host_id"].(string); host != "" {
-		if _, err := o.Client.UpdatePort(ctx, vif, map[string]any{"binding:host_id": "", "binding:profile": map[string]any{}}); err == nil {
-			_, err = o.Client.UpdatePort(ctx, vif, map[string]any{"mac_address": nil})
-			if err != nil && !neutron.IsNotFound(err) {
-				return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to clear binding profile for neutron port %s. Error: %v", vif, err))
-			}
-		} else if !neutron.IsNotFound(err) {
-			return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to clear binding profile for neutron port %s. Error: %v", vif, err))
+		if err := o.unbind(ctx, task, vif, true, false); err != nil {
+			return err
 		}
 	}
 	attrs := map[string]any{"binding:vnic_type": vnicBaremetal, "binding:host_id": node.UUID, "binding:profile": map[string]any{}}
-	if _, err := o.Client.UpdatePort(ctx, vif, attrs); err != nil {
+	if _, err := o.updatePort(ctx, vif, attrs, true); err != nil {
 		// Upstream's message lacks the space before "to".
 		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not seed network configuration for VIF %sto node %s, possible network, state, or access permission issue. %v", vif, node.UUID, err))
 	}
@@ -600,9 +622,9 @@ func (o *NeutronOptions) plugTenant(ctx context.Context, task *driver.Task, p po
 		profile["physical_network"] = pn
 	}
 	attrs["binding:profile"] = profile
-	_, err := o.Client.UpdatePort(ctx, vif, attrs)
+	_, err := o.updatePort(ctx, vif, attrs, true)
 	if err == nil && o.failOnBinding(node) {
-		err = o.waitActive(ctx, vif)
+		err = o.waitActive(ctx, o.user(), vif)
 	}
 	if err != nil {
 		if errs.Is(err, "InvalidParameterValue") || errs.Is(err, "NetworkError") {
@@ -708,7 +730,7 @@ func (n *Neutron) UnconfigureTenantNetworks(ctx context.Context, task *driver.Ta
 		if vif == "" {
 			continue
 		}
-		if err := n.Neutron.unbind(ctx, task, vif, p.address() != ""); err != nil {
+		if err := n.Neutron.unbind(ctx, task, vif, p.address() != "", true); err != nil {
 			return err
 		}
 	}
