@@ -98,11 +98,6 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 				Candidates: c.List("DEFAULT", "autodetect_deploy_interfaces"),
 				Enabled:    c.List("DEFAULT", "enabled_deploy_interfaces"),
 			},
-			Bootc: agent.BootcOptions{
-				ImageServerUser:     c.String("deploy", "image_server_user"),
-				ImageServerPassword: c.String("deploy", "image_server_password"),
-				OCIAuthConfig:       c.String("oci", "authentication_config"),
-			},
 		},
 		AgentInspect: agent.InspectOptions{
 			CallbackURL: agent.InspectCallbackURL(c.String("inspector", "callback_endpoint_override"), c.String("service_catalog", "endpoint_override")),
