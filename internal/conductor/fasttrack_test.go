@@ -59,6 +59,26 @@ type ramdiskBoot struct{ fake.Boot }
 
 func (b *ramdiskBoot) Capabilities() []string { return []string{"ramdisk_boot"} }
 
+// diskManagement is the fake management interface able to boot from disk
+// (upstream's fake management only knows PXE, so set_boot_to_disk fails
+// on it).
+type diskManagement struct {
+	fake.Management
+	mu     sync.Mutex
+	device string
+}
+
+func (m *diskManagement) GetSupportedBootDevices(context.Context, *driver.Task) ([]string, error) {
+	return []string{"pxe", "disk"}, nil
+}
+
+func (m *diskManagement) SetBootDevice(_ context.Context, _ *driver.Task, device string, _ bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.device = device
+	return nil
+}
+
 // newFastTrackEnv is newAgentEnv with the counted power and ramdisk-able
 // boot interfaces as the nodes' defaults and [deploy] options set.
 func newFastTrackEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) (*env, *countedPower) {
@@ -98,13 +118,16 @@ func newFastTrackEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) (*env
 	if err := r.Register(driver.KindBoot, "ramdisk-able", &ramdiskBoot{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := r.Register(driver.KindManagement, "disk-able", &diskManagement{}); err != nil {
+		t.Fatal(err)
+	}
 	co := agentclient.DefaultOptions()
 	co.CommandWaitInterval = 10 * time.Millisecond
 	co.CommandTimeout = 5 * time.Second
 	co.Log = log
 	ft := agent.FastTrack{Enabled: cfg.Bool("deploy", "fast_track"), Timeout: time.Duration(cfg.Int("deploy", "fast_track_timeout")) * time.Second, Now: clock.Now}
 	client := agentclient.New(co)
-	deployIfaces := []string{"autodetect", "direct", "custom-agent", "ramdisk", "fake"}
+	deployIfaces := []string{"autodetect", "direct", "custom-agent", "ramdisk", "bootc", "fake"}
 	auto := agent.AutodetectOptions{Candidates: []string{"ramdisk", "direct"}, Enabled: deployIfaces}
 	if err := agent.Register(r, agent.Options{Client: client, DefaultBootMode: "uefi", FastTrack: ft, Autodetect: auto}); err != nil {
 		t.Fatal(err)
@@ -118,7 +141,7 @@ func newFastTrackEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) (*env
 		EnabledInterfaces: map[driver.Kind][]string{
 			driver.KindBIOS: fakeOnly, driver.KindBoot: {"ramdisk-able", "fake"}, driver.KindConsole: {"no-console"},
 			driver.KindDeploy: deployIfaces, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
-			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: {"counted", "fake"},
+			driver.KindManagement: {"fake", "disk-able"}, driver.KindNetwork: {"noop"}, driver.KindPower: {"counted", "fake"},
 			driver.KindRAID: {"fake", "agent"}, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
 			driver.KindVendor: fakeOnly,
 		},
@@ -470,6 +493,45 @@ func TestAutodetectRamdiskImage(t *testing.T) {
 		active := e.waitState(n, states.Active)
 		if active.DeployInterface != "ramdisk" || active.DriverInternalInfo["original_deploy_interface"] != "autodetect" {
 			t.Errorf("active with %q, driver_internal_info %v", active.DeployInterface, active.DriverInternalInfo)
+		}
+	})
+}
+
+// TestBootcDeploy: the agent installs the container image with its
+// execute_bootc_install step and the node boots from disk.
+func TestBootcDeploy(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, power := newFastTrackEnv(t, db, nil)
+		ctx := context.Background()
+		plain := e.node(states.Available, withImage, func(n *model.Node) { n.DeployInterface = "bootc" })
+		err := e.api.DoNodeDeploy(ctx, "", plain.UUID, false, nil, nil)
+		if class(err) != "InstanceDeployFailure" || !strings.HasSuffix(err.Error(), "Invalid image href http://127.0.0.1:1/disk.img.") {
+			t.Fatalf("bootc with a disk image: %v", err)
+		}
+
+		n := e.node(states.Available, func(n *model.Node) {
+			n.DeployInterface = "bootc"
+			n.PowerInterface = "counted"
+			n.ManagementInterface = "disk-able"
+			n.InstanceInfo = map[string]any{"image_source": "oci://127.0.0.1:1/example/os:latest", "image_pull_secret": "s3cret"}
+		})
+		if err := e.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.DeployWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token)
+		active := heartbeatUntil(t, e, n, a, token, states.Active)
+		want := "deploy.get_deploy_steps,deploy.execute_deploy_step:execute_bootc_install,standby.power_off"
+		if got := strings.Join(commandNames(a), ","); got != want {
+			t.Fatalf("agent commands %s, want %s (last_error %q)", got, want, deref(active.LastError))
+		}
+		args := a.LastParams("deploy.execute_deploy_step")["step"].(map[string]any)["args"].(map[string]any)
+		if args["image_source"] != "oci://127.0.0.1:1/example/os:latest" || args["oci_pull_secret"] != "czNjcmV0" {
+			t.Errorf("bootc install args %v", args)
+		}
+		if got := strings.Join(power.take(), ","); got != "rebooting,power off,power on" {
+			t.Errorf("power actions %s", got)
 		}
 	})
 }

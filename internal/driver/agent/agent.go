@@ -72,6 +72,8 @@ type Options struct {
 	CleanParams map[string]any
 	// Autodetect configures the autodetect deploy interface.
 	Autodetect AutodetectOptions
+	// Bootc holds the pull credentials of the bootc deploy interface.
+	Bootc BootcOptions
 }
 
 // Register adds the agent-based interfaces to r.
@@ -90,6 +92,9 @@ func Register(r *driver.Registry, o Options) error {
 	}
 	if err := r.Register(driver.KindDeploy, "ramdisk", NewRamdisk(o)); err != nil {
 		return fmt.Errorf("register ramdisk deploy: %w", err)
+	}
+	if err := r.Register(driver.KindDeploy, "bootc", NewBootc(o)); err != nil {
+		return fmt.Errorf("register bootc deploy: %w", err)
 	}
 	return RegisterAutodetect(r, o.Autodetect)
 }

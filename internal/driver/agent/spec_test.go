@@ -33,7 +33,7 @@ func TestDeployClassesMatchDriversJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := r.Names(driver.KindDeploy)
-	if want := []string{"autodetect", "custom-agent", "direct", "ramdisk"}; !slices.Equal(slices.Sorted(slices.Values(names)), want) {
+	if want := []string{"autodetect", "bootc", "custom-agent", "direct", "ramdisk"}; !slices.Equal(slices.Sorted(slices.Values(names)), want) {
 		t.Fatalf("registered deploy interfaces %v, want %v", names, want)
 	}
 	for _, name := range names {
