@@ -4,11 +4,14 @@
 package builtin
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/openkeel/ironic/internal/agentclient"
+	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
@@ -21,6 +24,7 @@ import (
 	"github.com/openkeel/ironic/internal/image"
 	"github.com/openkeel/ironic/internal/keystoneauth"
 	"github.com/openkeel/ironic/internal/neutron"
+	"github.com/openkeel/ironic/internal/rpc"
 )
 
 // Options configure the implementations that take settings.
@@ -111,7 +115,10 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	// or wrong [glance] setting shows when a Glance image is used.
 	imgOpts := image.OptionsFromConfig(c)
 	glanceSess := keystoneauth.New(keystoneauth.OptionsFromConfig(c, "glance"))
-	glance := &image.GlanceService{Auth: glanceSess.Auth, Client: glanceSess.Client(), Opts: imgOpts, ProjectID: glanceSess.ProjectID}
+	glance := &image.GlanceService{
+		Auth: glanceSess.UserAuth(callerToken, true), Caller: glanceCaller,
+		Client: glanceSess.Client(), Opts: imgOpts, ProjectID: glanceSess.ProjectID,
+	}
 	sources, err := image.NewSources(imgOpts, glance)
 	if err != nil {
 		return Options{}, fmt.Errorf("image sources: %w", err)
@@ -136,7 +143,9 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		o.AgentRAID.DeletePriority = &p
 	}
 	neutronSess := keystoneauth.New(keystoneauth.OptionsFromConfig(c, "neutron"))
-	o.Neutron = network.NeutronOptionsFromConfig(c, &neutron.Client{Auth: neutronSess.Auth, HTTP: neutronSess.Client()})
+	o.Neutron = network.NeutronOptionsFromConfig(c,
+		&neutron.Client{Auth: neutronSess.Auth, HTTP: neutronSess.Client()},
+		&neutron.Client{Auth: neutronSess.UserAuth(callerToken, false), HTTP: neutronSess.Client()})
 	o.FlatNeutron = c.Has("neutron", "auth_url") || c.Has("neutron", "endpoint_override")
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
@@ -146,6 +155,32 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		o.IPMI = &io
 	}
 	return o, nil
+}
+
+// caller is the API caller a conductor call is made for: the RPC request
+// context, or the API's own when API and conductor share the process.
+func caller(ctx context.Context) (token, systemScope string, roles []string) {
+	if rc := rpc.RequestContextFrom(ctx); rc != nil {
+		return rc.AuthToken, rc.SystemScope, rc.Roles
+	}
+	if a := auth.FromContext(ctx); a != nil {
+		return a.AuthToken, a.SystemScope, a.Roles
+	}
+	return "", "", nil
+}
+
+// callerToken is the caller's token for calls to Neutron and Glance on
+// their behalf.
+func callerToken(ctx context.Context) (string, bool) {
+	tok, system, _ := caller(ctx)
+	return tok, system != ""
+}
+
+// glanceCaller is what upstream's image availability rules read of the
+// caller.
+func glanceCaller(ctx context.Context) (userToken, admin bool) {
+	tok, _, roles := caller(ctx)
+	return tok != "", slices.Contains(roles, "admin")
 }
 
 // ipmiEnabled tells whether any enabled_*_interfaces option names an
