@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
+	"net/netip"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // HookOptions are the [inspector] options the hooks read.
@@ -223,8 +225,13 @@ func RunHooks(ctx context.Context, t Target, names []string, o HookOptions, inve
 		if h.preprocess == nil {
 			continue
 		}
-		if err := h.preprocess(ctx, r); err != nil {
+		err := h.preprocess(ctx, r)
+		switch {
+		case err == nil:
+		case errs.Is(err, "HardwareInspectionFailure"):
 			failures = append(failures, fmt.Sprintf("Error in preprocess hook %s: %s", n, err))
+		default:
+			failures = append(failures, fmt.Sprintf("Unexpected exception %s during preprocess hook %s: %s", errClass(err), n, err))
 		}
 	}
 	if len(failures) > 0 {
@@ -282,81 +289,93 @@ func ramdiskError(_ context.Context, r *hookRun) error {
 	return nil
 }
 
-// normalizeMAC lower-cases a MAC, refusing anything but 6 octets.
-func normalizeMAC(s string) (string, bool) {
-	hw, err := net.ParseMAC(s)
-	if err != nil || len(hw) != 6 {
-		return "", false
-	}
-	return hw.String(), true
-}
+// validMAC is oslo netutils.is_valid_mac: six colon-separated hex pairs.
+var validMAC = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`)
 
+// pxeMAC is upstream get_pxe_mac: boot/pxe_interface, pxelinux's
+// "01-aa-bb-..." form turned into a MAC, lower-cased.
 func pxeMAC(inventory map[string]any) string {
 	boot, _ := inventory["boot"].(map[string]any)
 	mac, _ := boot["pxe_interface"].(string)
-	if mac == "" {
-		return ""
-	}
 	if strings.Contains(mac, "-") {
-		// pxelinux form 01-aa-bb-cc-dd-ee-ff
 		_, rest, _ := strings.Cut(mac, "-")
 		mac = strings.ReplaceAll(rest, "-", ":")
 	}
 	return strings.ToLower(mac)
 }
 
+// validateInterfacesHook is upstream's validate-interfaces preprocess:
+// plugin data all_interfaces (named interfaces with a valid MAC, marked
+// pxe_enabled, IPv6 address without its scope), valid_interfaces (those
+// add_ports keeps, loopback never) and macs, in inventory order. MACs
+// keep the inventory's case, as upstream keeps them.
 func validateInterfacesHook(_ context.Context, r *hookRun) error {
 	n := r.t.Node()
-	raw, ok := r.inventory["interfaces"].([]any)
+	raw, ok := r.inventory["interfaces"]
 	if !ok {
 		return invalidInventory(n, "no interfaces present in inventory")
 	}
+	list, err := pyList(raw)
+	if err != nil {
+		return err
+	}
 	pxe := pxeMAC(r.inventory)
 	all := map[string]any{}
-	for _, it := range raw {
-		iface, _ := it.(map[string]any)
-		name, _ := iface["name"].(string)
-		mac, _ := iface["mac_address"].(string)
-		if name == "" || mac == "" {
-			continue
-		}
-		mac, ok := normalizeMAC(mac)
+	var order []string
+	for _, it := range list {
+		iface, ok := it.(map[string]any)
 		if !ok {
+			return pyErr("AttributeError", "'%s' object has no attribute 'get'", pyType(it))
+		}
+		name, mac := iface["name"], iface["mac_address"]
+		if !pyfmt.Truthy(name) || !pyfmt.Truthy(mac) {
 			continue
 		}
-		v6, _ := iface["ipv6_address"].(string)
-		v6, _, _ = strings.Cut(v6, "%")
+		macStr, ok := mac.(string)
+		if !ok || !validMAC.MatchString(strings.ToLower(macStr)) {
+			r.log.Warn("MAC address of interface is not valid, skipping", "interface", pyStr(name))
+			continue
+		}
+		var v6 any
+		if s, _ := iface["ipv6_address"].(string); s != "" {
+			s, _, _ = strings.Cut(s, "%")
+			v6 = s
+		} else if iface["ipv6_address"] != nil {
+			v6 = iface["ipv6_address"]
+		}
 		out := make(map[string]any, len(iface)+2)
 		for k, v := range iface {
 			out[k] = v
 		}
-		out["mac_address"] = mac
-		out["pxe_enabled"] = mac == pxe
-		if iface["ipv6_address"] != nil {
-			out["ipv6_address"] = v6
+		out["pxe_enabled"] = strings.ToLower(macStr) == pxe
+		out["ipv6_address"] = v6
+		key := pyStr(name)
+		if _, seen := all[key]; !seen {
+			order = append(order, key)
 		}
-		all[name] = out
+		all[key] = out
 	}
 	if len(all) == 0 {
 		return invalidInventory(n, "no valid network interfaces")
 	}
-	valid := map[string]any{}
-	var macs []any
-	names := make([]string, 0, len(all))
-	for name := range all {
-		names = append(names, name)
+	if pxe == "" && r.o.AddPorts == "pxe" {
+		r.log.Warn("No boot interface provided in the inventory, will add all ports with IP addresses")
 	}
-	sort.Strings(names)
-	for _, name := range names {
+	valid := map[string]any{}
+	macs := []any{}
+	for _, name := range order {
 		iface := all[name].(map[string]any)
-		ip := ifaceIP(iface)
-		if name == "lo" || (ip != nil && ip.IsLoopback()) {
+		ip := iface["ipv4_address"]
+		if !pyfmt.Truthy(ip) {
+			ip = iface["ipv6_address"]
+		}
+		if name == "lo" || (pyfmt.Truthy(ip) && isLoopback(pyStr(ip))) {
 			continue
 		}
 		if r.o.AddPorts == "pxe" && pxe != "" && iface["pxe_enabled"] != true {
 			continue
 		}
-		if r.o.AddPorts == "active" && ip == nil {
+		if r.o.AddPorts == "active" && !pyfmt.Truthy(ip) {
 			continue
 		}
 		cp := make(map[string]any, len(iface))
@@ -375,13 +394,18 @@ func validateInterfacesHook(_ context.Context, r *hookRun) error {
 	return nil
 }
 
-func ifaceIP(iface map[string]any) net.IP {
-	for _, k := range []string{"ipv4_address", "ipv6_address"} {
-		if s, _ := iface[k].(string); s != "" {
-			return net.ParseIP(s)
-		}
+// isLoopback is upstream utils.is_loopback.
+func isLoopback(s string) bool {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.IsLoopback()
 	}
-	return nil
+	return s == "localhost" || s == "localhost.localdomain"
+}
+
+// ifaceMAC is a validated interface's MAC, lower-cased.
+func ifaceMAC(iface map[string]any) string {
+	s, _ := iface["mac_address"].(string)
+	return strings.ToLower(s)
 }
 
 func sortedIfaces(m map[string]any) []map[string]any {
@@ -408,7 +432,9 @@ func portsHook(ctx context.Context, r *hookRun) error {
 	valid, _ := r.pluginData["valid_interfaces"].(map[string]any)
 	if r.o.AddPorts != "disabled" {
 		for _, iface := range sortedIfaces(valid) {
-			mac, _ := iface["mac_address"].(string)
+			// The port's address field lower-cases the MAC, as upstream's
+			// MACAddressField does.
+			mac := ifaceMAC(iface)
 			pxe, _ := iface["pxe_enabled"].(bool)
 			extra := map[string]any{}
 			if cid, _ := iface["client_id"].(string); cid != "" {
@@ -426,7 +452,7 @@ func portsHook(ctx context.Context, r *hookRun) error {
 	case "present":
 		expected = map[string]bool{}
 		for _, iface := range sortedIfaces(all) {
-			expected[iface["mac_address"].(string)] = true
+			expected[ifaceMAC(iface)] = true
 		}
 	case "added":
 		expected = map[string]bool{}
@@ -440,7 +466,7 @@ func portsHook(ctx context.Context, r *hookRun) error {
 	pxeMACs := map[string]bool{}
 	clientIDs := map[string]string{}
 	for _, iface := range sortedIfaces(all) {
-		mac := iface["mac_address"].(string)
+		mac := ifaceMAC(iface)
 		if iface["pxe_enabled"] == true {
 			pxeMACs[mac] = true
 		}

@@ -54,7 +54,8 @@ func TestDefaultHooks(t *testing.T) {
 	if !reflect.DeepEqual(tg.node.Properties, map[string]any{"cpu_arch": "x86_64"}) {
 		t.Errorf("properties = %v", tg.node.Properties)
 	}
-	if !reflect.DeepEqual(pd["macs"], []any{"52:54:00:aa:bb:01"}) {
+	// Plugin data keeps the inventory's spelling of the MAC.
+	if !reflect.DeepEqual(pd["macs"], []any{"52:54:00:AA:BB:01"}) {
 		t.Errorf("macs = %v", pd["macs"])
 	}
 	all := pd["all_interfaces"].(map[string]any)
@@ -116,7 +117,7 @@ func TestHookFailures(t *testing.T) {
 	err := runHooks(t, tg, "$default_hooks", inspection.DefaultHookOptions(), map[string]any{}, map[string]any{"error": "boom"})
 	want := "Failed to inspect hardware. Reason: The following failures happened while running preprocess hooks for node " + tg.node.UUID + ":\n" +
 		"Error in preprocess hook ramdisk-error: Failed to inspect hardware. Reason: Ramdisk reported error: boom\n" +
-		"Error in preprocess hook validate-interfaces: Inventory for node " + tg.node.UUID + " is invalid: no interfaces present in inventory"
+		"Unexpected exception InvalidNodeInventory during preprocess hook validate-interfaces: Inventory for node " + tg.node.UUID + " is invalid: no interfaces present in inventory"
 	if !errs.Is(err, "HardwareInspectionFailure") || err.Error() != want {
 		t.Errorf("err =\n%v\nwant\n%s", err, want)
 	}
@@ -214,4 +215,32 @@ func TestAPIRefInventoryAllHooks(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("memory: %v", err)
 	}
+}
+
+func TestValidateInterfaces(t *testing.T) {
+	inv := `{"boot": {"pxe_interface": "01-52-54-00-AA-BB-03"}, "interfaces": [
+	 {"name": "eth3", "mac_address": "52:54:00:aa:bb:03", "ipv4_address": "192.0.2.13"},
+	 {"name": "eth1", "mac_address": "52:54:00:aa:bb:01", "ipv6_address": "2001:db8::1%eth1"},
+	 {"name": "eth2", "mac_address": "52-54-00-aa-bb-02", "ipv4_address": "192.0.2.12"},
+	 {"name": "", "mac_address": "52:54:00:aa:bb:04"},
+	 {"name": "eth5", "mac_address": null},
+	 {"name": "lo", "mac_address": "00:00:00:00:00:00", "ipv4_address": "127.0.0.1"},
+	 {"name": "eth6", "mac_address": "52:54:00:aa:bb:06", "ipv4_address": "127.0.0.2"}]}`
+	all := `{"eth1":{"ipv6_address":"2001:db8::1","mac_address":"52:54:00:aa:bb:01","name":"eth1","pxe_enabled":false},` +
+		`"eth3":{"ipv4_address":"192.0.2.13","ipv6_address":null,"mac_address":"52:54:00:aa:bb:03","name":"eth3","pxe_enabled":true},` +
+		`"eth6":{"ipv4_address":"127.0.0.2","ipv6_address":null,"mac_address":"52:54:00:aa:bb:06","name":"eth6","pxe_enabled":false},` +
+		`"lo":{"ipv4_address":"127.0.0.1","ipv6_address":null,"mac_address":"00:00:00:00:00:00","name":"lo","pxe_enabled":false}}`
+	runCases(t, []hookCase{
+		{name: "pxe", hooks: "validate-interfaces", inv: inv, pd: `{}`, wantPD: map[string]string{
+			"all_interfaces": all, "macs": `["52:54:00:aa:bb:03"]`}},
+		// macs follow the inventory's order; loopback addresses never count.
+		{name: "all", hooks: "validate-interfaces", opts: func(o *inspection.HookOptions) { o.AddPorts = "all" }, inv: inv, pd: `{}`,
+			wantPD: map[string]string{"macs": `["52:54:00:aa:bb:03","52:54:00:aa:bb:01"]`}},
+		{name: "active", hooks: "validate-interfaces", opts: func(o *inspection.HookOptions) { o.AddPorts = "active" },
+			inv: `{"interfaces": [{"name": "eth0", "mac_address": "52:54:00:aa:bb:00"}, {"name": "eth1", "mac_address": "52:54:00:aa:bb:01", "ipv4_address": "192.0.2.11"}]}`,
+			pd: `{}`, wantPD: map[string]string{"macs": `["52:54:00:aa:bb:01"]`}},
+		{name: "no valid interface", hooks: "validate-interfaces", inv: `{"interfaces": [{"name": "eth2", "mac_address": "52-54-00-aa-bb-02"}]}`, pd: `{}`,
+			wantErr: "Failed to inspect hardware. Reason: The following failures happened while running preprocess hooks for node " + nodeUUID + ":\n" +
+				"Unexpected exception InvalidNodeInventory during preprocess hook validate-interfaces: Inventory for node " + nodeUUID + " is invalid: no valid network interfaces"},
+	})
 }
