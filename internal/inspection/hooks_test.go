@@ -238,7 +238,7 @@ func TestValidateInterfaces(t *testing.T) {
 			wantPD: map[string]string{"macs": `["52:54:00:aa:bb:03","52:54:00:aa:bb:01"]`}},
 		{name: "active", hooks: "validate-interfaces", opts: func(o *inspection.HookOptions) { o.AddPorts = "active" },
 			inv: `{"interfaces": [{"name": "eth0", "mac_address": "52:54:00:aa:bb:00"}, {"name": "eth1", "mac_address": "52:54:00:aa:bb:01", "ipv4_address": "192.0.2.11"}]}`,
-			pd: `{}`, wantPD: map[string]string{"macs": `["52:54:00:aa:bb:01"]`}},
+			pd:  `{}`, wantPD: map[string]string{"macs": `["52:54:00:aa:bb:01"]`}},
 		{name: "no valid interface", hooks: "validate-interfaces", inv: `{"interfaces": [{"name": "eth2", "mac_address": "52-54-00-aa-bb-02"}]}`, pd: `{}`,
 			wantErr: "Failed to inspect hardware. Reason: The following failures happened while running preprocess hooks for node " + nodeUUID + ":\n" +
 				"Unexpected exception InvalidNodeInventory during preprocess hook validate-interfaces: Inventory for node " + nodeUUID + " is invalid: no valid network interfaces"},
