@@ -202,7 +202,7 @@ func TestNeutronInterfaceFromConfig(t *testing.T) {
 	}
 	var prov map[string]any
 	for _, p := range cl.fn.Ports() {
-		if p["network_id"] == provNet {
+		if p["network_id"] == provNet && p["id"] != tenantVIF {
 			prov = p
 		}
 	}
