@@ -217,6 +217,38 @@ func TestAgentInspection(t *testing.T) {
 	})
 }
 
+// TestAgentInspectionRaidDevice: the raid-device hook compares with the
+// inventory stored by the previous inspection, so the disk a RAID build
+// added becomes the root device hint that root-device then follows.
+func TestAgentInspectionRaidDevice(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newInspectEnv(t, db, map[string]map[string]string{"inspector": {"hooks": "$default_hooks,raid-device,root-device"}})
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) { n.InspectInterface = "agent" })
+		e.inspectUntilWait(n)
+		inv, pd := ramdiskData(t)
+		if err := e.api.ContinueInspection(ctx, "", n.UUID, inv, pd); err != nil {
+			t.Fatal(err)
+		}
+		got := e.waitState(n, states.Manageable)
+		if got.Properties["root_device"] != nil || got.Properties["local_gb"] != 464.0 {
+			t.Fatalf("first pass properties = %v", got.Properties)
+		}
+
+		e.inspectUntilWait(n)
+		inv, pd = ramdiskData(t)
+		inv["disks"] = append(inv["disks"].([]any), map[string]any{"name": "/dev/md0", "size": 1099511627776.0, "serial": "RAID-1", "rotational": false})
+		if err := e.api.ContinueInspection(ctx, "", n.UUID, inv, pd); err != nil {
+			t.Fatal(err)
+		}
+		got = e.waitState(n, states.Manageable)
+		hint, _ := json.Marshal(got.Properties["root_device"])
+		if string(hint) != `{"serial":"RAID-1"}` || got.Properties["local_gb"] != 1023.0 {
+			t.Errorf("second pass properties = %v", got.Properties)
+		}
+	})
+}
+
 func TestContinueInspectionRefusedStates(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
 		e := newInspectEnv(t, db, nil)
