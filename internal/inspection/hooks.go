@@ -283,8 +283,8 @@ func invalidInventory(n *model.Node, reason string) error {
 }
 
 func ramdiskError(_ context.Context, r *hookRun) error {
-	if e := r.pluginData["error"]; e != nil && e != "" && e != false {
-		return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("Ramdisk reported error: %v", e)})
+	if e := r.pluginData["error"]; pyfmt.Truthy(e) {
+		return errs.New("HardwareInspectionFailure", map[string]any{"error": "Ramdisk reported error: " + pyStr(e)})
 	}
 	return nil
 }
