@@ -19,8 +19,6 @@ const debianPython = "/usr/bin/python3"
 // set: there the packages are part of the image and missing ones fail.
 func requireTool(t *testing.T, pkg string, probe ...string) {
 	t.Helper()
-	// The clients' suites run in the namespace: no need to probe them here.
-	inLoopbackNetns(t)
 	if out, err := exec.Command(probe[0], probe[1:]...).CombinedOutput(); err != nil {
 		msg := fmt.Sprintf("Debian package %s not usable (%v): %s", pkg, err, out)
 		if os.Getenv("CI") != "" {
@@ -48,23 +46,25 @@ func runPython(t *testing.T, script, base string, args ...string) string {
 // faultstrings in its exceptions.
 func TestIronicclientLibrary(t *testing.T) {
 	requireTool(t, "python3-ironicclient", debianPython, "-c", "import ironicclient")
-	s := startServer(t, "")
-	t.Log(runPython(t, "ironicclient_check.py", s.URL))
-	// The script deletes what it created; nothing may be left behind.
-	if nodes := newRaw(t, s.URL, "1.9").get("/v1/nodes")["nodes"].([]any); len(nodes) != 0 {
-		t.Fatalf("nodes left: %v", nodes)
-	}
+	eachServer(t, "", func(t *testing.T, s *server) {
+		t.Log(runPython(t, "ironicclient_check.py", s.URL))
+		// The script deletes what it created; nothing may be left behind.
+		if nodes := newRaw(t, s.URL, "1.9").get("/v1/nodes")["nodes"].([]any); len(nodes) != 0 {
+			t.Fatalf("nodes left: %v", nodes)
+		}
+	})
 }
 
 // openstacksdk: create, list, update, manage/provide/deploy/undeploy with
 // its waits, power, validate, traits, maintenance and errors.
 func TestOpenstacksdk(t *testing.T) {
 	requireTool(t, "python3-openstacksdk", debianPython, "-c", "import openstack")
-	s := startServer(t, "")
-	t.Log(runPython(t, "sdk_check.py", s.URL))
-	if nodes := newRaw(t, s.URL, "1.9").get("/v1/nodes")["nodes"].([]any); len(nodes) != 0 {
-		t.Fatalf("nodes left: %v", nodes)
-	}
+	eachServer(t, "", func(t *testing.T, s *server) {
+		t.Log(runPython(t, "sdk_check.py", s.URL))
+		if nodes := newRaw(t, s.URL, "1.9").get("/v1/nodes")["nodes"].([]any); len(nodes) != 0 {
+			t.Fatalf("nodes left: %v", nodes)
+		}
+	})
 }
 
 // bm runs the standalone baremetal CLI against base.
@@ -108,7 +108,10 @@ func (b *bm) json(args ...string) map[string]any {
 // calls print upstream's faultstring.
 func TestBaremetalCLI(t *testing.T) {
 	requireTool(t, "python3-ironicclient", "baremetal", "--version")
-	s := startServer(t, "")
+	eachServer(t, "", baremetalCLI)
+}
+
+func baremetalCLI(t *testing.T, s *server) {
 	b := &bm{t: t, base: s.URL}
 	check := newRaw(t, s.URL, "1.78")
 

@@ -24,9 +24,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/runbooks"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	"golang.org/x/crypto/bcrypt"
-
-	"github.com/openkeel/ironic/internal/store/storetest"
-	"github.com/openkeel/ironic/testing/cluster"
 )
 
 // metal3Version is the microversion Metal3's baremetal-operator pins as
@@ -79,24 +76,7 @@ func provision(t *testing.T, gc *gophercloud.ServiceClient, id string, opts node
 // provision with waiting, maintenance and delete. Every change made by
 // gophercloud is checked with a plain HTTP client.
 func TestGophercloudNodes(t *testing.T) {
-	gophercloudNodes(t, startServer(t, "").URL)
-}
-
-// The same walk against an API process and a separate conductor sharing a
-// MariaDB database, the deployment Metal3 runs at scale. MariaDB is not
-// reachable from the loopback-only namespace, so this test runs in the
-// outer process; its BMC addresses are only stored, never contacted.
-func TestGophercloudNodesMariaDB(t *testing.T) {
-	outsideNetns(t)
-	c := cluster.Start(t, cluster.Options{Conductors: 1, Database: storetest.MySQLURL(t)})
-	// The API answers before the conductor has registered; until then a
-	// node create is a 503 for want of a conductor.
-	check := newRaw(t, c.URL(), "1.49")
-	eventually(t, func() (bool, string) {
-		cs := check.get("/v1/conductors")["conductors"].([]any)
-		return len(cs) == 1 && cs[0].(map[string]any)["hostname"] == c.Conductors[0].Host, fmt.Sprint(cs)
-	})
-	gophercloudNodes(t, c.URL())
+	eachServer(t, "", func(t *testing.T, s *server) { gophercloudNodes(t, s.URL) })
 }
 
 func gophercloudNodes(t *testing.T, base string) {
@@ -321,7 +301,10 @@ func eventually(t *testing.T, cond func() (bool, string)) {
 // Ports, portgroups, allocations, drivers, conductors, runbooks and deploy
 // templates as the operator uses them.
 func TestGophercloudResources(t *testing.T) {
-	s := startServer(t, "")
+	eachServer(t, "", gophercloudResources)
+}
+
+func gophercloudResources(t *testing.T, s *server) {
 	ctx := context.Background()
 	gc, calls := gopherClient(t, s.URL)
 	check := newRaw(t, s.URL, "1.92")
@@ -494,7 +477,10 @@ func TestGophercloudHTTPBasic(t *testing.T) {
 	if err := os.WriteFile(users, []byte("metal3:"+string(hash)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, fmt.Sprintf("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = %s\n", users))
+	eachServer(t, fmt.Sprintf("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = %s\n", users), gophercloudHTTPBasic)
+}
+
+func gophercloudHTTPBasic(t *testing.T, s *server) {
 	ctx := context.Background()
 	basic := func(user, pw string) *gophercloud.ServiceClient {
 		sc, err := httpbasic.NewBareMetalHTTPBasic(httpbasic.EndpointOpts{

@@ -3,45 +3,38 @@ package compat
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/openkeel/ironic/internal/store/storetest"
 )
 
 // netnsEnv marks the test binary re-executed inside a network namespace
 // that has only loopback.
 const netnsEnv = "IRONIC_COMPAT_NETNS"
 
-// nsMode says where this process runs the suites.
-type nsMode int
+// inNetns is true in the re-executed child, where only loopback exists.
+var inNetns bool
 
-const (
-	// hostNetwork: no namespace could be made (not root, no unshare); every
-	// suite runs here, in the machine's network.
-	hostNetwork nsMode = iota
-	// insideNetns: the re-executed child; only loopback exists.
-	insideNetns
-	// outerOfNetns: the parent whose child already ran the loopback suites;
-	// it runs only what needs the host network (MariaDB).
-	outerOfNetns
-)
-
-// mode is decided once by TestMain before any test runs.
-var mode nsMode
-
-// TestMain runs the client suites inside a loopback-only network namespace
-// when it can, so that a bug contacting a node's BMC (gophercloud's
+// TestMain runs every suite inside a loopback-only network namespace when
+// it can, so that a bug contacting a node's BMC (gophercloud's
 // 192.168.122.1 and the like) can never send traffic off the machine. The
-// binary re-executes itself under `unshare -n`; MariaDB at 127.0.0.1:3306
-// is the host's loopback, not the namespace's, so suites that need it run
-// afterwards in this outer process.
+// binary re-executes itself under `unshare -n` and passes the child's
+// result on. MariaDB on the host's 127.0.0.1 is out of the namespace's
+// reach, so a relay on a Unix socket (a file, which every namespace sees)
+// carries the MariaDB connections of the api + conductor deployment.
 func TestMain(m *testing.M) {
 	if os.Getenv(netnsEnv) != "" {
-		mode = insideNetns
+		inNetns = true
 		os.Exit(m.Run())
 	}
 	unshare, why := netnsUsable()
@@ -51,23 +44,84 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Fprintf(os.Stderr, "compat: suites run in the host network, not a loopback-only namespace: %s\n", why)
-		mode = hostNetwork
 		os.Exit(m.Run())
 	}
-	child := exec.Command(unshare, append([]string{"-n", "--", "sh", "-c", `ip link set lo up && exec "$@"`, "sh", os.Args[0]}, os.Args[1:]...)...)
-	child.Env = append(os.Environ(), netnsEnv+"=1")
-	child.Stdout, child.Stderr = os.Stdout, os.Stderr
-	fmt.Fprintln(os.Stderr, "compat: running the loopback suites in a new network namespace (unshare -n)")
-	childErr := child.Run()
-	if childErr != nil {
-		fmt.Fprintf(os.Stderr, "compat: the namespace run failed: %v\n", childErr)
+	env := append(os.Environ(), netnsEnv+"=1")
+	stop := func() {}
+	if dsn := os.Getenv(storetest.MySQLEnv); dsn != "" {
+		relayed, stopRelay, err := relayMySQL(dsn)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: compat: MariaDB relay for the namespace: %v\n", err)
+			os.Exit(1)
+		}
+		stop = stopRelay
+		env = append(env, storetest.MySQLEnv+"="+relayed)
 	}
-	mode = outerOfNetns
-	code := m.Run()
-	if childErr != nil && code == 0 {
+	child := exec.Command(unshare, append([]string{"-n", "--", "sh", "-c", `ip link set lo up && exec "$@"`, "sh", os.Args[0]}, os.Args[1:]...)...)
+	child.Env = env
+	child.Stdout, child.Stderr = os.Stdout, os.Stderr
+	fmt.Fprintln(os.Stderr, "compat: running the suites in a new network namespace (unshare -n)")
+	code := 0
+	if err := child.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "compat: the namespace run failed: %v\n", err)
 		code = 1
 	}
+	stop()
 	os.Exit(code)
+}
+
+// relayMySQL returns dsn rewritten to reach the same server through a
+// Unix socket this process relays to the DSN's TCP address. A DSN that
+// already names a Unix socket is returned as it is.
+func relayMySQL(dsn string) (string, func(), error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", storetest.MySQLEnv, err)
+	}
+	if cfg.Net == "unix" {
+		return dsn, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "compat-mysql-")
+	if err != nil {
+		return "", nil, err
+	}
+	sock := filepath.Join(dir, "mysql.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	target := cfg.Addr
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go relay(c, target)
+		}
+	}()
+	stop := func() {
+		ln.Close()
+		os.RemoveAll(dir)
+	}
+	cfg.Net, cfg.Addr = "unix", sock
+	return cfg.FormatDSN(), stop, nil
+}
+
+// relay copies both ways between c and a new connection to addr until
+// either side closes.
+func relay(c net.Conn, addr string) {
+	defer c.Close()
+	up, err := net.Dial("tcp", addr)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(up, c); done <- struct{}{} }()
+	go func() { io.Copy(c, up); done <- struct{}{} }()
+	<-done
 }
 
 // netnsUsable returns unshare's path, or why no namespace can be made.
@@ -89,28 +143,10 @@ func netnsUsable() (string, string) {
 	return unshare, ""
 }
 
-// inLoopbackNetns marks a suite whose nodes carry BMC addresses that point
-// off the machine: the outer process leaves it to the namespace child.
-func inLoopbackNetns(t *testing.T) {
-	t.Helper()
-	if mode == outerOfNetns {
-		t.Skip("ran inside the loopback-only network namespace (the child's output above)")
-	}
-}
-
-// outsideNetns marks a suite that needs the host network (MariaDB): the
-// namespace child leaves it to the outer process.
-func outsideNetns(t *testing.T) {
-	t.Helper()
-	if mode == insideNetns {
-		t.Skip("needs the host network (MariaDB on the host's 127.0.0.1); runs in the outer process")
-	}
-}
-
 // The namespace really has only loopback: no other interface, and an
 // address off the machine cannot be reached, while loopback can.
 func TestLoopbackOnlyNamespace(t *testing.T) {
-	if mode != insideNetns {
+	if !inNetns {
 		t.Skip("only meaningful inside the namespace child")
 	}
 	ifs, err := net.Interfaces()

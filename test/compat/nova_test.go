@@ -20,7 +20,10 @@ var novaFields = []string{"uuid", "power_state", "target_power_state", "provisio
 // instance_info, validate, deploy with a configdrive, power, VIFs, rescue,
 // tear down. A second client checks the results.
 func TestNovaCallSequence(t *testing.T) {
-	s := startServer(t, "")
+	eachServer(t, "", novaCallSequence)
+}
+
+func novaCallSequence(t *testing.T, s *server) {
 	nova := newRaw(t, s.URL, "1.46")
 	check := newRaw(t, s.URL, "1.115")
 

@@ -18,21 +18,26 @@ var lockedFault = regexp.MustCompile(`^Node ([0-9a-f-]{36}) is locked by host (\
 func TestClientsRetryNodeLocked(t *testing.T) {
 	requireTool(t, "python3-ironicclient", debianPython, "-c", "import ironicclient")
 	requireTool(t, "python3-openstacksdk", debianPython, "-c", "import openstack")
+	forEachDeployment(t, clientsRetryNodeLocked)
+}
 
+func clientsRetryNodeLocked(t *testing.T, d deployment) {
 	// A deploy that outlasts any client start-up: the clients without
 	// retries must meet the lock however slow the machine is.
-	s, c, uuid := lockableNode(t, 300)
+	s, c, uuid := lockableNode(t, d, 300)
 	fs := lockNode(t, c, uuid, "active")
 	t.Log(runPython(t, "retry_check.py", s.URL, uuid, "ironicclient-fail", fs))
 	t.Log(runPython(t, "retry_check.py", s.URL, uuid, "sdk-fail", fs))
 	if st := c.get("/v1/nodes/" + uuid)["provision_state"]; st != "deploying" {
 		t.Fatalf("the lock ended before the clients ran: %v", st)
 	}
+	// Graceful shutdown would wait the long deploy out.
+	s.kill()
 
 	// A deploy shorter than either client's default retry budget
 	// (ironicclient 5 × 2 s, the SDK's five backed-off retries), each 409
 	// itself taking the server's own lock retries.
-	s, c, uuid = lockableNode(t, 4)
+	s, c, uuid = lockableNode(t, d, 4)
 	lockNode(t, c, uuid, "active")
 	t.Log(runPython(t, "retry_check.py", s.URL, uuid, "ironicclient-retry"))
 	// The retried call got through only once the deploy had let go.
@@ -51,9 +56,9 @@ func TestClientsRetryNodeLocked(t *testing.T) {
 
 // lockableNode starts a server whose fake deploy takes delay seconds and
 // enrols an available node on it.
-func lockableNode(t *testing.T, delay int) (*server, *raw, string) {
+func lockableNode(t *testing.T, d deployment, delay int) (*server, *raw, string) {
 	t.Helper()
-	s := startServer(t, fmt.Sprintf("[fake]\ndeploy_delay = %d\n", delay))
+	s := d.start(t, fmt.Sprintf("[fake]\ndeploy_delay = %d\n", delay))
 	c := newRaw(t, s.URL, "1.81")
 	status, n, _ := c.do("POST", "/v1/nodes", map[string]any{
 		"driver": "fake-hardware", "name": "locked-0",

@@ -19,23 +19,58 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openkeel/ironic/internal/store/storetest"
 	"github.com/openkeel/ironic/testing/cluster"
 )
 
-// server is one all-in-one ironic process on a loopback port.
+// server is ironic, in one of the deployments, on a loopback port.
 type server struct {
 	URL string
-	log string
-	cmd *exec.Cmd
+	// cluster is the api + conductor deployment's processes; nil for
+	// all-in-one.
+	cluster *cluster.Cluster
+	// kill ends every process at once, without the graceful shutdown
+	// that would wait for the work still running.
+	kill func()
 }
 
-// startServer runs `ironic all-in-one` on SQLite with extra ironic.conf
-// text and waits until /v1 answers.
-// Its suites create nodes whose BMC addresses point off the machine, so
-// they run in the loopback-only namespace when there is one.
-func startServer(t *testing.T, extra string) *server {
+// deployment is one way of running ironic. Every suite runs against each,
+// so that a client meets the JSON-RPC hop and MariaDB as well as the
+// single process on SQLite.
+type deployment struct {
+	name string
+	// start runs ironic with conf appended to its ironic.conf and waits
+	// until it takes node requests.
+	start func(t *testing.T, conf string) *server
+}
+
+var deployments = []deployment{
+	{"all-in-one", startAllInOne},
+	{"api+conductor", startAPIConductor},
+}
+
+// forEachDeployment runs fn as one subtest per deployment.
+func forEachDeployment(t *testing.T, fn func(t *testing.T, d deployment)) {
 	t.Helper()
-	inLoopbackNetns(t)
+	for _, d := range deployments {
+		t.Run(d.name, func(t *testing.T) { fn(t, d) })
+	}
+}
+
+// eachServer runs fn as one subtest per deployment, against a server
+// started with conf. The deployments run side by side: the suites mostly
+// wait for state changes, and CI has two cores.
+func eachServer(t *testing.T, conf string, fn func(t *testing.T, s *server)) {
+	t.Helper()
+	forEachDeployment(t, func(t *testing.T, d deployment) {
+		t.Parallel()
+		fn(t, d.start(t, conf))
+	})
+}
+
+// startAllInOne runs `ironic all-in-one` on SQLite.
+func startAllInOne(t *testing.T, extra string) *server {
+	t.Helper()
 	bin := cluster.Binary(t)
 	dir := t.TempDir()
 	port := freePort(t)
@@ -47,41 +82,45 @@ func startServer(t *testing.T, extra string) *server {
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(dir, "ironic.log")}
-	f, err := os.Create(s.log)
+	s := &server{URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	logPath := filepath.Join(dir, "ironic.log")
+	f, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.cmd = exec.Command(bin, "--config-file", confPath, "all-in-one")
-	s.cmd.Dir = dir
-	s.cmd.Stdout, s.cmd.Stderr = f, f
-	if err := s.cmd.Start(); err != nil {
+	cmd := exec.Command(bin, "--config-file", confPath, "all-in-one")
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
 		f.Close()
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() {
-		s.cmd.Wait()
+		cmd.Wait()
 		f.Close()
 		close(done)
 	}()
+	s.kill = func() {
+		cmd.Process.Kill()
+		<-done
+	}
 	t.Cleanup(func() {
-		s.cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
-			s.cmd.Process.Kill()
+			cmd.Process.Kill()
 			<-done
 		}
 		if t.Failed() {
-			b, _ := os.ReadFile(s.log)
+			b, _ := os.ReadFile(logPath)
 			t.Logf("--- ironic output:\n%s", lastLines(string(b), 60))
 		}
 	})
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest("GET", s.URL+"/v1", nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := http.Get(s.URL + "/v1")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode < 500 {
@@ -90,13 +129,50 @@ func startServer(t *testing.T, extra string) *server {
 		}
 		select {
 		case <-done:
-			b, _ := os.ReadFile(s.log)
+			b, _ := os.ReadFile(logPath)
 			t.Fatalf("ironic exited early:\n%s", b)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	t.Fatalf("ironic never answered on %s", s.URL)
 	return nil
+}
+
+// startAPIConductor runs `ironic api` and one `ironic conductor` talking
+// JSON-RPC on loopback, sharing a new MariaDB database.
+func startAPIConductor(t *testing.T, extra string) *server {
+	t.Helper()
+	c := cluster.Start(t, cluster.Options{Conductors: 1, Database: mysqlURL(t), Config: extra})
+	waitConductor(t, c)
+	return &server{URL: c.URL(), cluster: c, kill: func() {
+		c.API.Kill()
+		for _, p := range c.Conductors {
+			p.Kill()
+		}
+	}}
+}
+
+// waitConductor waits until c's conductor has registered itself and its
+// hardware types: before, the API has no conductor to send a node to and
+// answers 503. The log says so, where an API request might need
+// credentials.
+func waitConductor(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	eventually(t, func() (bool, string) {
+		out := c.Conductors[0].Output()
+		return strings.Contains(out, "successfully started conductor"), lastLines(out, 5)
+	})
+}
+
+// mysqlURL is a new database on IRONIC_TEST_MYSQL_DSN's server. Without
+// the variable the api + conductor deployment is skipped, but not in CI,
+// which always provides MariaDB.
+func mysqlURL(t *testing.T) string {
+	t.Helper()
+	if os.Getenv(storetest.MySQLEnv) == "" && os.Getenv("CI") != "" {
+		t.Fatalf("CI without %s: the api + conductor deployment needs MariaDB", storetest.MySQLEnv)
+	}
+	return storetest.MySQLURL(t)
 }
 
 func freePort(t *testing.T) int {
