@@ -248,6 +248,13 @@ func translateFromGlance(doc map[string]any) *Info {
 	if n, ok := doc["size"].(float64); ok {
 		info.Size = int64(n)
 	}
+	if tags, ok := doc["tags"].([]any); ok {
+		for _, t := range tags {
+			if s, ok := t.(string); ok {
+				info.Tags = append(info.Tags, s)
+			}
+		}
+	}
 	if t, err := time.Parse(time.RFC3339, str("updated_at")); err == nil {
 		info.UpdatedAt = t.UTC()
 	}

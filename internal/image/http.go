@@ -118,6 +118,20 @@ func (s *HTTPService) Validate(ctx context.Context, href string, secret bool) er
 	return err
 }
 
+// ValidateRedirect is Validate that also answers the URL the HEAD
+// request ended at, after redirects (upstream records it as the image
+// URL handed on).
+func (s *HTTPService) ValidateRedirect(ctx context.Context, href string, secret bool) (string, error) {
+	resp, err := s.validate(ctx, href, secret)
+	if err != nil {
+		return "", err
+	}
+	if resp.Request != nil && resp.Request.URL != nil {
+		return resp.Request.URL.String(), nil
+	}
+	return href, nil
+}
+
 // Show returns the size (Content-Length, required) and modification time
 // (Last-Modified) of the image.
 func (s *HTTPService) Show(ctx context.Context, href string) (*Info, error) {

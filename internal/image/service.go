@@ -28,6 +28,7 @@ type Info struct {
 	OSHashValue     string
 	DiskFormat      string
 	ContainerFormat string
+	Tags            []string
 	// Properties are the image's other attributes (Glance's custom
 	// properties such as kernel_id, ramdisk_id, img_type).
 	Properties map[string]any

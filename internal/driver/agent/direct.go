@@ -7,7 +7,9 @@ import (
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/image"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // Direct is upstream AgentDeploy ("direct"): custom-agent's steps plus
@@ -15,6 +17,9 @@ import (
 // and a prepare_instance_boot that installs the bootloader first.
 type Direct struct {
 	CustomAgent
+	// images resolves, caches and publishes images (ConfigureDirectImages);
+	// nil uses upstream's defaults without image services.
+	images *Images
 }
 
 var (
@@ -27,7 +32,7 @@ var (
 )
 
 // NewDirect builds the direct deploy interface.
-func NewDirect(o Options) *Direct { return &Direct{CustomAgent{base{opts: o}}} }
+func NewDirect(o Options) *Direct { return &Direct{CustomAgent: CustomAgent{base{opts: o}}} }
 
 // Steps declares the out-of-band deploy steps in upstream's order.
 func (d *Direct) Steps() []driver.StepSpec {
@@ -53,8 +58,11 @@ func (d *Direct) ExecuteStep(ctx context.Context, task *driver.Task, step driver
 	return d.executeStep(ctx, task, step, d.StepHandlers())
 }
 
-// Validate checks the boot interface and that there is an image to write
-// with a way to verify it.
+// Validate is upstream AgentDeploy.validate: the boot interface, an
+// image_source, a valid image_type, a checksum for plain URLs (Glance
+// images carry theirs, file:// ones are hashed by the conductor), the
+// HTTP publishing options when the conductor serves the image, and the
+// image proxies.
 func (d *Direct) Validate(ctx context.Context, task *driver.Task) error {
 	if err := task.Driver.Boot.Validate(ctx, task); err != nil {
 		return err
@@ -62,76 +70,145 @@ func (d *Direct) Validate(ctx context.Context, task *driver.Task) error {
 	if !task.Driver.Storage.ShouldWriteImage(ctx, task) {
 		return nil
 	}
-	ii := task.Node.InstanceInfo
-	src, _ := ii["image_source"].(string)
+	n := task.Node
+	ii := n.InstanceInfo
+	src := iiString(n, "image_source")
 	if src == "" {
-		return driver.MissingParameterValue("Node %s failed to validate deploy image info. Some parameters were missing. Missing are: ['instance_info.image_source']", task.Node.UUID)
+		return driver.MissingParameterValue("Node %s failed to validate deploy image info. Some parameters were missing. Missing are: ['instance_info.image_source']", n.UUID)
 	}
-	if isURL(src) && ii["image_checksum"] == nil && ii["image_os_hash_value"] == nil {
-		return driver.MissingParameterValue("image_source's image_checksum must be provided in instance_info for node %s", task.Node.UUID)
+	if t, ok := ii["image_type"]; ok && pyfmt.Truthy(t) {
+		if s, _ := t.(string); s != imageTypePartition && s != imageTypeWholeDisk {
+			return driver.InvalidParameterValue("Invalid image_type \"%s\", valid are %s, %s", pyfmt.Str(t), imageTypePartition, imageTypeWholeDisk)
+		}
+	}
+	if !image.IsGlanceImage(src) && !isFileURL(src) && !strings.HasPrefix(src, "oci://") {
+		hashValue, hashAlgo := pyfmt.Truthy(ii["image_os_hash_value"]), pyfmt.Truthy(ii["image_os_hash_algo"])
+		if hashValue != hashAlgo || (!hashValue && !pyfmt.Truthy(ii["image_checksum"])) {
+			return driver.MissingParameterValue("image_source's \"image_checksum\", or \"image_os_hash_algo\" and \"image_os_hash_value\" must be provided in instance_info for node %s", n.UUID)
+		}
+	}
+	if err := d.validateHTTPProvisioning(n); err != nil {
+		return err
+	}
+	if image.IsGlanceImage(src) && d.imageDownloadSource(n) == DownloadSwift {
+		return driver.InvalidParameterValue("image_download_source swift is not supported by this conductor for Glance image %s; use http or local", src)
+	}
+	if err := validateImageProxies(n); err != nil {
+		return err
+	}
+	if caps, err := instanceCapabilities(n); err == nil {
+		if _, ok := caps["boot_option"]; ok {
+			task.Logger().WarnContext(ctx, "The boot_option capability has been deprecated, please unset it", "node", n.UUID)
+		}
 	}
 	return nil
 }
 
-func isURL(s string) bool {
-	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "file://")
-}
-
 // imageInfo is what standby's write_image needs (upstream
-// build_instance_info_for_deploy / _get_image_info).
-func imageInfo(n *model.Node) map[string]any {
+// AgentDeploy.write_image), from the instance_info Prepare built.
+func (d *Direct) imageInfo(ctx context.Context, n *model.Node, configdrive any) (map[string]any, error) {
 	ii := n.InstanceInfo
-	src, _ := ii["image_source"].(string)
+	src := iiString(n, "image_source")
+	im := d.imgs()
 	info := map[string]any{
-		"id":                src,
+		"id":                src[strings.LastIndex(src, "/")+1:],
 		"urls":              []any{ii["image_url"]},
 		"disk_format":       ii["image_disk_format"],
-		"container_format":  "bare",
-		"stream_raw_images": true,
+		"container_format":  ii["image_container_format"],
+		"stream_raw_images": im.StreamRaw,
 	}
-	if ii["image_url"] == nil {
-		info["urls"] = []any{src}
+	if s := im.ImageServerAuthStrategy; s != "" && s != "noauth" {
+		info["image_server_auth_strategy"] = s
+		info["image_server_user"] = im.ImageServerUser
+		info["image_server_password"] = im.ImageServerPassword
 	}
-	if v := ii["image_checksum"]; v != nil {
+	if v := ii["image_checksum"]; pyfmt.Truthy(v) {
 		info["checksum"] = v
 	}
-	for _, k := range []string{"image_os_hash_algo", "image_os_hash_value"} {
-		if v := ii[k]; v != nil {
-			info[strings.TrimPrefix(k, "image_")] = v
+	if pyfmt.Truthy(ii["image_os_hash_algo"]) && pyfmt.Truthy(ii["image_os_hash_value"]) {
+		info["os_hash_algo"] = ii["image_os_hash_algo"]
+		info["os_hash_value"] = ii["image_os_hash_value"]
+	}
+	if s := iiString(n, "image_request_authorization_secret"); s != "" {
+		info["image_request_authorization"] = imageRequestAuthorization(s)
+	}
+	proxies := map[string]any{}
+	for _, scheme := range []string{"http", "https"} {
+		if p := n.DriverInfo["image_"+scheme+"_proxy"]; pyfmt.Truthy(p) {
+			proxies[scheme] = p
 		}
 	}
+	if len(proxies) > 0 {
+		info["proxies"] = proxies
+		if np, ok := n.DriverInfo["image_no_proxy"]; ok && np != nil {
+			info["no_proxy"] = np
+		}
+	}
+	info["node_uuid"] = n.UUID
 	whole := wholeDisk(n)
-	info["disk_label"] = nil
-	if !whole {
-		for _, k := range []string{"root_gb", "swap_mb", "ephemeral_mb", "ephemeral_format"} {
+	if whole {
+		// IPA writes anything but "partition" as a whole disk; the key is
+		// kept so that the agent's log shows the decision.
+		info["image_type"] = imageTypeWholeDisk
+	} else {
+		for _, k := range partitionImageLabels {
 			info[k] = ii[k]
 		}
-		info["root_mb"] = 1024 * toInt(ii["root_gb"])
+		info["deploy_boot_mode"] = d.bootMode(n)
+		info["boot_option"] = "local"
+		label, err := d.diskLabel(n)
+		if err != nil {
+			return nil, err
+		}
+		if label != "" {
+			info["disk_label"] = label
+		}
 	}
-	info["image_type"] = map[bool]string{true: "whole-disk", false: "partition"}[whole]
-	return info
+	if pyfmt.Truthy(configdrive) {
+		info["configdrive"] = configdrive
+	}
+	return info, nil
 }
 
-// wholeDisk: a partition image names its kernel and ramdisk; anything
-// else is written as a whole disk (upstream's image_type default).
+// wholeDisk is driver_internal_info's is_whole_disk_image when the
+// deployment recorded it; otherwise a partition image names its kernel
+// and ramdisk, anything else is written as a whole disk (upstream's
+// image_type default).
 func wholeDisk(n *model.Node) bool {
+	if b, ok := n.DriverInternalInfo["is_whole_disk_image"].(bool); ok {
+		return b
+	}
 	if t, ok := n.InstanceInfo["image_type"].(string); ok {
-		return t != "partition"
+		return t != imageTypePartition
 	}
 	return n.InstanceInfo["kernel"] == nil
 }
 
 // writeImage asks the agent to write the image, through its in-band
-// write_image deploy step.
+// write_image deploy step. A deployment whose Prepare did not resolve the
+// image (it started before this conductor did) resolves it now.
 func (d *Direct) writeImage(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
 	if !task.Driver.Storage.ShouldWriteImage(ctx, task) {
 		return "", nil
 	}
 	n := task.Node
+	if !pyfmt.Truthy(n.InstanceInfo["image_url"]) {
+		if err := d.updateInstanceInfo(ctx, task); err != nil {
+			return "", err
+		}
+	}
 	setDII(n, "is_whole_disk_image", wholeDisk(n))
+	cd, err := configdriveImage(ctx, n)
+	if err != nil {
+		return "", err
+	}
+	info, err := d.imageInfo(ctx, n, cd)
+	if err != nil {
+		return "", err
+	}
 	step := map[string]any{
 		"step": "write_image", "interface": "deploy",
-		"args": map[string]any{"image_info": imageInfo(n), "configdrive": n.InstanceInfo["configdrive"]},
+		"args": map[string]any{"image_info": info, "configdrive": cd},
 	}
 	return d.executeInband(ctx, task, driver.StepDeploy, step)
 }

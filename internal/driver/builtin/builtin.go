@@ -49,6 +49,9 @@ type Options struct {
 	// AgentRAID configures the agent RAID interface; a nil Client shares
 	// Agent's.
 	AgentRAID agent.RAIDOptions
+	// DirectImages configures how the direct deploy interface resolves,
+	// caches and publishes images; nil leaves it without image services.
+	DirectImages *agent.Images
 	// PXE configures the pxe and ipxe boot interfaces.
 	PXE pxe.Options
 	// Ports is where the flat network and the PXE boot interfaces read
@@ -124,6 +127,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		return Options{}, fmt.Errorf("image sources: %w", err)
 	}
 	o.RedfishBoot.Fetcher = image.NewFetcher(sources, imgOpts)
+	o.DirectImages = agent.ImagesFromConfig(c, sources, o.RedfishBoot.Fetcher, imgOpts)
 	o.PXE = pxe.OptionsFromConfig(c)
 	o.PXE.Fetcher = o.RedfishBoot.Fetcher
 	if c.IsSet("deploy", "erase_devices_priority") {
@@ -216,6 +220,11 @@ func Registry(o Options) (*driver.Registry, error) {
 	}
 	if err := agent.Register(r, o.Agent); err != nil {
 		return nil, fmt.Errorf("agent interfaces: %w", err)
+	}
+	if o.DirectImages != nil {
+		if err := agent.ConfigureDirectImages(r, o.DirectImages); err != nil {
+			return nil, fmt.Errorf("direct deploy images: %w", err)
+		}
 	}
 	if err := agent.RegisterInspect(r, o.AgentInspect); err != nil {
 		return nil, fmt.Errorf("agent inspect interface: %w", err)
