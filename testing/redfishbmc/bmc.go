@@ -77,6 +77,9 @@ type BMC struct {
 	taskFailures []string
 	asyncRAID    bool
 	images       map[string]firmwareImage
+
+	subs    []*subscription
+	nextSub int
 }
 
 // New returns an emulator with no systems, no authentication and plain

@@ -194,6 +194,8 @@ func (b *BMC) route(r *http.Request, path string, body []byte) response {
 		return b.taskRoute(r, path)
 	case path == updateServiceURI || strings.HasPrefix(path, updateServiceURI+"/"):
 		return b.updateRoute(r, path, body)
+	case path == eventServiceURI || strings.HasPrefix(path, eventServiceURI+"/"):
+		return b.eventRoute(r, path, body)
 	}
 	return notFound(path)
 }
@@ -233,6 +235,7 @@ func (b *BMC) serviceRoot() any {
 		"Systems": link(root + "/Systems"), "Chassis": link(root + "/Chassis"),
 		"Managers": link(root + "/Managers"), "Registries": link(root + "/Registries"),
 		"TaskService": link(taskServiceURI), "UpdateService": link(updateServiceURI),
+		"EventService": link(eventServiceURI),
 	}
 	if b.vendor != "" {
 		out["Vendor"] = b.vendor

@@ -16,6 +16,7 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // Firmware is upstream RedfishFirmware: the update step sends each image
@@ -92,7 +93,7 @@ func (f *Firmware) StepHandlers() map[string]driver.StepFunc {
 		"update": func(ctx context.Context, task *driver.Task, args map[string]any) (string, error) {
 			settings, err := settingsArg(args["settings"])
 			if err != nil {
-				return "", driver.InvalidParameterValue("Invalid firmware update %s. Errors: %s", pyRepr(args["settings"]), err)
+				return "", driver.InvalidParameterValue("Invalid firmware update %s. Errors: %s", pyfmt.ReprJSON(args["settings"]), err)
 			}
 			return f.Update(ctx, task, settings)
 		},
@@ -104,7 +105,7 @@ func (f *Firmware) StepHandlers() map[string]driver.StepFunc {
 // or nic:<id>.
 func validateFirmwareSettings(settings []map[string]any) error {
 	fail := func(format string, a ...any) error {
-		return driver.InvalidParameterValue("Invalid firmware update %s. Errors: %s", pyRepr(settingsList(settings)),
+		return driver.InvalidParameterValue("Invalid firmware update %s. Errors: %s", pyfmt.ReprJSON(settingsList(settings)),
 			fmt.Sprintf(format, a...))
 	}
 	if len(settings) == 0 {
@@ -123,10 +124,10 @@ func validateFirmwareSettings(settings []map[string]any) error {
 		}
 		comp, ok := s["component"].(string)
 		if !ok || (comp != componentBIOS && comp != componentBMC && !strings.HasPrefix(comp, nicPrefix)) {
-			return fail("%s is not valid under any of the given schemas", pyRepr(s["component"]))
+			return fail("%s is not valid under any of the given schemas", pyfmt.ReprJSON(s["component"]))
 		}
 		if u, ok := s["url"].(string); !ok || u == "" {
-			return fail("%s is too short", pyRepr(s["url"]))
+			return fail("%s is too short", pyfmt.ReprJSON(s["url"]))
 		}
 		if w, ok := s["wait"]; ok {
 			n, isNum := w.(float64)
@@ -134,10 +135,10 @@ func validateFirmwareSettings(settings []map[string]any) error {
 				n, isNum = float64(iw), true
 			}
 			if !isNum || n != float64(int64(n)) {
-				return fail("%s is not of type 'integer'", pyRepr(w))
+				return fail("%s is not of type 'integer'", pyfmt.ReprJSON(w))
 			}
 			if n < 1 {
-				return fail("%s is less than the minimum of 1", pyRepr(w))
+				return fail("%s is less than the minimum of 1", pyfmt.ReprJSON(w))
 			}
 		}
 	}

@@ -35,6 +35,7 @@ func Register(r *driver.Registry, opts Options, boot ...BootOptions) error {
 		{driver.KindBIOS, "redfish", &BIOS{core: c}},
 		{driver.KindRAID, "redfish", &RAID{core: c}},
 		{driver.KindFirmware, "redfish", &Firmware{core: c}},
+		{driver.KindVendor, "redfish", &Vendor{core: c}},
 	} {
 		if err := r.Register(i.kind, i.name, i.impl); err != nil {
 			return fmt.Errorf("register redfish interfaces: %w", err)

@@ -70,7 +70,7 @@ func TestRegisteredClassesMatchDriversJSON(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"power/redfish", "management/redfish", "boot/redfish-virtual-media", "inspect/redfish",
-		"bios/redfish", "raid/redfish", "firmware/redfish"} {
+		"bios/redfish", "raid/redfish", "firmware/redfish", "vendor/redfish"} {
 		if !checked[want] {
 			t.Errorf("%s was not registered and checked", want)
 		}
