@@ -150,6 +150,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	o.Neutron = network.NeutronOptionsFromConfig(c,
 		&neutron.Client{Auth: neutronSess.Auth, HTTP: neutronSess.Client()},
 		&neutron.Client{Auth: neutronSess.UserAuth(callerToken, false), HTTP: neutronSess.Client()})
+	o.Neutron.CallerRoles = func(ctx context.Context) []string { _, _, roles := caller(ctx); return roles }
 	o.FlatNeutron = c.Has("neutron", "auth_url") || c.Has("neutron", "endpoint_override")
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)

@@ -172,6 +172,11 @@ func (fx *netFixture) info(t *testing.T, i int) map[string]any {
 	return p.InternalInfo
 }
 
+// asAdmin is ctx of an API call by an admin (without a token to pass on).
+func asAdmin(ctx context.Context) context.Context {
+	return rpc.WithRequestContext(ctx, &rpc.RequestContext{Roles: []string{"admin"}})
+}
+
 func wantNetErr(t *testing.T, err error, class, msg string) {
 	t.Helper()
 	if !errs.Is(err, class) || !strings.Contains(err.Error(), msg) {
@@ -191,7 +196,7 @@ func TestNeutronInterfaceFromConfig(t *testing.T) {
 	cl := newCloud(t)
 	fx := node(t, cl.config(t, true), "neutron")
 	net, uuid := fx.task.Driver.Network, fx.task.Node.UUID
-	if err := net.Validate(ctx, fx.task); err != nil {
+	if err := net.Validate(asAdmin(ctx), fx.task); err != nil {
 		t.Fatal(err)
 	}
 
@@ -292,13 +297,13 @@ func TestNeutronTokenRenewal(t *testing.T) {
 	cl := newCloud(t)
 	fx := node(t, cl.config(t, true), "neutron")
 	net := fx.task.Driver.Network
-	if err := net.Validate(ctx, fx.task); err != nil {
+	if err := net.Validate(asAdmin(ctx), fx.task); err != nil {
 		t.Fatal(err)
 	}
 	// Neutron refuses the revoked token; the session authenticates again
 	// and the call goes through.
 	cl.ks.RevokeUserTokens("ironic")
-	if err := net.Validate(ctx, fx.task); err != nil {
+	if err := net.Validate(asAdmin(ctx), fx.task); err != nil {
 		t.Fatal(err)
 	}
 	if n := cl.ks.Authentications(); n != 2 {
@@ -318,13 +323,14 @@ func TestNeutronTokenRenewal(t *testing.T) {
 	// next call authenticates.
 	cl.ks.RevokeUserTokens("ironic")
 	cl.ks.Fail(http.StatusUnauthorized)
-	err := net.Validate(ctx, fx.task)
+	err := net.Validate(asAdmin(ctx), fx.task)
 	wantNetErr(t, err, "NetworkError", "Could not retrieve network: neutron GET /v2.0/networks/cleaning: 401")
-	// With the token dropped, the refusal comes from Keystone itself.
-	err = net.Validate(ctx, fx.task)
-	wantNetErr(t, err, "NetworkError", "Could not retrieve network: neutron credentials: Not authorized in Keystone.")
+	// With the token dropped, the refusal comes from Keystone itself and
+	// keeps its class, as upstream raises it before calling Neutron.
+	err = net.Validate(asAdmin(ctx), fx.task)
+	wantNetErr(t, err, "KeystoneUnauthorized", "Not authorized in Keystone.")
 	cl.ks.Heal()
-	if err := net.Validate(ctx, fx.task); err != nil {
+	if err := net.Validate(asAdmin(ctx), fx.task); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -389,7 +395,12 @@ func TestStandaloneFlat(t *testing.T) {
 		t.Fatalf("standalone flat made %d Neutron calls", n)
 	}
 	nfx := node(t, c, "neutron")
-	wantNetErr(t, nfx.task.Driver.Network.Validate(ctx, nfx.task), "NetworkError", "Invalid configuration file. Auth plugin requires parameters which were not given: auth_url")
+	// Only an admin's validation looks at Neutron, as upstream.
+	if err := nfx.task.Driver.Network.Validate(ctx, nfx.task); err != nil {
+		t.Fatalf("validation without an admin caller: %v", err)
+	}
+	err := nfx.task.Driver.Network.Validate(asAdmin(ctx), nfx.task)
+	wantNetErr(t, err, "ConfigInvalid", "Invalid configuration file. Auth plugin requires parameters which were not given: auth_url")
 }
 
 func TestGlanceImagesWithServiceToken(t *testing.T) {

@@ -627,7 +627,7 @@ func (f *Flat) bindFlatPorts(ctx context.Context, task *driver.Task) error {
 		}
 		attrs := map[string]any{"binding:host_id": task.Node.UUID, "binding:vnic_type": vnicBaremetal, "mac_address": nullable(p.address())}
 		if _, err := f.Neutron.updatePort(ctx, vif, attrs, true); err != nil {
-			return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to set binding:host_id for neutron port %s. Error: %v", vif, err))
+			return netErr(err, fmt.Sprintf("Unable to set binding:host_id for neutron port %s. Error: %v", vif, err))
 		}
 		bound++
 	}

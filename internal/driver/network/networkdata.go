@@ -7,7 +7,6 @@ import (
 	"net/netip"
 
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 )
 
@@ -52,7 +51,7 @@ func (f *Flat) GetNodeNetworkData(ctx context.Context, task *driver.Task) (map[s
 func (o *NeutronOptions) portData(ctx context.Context, p *model.Port, vif string) (map[string][]any, error) {
 	port, err := o.user().ShowPort(ctx, vif)
 	if err != nil {
-		return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Unable to get port info for %s. Error: %v", vif, err))
+		return nil, netErr(err, fmt.Sprintf("Unable to get port info for %s. Error: %v", vif, err))
 	}
 	linkID := p.UUID
 	if name, _ := port["name"].(string); name != "" {
@@ -61,7 +60,7 @@ func (o *NeutronOptions) portData(ctx context.Context, p *model.Port, vif string
 	netID, _ := port["network_id"].(string)
 	network, err := o.user().ShowNetwork(ctx, netID)
 	if err != nil {
-		return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Unable to get network info for %s. Error: %v", netID, err))
+		return nil, netErr(err, fmt.Sprintf("Unable to get network info for %s. Error: %v", netID, err))
 	}
 	data := map[string][]any{
 		"links": {map[string]any{
@@ -75,12 +74,12 @@ func (o *NeutronOptions) portData(ctx context.Context, p *model.Port, vif string
 		subnetID, _ := ip["subnet_id"].(string)
 		subnet, err := o.user().ShowSubnet(ctx, subnetID)
 		if err != nil {
-			return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Unable to get subnet info for %s. Error: %v", subnetID, err))
+			return nil, netErr(err, fmt.Sprintf("Unable to get subnet info for %s. Error: %v", subnetID, err))
 		}
 		cidr, _ := subnet["cidr"].(string)
 		_, mask, err := uncidr(cidr)
 		if err != nil {
-			return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Unable to read the CIDR of subnet %s: %v", subnetID, err))
+			return nil, netErr(err, fmt.Sprintf("Unable to read the CIDR of subnet %s: %v", subnetID, err))
 		}
 		version := fmt.Sprint(subnet["ip_version"])
 		routes := []any{}
@@ -97,7 +96,7 @@ func (o *NeutronOptions) portData(ctx context.Context, p *model.Port, vif string
 			dest, _ := r["destination"].(string)
 			rnet, rmask, err := uncidr(dest)
 			if err != nil {
-				return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Unable to read host route %s of subnet %s: %v", dest, subnetID, err))
+				return nil, netErr(err, fmt.Sprintf("Unable to read host route %s of subnet %s: %v", dest, subnetID, err))
 			}
 			routes = append(routes, map[string]any{"network": rnet, "netmask": rmask, "gateway": r["nexthop"]})
 		}

@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -50,6 +51,10 @@ type NeutronOptions struct {
 	FailOnPortBindingFailure bool
 	// AllowDisablingPowerOff is [neutron]/allow_disabling_power_off.
 	AllowDisablingPowerOff bool
+	// CallerRoles returns the roles of the caller a validation runs for;
+	// upstream checks the neutron interface's networks only for admins
+	// (the conductor's own admin context has no roles). Nil checks always.
+	CallerRoles func(ctx context.Context) []string
 	// StatusAttempts and StatusInterval are [agent]/neutron_agent_max_attempts
 	// and neutron_agent_status_retry_interval, the wait for ACTIVE.
 	StatusAttempts int
@@ -107,6 +112,18 @@ func RegisterNeutron(r *driver.Registry, ports PortStore, opts *NeutronOptions) 
 		return fmt.Errorf("network neutron: %w", err)
 	}
 	return nil
+}
+
+// netErr is upstream's NetworkError for a failed Neutron call, except
+// that a failure to get credentials or the endpoint keeps its own class
+// (ConfigInvalid, KeystoneUnauthorized, CatalogNotFound...), as upstream
+// raises those before calling Neutron.
+func netErr(err error, msg string) error {
+	var e *errs.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return errs.NewMessage("NetworkError", msg)
 }
 
 func (o *NeutronOptions) user() *neutron.Client {
@@ -177,11 +194,11 @@ func (o *NeutronOptions) networkUUID(ctx context.Context, node *model.Node, s se
 		return net.ID(), nil
 	}
 	if !neutron.IsStatus(err, http.StatusNotFound, http.StatusBadRequest, http.StatusForbidden) {
-		return "", errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve network: %v", err))
+		return "", netErr(err, fmt.Sprintf("Could not retrieve network: %v", err))
 	}
 	nets, err := o.user().ListNetworks(ctx, url.Values{"name": {want}})
 	if err != nil {
-		return "", errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve network: %v", err))
+		return "", netErr(err, fmt.Sprintf("Could not retrieve network: %v", err))
 	}
 	switch len(nets) {
 	case 0:
@@ -196,15 +213,17 @@ func (o *NeutronOptions) networkUUID(ctx context.Context, node *model.Node, s se
 	return "", errs.NewMessage("InvalidParameterValue", fmt.Sprintf("More than one %s was found for name %s: %s", s.label, want, strings.Join(ids, ", ")))
 }
 
-// Validate checks the cleaning and provisioning networks and refuses
-// nodes that never power off, as upstream.
+// Validate checks the cleaning and provisioning networks when an admin
+// asks and refuses nodes that never power off, as upstream.
 func (n *Neutron) Validate(ctx context.Context, task *driver.Task) error {
 	if n.Ports == nil {
 		return errs.NewMessage("InvalidParameterValue", "the neutron network interface has no port store configured")
 	}
-	for _, s := range []serviceNet{cleaningNet, provisioningNet} {
-		if _, err := n.Neutron.networkUUID(ctx, task.Node, s); err != nil {
-			return err
+	if n.Neutron.CallerRoles == nil || slices.Contains(n.Neutron.CallerRoles(ctx), "admin") {
+		for _, s := range []serviceNet{cleaningNet, provisioningNet} {
+			if _, err := n.Neutron.networkUUID(ctx, task.Node, s); err != nil {
+				return err
+			}
 		}
 	}
 	if task.Node.DisablePowerOff && !n.Neutron.AllowDisablingPowerOff {
@@ -225,8 +244,20 @@ func (n *Neutron) ValidateServicing(ctx context.Context, task *driver.Task) erro
 	return err
 }
 
-func (o *NeutronOptions) portsToPlug(ports []*model.Port) []*model.Port {
-	if o.AddAllPorts {
+// addAllPorts is upstream's effective add_all_ports: the option, or a
+// boot interface that cannot PXE boot (every port is then plugged, the
+// ones not PXE enabled without an address). A task without resolved
+// interfaces counts as PXE capable.
+func (o *NeutronOptions) addAllPorts(task *driver.Task) bool {
+	if o.AddAllPorts || task.Driver == nil || task.Driver.Boot == nil {
+		return o.AddAllPorts
+	}
+	c, ok := task.Driver.Boot.(interface{ Capabilities() []string })
+	return !ok || !slices.Contains(c.Capabilities(), "pxe_boot")
+}
+
+func (o *NeutronOptions) portsToPlug(task *driver.Task, ports []*model.Port) []*model.Port {
+	if o.addAllPorts(task) {
 		return ports
 	}
 	var out []*model.Port
@@ -302,7 +333,7 @@ func (o *NeutronOptions) waitActive(ctx context.Context, client *neutron.Client,
 		case neutron.IsNotFound(err):
 			return errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Neutron port %s was not found", id))
 		case err != nil:
-			return errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve neutron port: %v", err))
+			return netErr(err, fmt.Sprintf("Could not retrieve neutron port: %v", err))
 		}
 		if p["status"] == "ACTIVE" {
 			return nil
@@ -322,7 +353,7 @@ func (o *NeutronOptions) verifySecurityGroups(ctx context.Context, groups []stri
 	}
 	found, err := o.Client.ListSecurityGroups(ctx, url.Values{"id": groups})
 	if err != nil {
-		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve security groups from neutron: %v", err))
+		return netErr(err, fmt.Sprintf("Could not retrieve security groups from neutron: %v", err))
 	}
 	var missing []string
 	for _, g := range groups {
@@ -349,16 +380,16 @@ func (o *NeutronOptions) addNetwork(ctx context.Context, task *driver.Task, f *F
 		return err
 	}
 	// Ports left over from an earlier attempt would clash on the MAC.
-	if err := o.removePorts(ctx, node, ports, netID); err != nil {
+	if err := o.removePorts(ctx, task, ports, netID); err != nil {
 		task.Logger().Warn("failed to roll back neutron ports", "node", node.UUID, "network", netID, "error", err)
 	}
 	if err := o.verifySecurityGroups(ctx, groups); err != nil {
 		return err
 	}
-	toPlug := o.portsToPlug(ports)
+	toPlug := o.portsToPlug(task, ports)
 	if len(toPlug) == 0 {
 		enabled := "PXE-enabled "
-		if o.AddAllPorts {
+		if o.addAllPorts(task) {
 			enabled = ""
 		}
 		return errs.NewMessage("NetworkError", fmt.Sprintf("No available %sports on node %s.", enabled, node.UUID))
@@ -380,7 +411,7 @@ func (o *NeutronOptions) addNetwork(ctx context.Context, task *driver.Task, f *F
 		}
 	}
 	if len(failures) > 0 && len(failures) == len(toPlug) {
-		if err := o.removePorts(ctx, node, ports, netID); err != nil {
+		if err := o.removePorts(ctx, task, ports, netID); err != nil {
 			task.Logger().Warn("failed to roll back neutron ports", "node", node.UUID, "network", netID, "error", err)
 		}
 		return errs.NewMessage("NetworkError", fmt.Sprintf("Failed to create neutron ports for node's %s ports %s.", node.UUID, strings.Join(failures, ", ")))
@@ -432,9 +463,10 @@ func (o *NeutronOptions) plug(ctx context.Context, node *model.Node, p *model.Po
 
 // removePorts is upstream's remove_ports_from_network: delete the Neutron
 // ports on netID carrying the plugged ports' MACs.
-func (o *NeutronOptions) removePorts(ctx context.Context, node *model.Node, ports []*model.Port, netID string) error {
+func (o *NeutronOptions) removePorts(ctx context.Context, task *driver.Task, ports []*model.Port, netID string) error {
+	node := task.Node
 	var macs []string
-	for _, p := range o.portsToPlug(ports) {
+	for _, p := range o.portsToPlug(task, ports) {
 		if a := deref(p.Address); a != "" {
 			macs = append(macs, a)
 		}
@@ -444,11 +476,11 @@ func (o *NeutronOptions) removePorts(ctx context.Context, node *model.Node, port
 	}
 	found, err := o.Client.ListPorts(ctx, url.Values{"network_id": {netID}, "mac_address": macs})
 	if err != nil {
-		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not get given network VIF for %s from neutron, possible network issue. %v", node.UUID, err))
+		return netErr(err, fmt.Sprintf("Could not get given network VIF for %s from neutron, possible network issue. %v", node.UUID, err))
 	}
 	for _, np := range found {
 		if err := o.Client.DeletePort(ctx, np.ID()); err != nil && !neutron.IsNotFound(err) {
-			return errs.NewMessage("NetworkError", fmt.Sprintf("Could not remove VIF %s of node %s, possibly a network issue: %v", np.ID(), node.UUID, err))
+			return netErr(err, fmt.Sprintf("Could not remove VIF %s of node %s, possibly a network issue: %v", np.ID(), node.UUID, err))
 		}
 	}
 	return nil
@@ -464,7 +496,7 @@ func (o *NeutronOptions) removeNetwork(ctx context.Context, task *driver.Task, f
 	if err != nil {
 		return err
 	}
-	if err := o.removePorts(ctx, task.Node, ports, netID); err != nil {
+	if err := o.removePorts(ctx, task, ports, netID); err != nil {
 		return err
 	}
 	for _, p := range ports {
@@ -491,7 +523,7 @@ func (o *NeutronOptions) unbind(ctx context.Context, task *driver.Task, vif stri
 		return nil
 	}
 	if err != nil {
-		return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to clear binding profile for neutron port %s. Error: %v", vif, err))
+		return netErr(err, fmt.Sprintf("Unable to clear binding profile for neutron port %s. Error: %v", vif, err))
 	}
 	return nil
 }
@@ -504,7 +536,7 @@ func (o *NeutronOptions) physnets(ctx context.Context, vif string) ([]string, er
 	case neutron.IsNotFound(err):
 		return nil, errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Neutron port %s was not found", vif))
 	case err != nil:
-		return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve neutron port: %v", err))
+		return nil, netErr(err, fmt.Sprintf("Could not retrieve neutron port: %v", err))
 	}
 	netID, _ := port["network_id"].(string)
 	net, err := o.user().ShowNetwork(ctx, netID)
@@ -512,7 +544,7 @@ func (o *NeutronOptions) physnets(ctx context.Context, vif string) ([]string, er
 	case neutron.IsNotFound(err):
 		return nil, errs.NewMessage("InvalidParameterValue", fmt.Sprintf("network with name or UUID %s was not found", netID))
 	case err != nil:
-		return nil, errs.NewMessage("NetworkError", fmt.Sprintf("Could not retrieve network: %v", err))
+		return nil, netErr(err, fmt.Sprintf("Could not retrieve network: %v", err))
 	}
 	var out []string
 	if segs, ok := net["segments"].([]any); ok {
@@ -565,7 +597,7 @@ func (o *NeutronOptions) seedHostID(ctx context.Context, task *driver.Task, vif 
 	case neutron.IsNotFound(err):
 		return errs.NewMessage("NetworkError", fmt.Sprintf("The neutron port %s was not found when we expect it to exist. We cannot proceed.", vif))
 	case err != nil:
-		return errs.NewMessage("NetworkError", fmt.Sprintf("An unknown error was encountered while attempting to retrieve neutron port %s. Error: %v", vif, err))
+		return netErr(err, fmt.Sprintf("An unknown error was encountered while attempting to retrieve neutron port %s. Error: %v", vif, err))
 	}
 	// Upstream unbinds here without the caller's context: service rights.
 	if host, _ := port["binding:host_id"].(string); host != "" {
@@ -576,7 +608,7 @@ func (o *NeutronOptions) seedHostID(ctx context.Context, task *driver.Task, vif 
 	attrs := map[string]any{"binding:vnic_type": vnicBaremetal, "binding:host_id": node.UUID, "binding:profile": map[string]any{}}
 	if _, err := o.updatePort(ctx, vif, attrs, true); err != nil {
 		// Upstream's message lacks the space before "to".
-		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not seed network configuration for VIF %sto node %s, possible network, state, or access permission issue. %v", vif, node.UUID, err))
+		return netErr(err, fmt.Sprintf("Could not seed network configuration for VIF %sto node %s, possible network, state, or access permission issue. %v", vif, node.UUID, err))
 	}
 	return nil
 }
@@ -630,7 +662,7 @@ func (o *NeutronOptions) plugTenant(ctx context.Context, task *driver.Task, p po
 		if errs.Is(err, "InvalidParameterValue") || errs.Is(err, "NetworkError") {
 			return err
 		}
-		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not add public network VIF %s to node %s, possible network issue. %v", vif, node.UUID, err))
+		return netErr(err, fmt.Sprintf("Could not add public network VIF %s to node %s, possible network issue. %v", vif, node.UUID, err))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/neutron"
 	fakeneutron "github.com/openkeel/ironic/testing/neutron"
@@ -307,4 +308,46 @@ func TestNeutronNodeNetworkData(t *testing.T) {
 	fn.Fail(http.MethodGet, "/v2.0/subnets/", http.StatusInternalServerError, 1)
 	_, err = n.GetNodeNetworkData(ctx, fx.task)
 	wantClass(t, err, "NetworkError", "Unable to get subnet info for sub-4. Error:")
+}
+
+// noPXEBoot is a boot interface that cannot PXE boot (as virtual media).
+type noPXEBoot struct{ driver.BootInterface }
+
+func (noPXEBoot) Capabilities() []string { return []string{"ramdisk_boot"} }
+
+// A boot interface without pxe_boot makes every port plugged, as
+// add_all_ports does.
+func TestNeutronPlugsAllPortsWithoutPXEBoot(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	fx.task.Driver = &driver.Interfaces{Boot: noPXEBoot{}}
+	if err := n.AddProvisioningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	if ports := fn.Ports(); len(ports) != 2 {
+		t.Fatalf("ports %v", ports)
+	}
+	if err := n.RemoveProvisioningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	if ports := fn.Ports(); len(ports) != 0 {
+		t.Fatalf("ports left %v", ports)
+	}
+}
+
+// Only an admin caller's validation looks the networks up.
+func TestNeutronValidateOnlyForAdmins(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	roles := []string{"member"}
+	n.Neutron.CallerRoles = func(context.Context) []string { return roles }
+	n.Neutron.Networks.Cleaning = "nowhere"
+	if err := n.Validate(ctx, fx.task); err != nil {
+		t.Fatalf("member: %v", err)
+	}
+	if len(fn.Requests()) != 0 {
+		t.Fatal("member validation called Neutron")
+	}
+	roles = []string{"reader", "admin"}
+	wantClass(t, n.Validate(ctx, fx.task), "InvalidParameterValue", "cleaning_network with name or UUID nowhere was not found")
 }
