@@ -617,8 +617,8 @@ func (d *Direct) cacheAndConvert(ctx context.Context, task *driver.Task, info *i
 	n := task.Node
 	ii := n.InstanceInfo
 	im := d.imgs()
-	if im.HTTPURL == "" || im.HTTPRoot == "" {
-		return d.validateHTTPProvisioning(n)
+	if err := d.validateHTTPProvisioning(n); err != nil {
+		return err
 	}
 	forceRaw := im.ForceRaw && im.StreamRaw
 	src, _ := n.DriverInternalInfo["image_source"].(string)
@@ -640,8 +640,10 @@ func (d *Direct) cacheAndConvert(ctx context.Context, task *driver.Task, info *i
 	if err := os.MkdirAll(im.nodeImageDir(n.UUID), 0o755); err != nil {
 		return fmt.Errorf("instance image directory: %w", err)
 	}
+	link := filepath.Join(im.symlinkDir(), n.UUID)
 	defer func() {
 		if err != nil {
+			os.Remove(link)
 			os.RemoveAll(im.nodeImageDir(n.UUID))
 		}
 	}()
@@ -697,7 +699,6 @@ func (d *Direct) cacheAndConvert(ctx context.Context, task *driver.Task, info *i
 	if err := os.MkdirAll(im.symlinkDir(), 0o755); err != nil {
 		return fmt.Errorf("http image directory: %w", err)
 	}
-	link := filepath.Join(im.symlinkDir(), n.UUID)
 	if err := os.Symlink(path, link); err != nil && !errors.Is(err, os.ErrExist) {
 		task.Logger().WarnContext(ctx, "failed to link the instance image for the HTTP server", "node", n.UUID, "source", path, "link", link, "error", err)
 	}

@@ -653,3 +653,64 @@ func TestPartitionImageLayout(t *testing.T) {
 		t.Fatalf("preserve_ephemeral: %v", err)
 	}
 }
+
+// Two nodes preparing at the same time still download the image once.
+func TestLocalDownloadConcurrentNodesShareOneDownload(t *testing.T) {
+	e := newImageEnv(t, nil)
+	o := newOrigin(t)
+	data := diskBytes(12, 512<<10)
+	src := o.add("/disk.img", data)
+	uuids := []string{nodeA, nodeB, "1a2b3c4d-0000-4000-8000-00000000000c"}
+	errc := make(chan error, len(uuids))
+	var wg sync.WaitGroup
+	for _, uuid := range uuids {
+		task := e.task(uuid, map[string]any{"image_source": src, "image_checksum": sha256Hex(data), "image_download_source": "local"})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errc <- e.d.Prepare(context.Background(), task)
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := o.downloads("/disk.img"); n != 1 {
+		t.Fatalf("origin served %d downloads for %d concurrent nodes", n, len(uuids))
+	}
+	for _, uuid := range uuids {
+		if got := get(t, e.httpSrv.URL+"/agent_images/"+uuid); !bytes.Equal(got, data) {
+			t.Fatalf("node %s image differs", uuid)
+		}
+	}
+}
+
+// With [conductor]/conductor_always_validates_images the conductor
+// inspects an http image it does not serve, records the detected format
+// and keeps no copy for the node.
+func TestHTTPDownloadSourceInspectsWhenAsked(t *testing.T) {
+	e := newImageEnv(t, nil)
+	e.im.AlwaysValidateImages = true
+	o := newOrigin(t)
+	data := diskBytes(13, 8192)
+	src := o.add("/disk.img", data)
+	task := e.task(nodeA, map[string]any{"image_source": src, "image_checksum": sha256Hex(data)})
+	if err := e.d.Prepare(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	ii := task.Node.InstanceInfo
+	if ii["image_disk_format"] != "raw" || ii["image_url"] != src || o.downloads("/disk.img") != 1 {
+		t.Fatalf("instance_info %v after %d downloads", ii, o.downloads("/disk.img"))
+	}
+	if _, err := os.Stat(filepath.Join(e.im.ImagesPath, nodeA, "disk")); !os.IsNotExist(err) {
+		t.Fatalf("inspected copy kept for the node: %v", err)
+	}
+	// A claimed format that the content does not match is refused (as
+	// upstream, a master already in the cache is not inspected again).
+	other := o.add("/other.img", data)
+	claimed := e.task(nodeB, map[string]any{"image_source": other, "image_checksum": sha256Hex(data), "image_disk_format": "qcow2"})
+	wantErrClass(t, e.d.Prepare(context.Background(), claimed), "InvalidImage", "")
+}
