@@ -20,9 +20,14 @@ type Options struct {
 	Section string
 
 	// AuthType is the plugin: "password" (keystoneauth's generic one,
-	// Ironic's default), "v3password" or "none".
+	// Ironic's default), "v3password", "token", "v3token", "http_basic"
+	// or "none".
 	AuthType string
 	AuthURL  string
+	// Token is the token plugins' token, exchanged for a scoped one.
+	Token string
+	// Endpoint is the fixed endpoint of the none and http_basic plugins.
+	Endpoint string
 
 	Username, UserID, Password         string
 	UserDomainName, UserDomainID       string
@@ -76,6 +81,8 @@ func OptionsFromConfig(c *config.Config, section string) Options {
 		Username:          str(c, plug, "username"),
 		UserID:            str(c, plug, "user_id"),
 		Password:          str(c, plug, "password"),
+		Token:             str(c, plug, "token"),
+		Endpoint:          str(c, plug, "endpoint"),
 		UserDomainName:    str(c, plug, "user_domain_name"),
 		UserDomainID:      str(c, plug, "user_domain_id"),
 		ProjectName:       str(c, plug, "project_name"),
@@ -148,7 +155,7 @@ func seconds(c *config.Config, section, name string) time.Duration {
 // String describes the options without secrets, for logs.
 func (o Options) String() string {
 	pw := ""
-	if o.Password != "" {
+	if o.Password != "" || o.Token != "" {
 		pw = "***"
 	}
 	return fmt.Sprintf("[%s] auth_type=%s auth_url=%s username=%s user_id=%s password=%s project_name=%s project_id=%s service_type=%s interfaces=%v region=%s endpoint_override=%s",

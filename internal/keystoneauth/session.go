@@ -77,11 +77,11 @@ func (s *Session) SetClock(now func() time.Time) { s.now = now }
 // options, and a consistent adapter.
 func (o Options) check() error {
 	switch o.AuthType {
-	case "password", "v3password":
+	case "password", "v3password", "token", "v3token":
 		if o.AuthURL == "" {
 			return errs.New("ConfigInvalid", map[string]any{"error_msg": "Auth plugin requires parameters which were not given: auth_url"})
 		}
-	case "none":
+	case "none", "http_basic":
 	default:
 		return errs.New("ConfigInvalid", map[string]any{"error_msg": fmt.Sprintf("The plugin %s could not be found", o.AuthType)})
 	}
@@ -147,7 +147,7 @@ func (s *Session) Token(ctx context.Context) (string, error) {
 	if s.err != nil {
 		return "", s.err
 	}
-	if s.opts.AuthType == "none" {
+	if !s.opts.keystone() {
 		return "", nil
 	}
 	s.mu.Lock()
@@ -181,7 +181,7 @@ type UserToken func(ctx context.Context) (token string, systemScoped bool)
 // X-Service-Token; otherwise it is Auth.
 func (s *Session) UserAuth(user UserToken, allowSystem bool) func(ctx context.Context) (token, endpoint string, err error) {
 	return func(ctx context.Context) (string, string, error) {
-		if user == nil || s.opts.AuthType == "none" {
+		if user == nil || !s.opts.keystone() {
 			return s.Auth(ctx)
 		}
 		tok, system := user(ctx)
@@ -197,6 +197,10 @@ func (s *Session) UserAuth(user UserToken, allowSystem bool) func(ctx context.Co
 		return tok, endpoint, nil
 	}
 }
+
+// keystone tells whether the plugin authenticates with Keystone (the
+// others have no token, no catalog and a fixed endpoint).
+func (o Options) keystone() bool { return o.AuthType != "none" && o.AuthType != "http_basic" }
 
 // ProjectID is the project of the session's token (upstream's
 // auth.get_project_id, e.g. the conductor's project for Glance).
@@ -233,7 +237,10 @@ func (s *Session) Endpoint(ctx context.Context) (string, error) {
 		return s.opts.EndpointOverride, nil
 	}
 	notFound := errs.New("CatalogNotFound", map[string]any{"service_type": s.opts.ServiceType, "endpoint_type": "internal"})
-	if s.opts.AuthType == "none" {
+	if !s.opts.keystone() {
+		if s.opts.Endpoint != "" {
+			return s.opts.Endpoint, nil
+		}
 		return "", notFound
 	}
 	if _, err := s.Token(ctx); err != nil {
@@ -302,7 +309,7 @@ func identityV3(u string) string {
 
 // authBody is the v3 password authentication request.
 func (o Options) authBody() (map[string]any, error) {
-	generic := o.AuthType == "password"
+	generic := o.AuthType == "password" || o.AuthType == "token"
 	userDomainID, userDomainName := o.UserDomainID, o.UserDomainName
 	projectDomainID, projectDomainName := o.ProjectDomainID, o.ProjectDomainName
 	if generic {
@@ -323,6 +330,9 @@ func (o Options) authBody() (map[string]any, error) {
 		}
 	}
 	auth := map[string]any{"identity": map[string]any{"methods": []string{"password"}, "password": map[string]any{"user": user}}}
+	if o.AuthType == "token" || o.AuthType == "v3token" {
+		auth["identity"] = map[string]any{"methods": []string{"token"}, "token": map[string]any{"id": o.Token}}
+	}
 	var scopes []map[string]any
 	if o.ProjectID != "" {
 		scopes = append(scopes, map[string]any{"project": map[string]any{"id": o.ProjectID}})
@@ -477,7 +487,12 @@ func retryDelay(configured time.Duration, attempt int) time.Duration {
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if tok := req.Header.Get("X-Auth-Token"); tok != "" && t.s.opts.AuthType != "none" && !t.s.own(tok) {
+	if o := t.s.opts; o.AuthType == "http_basic" && o.Username != "" && o.Password != "" && req.Header.Get("Authorization") == "" {
+		r := req.Clone(req.Context())
+		r.SetBasicAuth(o.Username, o.Password)
+		return t.send(r)
+	}
+	if tok := req.Header.Get("X-Auth-Token"); tok != "" && t.s.opts.keystone() && !t.s.own(tok) {
 		return t.onBehalf(req)
 	}
 	resp, err := t.send(req)

@@ -402,3 +402,49 @@ func TestUserAuthAddsServiceToken(t *testing.T) {
 		t.Fatalf("system-scoped caller headers %v", h)
 	}
 }
+
+func TestTokenAndHTTPBasicPlugins(t *testing.T) {
+	ctx := context.Background()
+	ks := identity(t).AddService("network", "neutron", "RegionOne", "http://neutron.example:9696", "internal")
+	// token exchanges a token for a new one scoped to the project.
+	seed := ks.Token("ironic", "service")
+	s := New(Options{AuthType: "token", AuthURL: ks.URL(), Token: seed, ProjectName: "service", DefaultDomainID: "default",
+		ServiceType: "network", ValidInterfaces: []string{"internal"}})
+	tok, ep, err := s.Auth(ctx)
+	if err != nil || tok == seed || !ks.TokenValid(tok) || ep != "http://neutron.example:9696" {
+		t.Fatalf("token plugin: %q %q %v", tok, ep, err)
+	}
+	ks.RevokeUserTokens("ironic")
+	if _, err := New(Options{AuthType: "v3token", AuthURL: ks.URL(), Token: seed}).Token(ctx); !errs.Is(err, "KeystoneUnauthorized") {
+		t.Fatalf("revoked seed token: %v", err)
+	}
+
+	// http_basic sends the credentials on every call to its fixed endpoint.
+	var gotUser, gotPass, gotToken string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotUser, gotPass, _ = r.BasicAuth()
+		gotToken = r.Header.Get("X-Auth-Token")
+	}))
+	t.Cleanup(srv.Close)
+	b := New(Options{AuthType: "http_basic", Username: "ironic", Password: "s3cret", Endpoint: srv.URL})
+	tok, ep, err = b.Auth(ctx)
+	if err != nil || tok != "" || ep != srv.URL {
+		t.Fatalf("http_basic auth: %q %q %v", tok, ep, err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ep, nil)
+	resp, err := b.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if gotUser != "ironic" || gotPass != "s3cret" || gotToken != "" {
+		t.Fatalf("basic credentials %q %q token %q", gotUser, gotPass, gotToken)
+	}
+	// none takes the plugin's endpoint too; endpoint_override wins.
+	if ep, err := New(Options{AuthType: "none", Endpoint: "http://a", EndpointOverride: "http://b"}).Endpoint(ctx); err != nil || ep != "http://b" {
+		t.Fatalf("none endpoint %q %v", ep, err)
+	}
+	if ep, err := New(Options{AuthType: "none", Endpoint: "http://a"}).Endpoint(ctx); err != nil || ep != "http://a" {
+		t.Fatalf("none endpoint %q %v", ep, err)
+	}
+}

@@ -1,9 +1,9 @@
 // Package keystone is a small Keystone for tests: it speaks the real
-// identity v3 token API (password authentication with POST /v3/auth/tokens,
-// validation with GET /v3/auth/tokens) on 127.0.0.1, with a builder for
-// users, projects and role grants, tokens issued directly, an injectable
-// clock for expiry, fault injection (down, failing status) and call
-// counters. Every request is logged to the test.
+// identity v3 token API (password and token authentication with POST
+// /v3/auth/tokens, validation with GET /v3/auth/tokens) on 127.0.0.1,
+// with a builder for users, projects and role grants, tokens issued
+// directly, an injectable clock for expiry, fault injection (down,
+// failing status) and call counters. Every request is logged to the test.
 //
 //	ks := keystone.New(t).
 //		Project("service").Project("demo").
@@ -435,7 +435,10 @@ func (f *Fixture) route(w http.ResponseWriter, r *http.Request) {
 type authRequest struct {
 	Auth struct {
 		Identity struct {
-			Methods  []string `json:"methods"`
+			Methods []string `json:"methods"`
+			Token   struct {
+				ID string `json:"id"`
+			} `json:"token"`
 			Password struct {
 				User struct {
 					ID       string  `json:"id"`
@@ -481,18 +484,25 @@ func (f *Fixture) authenticate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := req.Auth.Identity
-	if len(id.Methods) != 1 || id.Methods[0] != "password" {
-		writeError(w, http.StatusUnauthorized, "Unauthorized", "The request you have made requires authentication.")
-		return
-	}
-	pu := id.Password.User
 	var u *user
-	for _, cand := range f.users {
-		if (pu.ID != "" && cand.id == pu.ID) || (pu.ID == "" && cand.name == pu.Name && f.domainMatches(pu.Domain, cand.domainID)) {
-			u = cand
+	switch {
+	case len(id.Methods) == 1 && id.Methods[0] == "password":
+		pu := id.Password.User
+		for _, cand := range f.users {
+			if (pu.ID != "" && cand.id == pu.ID) || (pu.ID == "" && cand.name == pu.Name && f.domainMatches(pu.Domain, cand.domainID)) {
+				u = cand
+			}
+		}
+		if u != nil && u.password != pu.Password {
+			u = nil
+		}
+	case len(id.Methods) == 1 && id.Methods[0] == "token":
+		// A live token is exchanged for a new one, possibly rescoped.
+		if tk := f.live(id.Token.ID, false); tk != nil {
+			u = tk.user
 		}
 	}
-	if u == nil || u.password != pu.Password {
+	if u == nil {
 		writeError(w, http.StatusUnauthorized, "Unauthorized", "The request you have made requires authentication.")
 		return
 	}
