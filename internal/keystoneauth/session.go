@@ -34,6 +34,9 @@ type Session struct {
 	client *http.Client
 	now    func() time.Time
 	sleep  func(ctx context.Context, d time.Duration) error
+	// globalID is the caller's global request id, sent to the service as
+	// X-OpenStack-Request-ID (openstacksdk's global_request).
+	globalID func(ctx context.Context) string
 
 	mu        sync.Mutex
 	issued    []string // the latest tokens of this session, newest last
@@ -68,6 +71,11 @@ func New(o Options) *Session {
 	s.client = &http.Client{Transport: &transport{s: s, base: s.base}, Timeout: o.Timeout}
 	return s
 }
+
+// SetGlobalRequestID sets where the caller's global request id comes
+// from; calls made while handling a request then carry it to the service
+// so their logs can be joined up.
+func (s *Session) SetGlobalRequestID(id func(ctx context.Context) string) { s.globalID = id }
 
 // SetClock replaces the clock used to decide when the token is due for
 // renewal (tests share the identity fixture's).
@@ -487,6 +495,12 @@ func retryDelay(configured time.Duration, attempt int) time.Duration {
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.s.globalID != nil && req.Header.Get("X-OpenStack-Request-ID") == "" {
+		if id := t.s.globalID(req.Context()); id != "" {
+			req = req.Clone(req.Context())
+			req.Header.Set("X-OpenStack-Request-ID", id)
+		}
+	}
 	if o := t.s.opts; o.AuthType == "http_basic" && o.Username != "" && o.Password != "" && req.Header.Get("Authorization") == "" {
 		r := req.Clone(req.Context())
 		r.SetBasicAuth(o.Username, o.Password)

@@ -27,7 +27,9 @@ type Request struct {
 	Token  string
 	// ServiceToken is the X-Service-Token sent along a user's token.
 	ServiceToken string
-	Body         map[string]any
+	// RequestID is the X-OpenStack-Request-ID the caller sent.
+	RequestID string
+	Body      map[string]any
 }
 
 type fault struct {
@@ -211,7 +213,8 @@ func (f *Fixture) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.log = append(f.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Token: r.Header.Get("X-Auth-Token"), ServiceToken: r.Header.Get("X-Service-Token"), Body: body})
+	f.log = append(f.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Token: r.Header.Get("X-Auth-Token"), ServiceToken: r.Header.Get("X-Service-Token"),
+		RequestID: r.Header.Get("X-OpenStack-Request-ID"), Body: body})
 	for _, ft := range f.faults {
 		if ft.remaining != 0 && (ft.method == "" || ft.method == r.Method) && strings.HasPrefix(r.URL.Path, ft.prefix) {
 			if ft.remaining > 0 {

@@ -118,6 +118,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	// or wrong [glance] setting shows when a Glance image is used.
 	imgOpts := image.OptionsFromConfig(c)
 	glanceSess := keystoneauth.New(keystoneauth.OptionsFromConfig(c, "glance"))
+	glanceSess.SetGlobalRequestID(globalRequestID)
 	glance := &image.GlanceService{
 		Auth: glanceSess.UserAuth(callerToken, true), Caller: glanceCaller,
 		Client: glanceSess.Client(), Opts: imgOpts, ProjectID: glanceSess.ProjectID,
@@ -147,6 +148,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		o.AgentRAID.DeletePriority = &p
 	}
 	neutronSess := keystoneauth.New(keystoneauth.OptionsFromConfig(c, "neutron"))
+	neutronSess.SetGlobalRequestID(globalRequestID)
 	o.Neutron = network.NeutronOptionsFromConfig(c,
 		&neutron.Client{Auth: neutronSess.Auth, HTTP: neutronSess.Client()},
 		&neutron.Client{Auth: neutronSess.UserAuth(callerToken, false), HTTP: neutronSess.Client()})
@@ -172,6 +174,19 @@ func caller(ctx context.Context) (token, systemScope string, roles []string) {
 		return a.AuthToken, a.SystemScope, a.Roles
 	}
 	return "", "", nil
+}
+
+// globalRequestID is upstream's context.global_id: the global request id
+// the caller sent, else the request's own.
+func globalRequestID(ctx context.Context) string {
+	rc := rpc.RequestContextFrom(ctx)
+	if rc == nil {
+		return ""
+	}
+	if rc.GlobalRequestID != "" {
+		return rc.GlobalRequestID
+	}
+	return rc.RequestID
 }
 
 // callerToken is the caller's token for calls to Neutron and Glance on

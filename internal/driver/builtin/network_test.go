@@ -450,12 +450,16 @@ func TestVifAttachOnBehalfOfTheCaller(t *testing.T) {
 	cl.ks.Project("demo").User("nova-user", "pw").Grant("nova-user", "demo", "member")
 	fx := node(t, cl.config(t, true), "neutron")
 	userTok := cl.ks.Token("nova-user", "demo")
-	ctx := rpc.WithRequestContext(context.Background(), &rpc.RequestContext{AuthToken: userTok, ProjectID: cl.ks.ProjectID("demo")})
+	ctx := rpc.WithRequestContext(context.Background(), &rpc.RequestContext{AuthToken: userTok, ProjectID: cl.ks.ProjectID("demo"),
+		RequestID: "req-local", GlobalRequestID: "req-4e1d7a2c-9d5b-4a43-8c1e-2b5f0c9a7d11"})
 	if err := fx.task.Driver.Network.VifAttach(ctx, fx.task, map[string]any{"id": tenantVIF}); err != nil {
 		t.Fatal(err)
 	}
 	var reads, writes int
 	for _, r := range cl.fn.Requests() {
+		if r.RequestID != "req-4e1d7a2c-9d5b-4a43-8c1e-2b5f0c9a7d11" {
+			t.Errorf("%s %s: X-OpenStack-Request-ID %q", r.Method, r.Path, r.RequestID)
+		}
 		switch r.Method {
 		case http.MethodGet:
 			if r.Token != userTok || !cl.ks.TokenValid(r.ServiceToken) || r.ServiceToken == userTok {
