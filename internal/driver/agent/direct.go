@@ -90,8 +90,8 @@ func (d *Direct) Validate(ctx context.Context, task *driver.Task) error {
 	if err := d.validateHTTPProvisioning(n); err != nil {
 		return err
 	}
-	if image.IsGlanceImage(src) && d.imageDownloadSource(n) == DownloadSwift {
-		return driver.InvalidParameterValue("image_download_source swift is not supported by this conductor for Glance image %s; use http or local", src)
+	if image.IsGlanceImage(src) && d.imageDownloadSource(n) == DownloadSwift && d.imgs().Swift == nil {
+		return driver.InvalidParameterValue("image_download_source swift is not configured on this conductor for Glance image %s; use http or local", src)
 	}
 	if err := validateImageProxies(n); err != nil {
 		return err

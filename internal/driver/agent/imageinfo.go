@@ -86,6 +86,9 @@ type Images struct {
 	DefaultEphemeralFormat string
 	// AllowMD5 is [agent]/allow_md5_checksum.
 	AllowMD5 bool
+	// Swift signs temporary URLs of Glance images for the swift
+	// download source; nil refuses that source.
+	Swift *image.SwiftTempURLs
 
 	mu    sync.Mutex
 	cache *image.Cache
@@ -116,6 +119,7 @@ func ImagesFromConfig(c *config.Config, sources *image.Sources, fetcher *image.F
 		ImageServerPassword:     c.String("deploy", "image_server_password"),
 		DefaultEphemeralFormat:  c.String("pxe", "default_ephemeral_format"),
 		AllowMD5:                c.Bool("agent", "allow_md5_checksum"),
+		Swift:                   image.SwiftTempURLsFromConfig(c),
 	}
 }
 
@@ -455,11 +459,10 @@ func (d *Direct) glanceInstanceInfo(ctx context.Context, task *driver.Task, ds, 
 	ii["image_os_hash_algo"] = noneIfEmpty(info.OSHashAlgo)
 	ii["image_os_hash_value"] = noneIfEmpty(info.OSHashValue)
 	if ds == DownloadSwift {
-		// Swift temporary URLs need the Swift account and its temp URL
-		// key; this conductor has no Swift client.
-		return nil, driver.InvalidParameterValue("image_download_source swift is not supported by this conductor for Glance image %s; use http or local", src)
-	}
-	if err := d.cacheAndConvert(ctx, task, info); err != nil {
+		if err := d.swiftImageURL(ctx, task, info); err != nil {
+			return nil, err
+		}
+	} else if err := d.cacheAndConvert(ctx, task, info); err != nil {
 		return nil, err
 	}
 	ii["image_container_format"] = noneIfEmpty(info.ContainerFormat)
@@ -492,6 +495,37 @@ func noneIfEmpty(s string) any {
 		return nil
 	}
 	return s
+}
+
+// swiftImageURL hands the agent a Swift temporary URL of a Glance image
+// stored in Swift; the URL is secret (it grants access) and is not shown
+// in errors.
+func (d *Direct) swiftImageURL(ctx context.Context, task *driver.Task, info *image.Info) error {
+	im := d.imgs()
+	if im.Swift == nil {
+		return driver.InvalidParameterValue("image_download_source swift is not configured on this conductor for Glance image %s; use http or local", info.ID)
+	}
+	u, err := im.Swift.TempURL(info)
+	if err != nil {
+		return err
+	}
+	if im.Sources != nil && im.Sources.HTTP != nil {
+		if err := im.Sources.HTTP.Validate(ctx, u, true); err != nil {
+			task.Logger().ErrorContext(ctx, "the Swift temporary URL of the image is not reachable", "node", task.Node.UUID, "error", err)
+			return err
+		}
+	}
+	format := noneIfEmpty(info.DiskFormat)
+	if im.AlwaysValidateImages && !im.DisableDeepInspection {
+		detected, err := d.inspectRemoteImage(ctx, task, iiString(task.Node, "image_source"), info.DiskFormat)
+		if err != nil {
+			return err
+		}
+		format = detected
+	}
+	task.Node.InstanceInfo["image_url"] = u
+	task.Node.InstanceInfo["image_disk_format"] = format
+	return nil
 }
 
 // checkImageSize is upstream's check_image_size: an image the agent holds
@@ -569,7 +603,7 @@ func (d *Direct) validateRemoteImage(ctx context.Context, task *driver.Task, src
 		return err
 	}
 	if im.AlwaysValidateImages && !im.DisableDeepInspection {
-		format, err := d.inspectRemoteImage(ctx, task, src)
+		format, err := d.inspectRemoteImage(ctx, task, src, iiString(n, "image_disk_format"))
 		if err != nil {
 			return err
 		}
@@ -589,7 +623,7 @@ func (d *Direct) validateRemoteImage(ctx context.Context, task *driver.Task, src
 // inspectRemoteImage downloads the image through the instance cache
 // without conversion and answers its detected format; the node's copy is
 // dropped, as it serves nothing after the check.
-func (d *Direct) inspectRemoteImage(ctx context.Context, task *driver.Task, src string) (string, error) {
+func (d *Direct) inspectRemoteImage(ctx context.Context, task *driver.Task, src, expected string) (string, error) {
 	im := d.imgs()
 	cache, err := im.instanceCache()
 	if err != nil {
@@ -601,7 +635,7 @@ func (d *Direct) inspectRemoteImage(ctx context.Context, task *driver.Task, src 
 	}
 	dest := im.nodeImagePath(n.UUID)
 	noRaw := false
-	if err := cache.FetchImage(ctx, src, dest, &noRaw, image.FetchOptions{ExpectedFormat: iiString(n, "image_disk_format")}); err != nil {
+	if err := cache.FetchImage(ctx, src, dest, &noRaw, image.FetchOptions{ExpectedFormat: expected}); err != nil {
 		return "", err
 	}
 	defer os.Remove(dest)

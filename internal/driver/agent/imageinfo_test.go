@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
@@ -14,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -512,11 +515,76 @@ func TestGlanceImageID(t *testing.T) {
 	err := e.d.Prepare(ctx, small)
 	wantErrClass(t, err, "InvalidParameterValue", "Memory size is too small for requested image, if it is less than (image size + reserved RAM size), will break the IPA deployments. Image size: 0 MiB, Memory size: 0 MiB, Reserved size: 0 MiB.")
 
-	// Glance and swift: no Swift client here.
+	// The swift source needs the [glance] swift_* options.
 	sw := e.task(nodeB, map[string]any{"image_source": glanceID, "image_download_source": "swift"})
 	if err := e.d.Validate(ctx, sw); !driver.IsClass(err, "InvalidParameterValue") {
-		t.Fatalf("swift download source: %v", err)
+		t.Fatalf("swift download source without Swift options: %v", err)
 	}
+}
+
+// fakeSwift serves objects only to correctly signed, unexpired temporary
+// URLs, as Swift's tempurl middleware does.
+func fakeSwift(t *testing.T, key string, objects map[string][]byte) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		exp, sig := q.Get("temp_url_expires"), q.Get("temp_url_sig")
+		mac := hmac.New(sha1.New, []byte(key))
+		mac.Write([]byte("GET\n" + exp + "\n" + r.URL.Path))
+		expires, err := strconv.ParseInt(exp, 10, 64)
+		if err != nil || expires < time.Now().Unix() || !hmac.Equal([]byte(hex.EncodeToString(mac.Sum(nil))), []byte(sig)) {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		data, ok := objects[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeContent(w, r, "", originModTime, bytes.NewReader(data))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A Glance image stored in Swift goes to the agent as a signed temporary
+// URL; the conductor keeps no copy.
+func TestGlanceImageSwiftTempURL(t *testing.T) {
+	data := diskBytes(14, 16<<10)
+	doc := map[string]any{"id": glanceID, "status": "active", "visibility": "public", "size": float64(len(data)),
+		"disk_format": "qcow2", "container_format": "bare", "checksum": "0123456789abcdef0123456789abcdef"}
+	g, downloads := fakeGlance(t, doc, data)
+	e := newImageEnv(t, g)
+	sw := fakeSwift(t, "s3cr3t", map[string][]byte{"/v1/AUTH_acct/glance_6d9/" + glanceID: data})
+	e.im.Swift = &image.SwiftTempURLs{EndpointURL: sw.URL + "/v1/AUTH_acct", APIVersion: "v1", Account: "AUTH_acct", AccountPrefix: "AUTH",
+		Container: "glance", MultipleContainersSeed: 3, Key: "s3cr3t", Duration: 20 * time.Minute}
+	ctx := context.Background()
+	task := e.task(nodeA, map[string]any{"image_source": glanceID, "image_download_source": "swift"})
+	if err := e.d.Validate(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.d.Prepare(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := e.write(t, task)
+	u, _ := info["urls"].([]any)[0].(string)
+	if !strings.HasPrefix(u, sw.URL+"/v1/AUTH_acct/glance_6d9/"+glanceID+"?temp_url_sig=") || info["disk_format"] != "qcow2" || info["checksum"] != doc["checksum"] {
+		t.Fatalf("image_info %v", info)
+	}
+	if got := get(t, u); !bytes.Equal(got, data) {
+		t.Fatal("temporary URL does not serve the image")
+	}
+	if *downloads != 0 || len(masterFiles(t, e.im.MasterPath)) != 0 {
+		t.Fatalf("conductor downloaded the image (%d) or cached it", *downloads)
+	}
+
+	// A wrong key is caught by the HEAD check, without the URL in the
+	// message.
+	e.im.Swift.Key = "wrong"
+	err := e.d.Prepare(ctx, e.task(nodeB, map[string]any{"image_source": glanceID, "image_download_source": "swift"}))
+	wantErrClass(t, err, "ImageRefValidationFailed", "Validation of image href secreturl failed, reason: Got HTTP code 401 instead of 200 in response to HEAD request.")
+	e.im.Swift.Key = ""
+	err = e.d.Prepare(ctx, e.task(nodeB, map[string]any{"image_source": glanceID, "image_download_source": "swift"}))
+	wantErrClass(t, err, "MissingParameterValue", `Swift temporary URLs require a shared secret to be created. You must provide "swift_temp_url_key" as a config option or pre-generate the key on the project used to access Swift.`)
 }
 
 // A dict configdrive becomes a config-2 ISO, gzipped and base64-encoded;
