@@ -19,8 +19,12 @@ import (
 // resumes the flow (upstream notify_conductor_resume_<flow>), a failed one
 // fails it through the flow's error handler with the driver's message.
 
-// asyncWaitStates are the states whose steps the pollers follow.
-var asyncWaitStates = []string{states.CleanWait, states.DeployWait, states.ServiceWait}
+// asyncWaitStates are the states whose steps the pollers follow;
+// asyncFailStates those in which a discarder drops what is left.
+var (
+	asyncWaitStates = []string{states.CleanWait, states.DeployWait, states.ServiceWait}
+	asyncFailStates = []string{states.CleanFail, states.DeployFail, states.ServiceFail}
+)
 
 // asyncPoller is one enabled implementation with a poll.
 type asyncPoller struct {
@@ -53,7 +57,7 @@ func (c *Conductor) asyncPollers() []asyncPoller {
 }
 
 // driverPeriodics are the periodic tasks of the enabled pollers, each at
-// its own interval.
+// its own interval, and of the discarders.
 func (c *Conductor) driverPeriodics() []periodic {
 	var out []periodic
 	for _, p := range c.asyncPollers() {
@@ -62,8 +66,45 @@ func (c *Conductor) driverPeriodics() []periodic {
 			interval: p.poller.AsyncStepInterval(),
 			run:      func(ctx context.Context) { c.pollAsyncSteps(ctx, p) },
 		})
+		if d, ok := p.poller.(driver.AsyncStepDiscarder); ok {
+			out = append(out, periodic{
+				name:     fmt.Sprintf("%s %s: discard failed asynchronous steps", p.name, p.kind),
+				interval: d.AsyncStepFailInterval(),
+				run:      func(ctx context.Context) { c.discardFailedAsyncSteps(ctx, p, d) },
+			})
+		}
 	}
 	return out
+}
+
+// DiscardFailedAsyncSteps runs one pass of every driver discarder.
+func (c *Conductor) DiscardFailedAsyncSteps(ctx context.Context) {
+	for _, p := range c.asyncPollers() {
+		if d, ok := p.poller.(driver.AsyncStepDiscarder); ok {
+			c.discardFailedAsyncSteps(ctx, p, d)
+		}
+	}
+}
+
+// discardFailedAsyncSteps is upstream's _query_*_failed: nodes whose step
+// failed (and were put in maintenance) lose the jobs still recorded, so
+// that they do not carry on when the node leaves maintenance.
+func (c *Conductor) discardFailedAsyncSteps(ctx context.Context, p asyncPoller, d driver.AsyncStepDiscarder) {
+	pred := func(n *model.Node) bool {
+		return driver.NodeInterface(n, p.kind) == p.name && p.poller.AsyncStepPending(n)
+	}
+	f := store.NodeFilter{Reserved: boolPtr(false), Maintenance: boolPtr(true), ProvisionStateIn: asyncFailStates}
+	purpose := fmt.Sprintf("checking failed asynchronous %s steps", p.kind)
+	c.nodePeriodic(ctx, purpose, f, pred, 0, false, func(ctx context.Context, t *task.Task) (bool, error) {
+		n := t.Node
+		if !t.Node.Maintenance || !containsStr(asyncFailStates, n.ProvisionState) || !pred(n) {
+			return true, nil
+		}
+		if err := d.DiscardAsyncStep(ctx, t.DriverTask()); err != nil {
+			t.Log().ErrorContext(ctx, "discarding failed asynchronous steps", "interface", p.kind, "error", err)
+		}
+		return true, t.Save(ctx)
+	})
 }
 
 // PollAsyncSteps runs one pass of every driver poller (for tests and

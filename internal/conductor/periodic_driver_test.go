@@ -74,7 +74,7 @@ func newRedfishEnv(t *testing.T, db *sqldb.DB, conf map[string]string, tune func
 		EnabledInterfaces: map[driver.Kind][]string{
 			driver.KindBIOS: {"fake", "redfish", "no-bios"}, driver.KindBoot: fakeOnly,
 			driver.KindConsole: {"no-console"}, driver.KindDeploy: fakeOnly, driver.KindFirmware: {"fake", "redfish"},
-			driver.KindInspect: fakeOnly, driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"},
+			driver.KindInspect: fakeOnly, driver.KindManagement: {"fake", "redfish"}, driver.KindNetwork: {"noop"},
 			driver.KindPower: {"fake", "redfish"}, driver.KindRAID: {"fake", "redfish"}, driver.KindRescue: {"no-rescue"},
 			driver.KindStorage: {"noop"}, driver.KindVendor: fakeOnly,
 		},
@@ -454,6 +454,40 @@ func TestRedfishPowerSyncFailuresMaintenanceAndRecovery(t *testing.T) {
 		got = e.get(n)
 		if got.Maintenance || got.Fault != nil || got.MaintenanceReason != nil || got.PowerState != states.PowerOn {
 			t.Fatalf("after recovery: maintenance %v fault %v power %q", got.Maintenance, deref(got.Fault), got.PowerState)
+		}
+	})
+}
+
+func TestRedfishFailedStepsDiscarded(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		bmc := raidBMC(t)
+		e := newRedfishEnv(t, db, nil, nil)
+		leftovers := func(maintenance bool) func(*model.Node) {
+			return func(n *model.Node) {
+				raidNode(bmc)(n)
+				n.Maintenance = maintenance
+				n.DriverInternalInfo = map[string]any{
+					"raid_configs":       map[string]any{"operation": "create", "pending": map[string]any{}, "task_monitor_uri": []any{"/gone"}},
+					"redfish_fw_updates": []any{map[string]any{"component": "bios", "url": biosImage, "task_monitor": "/gone"}},
+					"firmware_updates":   []any{map[string]any{"url": biosImage, "checksum": "x", "task_monitor": "/gone"}},
+				}
+				n.ManagementInterface = "redfish"
+			}
+		}
+		failed := e.node(states.CleanFail, leftovers(true))
+		operating := e.node(states.CleanFail, leftovers(false))
+		e.c.DiscardFailedAsyncSteps(context.Background())
+		got := e.get(failed)
+		for _, k := range []string{"raid_configs", "redfish_fw_updates", "firmware_updates"} {
+			if _, ok := got.DriverInternalInfo[k]; ok {
+				t.Errorf("%s kept on a failed node in maintenance: %v", k, got.DriverInternalInfo)
+			}
+		}
+		if lds, ok := got.RAIDConfig["logical_disks"].([]any); !ok || len(lds) != 0 {
+			t.Errorf("raid_config not read back: %v", got.RAIDConfig)
+		}
+		if got := e.get(operating); len(got.DriverInternalInfo) != 3 {
+			t.Errorf("a node out of maintenance lost its jobs: %v", got.DriverInternalInfo)
 		}
 	})
 }

@@ -406,6 +406,20 @@ type AsyncStepPoller interface {
 	PollAsyncStep(ctx context.Context, task *Task) (AsyncStepStatus, error)
 }
 
+// AsyncStepDiscarder is implemented by pollers whose jobs are dropped once
+// the step failed, as upstream's _query_*_failed periodics do for nodes in
+// clean/deploy/service failed and maintenance: the jobs must not carry on
+// when the operator takes the node out of maintenance.
+type AsyncStepDiscarder interface {
+	// AsyncStepFailInterval is the period of the check (upstream's
+	// raid_config_fail_interval, firmware_update_fail_interval); 0
+	// disables it.
+	AsyncStepFailInterval() time.Duration
+	// DiscardAsyncStep forgets the node's jobs under the exclusive lock;
+	// the conductor saves driver_internal_info.
+	DiscardAsyncStep(ctx context.Context, task *Task) error
+}
+
 // AsyncStepStatus is what one poll of an asynchronous step found.
 type AsyncStepStatus int
 

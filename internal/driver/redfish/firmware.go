@@ -32,6 +32,7 @@ var (
 	_ driver.FirmwareInterface       = (*Firmware)(nil)
 	_ driver.StepRunner              = (*Firmware)(nil)
 	_ driver.AsyncStepPoller         = (*Firmware)(nil)
+	_ driver.AsyncStepDiscarder      = (*Firmware)(nil)
 	_ driver.FirmwareComponentReader = (*Firmware)(nil)
 )
 

@@ -355,3 +355,16 @@ func (f *Firmware) validateResourcesStability(ctx context.Context, task *driver.
 	}
 	return redfishError(msg)
 }
+
+// AsyncStepFailInterval is [redfish]/firmware_update_fail_interval.
+func (f *Firmware) AsyncStepFailInterval() time.Duration {
+	return f.core.opts.FirmwareUpdateFailInterval
+}
+
+// DiscardAsyncStep is upstream _query_update_failed: the remaining updates
+// are dropped.
+func (f *Firmware) DiscardAsyncStep(_ context.Context, task *driver.Task) error {
+	task.Logger().Error("firmware update failed, discarding remaining firmware updates", "node", task.Node.UUID)
+	f.clearUpdates(task.Node)
+	return nil
+}

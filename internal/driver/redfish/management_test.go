@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
@@ -308,10 +309,44 @@ func TestBMCClockSteps(t *testing.T) {
 	}
 }
 
-func TestUpdateFirmwareStepIsRefused(t *testing.T) {
-	e := newMgmtEnv(t)
+func TestManagementUpdateFirmware(t *testing.T) {
+	e := newMgmtEnv(t, redfishbmc.PowerState(redfishbmc.On), redfishbmc.BiosVersion("1.0"))
+	e.bmc.TaskPolls(1).FirmwareImage(fwBIOSImage, "bios", "2.0").FirmwareImage(fwBMCImage, "bmc", "7.0")
+	e.node.ProvisionState = states.Cleaning
 	_, err := e.mgmt.StepHandlers()["update_firmware"](e.ctx, e.task, map[string]any{"firmware_images": []any{}})
-	wantClass(t, err, "RedfishError", "")
+	wantClass(t, err, "InvalidParameterValue", "")
+	_, err = e.mgmt.StepHandlers()["update_firmware"](e.ctx, e.task, map[string]any{"firmware_images": []any{
+		map[string]any{"url": fwBIOSImage}}})
+	wantClass(t, err, "InvalidParameterValue", "Invalid firmware update [{'url': '"+fwBIOSImage+"'}]. Errors: 'checksum' is a required property")
+
+	next, err := e.mgmt.StepHandlers()["update_firmware"](e.ctx, e.task, map[string]any{"firmware_images": []any{
+		map[string]any{"url": fwBIOSImage, "checksum": "abc"}, map[string]any{"url": fwBMCImage, "checksum": "def", "wait": float64(30)}}})
+	must(t, err)
+	if next != states.CleanWait || !e.mgmt.AsyncStepPending(e.node) || len(e.bmc.Snapshot("sys-1").Resets) == 0 {
+		t.Fatalf("next %q, %v", next, e.node.DriverInternalInfo)
+	}
+	poll := func(want driver.AsyncStepStatus) {
+		t.Helper()
+		got, err := e.mgmt.PollAsyncStep(e.ctx, e.task)
+		must(t, err)
+		if got != want {
+			t.Fatalf("poll %v, want %v (%v)", got, want, e.node.DriverInternalInfo)
+		}
+	}
+	poll(driver.AsyncStepRunning) // BIOS task done, BMC image sent
+	if bios, _ := e.bmc.FirmwareVersions("sys-1"); bios != "2.0" {
+		t.Fatalf("bios %s", bios)
+	}
+	poll(driver.AsyncStepRunning) // BMC task done, waiting 30 s
+	if _, bmcV := e.bmc.FirmwareVersions("sys-1"); bmcV != "7.0" {
+		t.Fatalf("bmc %s", bmcV)
+	}
+	poll(driver.AsyncStepRunning)
+	must(t, e.clock.Sleep(e.ctx, 30*time.Second))
+	poll(driver.AsyncStepDone)
+	if e.mgmt.AsyncStepPending(e.node) {
+		t.Fatalf("updates left %v", e.node.DriverInternalInfo)
+	}
 }
 
 func TestGetSensorsData(t *testing.T) {

@@ -43,6 +43,8 @@ type Options struct {
 	// (raid_config_status_interval, firmware_update_status_interval) and
 	// the firmware update's waits and timeouts.
 	RAIDConfigStatusInterval                time.Duration
+	RAIDConfigFailInterval                  time.Duration
+	FirmwareUpdateFailInterval              time.Duration
 	FirmwareUpdateStatusInterval            time.Duration
 	FirmwareUpdateOverallTimeout            time.Duration
 	FirmwareUpdateRebootDelay               time.Duration
@@ -108,6 +110,8 @@ func DefaultOptions() Options {
 		SoftPowerOffTimeout:          600 * time.Second,
 
 		RAIDConfigStatusInterval:                60 * time.Second,
+		RAIDConfigFailInterval:                  60 * time.Second,
+		FirmwareUpdateFailInterval:              60 * time.Second,
 		FirmwareUpdateStatusInterval:            60 * time.Second,
 		FirmwareUpdateOverallTimeout:            7200 * time.Second,
 		FirmwareUpdateRebootDelay:               300 * time.Second,
@@ -141,6 +145,8 @@ func OptionsFromConfig(c *config.Config) Options {
 	o.PowerStateChangeTimeout = secs("conductor", "power_state_change_timeout")
 	o.SoftPowerOffTimeout = secs("conductor", "soft_power_off_timeout")
 	o.RAIDConfigStatusInterval = secs("redfish", "raid_config_status_interval")
+	o.RAIDConfigFailInterval = secs("redfish", "raid_config_fail_interval")
+	o.FirmwareUpdateFailInterval = secs("redfish", "firmware_update_fail_interval")
 	o.FirmwareUpdateStatusInterval = secs("redfish", "firmware_update_status_interval")
 	o.FirmwareUpdateOverallTimeout = secs("redfish", "firmware_update_overall_timeout")
 	o.FirmwareUpdateRebootDelay = secs("redfish", "firmware_update_reboot_delay")

@@ -16,7 +16,10 @@ import (
 // driver_internal_info raid_configs: operation, pending, task_monitor_uri).
 const raidConfigsKey = "raid_configs"
 
-var _ driver.AsyncStepPoller = (*RAID)(nil)
+var (
+	_ driver.AsyncStepPoller    = (*RAID)(nil)
+	_ driver.AsyncStepDiscarder = (*RAID)(nil)
+)
 
 // raidConfigs is the RAID operation in progress: its task monitors and,
 // for a creation, the volumes per controller still to request.
@@ -236,4 +239,15 @@ func (r *RAID) submitPending(ctx context.Context, task *driver.Task, cfg raidCon
 		return err
 	})
 	return next, err
+}
+
+// AsyncStepFailInterval is [redfish]/raid_config_fail_interval.
+func (r *RAID) AsyncStepFailInterval() time.Duration { return r.core.opts.RAIDConfigFailInterval }
+
+// DiscardAsyncStep is upstream _query_raid_config_failed: the remaining
+// RAID work is dropped and raid_config read back from the BMC.
+func (r *RAID) DiscardAsyncStep(ctx context.Context, task *driver.Task) error {
+	task.Logger().Warn("RAID configuration failed, discarding remaining RAID configurations", "node", task.Node.UUID)
+	delete(task.Node.DriverInternalInfo, raidConfigsKey)
+	return r.readBackRAIDConfig(ctx, task)
 }

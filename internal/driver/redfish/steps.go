@@ -9,6 +9,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 var firmwareUpdateArgs = map[string]driver.ArgInfo{
@@ -53,13 +54,13 @@ func (m *Management) StepHandlers() map[string]driver.StepFunc {
 		"verify_bmc_clock": func(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
 			return "", m.VerifyBMCClock(ctx, task)
 		},
-		"update_firmware": func(_ context.Context, task *driver.Task, _ map[string]any) (string, error) {
-			// The management-level firmware update (SimpleUpdate followed
-			// by task monitors in periodic tasks) is not built yet; the
-			// firmware interface's update step is its successor upstream.
-			return "", errs.New("RedfishError", map[string]any{"error": fmt.Sprintf(
-				"update_firmware of the redfish management interface is not implemented in this release (node %s)",
-				task.Node.UUID)})
+		"update_firmware": func(ctx context.Context, task *driver.Task, args map[string]any) (string, error) {
+			images, err := settingsArg(args["firmware_images"])
+			if err != nil {
+				return "", driver.InvalidParameterValue("Invalid firmware update %s. Errors: %s",
+					pyfmt.ReprJSON(args["firmware_images"]), err)
+			}
+			return m.UpdateFirmware(ctx, task, images)
 		},
 	}
 }
