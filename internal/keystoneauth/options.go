@@ -9,6 +9,7 @@ package keystoneauth
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/openkeel/ironic/internal/config"
@@ -25,11 +26,12 @@ type Options struct {
 	AuthType string
 	AuthURL  string
 	// Token is the token plugins' token, exchanged for a scoped one.
-	Token string
+	Token string `json:"-"`
 	// Endpoint is the fixed endpoint of the none and http_basic plugins.
 	Endpoint string
 
-	Username, UserID, Password         string
+	Username, UserID                   string
+	Password                           string `json:"-"`
 	UserDomainName, UserDomainID       string
 	ProjectName, ProjectID             string
 	ProjectDomainName, ProjectDomainID string
@@ -151,6 +153,10 @@ func seconds(c *config.Config, section, name string) time.Duration {
 	}
 	return time.Duration(c.Float(section, name) * float64(time.Second))
 }
+
+// LogValue logs the options as String does, without secrets, whatever
+// the handler.
+func (o Options) LogValue() slog.Value { return slog.StringValue(o.String()) }
 
 // String describes the options without secrets, for logs.
 func (o Options) String() string {

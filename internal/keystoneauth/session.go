@@ -539,6 +539,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *transport) onBehalf(req *http.Request) (*http.Response, error) {
 	svc, err := t.s.Token(req.Context())
 	if err != nil {
+		closeBody(req)
 		return nil, err
 	}
 	first := req.Clone(req.Context())
@@ -570,6 +571,7 @@ func (t *transport) send(req *http.Request) (*http.Response, error) {
 		if connect+status > 0 {
 			var err error
 			if attempt, err = rewind(req); err != nil {
+				closeBody(req)
 				return nil, err
 			}
 		}
@@ -589,6 +591,14 @@ func (t *transport) send(req *http.Request) (*http.Response, error) {
 		default:
 			return resp, err
 		}
+	}
+}
+
+// closeBody closes the body of a request that will not be sent, as a
+// RoundTripper must.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
 	}
 }
 

@@ -3,6 +3,7 @@ package keystoneauth
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -332,7 +333,7 @@ func TestCredentialsNotLogged(t *testing.T) {
 	o := passwordOpts(ks, "network")
 	var logs bytes.Buffer
 	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	t.Cleanup(func() { slog.SetDefault(old) })
 	s := New(o)
 	tok, err := s.Token(context.Background())
@@ -342,7 +343,8 @@ func TestCredentialsNotLogged(t *testing.T) {
 	slog.Info("session", "options", o)
 	o.Password = "wrong"
 	_, err = New(o).Token(context.Background())
-	text := logs.String() + fmt.Sprint(err) + o.String()
+	asJSON, _ := json.Marshal(o)
+	text := logs.String() + fmt.Sprint(err) + o.String() + fmt.Sprintf("%v %+v", o, o) + string(asJSON)
 	if strings.Contains(text, "s3cret") || strings.Contains(text, tok) || !strings.Contains(logs.String(), "password=***") {
 		t.Fatalf("credentials leaked or options unlogged: %s", text)
 	}
