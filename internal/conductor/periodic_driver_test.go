@@ -491,3 +491,30 @@ func TestRedfishFailedStepsDiscarded(t *testing.T) {
 		}
 	})
 }
+
+func TestRedfishFirmwareUpdateServiceStep(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		bmc := firmwareBMC(t)
+		e := newRedfishEnv(t, db, nil, nil)
+		n := e.node(states.Active, redfishAll(bmc))
+		if err := e.api.DoNodeService(context.Background(), "", n.UUID, []map[string]any{{"interface": "firmware", "step": "update",
+			"args": map[string]any{"settings": []any{map[string]any{"component": "bios", "url": biosImage}}}}}, false); err != nil {
+			t.Fatal(err)
+		}
+		n = e.waitState(n, states.ServiceWait)
+		if n.DriverInternalInfo["servicing_polling"] != true {
+			t.Fatalf("flags %v", n.DriverInternalInfo)
+		}
+		for i := 0; i < 5 && e.waitUnlocked(n).ProvisionState == states.ServiceWait; i++ {
+			e.c.PollAsyncSteps(context.Background())
+		}
+		got := e.waitState(n, states.Active)
+		e.expect(got, states.Active, "", "")
+		if bios, _ := bmc.FirmwareVersions("sys-1"); bios != "2.0" {
+			t.Fatalf("bios %s", bios)
+		}
+		if c := firmwareComponents(t, e, got)["bios"]; c == nil || deref(c.CurrentVersion) != "2.0" {
+			t.Fatalf("bios component %+v", c)
+		}
+	})
+}
