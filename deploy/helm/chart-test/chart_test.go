@@ -55,6 +55,10 @@ var valueSets = []struct {
 			"httpServer":              map[string]any{"port": 18080},
 		},
 	}},
+	{"http_basic, metrics with credentials", map[string]any{
+		"auth":    map[string]any{"strategy": "http_basic"},
+		"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "basicAuthSecretName": "ironic-metrics"}},
+	}},
 	{"noauth, metrics, no network policy", map[string]any{
 		"auth":          map[string]any{"strategy": "noauth"},
 		"image":         map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)},
@@ -575,6 +579,16 @@ func checkServiceMonitor(t *testing.T, r *rendered) {
 		t.Errorf("ServiceMonitor selects %v, the API Service is labelled %v", sm.Spec.Selector.MatchLabels, svc.Labels)
 	}
 	if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != svc.Spec.Ports[0].Name || sm.Spec.Endpoints[0].Path != "/metrics" {
-		t.Errorf("ServiceMonitor endpoints %+v", sm.Spec.Endpoints)
+		t.Fatalf("ServiceMonitor endpoints %+v", sm.Spec.Endpoints)
+	}
+	// /metrics is behind the API's authentication: a scraper needs the
+	// credentials of an htpasswd user, from a Secret, never inline.
+	ba := sm.Spec.Endpoints[0].BasicAuth
+	if name := r.str("metrics.serviceMonitor.basicAuthSecretName"); name != "" {
+		if ba == nil || ba.Username.Name != name || ba.Password.Name != name || ba.Username.Key != "username" || ba.Password.Key != "password" {
+			t.Errorf("ServiceMonitor basicAuth %+v, want keys username/password of Secret %s", ba, name)
+		}
+	} else if ba != nil {
+		t.Errorf("ServiceMonitor basicAuth %+v without basicAuthSecretName", ba)
 	}
 }

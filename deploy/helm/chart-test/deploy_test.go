@@ -88,7 +88,9 @@ func TestChartConfiguredDeploy(t *testing.T) {
 	hostDB := storetest.MySQLURL(t)
 	bin := buildIronic(t)
 	began := time.Now()
-	defer func() { t.Logf("dbsync, start of api and conductors, deploy: %v", time.Since(began).Round(time.Millisecond)) }()
+	defer func() {
+		t.Logf("dbsync, start of api and conductors, deploy: %v", time.Since(began).Round(time.Millisecond))
+	}()
 	r := mustRender(t, deployValues)
 
 	dbURL, err := url.Parse(hostDB)

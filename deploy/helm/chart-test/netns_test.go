@@ -141,6 +141,35 @@ func (n *netns) importTCP(hostAddr string, port int) {
 	n.start("socat-out", exec.Command(n.socat, "UNIX-LISTEN:"+sock+",fork", "TCP:"+hostAddr), log)
 	n.waitFile(sock)
 	n.start("socat-out-ns", n.command(n.socat, fmt.Sprintf("TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork", port), "UNIX-CONNECT:"+sock), log)
+	n.waitListen(port)
+}
+
+// waitListen waits until something listens on TCP port in the namespace,
+// read from the namespace's socket table (/proc/<pid>/net/tcp of a
+// process inside it).
+func (n *netns) waitListen(port int) {
+	n.t.Helper()
+	table := fmt.Sprintf("/proc/%d/net/tcp", n.holder.cmd.Process.Pid)
+	want := fmt.Sprintf(":%04X", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			n.t.Fatalf("read the namespace's sockets: %v", err)
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			// sl local_address rem_address st …; st 0A is LISTEN.
+			f := strings.Fields(line)
+			if len(f) > 3 && strings.HasSuffix(f[1], want) && f[3] == "0A" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(n.dir, "socat.log"))
+			n.t.Fatalf("nothing listens on port %d in the namespace:\n%s", port, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (n *netns) waitFile(path string) {

@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -60,9 +61,13 @@ type serviceMonitor struct {
 			MatchLabels map[string]string `json:"matchLabels"`
 		} `json:"selector"`
 		Endpoints []struct {
-			Port     string `json:"port"`
-			Path     string `json:"path"`
-			Interval string `json:"interval"`
+			Port      string `json:"port"`
+			Path      string `json:"path"`
+			Interval  string `json:"interval"`
+			BasicAuth *struct {
+				Username corev1.SecretKeySelector `json:"username"`
+				Password corev1.SecretKeySelector `json:"password"`
+			} `json:"basicAuth"`
 		} `json:"endpoints"`
 	} `json:"spec"`
 }

@@ -1,8 +1,12 @@
 package charttest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // TestValuesRejected: values.schema.json refuses values that would inline
@@ -37,4 +41,31 @@ func TestValuesRejected(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The values of the installation guide render and keep the invariants.
+func TestGuideValues(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "kubernetes.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block string
+	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
+		body, _, _ := strings.Cut(part, "```")
+		if strings.HasPrefix(body, "image:") {
+			block = body
+		}
+	}
+	if block == "" {
+		t.Fatal("docs/kubernetes.md has no values block (a yaml block starting with image:)")
+	}
+	var vals map[string]any
+	if err := yaml.Unmarshal([]byte(block), &vals); err != nil {
+		t.Fatalf("the guide's values: %v", err)
+	}
+	r := mustRender(t, vals)
+	checkSecrets(t, r)
+	checkAPI(t, r)
+	checkConductors(t, r)
+	checkNetworkPolicy(t, r)
 }
