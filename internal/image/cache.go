@@ -33,6 +33,9 @@ type Cache struct {
 	Fetcher           *Fetcher
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// FreeSpace answers the bytes available to the conductor on the
+	// filesystem holding a path; nil asks statfs.
+	FreeSpace func(path string) (int64, error)
 
 	// master serialises linking against clean-up (upstream's
 	// "master_image" lock).
@@ -76,6 +79,9 @@ func (c *Cache) FetchImage(ctx context.Context, href, dest string, forceRaw *boo
 	}
 	o.ForceRaw = raw
 	o.DisableValidation = o.DisableValidation || c.DisableValidation
+	if o.Reclaim == nil {
+		o.Reclaim = c.ReclaimSpace
+	}
 	name := MasterFileName(href, raw)
 	master := filepath.Join(c.MasterDir, name)
 
@@ -201,6 +207,77 @@ func destUpToDate(master, dest string) (bool, error) {
 		return false, fmt.Errorf("image cache: %w", err)
 	}
 	return false, nil
+}
+
+// freeSpace is upstream's _free_disk_space_for: the bytes an
+// unprivileged process may still write.
+func (c *Cache) freeSpace(path string) (int64, error) {
+	if c.FreeSpace != nil {
+		return c.FreeSpace(path)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, fmt.Errorf("free space of %s: %w", path, err)
+	}
+	return int64(st.Bavail) * st.Frsize, nil
+}
+
+// ReclaimSpace is upstream's _clean_up_caches for this cache: when dir's
+// filesystem has no room for amount bytes and the cache lives on it,
+// unused master copies go until it does; InsufficientDiskSpace when even
+// that is not enough.
+func (c *Cache) ReclaimSpace(dir string, amount int64) error {
+	free, err := c.freeSpace(dir)
+	if err != nil {
+		return err
+	}
+	if amount < free {
+		return nil
+	}
+	if sameDevice(dir, c.MasterDir) {
+		c.CleanUp(amount - free)
+		if free, err = c.freeSpace(dir); err != nil {
+			return err
+		}
+		if amount < free {
+			return nil
+		}
+	}
+	return errs.New("InsufficientDiskSpace", map[string]any{"path": dir, "required": amount >> 20, "actual": free >> 20})
+}
+
+func sameDevice(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	da, okA := sa.Sys().(*syscall.Stat_t)
+	db, okB := sb.Sys().(*syscall.Stat_t)
+	return okA && okB && da.Dev == db.Dev
+}
+
+// EnsureSpaceFor is upstream's clean_up_caches as fetch_images runs it:
+// room in the cache for the images' sizes, or InstanceDeployFailure.
+func (c *Cache) EnsureSpaceFor(ctx context.Context, hrefs ...string) error {
+	var total int64
+	for _, href := range hrefs {
+		info, err := c.Fetcher.Sources.Show(ctx, href)
+		if err != nil {
+			return err
+		}
+		total += info.Size
+	}
+	if err := c.ReclaimSpace(c.MasterDir, total); err != nil {
+		if e, ok := errs.As(err); ok && e.Class == "InsufficientDiskSpace" {
+			return errs.New("InstanceDeployFailure", map[string]any{"reason": e.Message})
+		}
+		return err
+	}
+	return nil
 }
 
 type candidate struct {

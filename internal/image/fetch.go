@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/openkeel/ironic/internal/errs"
@@ -47,6 +48,9 @@ type FetchOptions struct {
 	// DisableValidation skips the deep inspection (upstream's caches for
 	// kernels and ramdisks).
 	DisableValidation bool
+	// Reclaim makes room for amount bytes in dir before a conversion to
+	// raw (the cache's ReclaimSpace); nil converts without checking.
+	Reclaim func(dir string, amount int64) error
 }
 
 // Download writes the image at href to path, verifying the checksum
@@ -156,6 +160,9 @@ func (f *Fetcher) Fetch(ctx context.Context, href, path string, o FetchOptions) 
 		}
 	}
 	if convert {
+		if err := f.roomForRaw(tmp, o.Reclaim); err != nil {
+			return err
+		}
 		if err := f.ImageToRaw(ctx, href, path, tmp); err != nil {
 			return err
 		}
@@ -166,6 +173,31 @@ func (f *Fetcher) Fetch(ctx context.Context, href, path string, o FetchOptions) 
 		return fmt.Errorf("fetch %s: %w", href, err)
 	}
 	ok = true
+	return nil
+}
+
+// roomForRaw is upstream's space check before image_to_raw: room for
+// the virtual size, else for the size estimated with
+// [DEFAULT]/raw_image_growth_factor.
+func (f *Fetcher) roomForRaw(tmp string, reclaim func(string, int64) error) error {
+	if reclaim == nil {
+		return nil
+	}
+	d, err := DetectFileFormat(tmp)
+	if err != nil {
+		return errs.New("InvalidImage", nil)
+	}
+	dir := filepath.Dir(tmp)
+	if err := reclaim(dir, d.VirtualSize); err == nil || !errs.Is(err, "InsufficientDiskSpace") {
+		return err
+	}
+	estimate := min(int64(float64(d.ActualSize)*f.Opts.RawImageGrowthFactor), d.VirtualSize)
+	if err := reclaim(dir, estimate); err != nil {
+		if errs.Is(err, "InsufficientDiskSpace") {
+			slog.Error("not enough space for the estimated image size; consider lowering [DEFAULT]raw_image_growth_factor", "growth_factor", f.Opts.RawImageGrowthFactor)
+		}
+		return err
+	}
 	return nil
 }
 

@@ -634,6 +634,9 @@ func (d *Direct) inspectRemoteImage(ctx context.Context, task *driver.Task, src,
 		return "", fmt.Errorf("instance image directory: %w", err)
 	}
 	dest := im.nodeImagePath(n.UUID)
+	if err := cache.EnsureSpaceFor(ctx, src); err != nil {
+		return "", err
+	}
 	noRaw := false
 	if err := cache.FetchImage(ctx, src, dest, &noRaw, image.FetchOptions{ExpectedFormat: expected}); err != nil {
 		return "", err
@@ -683,6 +686,9 @@ func (d *Direct) cacheAndConvert(ctx context.Context, task *driver.Task, info *i
 	}()
 	path := im.nodeImagePath(n.UUID)
 	task.Logger().DebugContext(ctx, "fetching image", "node", n.UUID, "image", src)
+	if err := cache.EnsureSpaceFor(ctx, src); err != nil {
+		return err
+	}
 	if err := cache.FetchImage(ctx, src, path, &forceRaw, image.FetchOptions{ExpectedFormat: initialFormat, Checksum: checksum, ChecksumAlgo: algo}); err != nil {
 		return err
 	}
