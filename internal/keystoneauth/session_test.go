@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -448,5 +449,29 @@ func TestTokenAndHTTPBasicPlugins(t *testing.T) {
 	}
 	if ep, err := New(Options{AuthType: "none", Endpoint: "http://a"}).Endpoint(ctx); err != nil || ep != "http://a" {
 		t.Fatalf("none endpoint %q %v", ep, err)
+	}
+}
+
+// Concurrent callers share one authentication.
+func TestConcurrentCallersAuthenticateOnce(t *testing.T) {
+	ks := identity(t)
+	s := New(passwordOpts(ks, "network"))
+	var wg sync.WaitGroup
+	tokens := make([]string, 16)
+	for i := range tokens {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tokens[i], _ = s.Token(context.Background())
+		}()
+	}
+	wg.Wait()
+	for _, tok := range tokens {
+		if tok == "" || tok != tokens[0] {
+			t.Fatalf("tokens differ or are missing: %q vs %q", tok, tokens[0])
+		}
+	}
+	if n := ks.Authentications(); n != 1 {
+		t.Fatalf("authentications = %d", n)
 	}
 }
