@@ -29,6 +29,10 @@ import (
 // docPath is the reference's place in the repository.
 const docPath = "docs/configuration.md"
 
+// upstreamRef is upstream's configuration reference, whose anchors are
+// "<section>.<option>": each option links to its description there.
+const upstreamRef = "https://docs.openstack.org/ironic/latest/configuration/config.html"
+
 func main() {
 	out := flag.String("o", "", "output file (default: "+docPath+" of the module)")
 	flag.Parse()
@@ -141,9 +145,8 @@ The **Used** column says whether openkeel's code reads the option:
 The column is found by scanning the Go source (` + "`cmd/`" + `, ` + "`internal/`" + `), so
 it changes with the code; regenerate this file with
 ` + "`go run ./internal/config/cmd/genconfdoc`" + `. What an option means is
-described in upstream's configuration reference
-(https://docs.openstack.org/ironic/latest/configuration/config.html);
-where openkeel differs, see [operators.md](operators.md).
+described in upstream's configuration reference, which each option's
+name links to; where openkeel differs, see [operators.md](operators.md).
 
 Defaults: *None* means the option has no value unless set; *(machine)*
 means the default is computed on the running machine (its host name, IP
@@ -164,7 +167,7 @@ addresses or the binary's folder).
 	for _, s := range sections {
 		fmt.Fprintf(&b, "\n## [%s]\n\n| Option | Type | Default | Used | Notes |\n|---|---|---|---|---|\n", s)
 		for _, o := range bySection[s] {
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", o.Name, typeText(o), defaultText(o), usageText(classify(o, uses)), notes(o))
+			fmt.Fprintf(&b, "| [`%s`](%s#%s.%s) | %s | %s | %s | %s |\n", o.Name, upstreamRef, o.Section, o.Name, typeText(o), defaultText(o), usageText(classify(o, uses)), notes(o))
 		}
 	}
 	return b.Bytes(), nil

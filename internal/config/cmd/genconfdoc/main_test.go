@@ -39,9 +39,9 @@ func TestCommittedReferenceIsCurrent(t *testing.T) {
 		}
 	}
 	for _, row := range []string{
-		"| `host` | string | *(machine)* | yes |",
-		"| `auth_strategy` | string | `keystone` | yes | one of `noauth`, `keystone`, `http_basic` |",
-		"| `connection` | string | `sqlite:///$state_path/ironic.sqlite` | yes | secret (masked in logs)",
+		"| [`host`](" + upstreamRef + "#DEFAULT.host) | string | *(machine)* | yes |",
+		"| [`auth_strategy`](" + upstreamRef + "#DEFAULT.auth_strategy) | string | `keystone` | yes | one of `noauth`, `keystone`, `http_basic` |",
+		"| [`connection`](" + upstreamRef + "#database.connection) | string | `sqlite:///$state_path/ironic.sqlite` | yes | secret (masked in logs)",
 	} {
 		if !bytes.Contains(want, []byte(row)) {
 			t.Errorf("the reference lacks the row %q", row)
