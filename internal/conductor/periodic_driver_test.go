@@ -518,3 +518,38 @@ func TestRedfishFirmwareUpdateServiceStep(t *testing.T) {
 		}
 	})
 }
+
+func TestRedfishNICFirmwareRebootsToStart(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		const nicImage = "http://127.0.0.1:9/firmware/nic-22.1.bin"
+		bmc := redfishbmc.New(t).System("sys-1", redfishbmc.PowerState(redfishbmc.On), redfishbmc.BiosVersion("1.0")).
+			WithBasicAuth(oobUser, oobPassword).TaskPolls(1).TasksStartOnReset().
+			WithNetworkAdapter(redfishbmc.NetworkAdapter{ID: "NIC.Slot.1", SerialNumber: "SN123", Manufacturer: "Contoso",
+				Model: "X710", FirmwarePackageVersion: "21.5"}).
+			FirmwareImage(nicImage, "nic:SN123", "22.1")
+		e := newRedfishEnv(t, db, nil, func(o *redfish.Options) { o.FirmwareUpdateNICStartingWait = 0 })
+		n := e.node(states.Manageable, redfishAll(bmc))
+		resets := len(bmc.Snapshot("sys-1").Resets)
+		n = e.cleanUntilWait(n, map[string]any{"interface": "firmware", "step": "update", "args": map[string]any{
+			"settings": []any{map[string]any{"component": "nic:SN123", "url": nicImage}}}})
+		if got := len(bmc.Snapshot("sys-1").Resets); got != resets || n.DriverInternalInfo["cleaning_reboot"] != false {
+			t.Fatalf("a NIC update rebooted before its task was seen starting (%d resets, %v)", got, n.DriverInternalInfo)
+		}
+		// Starting seen, then still Starting after the wait: reboot; the
+		// task then runs and completes.
+		e.pollUntil(n, 5)
+		got := e.waitState(n, states.Manageable)
+		e.expect(got, states.Manageable, "", "")
+		if v := bmc.NetworkAdapterFirmware("NIC.Slot.1"); v != "22.1" {
+			t.Fatalf("NIC firmware %q", v)
+		}
+		if len(bmc.Snapshot("sys-1").Resets) <= resets {
+			t.Fatal("the NIC update never rebooted the node to start")
+		}
+		c := firmwareComponents(t, e, got)["nic:SN123"]
+		if c == nil || deref(c.CurrentVersion) != "22.1" || c.InitialVersion != "21.5" || deref(c.Vendor) != "Contoso" ||
+			deref(c.Model) != "X710" || deref(c.SerialNumber) != "SN123" {
+			t.Fatalf("NIC component %+v", c)
+		}
+	})
+}

@@ -80,6 +80,9 @@ type BMC struct {
 
 	subs    []*subscription
 	nextSub int
+
+	adapters     []*NetworkAdapter
+	startOnReset bool
 }
 
 // New returns an emulator with no systems, no authentication and plain

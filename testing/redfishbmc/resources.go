@@ -53,6 +53,7 @@ func (b *BMC) systemRoute(r *http.Request, path string, body []byte) response {
 			return badRequest("Base.1.8.ActionParameterNotSupported",
 				"The parameter ResetType for the action ComputerSystem.Reset is not supported: %s", req.ResetType)
 		}
+		b.systemReset()
 		return noContent
 	case "SecureBoot":
 		if s.secureBoot == nil {
@@ -283,6 +284,9 @@ func (b *BMC) chassisRoute(r *http.Request, path string, body []byte) response {
 			}
 		})
 	}
+	if resp, ok := b.adapterRoute(r, base, path); ok {
+		return resp
+	}
 	if path != base {
 		return notFound(path)
 	}
@@ -291,7 +295,7 @@ func (b *BMC) chassisRoute(r *http.Request, path string, body []byte) response {
 		for _, id := range b.order {
 			systems = append(systems, link(SystemPath(id)))
 		}
-		return map[string]any{
+		out := map[string]any{
 			"@odata.id": path, "@odata.type": "#Chassis.v1_14_0.Chassis",
 			"Id": b.chassis.ID, "Name": b.chassis.ID, "UUID": b.chassis.UUID, "ChassisType": "RackMount",
 			"IndicatorLED": b.chassis.IndicatorLED,
@@ -303,6 +307,10 @@ func (b *BMC) chassisRoute(r *http.Request, path string, body []byte) response {
 				"ManagedBy":       []any{link(root + "/Managers/" + b.manager.ID)},
 			},
 		}
+		if len(b.adapters) > 0 {
+			out["NetworkAdapters"] = link(base + "/NetworkAdapters")
+		}
+		return out
 	}
 	switch r.Method {
 	case http.MethodGet:

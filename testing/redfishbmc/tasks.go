@@ -30,6 +30,8 @@ type bmcTask struct {
 	fail string
 	// onDone applies the operation when the task completes successfully.
 	onDone func()
+	// waitReset keeps the task Starting until a system reset.
+	waitReset bool
 }
 
 // TaskInfo is what tests read of a task.
@@ -63,7 +65,8 @@ func (b *BMC) WithAsyncRAID() *BMC {
 
 // FirmwareImage registers an image URI SimpleUpdate accepts: component
 // "bios" sets every system's BiosVersion to version when the update task
-// completes, "bmc" the manager's FirmwareVersion. Other URIs are refused.
+// completes, "bmc" the manager's FirmwareVersion, "nic:<serial or id>" the
+// network adapter's FirmwarePackageVersion. Other URIs are refused.
 func (b *BMC) FirmwareImage(uri, component, version string) *BMC {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -120,7 +123,8 @@ func (b *BMC) newTask(name string, onDone func()) response {
 	if polls == 0 {
 		polls = defaultTaskPolls
 	}
-	t := &bmcTask{id: strconv.Itoa(b.nextTask), name: name, pollsLeft: polls, state: "New", status: "OK", onDone: onDone}
+	t := &bmcTask{id: strconv.Itoa(b.nextTask), name: name, pollsLeft: polls, state: "New", status: "OK", onDone: onDone,
+		waitReset: b.startOnReset}
 	if len(b.taskFailures) > 0 {
 		t.fail, b.taskFailures = b.taskFailures[0], b.taskFailures[1:]
 	}
@@ -150,6 +154,10 @@ func renderTask(t *bmcTask) map[string]any {
 // configured number.
 func (t *bmcTask) advance() {
 	if t.state == "Completed" || t.state == "Exception" {
+		return
+	}
+	if t.waitReset {
+		t.state = "Starting"
 		return
 	}
 	t.pollsLeft--
@@ -260,6 +268,8 @@ func (b *BMC) updateRoute(r *http.Request, path string, body []byte) response {
 				for _, s := range b.systems {
 					s.BiosVersion = img.version
 				}
+			default:
+				b.updateAdapter(img.component, img.version)
 			}
 		})
 	}

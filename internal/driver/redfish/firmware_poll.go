@@ -144,7 +144,45 @@ func (f *Firmware) handleUpdateTask(ctx context.Context, task *driver.Task, upda
 		storeUpdates(n, updates)
 		return driver.AsyncStepRunning, f.reboot(ctx, task, cur)
 	}
+	if ctype == componentNIC {
+		return f.handleNICStarting(ctx, task, updates, info)
+	}
 	task.Logger().Debug("firmware update in progress", "node", n.UUID, "firmware_image", imageURL)
+	return driver.AsyncStepRunning, nil
+}
+
+// handleNICStarting is upstream _handle_nic_task_starting: a NIC whose
+// update runs is rebooted once it completes; one that stays Starting for
+// firmware_update_nic_starting_wait needs the reboot to start at all.
+func (f *Firmware) handleNICStarting(ctx context.Context, task *driver.Task, updates []map[string]any, info *taskInfo) (driver.AsyncStepStatus, error) {
+	n := task.Node
+	cur := updates[0]
+	switch info.state {
+	case taskStateRunning:
+		delete(cur, nicStartingTimestamp)
+		delete(cur, nicRebootTriggered)
+		cur[nicNeedsPostReboot] = true
+		storeUpdates(n, updates)
+	case taskStateStarting:
+		if cur[nicRebootTriggered] == true {
+			return driver.AsyncStepRunning, nil
+		}
+		started, ok := cur[nicStartingTimestamp]
+		if !ok {
+			cur[nicStartingTimestamp] = pyISOTime(f.now())
+			storeUpdates(n, updates)
+			task.Logger().Debug("NIC firmware update task is starting, waiting to see whether it needs a reboot", "node", n.UUID)
+			return driver.AsyncStepRunning, nil
+		}
+		if el, ok := f.elapsed(started); ok && el < f.core.opts.FirmwareUpdateNICStartingWait {
+			return driver.AsyncStepRunning, nil
+		}
+		task.Logger().Info("NIC firmware update task stayed in Starting, rebooting to start the update", "node", n.UUID)
+		cur[nicRebootTriggered] = true
+		delete(cur, nicStartingTimestamp)
+		storeUpdates(n, updates)
+		return driver.AsyncStepRunning, f.reboot(ctx, task, cur)
+	}
 	return driver.AsyncStepRunning, nil
 }
 

@@ -49,6 +49,7 @@ type Options struct {
 	FirmwareUpdateOverallTimeout            time.Duration
 	FirmwareUpdateRebootDelay               time.Duration
 	FirmwareUpdateBMCVersionCheckInterval   time.Duration
+	FirmwareUpdateNICStartingWait           time.Duration
 	FirmwareUpdateRequiredSuccesses         int
 	FirmwareUpdateResourceValidationTimeout time.Duration
 	FirmwareUpdateValidationInterval        time.Duration
@@ -116,6 +117,7 @@ func DefaultOptions() Options {
 		FirmwareUpdateOverallTimeout:            7200 * time.Second,
 		FirmwareUpdateRebootDelay:               300 * time.Second,
 		FirmwareUpdateBMCVersionCheckInterval:   30 * time.Second,
+		FirmwareUpdateNICStartingWait:           30 * time.Second,
 		FirmwareUpdateRequiredSuccesses:         3,
 		FirmwareUpdateResourceValidationTimeout: 480 * time.Second,
 		FirmwareUpdateValidationInterval:        30 * time.Second,
@@ -151,6 +153,7 @@ func OptionsFromConfig(c *config.Config) Options {
 	o.FirmwareUpdateOverallTimeout = secs("redfish", "firmware_update_overall_timeout")
 	o.FirmwareUpdateRebootDelay = secs("redfish", "firmware_update_reboot_delay")
 	o.FirmwareUpdateBMCVersionCheckInterval = secs("redfish", "firmware_update_bmc_version_check_interval")
+	o.FirmwareUpdateNICStartingWait = secs("redfish", "firmware_update_nic_starting_wait")
 	o.FirmwareUpdateRequiredSuccesses = c.Int("redfish", "firmware_update_required_successes")
 	o.FirmwareUpdateResourceValidationTimeout = secs("redfish", "firmware_update_resource_validation_timeout")
 	o.FirmwareUpdateValidationInterval = secs("redfish", "firmware_update_validation_interval")
