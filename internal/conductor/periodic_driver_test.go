@@ -553,3 +553,36 @@ func TestRedfishNICFirmwareRebootsToStart(t *testing.T) {
 		}
 	})
 }
+
+func TestRedfishRAIDDeployStepThroughTaskMonitors(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		bmc := raidBMC(t)
+		e := newRedfishEnv(t, db, nil, nil)
+		ctx := context.Background()
+		n := e.node(states.Available, raidNode(bmc))
+		steps := []map[string]any{{"interface": "raid", "step": "delete_configuration", "args": map[string]any{}, "priority": 95},
+			{"interface": "raid", "step": "apply_configuration", "priority": 90, "args": map[string]any{
+				"raid_config": map[string]any{"logical_disks": []any{
+					map[string]any{"raid_level": "1", "size_gb": float64(100), "is_root_volume": true}}}}}}
+		if err := e.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, steps); err != nil {
+			t.Fatal(err)
+		}
+		// Nothing to delete: done at once; the creation waits on its task.
+		n = e.waitState(n, states.DeployWait)
+		if cfg, _ := n.DriverInternalInfo["raid_configs"].(map[string]any); cfg["operation"] != "create" ||
+			n.DriverInternalInfo["deployment_polling"] != true {
+			t.Fatalf("driver_internal_info %v", n.DriverInternalInfo)
+		}
+		for i := 0; i < 5 && e.waitUnlocked(n).ProvisionState == states.DeployWait; i++ {
+			e.c.PollAsyncSteps(ctx)
+		}
+		got := e.waitState(n, states.Active)
+		e.expect(got, states.Active, "", "")
+		if vols := bmc.RAIDVolumesOf("sys-1"); len(vols) != 1 || vols[0].RAIDType != "RAID1" {
+			t.Fatalf("volumes %+v", vols)
+		}
+		if lds, _ := got.RAIDConfig["logical_disks"].([]any); len(lds) != 1 {
+			t.Fatalf("raid_config %v", got.RAIDConfig)
+		}
+	})
+}
