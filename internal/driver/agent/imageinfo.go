@@ -138,15 +138,14 @@ func ConfigureDirectImages(r *driver.Registry, im *Images) error {
 	return nil
 }
 
-// defaultImages is what a Direct built without image options (unit tests
-// of other flows) uses: upstream's defaults, no image services.
-var defaultImages = Images{DownloadSource: DownloadHTTP, HTTPImageSubdir: "agent_images", StreamRaw: true, AllowMD5: true, DefaultEphemeralFormat: "ext4"}
-
+// imgs is the configured Images, or, for a Direct built without image
+// options (unit tests of other flows), upstream's defaults without image
+// services.
 func (d *Direct) imgs() *Images {
 	if d.images != nil {
 		return d.images
 	}
-	return &defaultImages
+	return &Images{DownloadSource: DownloadHTTP, HTTPImageSubdir: "agent_images", StreamRaw: true, AllowMD5: true, DefaultEphemeralFormat: "ext4"}
 }
 
 // instanceCache is upstream's InstanceImageCache, created on first use so
