@@ -83,17 +83,32 @@ func (m *diskManagement) SetBootDevice(_ context.Context, _ *driver.Task, device
 // boot interfaces as the nodes' defaults and [deploy] options set.
 func newFastTrackEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) (*env, *countedPower) {
 	t.Helper()
+	return newFastTrackEnvWith(t, db, map[string]map[string]string{"deploy": deploy})
+}
+
+// newFastTrackEnvWith is newFastTrackEnv with more configuration; its
+// options win over the environment's.
+func newFastTrackEnvWith(t *testing.T, db *sqldb.DB, more map[string]map[string]string) (*env, *countedPower) {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(ftLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+	overrides := map[string]map[string]string{
 		"conductor": {
 			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
 			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
 			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
 			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
 		},
-		"agent":  {"require_tls": "false"},
-		"deploy": deploy,
-	}})
+		"agent": {"require_tls": "false"},
+	}
+	for section, opts := range more {
+		if overrides[section] == nil {
+			overrides[section] = map[string]string{}
+		}
+		for k, v := range opts {
+			overrides[section][k] = v
+		}
+	}
+	cfg, err := config.Load(config.LoadOptions{Overrides: overrides})
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}

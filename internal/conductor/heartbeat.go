@@ -2,6 +2,7 @@ package conductor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
@@ -92,21 +93,88 @@ func (c *Conductor) heartbeatAllowed(ctx context.Context, t *task.Task) bool {
 	return ft.Able(ctx, t.DriverTask())
 }
 
-// heartbeatInMaintenance: the heartbeat is only recorded, except that
-// cleaning is aborted unless provisioning in maintenance is allowed.
+// heartbeatInMaintenance: the heartbeat is only recorded, except that,
+// unless provisioning in maintenance is allowed, the flow in progress is
+// failed: cleaning, deployment, rescue or servicing.
 func (c *Conductor) heartbeatInMaintenance(ctx context.Context, t *task.Task) error {
 	n := t.Node
-	if n.ProvisionState != states.CleanWait || c.cfg.Bool("conductor", "allow_provisioning_in_maintenance") {
+	if c.cfg.Bool("conductor", "allow_provisioning_in_maintenance") {
 		return nil
 	}
-	t.Log().ErrorContext(ctx, "aborting cleaning, node is in maintenance mode")
-	msg := "Cleaning aborted as node is in maintenance mode"
-	n.LastError = &msg
-	record(ctx, t, msg, states.HistoryCleaning, true)
-	if err := t.ProcessEvent(ctx, states.EventAbort, task.EventOptions{}); err != nil {
-		return err
+	switch n.ProvisionState {
+	case states.Cleaning, states.CleanWait:
+		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Aborting cleaning for node %s, as it is in maintenance mode", n.UUID),
+			cleanErrOpts{errmsg: "Cleaning aborted as node is in maintenance mode", tearDown: true, setFail: true})
+	case states.Deploying, states.DeployWait:
+		t.Log().ErrorContext(ctx, "aborting deployment, node is in maintenance mode")
+		c.setFailedState(ctx, t, "Deploy aborted as node is in maintenance mode")
+	case states.Rescuing, states.RescueWait:
+		t.Log().ErrorContext(ctx, "aborting rescue, node is in maintenance mode")
+		c.rescuingErrorHandler(ctx, t, "Rescue aborted as node is in maintenance mode", true)
+	case states.Servicing, states.ServiceWait:
+		t.Log().ErrorContext(ctx, "aborting service, node is in maintenance mode")
+		c.servicingErrorHandler(ctx, t, "Service aborted as node is in maintenance mode", serviceErrOpts{tearDown: true, setFail: true})
+	default:
+		t.Log().WarnContext(ctx, "heartbeat from node in maintenance mode, not taking any action")
 	}
-	return c.doNodeCleanAbort(ctx, t)
+	return nil
+}
+
+// progressFailure is what upstream's heartbeat handlers prefix an error
+// met while checking a step's progress with.
+func progressFailure(kind driver.StepKind) string {
+	switch kind {
+	case driver.StepClean:
+		return "Node failed to check cleaning progress"
+	case driver.StepDeploy:
+		return "Failed to process the next deploy step"
+	}
+	return "Node failed to check service progress"
+}
+
+// heartbeatFailed is the except clause of upstream's heartbeat handlers:
+// the flow fails with lastError.
+func (c *Conductor) heartbeatFailed(ctx context.Context, t *task.Task, f *stepFlow, lastError string) {
+	logmsg := fmt.Sprintf("Asynchronous exception for node %s: %s", t.Node.UUID, lastError)
+	switch f.kind {
+	case driver.StepClean:
+		c.cleaningErrorHandler(ctx, t, logmsg, cleanErrOpts{errmsg: lastError, tearDown: true, setFail: true})
+	case driver.StepDeploy:
+		t.Log().ErrorContext(ctx, logmsg)
+		c.setFailedState(ctx, t, lastError)
+	default:
+		c.servicingErrorHandler(ctx, t, logmsg, serviceErrOpts{errmsg: lastError, tearDown: true, setFail: true})
+	}
+}
+
+// agentStepFailed is upstream _step_failure_handler: the agent's message
+// is the node's last_error as it is. Upstream sends service steps to the
+// deployment's handler, which would clean the instance's boot up and
+// leave servicing half torn down; they go to the servicing handler here.
+func (c *Conductor) agentStepFailed(ctx context.Context, t *task.Task, f *stepFlow, msg string) {
+	switch f.kind {
+	case driver.StepClean:
+		c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
+	case driver.StepDeploy:
+		c.deployingErrorHandler(ctx, t, msg, msg, true)
+	default:
+		c.servicingErrorHandler(ctx, t, msg, serviceErrOpts{tearDown: true, setFail: true})
+	}
+}
+
+// setFailedState is upstream deploy_utils.set_failed_state: the
+// deployment fails without cleaning up, and the node is powered off when
+// [deploy]/power_off_after_deploy_failure says so.
+func (c *Conductor) setFailedState(ctx context.Context, t *task.Task, msg string) {
+	c.deployingErrorHandler(ctx, t, msg, msg, false)
+	n := t.Node
+	if c.cfg.Bool("deploy", "power_off_after_deploy_failure") && !n.DisablePowerOff {
+		if err := c.nodePowerAction(ctx, t, states.PowerOff, 0); err != nil {
+			t.Log().ErrorContext(ctx, "power off after a failed deployment", "error", err)
+		}
+	}
+	n.LastError = &msg
+	save(ctx, t)
 }
 
 // heartbeatStep is upstream process_next_step for one flow: nothing while
@@ -134,7 +202,12 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st agent.St
 	}
 	state, err := st.PollStep(ctx, dt, f.kind)
 	if err != nil {
-		f.failStep(ctx, t, cur, err)
+		var failed *agent.StepFailedError
+		if errors.As(err, &failed) {
+			c.agentStepFailed(ctx, t, f, failed.Msg)
+		} else {
+			c.heartbeatFailed(ctx, t, f, progressFailure(f.kind)+": "+err.Error())
+		}
 		return nil
 	}
 	switch state {

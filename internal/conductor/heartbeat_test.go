@@ -261,7 +261,8 @@ func TestAgentCleanStepFailure(t *testing.T) {
 			ipa.AsyncFail(1, ipa.CommandError("CleaningError", "Clean step failed", "disk on fire", 500)))
 		failed := heartbeatUntil(t, e, n, a, token, states.CleanFail)
 		le := deref(failed.LastError)
-		if !strings.Contains(le, "Clean step deploy.erase_devices_metadata failed on node "+n.UUID) || !strings.Contains(le, "disk on fire") {
+		// The agent's failure is last_error as it is, without a prefix.
+		if !strings.HasPrefix(le, "Clean step deploy.erase_devices_metadata failed on node "+n.UUID+". ") || !strings.Contains(le, "disk on fire") {
 			t.Fatalf("last_error %q", le)
 		}
 		if !failed.Maintenance || deref(failed.Fault) != "clean failure" {
@@ -329,6 +330,75 @@ func TestHeartbeatOutsideAgentStates(t *testing.T) {
 		}
 		if got := e.waitUnlocked(idle); got.DriverInternalInfo["agent_url"] != "http://127.0.0.1:9999" || got.ProvisionState != states.Manageable {
 			t.Errorf("fast-track heartbeat: state %s, driver_internal_info %v", got.ProvisionState, got.DriverInternalInfo)
+		}
+	})
+}
+
+// TestHeartbeatInMaintenanceFailsFlow: unless provisioning in
+// maintenance is allowed, a heartbeat fails the flow of a node that was
+// put into maintenance meanwhile.
+func TestHeartbeatInMaintenanceFailsFlow(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newFastTrackEnvWith(t, db, map[string]map[string]string{"conductor": {"allow_provisioning_in_maintenance": "false"}})
+		ctx := context.Background()
+		for _, c := range []struct {
+			state, failed, lastError string
+		}{
+			{states.CleanWait, states.CleanFail, "Cleaning aborted as node is in maintenance mode"},
+			{states.DeployWait, states.DeployFail, "Deploy aborted as node is in maintenance mode"},
+		} {
+			n := e.node(c.state, func(n *model.Node) {
+				n.DeployInterface = "direct"
+				n.Maintenance = true
+				n.PowerState = states.PowerOn
+			})
+			token := lookup(t, e, n)
+			if err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://127.0.0.1:9", AgentToken: token, AgentVersion: ipa.Version}); err != nil {
+				t.Fatal(err)
+			}
+			got := e.waitState(n, c.failed)
+			if deref(got.LastError) != c.lastError {
+				t.Errorf("%s: last_error %q", c.state, deref(got.LastError))
+			}
+			if c.state == states.DeployWait && got.PowerState != states.PowerOff {
+				t.Errorf("deploy failed in maintenance left power %q", got.PowerState)
+			}
+		}
+	})
+}
+
+// TestHeartbeatAgentUnreachableFailsCleaning: an error while asking the
+// agent how the step goes fails cleaning with upstream's wording.
+func TestHeartbeatAgentUnreachableFailsCleaning(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newAgentEnv(t, db, false)
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token).Handle("clean.execute_clean_step", ipa.ExecuteStep("clean", 1000, nil))
+		send := func() {
+			t.Helper()
+			if err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send()
+		deadline := time.Now().Add(10 * time.Second)
+		for a.Count("clean.execute_clean_step") == 0 || e.get(n).Reservation != nil {
+			if time.Now().After(deadline) {
+				t.Fatal("first step never started")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		a.Down()
+		send()
+		failed := e.waitState(n, states.CleanFail)
+		if le := deref(failed.LastError); !strings.HasPrefix(le, "Node failed to check cleaning progress: ") {
+			t.Errorf("last_error %q", le)
 		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // StepState is what the agent's command log says about the asynchronous
@@ -34,6 +35,14 @@ const (
 	// were fetched again and the current step must run again.
 	StepRefreshed
 )
+
+// StepFailedError is PollStep's report that the step itself failed: the
+// agent's command failed or ended in an unknown status, or the step's
+// post step hook failed. Upstream hands its message to the flow's error
+// handler as the node's last_error, unlike errors met while asking.
+type StepFailedError struct{ Msg string }
+
+func (e *StepFailedError) Error() string { return e.Msg }
 
 // Stepper is what the conductor's heartbeat handling needs from an
 // agent-based deploy interface.
@@ -324,8 +333,8 @@ func (b *base) PollStep(ctx context.Context, task *driver.Task, kind driver.Step
 	cur := currentStep(n, kind)
 	switch last.Status {
 	case agentclient.StatusFailed:
-		return StepRunning, fmt.Errorf("%s step %s.%s failed on node %s. %s",
-			titleKind(kind), cur["interface"], cur["step"], n.UUID, agentclient.CommandError(&last))
+		return StepRunning, &StepFailedError{fmt.Sprintf("%s step %s.%s failed on node %s. %s",
+			titleKind(kind), cur["interface"], cur["step"], n.UUID, agentclient.CommandError(&last))}
 	case agentclient.StatusVersionMismatch, "VERSION_MISMATCH":
 		if err := b.RefreshSteps(ctx, task, kind); err != nil {
 			return StepRunning, err
@@ -338,12 +347,12 @@ func (b *base) PollStep(ctx context.Context, task *driver.Task, kind driver.Step
 			return StepRunning, nil
 		}
 		if err := runPostStepHook(ctx, task, kind, cur, &last); err != nil {
-			return StepRunning, err
+			return StepRunning, &StepFailedError{err.Error()}
 		}
 		return StepDone, nil
 	}
-	return StepRunning, fmt.Errorf("Agent returned unknown status for %s step %s.%s on node %s : %s",
-		kind, cur["interface"], cur["step"], n.UUID, last.Status)
+	return StepRunning, &StepFailedError{fmt.Sprintf("Agent returned unknown status for %s step %s on node %s : %s.",
+		kind, pyfmt.ReprJSON(cur), n.UUID, last.Status)}
 }
 
 func titleKind(kind driver.StepKind) string {
