@@ -1,6 +1,6 @@
 // Package neutron is the small part of the Neutron v2.0 API the network
 // interfaces need: ports (create, update, delete, show, list), networks
-// (show, list), subnets (show) and security groups (list). Authentication is left to a
+// (show, list), subnets (show), agents and security groups (list). Authentication is left to a
 // provider (internal/keystoneauth's session), whose HTTP client renews
 // the token when Neutron refuses it.
 package neutron
@@ -164,6 +164,17 @@ func (c *Client) ShowSubnet(ctx context.Context, id string) (map[string]any, err
 		return nil, err
 	}
 	return out.Subnet, nil
+}
+
+// ListAgents lists Neutron agents matching filters (host...).
+func (c *Client) ListAgents(ctx context.Context, filters url.Values) ([]map[string]any, error) {
+	var out struct {
+		Agents []map[string]any `json:"agents"`
+	}
+	if err := c.do(ctx, http.MethodGet, withQuery("/v2.0/agents", filters), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Agents, nil
 }
 
 // ListSecurityGroups lists security groups matching filters (id...).

@@ -47,6 +47,7 @@ type Fixture struct {
 	ports    map[string]map[string]any
 	groups   map[string]map[string]any
 	subnets  map[string]map[string]any
+	agents   map[string]map[string]any
 	log      []Request
 	faults   []*fault
 	token    string
@@ -56,7 +57,7 @@ type Fixture struct {
 // New starts the fixture; it stops with the test.
 func New(t testing.TB) *Fixture {
 	t.Helper()
-	f := &Fixture{networks: map[string]map[string]any{}, ports: map[string]map[string]any{}, groups: map[string]map[string]any{}, subnets: map[string]map[string]any{}}
+	f := &Fixture{networks: map[string]map[string]any{}, ports: map[string]map[string]any{}, groups: map[string]map[string]any{}, subnets: map[string]map[string]any{}, agents: map[string]map[string]any{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -114,6 +115,15 @@ func (f *Fixture) Subnet(id, network, cidr string, attrs map[string]any) *Fixtur
 		"gateway_ip": nil, "dns_nameservers": []any{}, "host_routes": []any{}, "segment_id": nil}
 	maps.Copy(sn, clone(attrs))
 	f.subnets[id] = sn
+	return f
+}
+
+// Agent adds (or replaces) the L2 agent of host, alive or not, and
+// returns the fixture.
+func (f *Fixture) Agent(host string, alive bool) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.agents[host] = map[string]any{"id": "agent-" + host, "host": host, "alive": alive, "agent_type": "Baremetal Node"}
 	return f
 }
 
@@ -252,6 +262,8 @@ func (f *Fixture) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"subnet": sn})
+	case coll == "agents" && id == "" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"agents": filter(f.agents, r)})
 	case coll == "security-groups" && id == "" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, map[string]any{"security_groups": filter(f.groups, r)})
 	case coll == "ports" && id == "" && r.Method == http.MethodGet:

@@ -17,7 +17,10 @@ import (
 	"github.com/openkeel/ironic/internal/neutron"
 )
 
-const vnicBaremetal = "baremetal"
+const (
+	vnicBaremetal = "baremetal"
+	vnicSmartNIC  = "smart-nic"
+)
 
 // NeutronNetworks names the service networks ([neutron]/*_network), by
 // UUID or name.
@@ -97,6 +100,7 @@ type Neutron struct {
 }
 
 var (
+	_ driver.NetworkPowerNeeder  = (*Neutron)(nil)
 	_ driver.NetworkInterface    = (*Neutron)(nil)
 	_ driver.RescuingNetworker   = (*Neutron)(nil)
 	_ driver.InspectionNetworker = (*Neutron)(nil)
@@ -287,17 +291,82 @@ func (o *NeutronOptions) validPortInfo(task *driver.Task, p *model.Port) bool {
 		task.Logger().Warn("the local_link_connection is required for 'neutron' network interface and is not present", "node", task.Node.UUID, "port", p.UUID)
 		return false
 	}
+	smartLink := smartNICLink(p.LocalLinkConnection)
+	switch {
+	case isSmartNIC(p) && !smartLink:
+		task.Logger().Error("Smart NIC port must have port_id and hostname in local_link_connection", "port", p.UUID)
+		return false
+	case !isSmartNIC(p) && smartLink:
+		task.Logger().Error("only Smart NIC ports can have port_id and hostname in local_link_connection", "port", p.UUID)
+		return false
+	}
 	return true
 }
 
+func isSmartNIC(p *model.Port) bool { return p.IsSmartNIC != nil && *p.IsSmartNIC }
+
+// smartNICLink is upstream's LOCAL_LINK_SMART_NIC_VALIDATOR: only the
+// known string keys, with port_id and hostname.
+func smartNICLink(llc map[string]any) bool {
+	known := []string{"port_id", "switch_id", "hostname", "switch_info", "network_type", "vtep-logical-switch", "vtep-physical-switch"}
+	for k, v := range llc {
+		s, ok := v.(string)
+		if !ok || !slices.Contains(known, k) || (k == "network_type" && s != "managed" && s != "unmanaged") {
+			return false
+		}
+	}
+	_, port := llc["port_id"]
+	_, host := llc["hostname"]
+	return port && host
+}
+
+// waitHostAgent is upstream's wait_for_host_agent(up): the Neutron agent
+// on a Smart NIC's host must be alive before its port is bound.
+func (o *NeutronOptions) waitHostAgent(ctx context.Context, client *neutron.Client, host string) error {
+	attempts := max(o.StatusAttempts, 1)
+	var last error
+	for i := range attempts {
+		if i > 0 {
+			t := time.NewTimer(o.StatusInterval)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("wait for the neutron agent on %s: %w", host, ctx.Err())
+			case <-t.C:
+			}
+		}
+		agents, err := client.ListAgents(ctx, url.Values{"host": {host}})
+		if err != nil {
+			last = errs.NewMessage("NetworkError", "Failed to contact Neutron server")
+			continue
+		}
+		// As upstream, only the first agent listed counts.
+		if len(agents) > 0 && agents[0]["alive"] == true {
+			return nil
+		}
+		last = errs.NewMessage("NetworkError", fmt.Sprintf("Agent on host %s failed to reach state up", host))
+	}
+	return last
+}
+
+// NeedPowerOn tells the conductor to power the node on before its ports
+// are bound when any is a Smart NIC (its agent runs on the node).
+func (n *Neutron) NeedPowerOn(ctx context.Context, task *driver.Task) bool {
+	ports, _, err := n.load(ctx, task.Node)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(ports, isSmartNIC)
+}
+
 // failOnBinding is upstream's choice of whether to wait for the port to
-// become ACTIVE: driver_info's fail_on_binding_failure, else the option
-// for the neutron interface (never for flat).
-func (o *NeutronOptions) failOnBinding(node *model.Node) bool {
+// become ACTIVE: driver_info's fail_on_binding_failure, else always for
+// a Smart NIC and per the option for the neutron interface.
+func (o *NeutronOptions) failOnBinding(node *model.Node, smartNIC bool) bool {
 	if v, ok := node.DriverInfo["fail_on_binding_failure"]; ok {
 		return truthy(v)
 	}
-	return node.NetworkInterface == "neutron" && o.FailOnPortBindingFailure
+	return smartNIC || (node.NetworkInterface == "neutron" && o.FailOnPortBindingFailure)
 }
 
 func truthy(v any) bool {
@@ -401,6 +470,12 @@ func (o *NeutronOptions) addNetwork(ctx context.Context, task *driver.Task, f *F
 			continue
 		}
 		id, err := o.plug(ctx, node, p, netID, groups)
+		var ironicErr *errs.Error
+		if errors.As(err, &ironicErr) {
+			// Upstream counts only Neutron's refusals as failed ports; its
+			// own errors (agent or port never up) end the operation.
+			return ironicErr
+		}
 		if err != nil {
 			task.Logger().Warn("could not create neutron port", "node", node.UUID, "port", p.UUID, "network", netID, "error", err)
 			failures = append(failures, p.UUID)
@@ -442,18 +517,28 @@ func (o *NeutronOptions) plug(ctx context.Context, node *model.Node, p *model.Po
 	if p.PhysicalNetwork != nil && *p.PhysicalNetwork != "" {
 		profile["physical_network"] = *p.PhysicalNetwork
 	}
+	host := node.UUID
+	smart := isSmartNIC(p)
+	if smart {
+		// The Smart NIC's own host binds the port.
+		host, _ = p.LocalLinkConnection["hostname"].(string)
+		attrs["binding:vnic_type"] = vnicSmartNIC
+		if err := o.waitHostAgent(ctx, o.Client, host); err != nil {
+			return "", err
+		}
+	}
 	created, err := o.Client.CreatePort(ctx, attrs)
 	if err != nil {
 		return "", fmt.Errorf("create port: %w", err)
 	}
 	update := map[string]any{
-		"binding:host_id": node.UUID, "device_owner": "baremetal:none",
+		"binding:host_id": host, "device_owner": "baremetal:none",
 		"mac_address": nullable(deref(p.Address)), "binding:profile": profile,
 	}
 	if _, err := o.updatePort(ctx, created.ID(), update, true); err != nil {
 		return created.ID(), fmt.Errorf("bind port %s: %w", created.ID(), err)
 	}
-	if o.failOnBinding(node) {
+	if o.failOnBinding(node, smart) {
 		if err := o.waitActive(ctx, o.Client, created.ID()); err != nil {
 			return created.ID(), err
 		}
@@ -654,8 +739,16 @@ func (o *NeutronOptions) plugTenant(ctx context.Context, task *driver.Task, p po
 		profile["physical_network"] = pn
 	}
 	attrs["binding:profile"] = profile
+	smart := p.port != nil && isSmartNIC(p.port)
+	if smart {
+		host, _ := p.port.LocalLinkConnection["hostname"].(string)
+		attrs["binding:host_id"], attrs["binding:vnic_type"] = host, vnicSmartNIC
+		if err := o.waitHostAgent(ctx, o.user(), host); err != nil {
+			return err
+		}
+	}
 	_, err := o.updatePort(ctx, vif, attrs, true)
-	if err == nil && o.failOnBinding(node) {
+	if err == nil && o.failOnBinding(node, smart) {
 		err = o.waitActive(ctx, o.user(), vif)
 	}
 	if err != nil {
@@ -761,6 +854,12 @@ func (n *Neutron) UnconfigureTenantNetworks(ctx context.Context, task *driver.Ta
 		vif := vifID(p.internalInfo(), p.extra())
 		if vif == "" {
 			continue
+		}
+		if p.port != nil && isSmartNIC(p.port) {
+			host, _ := p.port.LocalLinkConnection["hostname"].(string)
+			if err := n.Neutron.waitHostAgent(ctx, n.Neutron.user(), host); err != nil {
+				return err
+			}
 		}
 		if err := n.Neutron.unbind(ctx, task, vif, p.address() != "", true); err != nil {
 			return err

@@ -351,3 +351,37 @@ func TestNeutronValidateOnlyForAdmins(t *testing.T) {
 	roles = []string{"reader", "admin"}
 	wantClass(t, n.Validate(ctx, fx.task), "InvalidParameterValue", "cleaning_network with name or UUID nowhere was not found")
 }
+
+func TestNeutronSmartNIC(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	n.Neutron.StatusAttempts = 2
+	p := fx.port(t, 0)
+	p.IsSmartNIC = ptr(true)
+	p.LocalLinkConnection = map[string]any{"port_id": "rep0-0", "hostname": "dpu-1"}
+	if _, err := fx.st.UpdatePort(ctx, p, "is_smartnic", "local_link_connection"); err != nil {
+		t.Fatal(err)
+	}
+	if !n.NeedPowerOn(ctx, fx.task) {
+		t.Fatal("a Smart NIC needs the node powered on")
+	}
+	fn.Agent("dpu-1", false)
+	wantClass(t, n.AddProvisioningNetwork(ctx, fx.task), "NetworkError", "Agent on host dpu-1 failed to reach state up")
+	if len(fn.Ports()) != 0 {
+		t.Fatalf("port created before the agent was up: %v", fn.Ports())
+	}
+	fn.Agent("dpu-1", true)
+	if err := n.AddProvisioningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	ports := fn.Ports()
+	if len(ports) != 1 || ports[0]["binding:host_id"] != "dpu-1" || ports[0]["binding:vnic_type"] != "smart-nic" {
+		t.Fatalf("smart NIC port %v", ports)
+	}
+	// A port that is not a Smart NIC cannot carry a Smart NIC link.
+	p.IsSmartNIC = ptr(false)
+	if _, err := fx.st.UpdatePort(ctx, p, "is_smartnic"); err != nil {
+		t.Fatal(err)
+	}
+	wantClass(t, n.AddProvisioningNetwork(ctx, fx.task), "NetworkError", "Failed to create neutron ports for node's "+fx.task.Node.UUID+" ports "+p.UUID+".")
+}
