@@ -348,6 +348,14 @@ func (b *BIOS) ApplyConfiguration(ctx context.Context, task *driver.Task, settin
 		}
 		attrs[name] = s["value"]
 	}
+	registry, err := attributeRegistry(sys.cl, doc.AttributeRegistry)
+	if err != nil {
+		task.Logger().Info("cannot get BIOS registry attributes, settings are sent unchecked", "node", n.UUID, "error", err)
+	}
+	if err := convertBiosSettings(n.UUID, attrs, registry); err != nil {
+		task.Logger().Error(err.Error())
+		return "", err
+	}
 	// A request that changes nothing (a client re-sending the same
 	// settings) needs no reboot, as upstream checks.
 	if biosAttrsMatch(attrs, doc.Attributes, doc.pending(sys)) {

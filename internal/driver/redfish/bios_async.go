@@ -2,14 +2,18 @@ package redfish
 
 import (
 	"context"
+	"maps"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stmcginnis/gofish/redfish"
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // The BIOS steps write the settings (or reset them), reboot and wait; the
@@ -151,4 +155,59 @@ func (b *BIOS) PollAsyncStep(ctx context.Context, task *driver.Task) (driver.Asy
 	}
 	task.Logger().Info("detected post-BIOS reboot completion, resuming the current step", "node", n.UUID)
 	return driver.AsyncStepDone, nil
+}
+
+// convertBiosSettings is upstream _validate_and_convert_settings, with the
+// attribute registry the cached bios_settings rows come from: settings
+// that are read-only or out of their registry's range are refused, and
+// values sent as strings take the registry's JSON type (Integer, Boolean).
+// Attributes the registry does not know pass unchecked.
+func convertBiosSettings(node string, attrs map[string]any, registry map[string]registryEntry) error {
+	var invalid []string
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
+		r, ok := registry[name]
+		if !ok {
+			continue
+		}
+		value := attrs[name]
+		if r.ReadOnly != nil && *r.ReadOnly {
+			invalid = append(invalid, name)
+			continue
+		}
+		typ := ""
+		if r.Type != nil {
+			typ = *r.Type
+		}
+		switch typ {
+		case "Enumeration":
+			var allowed []string
+			var s model.BIOSSetting
+			r.apply(&s)
+			allowed = s.AllowableValues
+			if len(allowed) > 0 && !slices.Contains(allowed, pyfmt.StrJSON(value)) {
+				invalid = append(invalid, name)
+			}
+		case "Integer":
+			n, err := strconv.ParseInt(strings.TrimSpace(pyfmt.StrJSON(value)), 10, 64)
+			if err != nil || (r.LowerBound != nil && n < *r.LowerBound) || (r.UpperBound != nil && n > *r.UpperBound) {
+				invalid = append(invalid, name)
+				continue
+			}
+			attrs[name] = n
+		case "Boolean":
+			if str, isStr := value.(string); isStr {
+				attrs[name] = strings.EqualFold(str, "true")
+			}
+		case "String":
+			l := len([]rune(pyfmt.StrJSON(value)))
+			if (r.MinLength != nil && l < *r.MinLength) || (r.MaxLength != nil && l > *r.MaxLength) {
+				invalid = append(invalid, name)
+			}
+		}
+	}
+	if len(invalid) > 0 {
+		return driver.InvalidParameterValue("Redfish BIOS apply_configuration failed for node %s: invalid value for setting(s): %s",
+			node, strings.Join(invalid, ", "))
+	}
+	return nil
 }

@@ -138,10 +138,36 @@ func TestBIOSApplyConfigurationNotApplied(t *testing.T) {
 
 func TestBIOSApplyConfigurationRejected(t *testing.T) {
 	e, b := newBiosEnv(t)
-	_, err := b.ApplyConfiguration(e.ctx, e.task, []map[string]any{{"name": "SerialNumber", "value": "x"}})
+	// The registry says read-only: refused before the BMC is asked.
+	_, err := b.ApplyConfiguration(e.ctx, e.task, []map[string]any{{"name": "SerialNumber", "value": "x"},
+		{"name": "BootMode", "value": "Floppy"}})
+	wantClass(t, err, "InvalidParameterValue", "Redfish BIOS apply_configuration failed for node "+testNode+
+		": invalid value for setting(s): BootMode, SerialNumber")
+	// The BMC refuses what the registry let through.
+	e.bmc.FailNextMatching(redfishbmc.Match{Method: http.MethodPatch, Path: "/Bios"}, 1, http.StatusBadRequest, "")
+	_, err = b.ApplyConfiguration(e.ctx, e.task, []map[string]any{{"name": "ProcTurboMode", "value": "Disabled"}})
 	wantClass(t, err, "RedfishError", "")
-	if e.node.DriverInternalInfo["redfish_bios_state"] != nil || e.bmc.Count(http.MethodPost, sysPath+"/Actions/ComputerSystem.Reset") != 0 {
+	if e.node.DriverInternalInfo["redfish_bios_state"] != nil || e.bmc.Count(http.MethodPost, sysPath+"/Actions/ComputerSystem.Reset") != 0 ||
+		e.bmc.BiosOf("sys-1").Patches != 0 {
 		t.Fatalf("a refused configuration rebooted the node")
+	}
+}
+
+func TestBIOSSettingsConvertedToRegistryTypes(t *testing.T) {
+	low, high := int64(1), int64(64)
+	e, b := newBiosEnv(t, redfishbmc.BiosRegistry(
+		redfishbmc.RegistryAttribute{Name: "NumCores", Type: "Integer", LowerBound: &low, UpperBound: &high},
+		redfishbmc.RegistryAttribute{Name: "ProcTurboMode", Type: "Boolean"},
+	))
+	_, err := b.ApplyConfiguration(e.ctx, e.task, []map[string]any{{"name": "NumCores", "value": "65"}})
+	wantClass(t, err, "InvalidParameterValue", "Redfish BIOS apply_configuration failed for node "+testNode+
+		": invalid value for setting(s): NumCores")
+	_, err = b.ApplyConfiguration(e.ctx, e.task, []map[string]any{{"name": "NumCores", "value": "16"},
+		{"name": "ProcTurboMode", "value": "False"}})
+	must(t, err)
+	attrs := e.bmc.BiosOf("sys-1").Attributes
+	if attrs["NumCores"] != float64(16) || attrs["ProcTurboMode"] != false {
+		t.Fatalf("attributes sent with their registry types: %#v", attrs)
 	}
 }
 
