@@ -69,10 +69,10 @@ func spied(t *testing.T, outDir string) []spiedProcess {
 		}
 		argv, err := os.ReadFile(filepath.Join(outDir, e.Name()))
 		must(t, err)
-		if len(argv) == 0 {
+		env, _ := os.ReadFile(filepath.Join(outDir, pid+".environ"))
+		if len(argv) == 0 || len(env) == 0 {
 			continue // the process ended while being copied
 		}
-		env, _ := os.ReadFile(filepath.Join(outDir, pid+".environ"))
 		out = append(out, spiedProcess{pid: pid,
 			argv: strings.Split(strings.TrimRight(string(argv), "\x00"), "\x00"), environ: strings.Split(string(env), "\x00")})
 	}
