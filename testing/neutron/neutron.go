@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -48,10 +49,12 @@ type Fixture struct {
 	groups   map[string]map[string]any
 	subnets  map[string]map[string]any
 	agents   map[string]map[string]any
-	log      []Request
-	faults   []*fault
-	token    string
-	valid    func(token string) bool
+	// allocated counts the addresses given out, to keep them unique.
+	allocated int
+	log       []Request
+	faults    []*fault
+	token     string
+	valid     func(token string) bool
 }
 
 // New starts the fixture; it stops with the test.
@@ -297,6 +300,7 @@ func (f *Fixture) serve(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			maps.Copy(p, attrs)
+			f.allocate(p)
 			if host, _ := p["binding:host_id"].(string); host != "" {
 				p["status"] = "ACTIVE"
 			} else {
@@ -337,8 +341,49 @@ func (f *Fixture) createPort(w http.ResponseWriter, body map[string]any) {
 	if _, ok := attrs["id"]; ok {
 		p["id"] = uuid.NewString()
 	}
+	if _, ok := attrs["fixed_ips"]; !ok {
+		// Neutron gives a new port an address on each subnet of its network.
+		var ips []any
+		for _, id := range slices.Sorted(maps.Keys(f.subnets)) {
+			if f.subnets[id]["network_id"] == net {
+				ips = append(ips, map[string]any{"subnet_id": id})
+			}
+		}
+		p["fixed_ips"] = ips
+	}
+	f.allocate(p)
 	f.ports[p["id"].(string)] = p
 	writeJSON(w, http.StatusCreated, map[string]any{"port": p})
+}
+
+// allocate gives each fixed IP of p that names only its subnet the next
+// free address of that subnet.
+func (f *Fixture) allocate(p map[string]any) {
+	ips, _ := p["fixed_ips"].([]any)
+	if ips == nil {
+		p["fixed_ips"] = []any{}
+		return
+	}
+	for i, v := range ips {
+		ip, _ := v.(map[string]any)
+		if ip == nil || ip["ip_address"] != nil {
+			continue
+		}
+		sn := f.subnets[fmt.Sprint(ip["subnet_id"])]
+		if sn == nil {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(fmt.Sprint(sn["cidr"]))
+		if err != nil {
+			continue
+		}
+		f.allocated++
+		addr := prefix.Masked().Addr()
+		for range 9 + f.allocated {
+			addr = addr.Next()
+		}
+		ips[i] = map[string]any{"subnet_id": ip["subnet_id"], "ip_address": addr.String()}
+	}
 }
 
 // filter applies the query's field filters (repeated = any of) and drops

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -58,6 +59,10 @@ type NeutronOptions struct {
 	// upstream checks the neutron interface's networks only for admins
 	// (the conductor's own admin context has no roles). Nil checks always.
 	CallerRoles func(ctx context.Context) []string
+	// DHCPv6StatefulAddressCount is [neutron]/dhcpv6_stateful_address_count:
+	// the addresses reserved for a port on a DHCPv6-stateful subnet, as
+	// each boot stage asks with its own client identity.
+	DHCPv6StatefulAddressCount int
 	// StatusAttempts and StatusInterval are [agent]/neutron_agent_max_attempts
 	// and neutron_agent_status_retry_interval, the wait for ACTIVE.
 	StatusAttempts int
@@ -84,11 +89,12 @@ func NeutronOptionsFromConfig(c *config.Config, client, userClient *neutron.Clie
 			Inspection:   c.List("neutron", "inspection_network_security_groups"),
 			Servicing:    c.List("neutron", "servicing_network_security_groups"),
 		},
-		AddAllPorts:              c.Bool("neutron", "add_all_ports"),
-		FailOnPortBindingFailure: c.Bool("neutron", "fail_on_port_binding_failure"),
-		AllowDisablingPowerOff:   c.Bool("neutron", "allow_disabling_power_off"),
-		StatusAttempts:           c.Int("agent", "neutron_agent_max_attempts"),
-		StatusInterval:           c.Duration("agent", "neutron_agent_status_retry_interval"),
+		AddAllPorts:                c.Bool("neutron", "add_all_ports"),
+		FailOnPortBindingFailure:   c.Bool("neutron", "fail_on_port_binding_failure"),
+		AllowDisablingPowerOff:     c.Bool("neutron", "allow_disabling_power_off"),
+		DHCPv6StatefulAddressCount: c.Int("neutron", "dhcpv6_stateful_address_count"),
+		StatusAttempts:             c.Int("agent", "neutron_agent_max_attempts"),
+		StatusInterval:             c.Duration("agent", "neutron_agent_status_retry_interval"),
 	}
 }
 
@@ -535,8 +541,14 @@ func (o *NeutronOptions) plug(ctx context.Context, node *model.Node, p *model.Po
 		"binding:host_id": host, "device_owner": "baremetal:none",
 		"mac_address": nullable(deref(p.Address)), "binding:profile": profile,
 	}
-	if _, err := o.updatePort(ctx, created.ID(), update, true); err != nil {
+	bound, err := o.updatePort(ctx, created.ID(), update, true)
+	if err != nil {
 		return created.ID(), fmt.Errorf("bind port %s: %w", created.ID(), err)
+	}
+	if o.DHCPv6StatefulAddressCount > 1 {
+		if err := o.addStatefulIPv6Addresses(ctx, bound); err != nil {
+			return created.ID(), err
+		}
 	}
 	if o.failOnBinding(node, smart) {
 		if err := o.waitActive(ctx, o.Client, created.ID()); err != nil {
@@ -544,6 +556,36 @@ func (o *NeutronOptions) plug(ctx context.Context, node *model.Node, p *model.Po
 		}
 	}
 	return created.ID(), nil
+}
+
+// addStatefulIPv6Addresses is upstream's
+// _add_ip_addresses_for_ipv6_stateful: a port whose first address is on a
+// DHCPv6-stateful subnet gets more addresses on that subnet.
+func (o *NeutronOptions) addStatefulIPv6Addresses(ctx context.Context, port neutron.Port) error {
+	fixed, _ := port["fixed_ips"].([]any)
+	if len(fixed) == 0 {
+		return nil
+	}
+	first, _ := fixed[0].(map[string]any)
+	ip, _ := first["ip_address"].(string)
+	if addr, err := netip.ParseAddr(ip); err != nil || !addr.Is6() || addr.Is4In6() {
+		return nil
+	}
+	subnetID, _ := first["subnet_id"].(string)
+	subnet, err := o.Client.ShowSubnet(ctx, subnetID)
+	if err != nil {
+		return fmt.Errorf("subnet %s of port %s: %w", subnetID, port.ID(), err)
+	}
+	if subnet["ipv6_address_mode"] != "dhcpv6-stateful" {
+		return nil
+	}
+	for i := 1; i < o.DHCPv6StatefulAddressCount; i++ {
+		fixed = append(fixed, map[string]any{"subnet_id": subnet["id"]})
+	}
+	if _, err := o.Client.UpdatePort(ctx, port.ID(), map[string]any{"fixed_ips": fixed}); err != nil {
+		return fmt.Errorf("reserve DHCPv6 addresses for port %s: %w", port.ID(), err)
+	}
+	return nil
 }
 
 // removePorts is upstream's remove_ports_from_network: delete the Neutron

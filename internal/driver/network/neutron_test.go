@@ -385,3 +385,38 @@ func TestNeutronSmartNIC(t *testing.T) {
 	}
 	wantClass(t, n.AddProvisioningNetwork(ctx, fx.task), "NetworkError", "Failed to create neutron ports for node's "+fx.task.Node.UUID+" ports "+p.UUID+".")
 }
+
+// A port on a DHCPv6-stateful subnet gets an address per boot stage.
+func TestNeutronDHCPv6StatefulAddresses(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	n.Neutron.DHCPv6StatefulAddressCount = 4
+	fn.Subnet("sub-6", provNet, "2001:db8:1::/64", map[string]any{"ipv6_address_mode": "dhcpv6-stateful"})
+	if err := n.AddProvisioningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	ports := fn.Ports()
+	if len(ports) != 1 {
+		t.Fatalf("ports %v", ports)
+	}
+	ips, _ := ports[0]["fixed_ips"].([]any)
+	seen := map[any]bool{}
+	for _, ip := range ips {
+		m := ip.(map[string]any)
+		if m["subnet_id"] != "sub-6" || !strings.HasPrefix(m["ip_address"].(string), "2001:db8:1::") {
+			t.Fatalf("fixed ip %v", m)
+		}
+		seen[m["ip_address"]] = true
+	}
+	if len(ips) != 4 || len(seen) != 4 {
+		t.Fatalf("fixed ips %v", ips)
+	}
+	// A SLAAC subnet keeps its one address.
+	fn.Subnet("sub-6", provNet, "2001:db8:1::/64", map[string]any{"ipv6_address_mode": "slaac"})
+	if err := n.AddProvisioningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	if ips, _ := fn.Ports()[0]["fixed_ips"].([]any); len(ips) != 1 {
+		t.Fatalf("slaac fixed ips %v", ips)
+	}
+}
