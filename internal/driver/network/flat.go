@@ -198,13 +198,20 @@ func attached(p portLike, vif string) (bool, error) {
 
 // freePortLikes is upstream's _get_free_portgroups_and_ports: physnets
 // are the VIF's physical networks (none: any port), usable is
-// validate_port_info.
-func freePortLikes(ports []*model.Port, pgs []*model.Portgroup, vif string, physnets []string, usable func(*model.Port) bool) ([]portLike, error) {
+// validate_port_info, and vif_info's port_uuid or portgroup_uuid narrows
+// the choice to that object. As upstream, a port_uuid naming a member of
+// a portgroup leaves nothing to choose.
+func freePortLikes(ports []*model.Port, pgs []*model.Portgroup, vif string, physnets []string, usable func(*model.Port) bool, vifInfo map[string]any) ([]portLike, error) {
+	portUUID, _ := vifInfo["port_uuid"].(string)
+	pgUUID := ""
+	if portUUID == "" {
+		pgUUID, _ = vifInfo["portgroup_uuid"].(string)
+	}
 	var free []portLike
 	byGroup := map[int64][]portLike{}
 	unusable := map[int64]bool{}
 	for _, p := range ports {
-		if usable != nil && !usable(p) {
+		if (portUUID != "" && portUUID != p.UUID) || (usable != nil && !usable(p)) {
 			continue
 		}
 		busy, err := attached(portLike{port: p}, vif)
@@ -220,13 +227,20 @@ func freePortLikes(ports []*model.Port, pgs []*model.Portgroup, vif string, phys
 		if len(physnets) > 0 && p.PhysicalNetwork != nil && !slices.Contains(physnets, *p.PhysicalNetwork) {
 			continue
 		}
-		if p.PortgroupID == nil {
+		switch {
+		case p.PortgroupID == nil && pgUUID == "":
 			free = append(free, portLike{port: p})
-		} else {
+		case p.PortgroupID != nil:
 			byGroup[*p.PortgroupID] = append(byGroup[*p.PortgroupID], portLike{port: p})
 		}
 	}
+	if portUUID != "" {
+		return free, nil
+	}
 	for _, pg := range pgs {
+		if pgUUID != "" && pgUUID != pg.UUID {
+			continue
+		}
 		busy, err := attached(portLike{pg: pg}, vif)
 		if err != nil {
 			return nil, err
@@ -234,7 +248,9 @@ func freePortLikes(ports []*model.Port, pgs []*model.Portgroup, vif string, phys
 		switch {
 		case busy:
 		case unusable[pg.ID]:
-			free = append(free, byGroup[pg.ID]...)
+			if pgUUID == "" {
+				free = append(free, byGroup[pg.ID]...)
+			}
 		case len(byGroup[pg.ID]) > 0:
 			free = append(free, portLike{pg: pg})
 		}
@@ -264,7 +280,7 @@ func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[str
 		}
 		usable = func(p *model.Port) bool { return f.Neutron.validPortInfo(task, p) }
 	}
-	free, err := freePortLikes(ports, pgs, vif, physnets, usable)
+	free, err := freePortLikes(ports, pgs, vif, physnets, usable, vifInfo)
 	if err != nil {
 		return err
 	}

@@ -203,3 +203,24 @@ func TestFlatNetworkHooksAndMissingStore(t *testing.T) {
 		t.Error("flat not registered")
 	}
 }
+
+// vif_info's port_uuid picks the port (API 1.67), over the PXE preference.
+func TestFlatVifAttachToChosenPort(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t)
+	fl := &Flat{Ports: fx.st}
+	if err := fl.VifAttach(ctx, fx.task, map[string]any{"id": "vif-1", "port_uuid": fx.ports[1].UUID}); err != nil {
+		t.Fatal(err)
+	}
+	if fx.port(t, 1).InternalInfo[TenantVIFKey] != "vif-1" || fx.port(t, 0).InternalInfo[TenantVIFKey] != nil {
+		t.Fatalf("internal_info %v / %v", fx.port(t, 0).InternalInfo, fx.port(t, 1).InternalInfo)
+	}
+	err := fl.VifAttach(ctx, fx.task, map[string]any{"id": "vif-2", "port_uuid": fx.ports[1].UUID})
+	if !errs.Is(err, "NoFreePhysicalPorts") {
+		t.Fatalf("chosen port busy: %v", err)
+	}
+	err = fl.VifAttach(ctx, fx.task, map[string]any{"id": "vif-2", "portgroup_uuid": "00000000-0000-4000-8000-000000000000"})
+	if !errs.Is(err, "NoFreePhysicalPorts") {
+		t.Fatalf("unknown portgroup: %v", err)
+	}
+}
