@@ -150,13 +150,16 @@ func newFastTrackEnvWith(t *testing.T, db *sqldb.DB, more map[string]map[string]
 	if err := agent.RegisterRAID(r, agent.RAIDOptions{Client: client, Now: clock.Now}); err != nil {
 		t.Fatal(err)
 	}
+	if err := agent.RegisterPower(r, agent.PowerOptions{Client: client, FastTrack: ft, Wait: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
 	fakeOnly := []string{"fake"}
 	e.drivers, err = r.Build(driver.Settings{
 		EnabledHardwareTypes: []string{"fake-hardware"},
 		EnabledInterfaces: map[driver.Kind][]string{
 			driver.KindBIOS: fakeOnly, driver.KindBoot: {"ramdisk-able", "fake"}, driver.KindConsole: {"no-console"},
 			driver.KindDeploy: deployIfaces, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
-			driver.KindManagement: {"fake", "disk-able"}, driver.KindNetwork: {"noop"}, driver.KindPower: {"counted", "fake"},
+			driver.KindManagement: {"fake", "disk-able"}, driver.KindNetwork: {"noop"}, driver.KindPower: {"counted", "agent", "fake"},
 			driver.KindRAID: {"fake", "agent"}, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
 			driver.KindVendor: fakeOnly,
 		},
@@ -547,6 +550,51 @@ func TestBootcDeploy(t *testing.T) {
 		}
 		if got := strings.Join(power.take(), ","); got != "rebooting,power off,power on" {
 			t.Errorf("power actions %s", got)
+		}
+	})
+}
+
+// TestAgentPowerReboot: with the agent power interface only reboots are
+// accepted, and, as upstream, a reboot asked through the API cannot
+// reach the agent: node_power_action drops agent_url (as for any reboot)
+// before the interface sends standby.run_image, so the action fails and
+// the agent, now unknown, is offline for the interface.
+func TestAgentPowerReboot(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newFastTrackEnv(t, db, map[string]string{"fast_track": "true"})
+		ctx := context.Background()
+		a := ipa.New(t).WithToken("tok")
+		n := e.node(states.Manageable, func(n *model.Node) {
+			n.PowerInterface = "agent"
+			n.PowerState = states.PowerOn
+			n.DriverInternalInfo = map[string]any{
+				"agent_url": a.URL(), "agent_secret_token": "tok",
+				"agent_last_heartbeat": e.clock.Now().UTC().Format("2006-01-02T15:04:05.000000"),
+			}
+		})
+		err := e.api.ChangeNodePowerState(ctx, "", n.UUID, states.PowerOff, 0)
+		if class(err) != "InvalidParameterValue" || !strings.Contains(err.Error(), "does not support the power state, power off") {
+			t.Fatalf("power off: %v", err)
+		}
+		if err := e.api.ChangeNodePowerState(ctx, "", n.UUID, states.Reboot, 0); err != nil {
+			t.Fatal(err)
+		}
+		got := e.waitUnlocked(n)
+		deadline := time.Now().Add(5 * time.Second)
+		for got.TargetPowerState != states.NoState && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+			got = e.waitUnlocked(n)
+		}
+		if a.Count("standby.run_image") != 0 || !strings.HasSuffix(deref(got.LastError), "Agent driver requires agent_url in driver_internal_info") {
+			t.Fatalf("reboot: agent commands %v, last_error %q", commandNames(a), deref(got.LastError))
+		}
+		if got.DriverInternalInfo["agent_url"] != nil || got.DriverInternalInfo["agent_secret_token"] != nil {
+			t.Errorf("agent kept after its reboot: %v", got.DriverInternalInfo)
+		}
+		// Without a live agent the interface refuses to act.
+		err = e.api.ChangeNodePowerState(ctx, "", n.UUID, states.Reboot, 0)
+		if class(err) != "InvalidParameterValue" || !strings.Contains(err.Error(), "Agent seems offline for node "+n.UUID) {
+			t.Errorf("reboot without an agent: %v", err)
 		}
 	})
 }
