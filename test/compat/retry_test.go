@@ -24,53 +24,45 @@ func TestClientsRetryNodeLocked(t *testing.T) {
 func clientsRetryNodeLocked(t *testing.T, d deployment) {
 	// A deploy that outlasts any client start-up: the clients without
 	// retries must meet the lock however slow the machine is.
-	s, c, uuid := lockableNode(t, d, 300)
-	fs := lockNode(t, c, uuid, "active")
-	t.Log(runPython(t, "retry_check.py", s.URL, uuid, "ironicclient-fail", fs))
-	t.Log(runPython(t, "retry_check.py", s.URL, uuid, "sdk-fail", fs))
-	if st := c.get("/v1/nodes/" + uuid)["provision_state"]; st != "deploying" {
+	s, c, uuids := lockableNodes(t, d, 300, 1)
+	fs := lockNode(t, c, uuids[0], "active")
+	t.Log(runPython(t, "retry_check.py", s.URL, "fail", "409", uuids[0], fs, uuids[0], fs))
+	if st := c.get("/v1/nodes/" + uuids[0])["provision_state"]; st != "deploying" {
 		t.Fatalf("the lock ended before the clients ran: %v", st)
 	}
 	// Graceful shutdown would wait the long deploy out.
 	s.kill()
 
-	// A deploy shorter than either client's default retry budget
-	// (ironicclient 5 × 2 s, the SDK's five backed-off retries), each 409
-	// itself taking the server's own lock retries.
-	s, c, uuid = lockableNode(t, d, 4)
-	lockNode(t, c, uuid, "active")
-	t.Log(runPython(t, "retry_check.py", s.URL, uuid, "ironicclient-retry"))
-	// The retried call got through only once the deploy had let go.
-	if st := c.get("/v1/nodes/" + uuid)["provision_state"]; st != "active" {
-		t.Fatalf("after the retried power off: %v", st)
+	// A lock shorter than either client's default retry budget
+	// (ironicclient 5 × 2 s, the SDK's five retries backed off from
+	// 0.5 s): the fake deploy sleeps deploy_delay in prepare and again in
+	// deploy, 8 s in all. One node per client.
+	s, c, uuids = lockableNodes(t, d, 4, 2)
+	faults := []string{lockNode(t, c, uuids[0], "active"), lockNode(t, c, uuids[1], "active")}
+	t.Log(runPython(t, "retry_check.py", s.URL, "retry", "409", uuids[0], faults[0], uuids[1], faults[1]))
+	for _, u := range uuids {
+		// The retried call got through only once the deploy had let go.
+		if st := c.get("/v1/nodes/" + u)["provision_state"]; st != "active" {
+			t.Fatalf("after the retried power on: %v", st)
+		}
+		waitField(t, c, "/v1/nodes/"+u, "power_state", "power on")
 	}
-	waitField(t, c, "/v1/nodes/"+uuid, "power_state", "power off")
-	lockNode(t, c, uuid, "rebuild")
-	t.Log(runPython(t, "retry_check.py", s.URL, uuid, "sdk-retry"))
-	if st := c.get("/v1/nodes/" + uuid)["provision_state"]; st != "active" {
-		t.Fatalf("after the retried power off: %v", st)
-	}
-	waitField(t, c, "/v1/nodes/"+uuid, "power_state", "power off")
 	t.Logf("raw client made %d calls", c.calls.n.Load())
 }
 
-// lockableNode starts a server whose fake deploy takes delay seconds and
-// enrols an available node on it.
-func lockableNode(t *testing.T, d deployment, delay int) (*server, *raw, string) {
+// lockableNodes starts a server whose fake deploy sleeps delay seconds
+// twice and makes n nodes available on it. The conductor tries a lock
+// once: its own retries (3 × 1 s by default) would only slow every 409
+// down, they change nothing the clients see.
+func lockableNodes(t *testing.T, d deployment, delay, n int) (*server, *raw, []string) {
 	t.Helper()
-	s := d.start(t, fmt.Sprintf("[fake]\ndeploy_delay = %d\n", delay))
+	s := d.start(t, fmt.Sprintf("[fake]\ndeploy_delay = %d\n[conductor]\nnode_locked_retry_attempts = 1\n", delay))
 	c := newRaw(t, s.URL, "1.81")
-	status, n, _ := c.do("POST", "/v1/nodes", map[string]any{
-		"driver": "fake-hardware", "name": "locked-0",
-		"driver_info": map[string]any{"ipmi_address": "192.168.122.1"},
-	})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %v", status, n)
+	var uuids []string
+	for i := range n {
+		uuids = append(uuids, availableNode(t, c, fmt.Sprintf("locked-%d", i)))
 	}
-	uuid := n["uuid"].(string)
-	provisionRaw(t, c, c, uuid, map[string]any{"target": "manage"}, "manageable")
-	provisionRaw(t, c, c, uuid, map[string]any{"target": "provide"}, "available")
-	return s, c, uuid
+	return s, c, uuids
 }
 
 // lockNode starts a slow deploy (or rebuild) and returns once the node is

@@ -49,23 +49,24 @@ var deployments = []deployment{
 	{"api+conductor", startAPIConductor},
 }
 
-// forEachDeployment runs fn as one subtest per deployment.
+// forEachDeployment runs fn as one subtest per deployment. The
+// deployments run side by side: the suites mostly wait for state changes
+// and clients' retries, and CI has two cores.
 func forEachDeployment(t *testing.T, fn func(t *testing.T, d deployment)) {
 	t.Helper()
 	for _, d := range deployments {
-		t.Run(d.name, func(t *testing.T) { fn(t, d) })
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, d)
+		})
 	}
 }
 
 // eachServer runs fn as one subtest per deployment, against a server
-// started with conf. The deployments run side by side: the suites mostly
-// wait for state changes, and CI has two cores.
+// started with conf.
 func eachServer(t *testing.T, conf string, fn func(t *testing.T, s *server)) {
 	t.Helper()
-	forEachDeployment(t, func(t *testing.T, d deployment) {
-		t.Parallel()
-		fn(t, d.start(t, conf))
-	})
+	forEachDeployment(t, func(t *testing.T, d deployment) { fn(t, d.start(t, conf)) })
 }
 
 // startAllInOne runs `ironic all-in-one` on SQLite.

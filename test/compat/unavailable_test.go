@@ -41,7 +41,7 @@ func clientsRetryNoFreeWorker(t *testing.T, d deployment) {
 	a, b := availableNode(t, c, "idle-a"), availableNode(t, c, "idle-b")
 
 	fillPool(t, c, busy, "active", a)
-	t.Log(runPython(t, "unavailable_check.py", s.URL, "fail", noFreeWorker, a, b))
+	t.Log(runPython(t, "retry_check.py", s.URL, "fail", "503", a, noFreeWorker, b, noFreeWorker))
 	for _, n := range []string{a, b} {
 		if got := c.get("/v1/nodes/" + n); got["power_state"] != "power off" || got["target_power_state"] != nil || got["reservation"] != nil {
 			t.Fatalf("refused power on left the node changed: %v %v %v", got["power_state"], got["target_power_state"], got["reservation"])
@@ -55,7 +55,7 @@ func clientsRetryNoFreeWorker(t *testing.T, d deployment) {
 	waitIdle(t, c, busy)
 
 	fillPool(t, c, busy, "rebuild", a)
-	t.Log(runPython(t, "unavailable_check.py", s.URL, "retry", noFreeWorker, a, b))
+	t.Log(runPython(t, "retry_check.py", s.URL, "retry", "503", a, noFreeWorker, b, noFreeWorker))
 	for _, n := range []string{a, b} {
 		waitField(t, c, "/v1/nodes/"+n, "power_state", "power on")
 	}
