@@ -22,11 +22,15 @@ _send = requests.Session.send
 
 def counting_send(self, *args, **kwargs):
     resp = _send(self, *args, **kwargs)
+    name = threading.current_thread().name
     with lock:
-        c = counts.setdefault(threading.current_thread().name, [0, 0])
+        c = counts.setdefault(name, [0, 0])
         c[0] += 1
         if resp.status_code == STATUS:
             c[1] += 1
+            if c[1] == 1:
+                # The caller may wait for this line to end the refusals.
+                print("%s refused" % name, flush=True)
     return resp
 
 
