@@ -66,6 +66,13 @@ func (m mode) overrides() map[string]map[string]string {
 			// to set up beside it.
 			"deploy":      {"http_root": "ironic-data/httpboot", "http_url": "http://127.0.0.1:6386"},
 			"healthcheck": {"enabled": "true"},
+			// State a laptop user can write without root, next to the
+			// database, instead of upstream's /var/lib/ironic and /tftpboot.
+			"agent": {"certificates_path": "ironic-data/certificates"},
+			"pxe": {
+				"images_path": "ironic-data/images", "instance_master_path": "ironic-data/master_images",
+				"tftp_root": "ironic-data/tftpboot", "tftp_master_path": "ironic-data/tftpboot/master_images",
+			},
 		}
 	case modeDBSync:
 		// So that `ironic dbsync upgrade` without a file prepares the

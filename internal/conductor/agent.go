@@ -36,6 +36,13 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 	if getDII(t.Node, "agent_url") == nil && t.Node.Reservation != nil {
 		return errs.NodeLocked(args.NodeID, *t.Node.Reservation)
 	}
+	if args.AgentVerifyCA != "" {
+		path, err := c.storeAgentCertificate(t.Node, args.AgentVerifyCA)
+		if err != nil {
+			return err
+		}
+		args.AgentVerifyCA = path
+	}
 	t.SpawnAfter(c.spawner(), task.Work{Name: "heartbeat", NoReservedPool: true, Fn: func(ctx context.Context, t *task.Task) error {
 		return c.processHeartbeat(ctx, t, args)
 	}})

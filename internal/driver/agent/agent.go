@@ -377,7 +377,7 @@ func rebootToRamdisk(ctx context.Context, task *driver.Task, params map[string]a
 	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, params); err != nil {
 		return fmt.Errorf("prepare ramdisk: %w", err)
 	}
-	wipeTokenAndURL(task.Node)
+	wipeOnPowerAction(task.Node)
 	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
 		return fmt.Errorf("reboot into the ramdisk: %w", err)
 	}
@@ -391,12 +391,26 @@ func powerOff(ctx context.Context, task *driver.Task) error {
 		return fmt.Errorf("power off: %w", err)
 	}
 	task.Node.PowerState = "power off"
-	wipeTokenAndURL(task.Node)
+	wipeOnPowerAction(task.Node)
 	return nil
 }
 
 func wipeTokenAndURL(n *model.Node) {
 	for _, k := range []string{"agent_secret_token", "agent_secret_token_pregenerated", "agent_url", "agent_verify_ca"} {
+		delete(n.DriverInternalInfo, k)
+	}
+}
+
+// wipeOnPowerAction is upstream wipe_internal_info_on_power_off, which
+// every power action does: the agent that answered at agent_url is gone,
+// but a pre-generated token stays, as the ramdisk about to boot was
+// given it on its virtual media and lookup will not hand out another.
+func wipeOnPowerAction(n *model.Node) {
+	keys := []string{"agent_url", "agent_cached_deploy_steps", "agent_cached_clean_steps", "agent_verify_ca", "agent_start_attempted"}
+	if pre, _ := n.DriverInternalInfo["agent_secret_token_pregenerated"].(bool); !pre {
+		keys = append(keys, "agent_secret_token")
+	}
+	for _, k := range keys {
 		delete(n.DriverInternalInfo, k)
 	}
 }
@@ -427,7 +441,7 @@ func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, 
 		}
 		return "", nil
 	}
-	wipeTokenAndURL(task.Node)
+	wipeOnPowerAction(task.Node)
 	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
 		return "", fmt.Errorf("reboot into the ramdisk: %w", err)
 	}

@@ -18,6 +18,11 @@ type InspectOptions struct {
 	// PowerOff is [inspector]/power_off: power the node off once the data
 	// is in.
 	PowerOff bool
+	// PreCreatePorts is [inspector]/pre_create_ports: create the ports of
+	// the MACs the management interface reports before booting; it needs
+	// Ports, the conductor's store.
+	PreCreatePorts bool
+	Ports          PortCreator
 }
 
 // InspectCallbackURL is upstream get_inspection_callback: the override
@@ -80,7 +85,11 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 	if n.DriverInternalInfo == nil {
 		n.DriverInternalInfo = map[string]any{}
 	}
+	if i.o.PreCreatePorts {
+		i.preCreatePorts(ctx, task)
+	}
 	n.DriverInternalInfo[manageBootKey] = true
+	cacheLookupAddresses(ctx, task)
 	params := map[string]any{}
 	if i.o.CallbackURL != "" {
 		params["ipa-inspection-callback-url"] = i.o.CallbackURL
@@ -117,6 +126,7 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 // (upstream clean_up with always_power_off); the empty state tells the
 // conductor to finish.
 func (i *Inspect) ContinueInspection(ctx context.Context, task *driver.Task, _, _ map[string]any) (string, error) {
+	delete(task.Node.DriverInternalInfo, lookupCacheKey)
 	if errsList := i.tearDown(ctx, task, true); len(errsList) > 0 {
 		return "", errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("Inspection clean up failed: %s", strings.Join(errsList, ", "))})
 	}
@@ -125,6 +135,7 @@ func (i *Inspect) ContinueInspection(ctx context.Context, task *driver.Task, _, 
 
 // Abort tears down the inspection boot and powers off.
 func (i *Inspect) Abort(ctx context.Context, task *driver.Task) error {
+	delete(task.Node.DriverInternalInfo, lookupCacheKey)
 	if errsList := i.tearDown(ctx, task, true); len(errsList) > 0 {
 		return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("Inspection clean up failed: %s", strings.Join(errsList, ", "))})
 	}

@@ -108,8 +108,9 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 			},
 		},
 		AgentInspect: agent.InspectOptions{
-			CallbackURL: agent.InspectCallbackURL(c.String("inspector", "callback_endpoint_override"), c.String("service_catalog", "endpoint_override")),
-			PowerOff:    c.Bool("inspector", "power_off"),
+			CallbackURL:    agent.InspectCallbackURL(c.String("inspector", "callback_endpoint_override"), c.String("service_catalog", "endpoint_override")),
+			PowerOff:       c.Bool("inspector", "power_off"),
+			PreCreatePorts: c.Bool("inspector", "pre_create_ports"),
 		},
 		AgentRescue: agent.RescueOptions{HashAlgorithm: c.String("conductor", "rescue_password_hash_algorithm")},
 	}
@@ -242,7 +243,11 @@ func Registry(o Options) (*driver.Registry, error) {
 			return nil, fmt.Errorf("direct deploy images: %w", err)
 		}
 	}
-	if err := agent.RegisterInspect(r, o.AgentInspect); err != nil {
+	inspectOpts := o.AgentInspect
+	if pc, ok := o.Ports.(agent.PortCreator); ok && inspectOpts.Ports == nil {
+		inspectOpts.Ports = pc
+	}
+	if err := agent.RegisterInspect(r, inspectOpts); err != nil {
 		return nil, fmt.Errorf("agent inspect interface: %w", err)
 	}
 	rescueOpts := o.AgentRescue
