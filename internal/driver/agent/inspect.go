@@ -23,6 +23,10 @@ type InspectOptions struct {
 	// Ports, the conductor's store.
 	PreCreatePorts bool
 	Ports          PortCreator
+	// Resolver resolves the BMC host names of driver_info for the
+	// continue_inspection lookup; nil is the system resolver. Tests give
+	// their own so that no made-up name reaches DNS.
+	Resolver HostResolver
 }
 
 // InspectCallbackURL is upstream get_inspection_callback: the override
@@ -89,7 +93,7 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 		i.preCreatePorts(ctx, task)
 	}
 	n.DriverInternalInfo[manageBootKey] = true
-	cacheLookupAddresses(ctx, task)
+	i.cacheLookupAddresses(ctx, task)
 	params := map[string]any{}
 	if i.o.CallbackURL != "" {
 		params["ipa-inspection-callback-url"] = i.o.CallbackURL

@@ -25,11 +25,21 @@ type PortCreator interface {
 // continue_inspection lookup matches against the ramdisk's bmc_address.
 const lookupCacheKey = "lookup_bmc_addresses"
 
+// HostResolver is the part of net.Resolver the lookup cache uses.
+type HostResolver interface {
+	LookupHost(ctx context.Context, host string) ([]string, error)
+}
+
 // cacheLookupAddresses is upstream cache_lookup_addresses: the hosts of
 // every *_address in driver_info with the IPs they resolve to, loopback
-// left out (a ramdisk never reports its BMC as loopback).
-func cacheLookupAddresses(ctx context.Context, task *driver.Task) {
+// left out (a ramdisk never reports its BMC as loopback). An IP literal
+// is taken as it is, without asking the resolver.
+func (i *Inspect) cacheLookupAddresses(ctx context.Context, task *driver.Task) {
 	n := task.Node
+	resolver := i.o.Resolver
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
 	seen := map[string]bool{}
 	for name, v := range n.DriverInfo {
 		address, ok := v.(string)
@@ -45,7 +55,13 @@ func cacheLookupAddresses(ctx context.Context, task *driver.Task) {
 			}
 		}
 		address = strings.Trim(address, "[]")
-		ips, err := net.DefaultResolver.LookupHost(ctx, address)
+		if ip := net.ParseIP(address); ip != nil {
+			if !ip.IsLoopback() {
+				seen[address] = true
+			}
+			continue
+		}
+		ips, err := resolver.LookupHost(ctx, address)
 		if err != nil {
 			task.Logger().WarnContext(ctx, "failed to resolve a BMC address for inspection lookup", "field", name, "address", address, "error", err)
 			continue
@@ -55,10 +71,8 @@ func cacheLookupAddresses(ctx context.Context, task *driver.Task) {
 				seen[ip] = true
 			}
 		}
-		if p := net.ParseIP(address); p == nil || !p.IsLoopback() {
-			if address != "localhost" {
-				seen[address] = true
-			}
+		if address != "localhost" {
+			seen[address] = true
 		}
 	}
 	if len(seen) == 0 {
