@@ -123,7 +123,10 @@ type Agent struct {
 	startedAt float64
 
 	handlers map[string]Handler
+	// commands is every command of every ramdisk session; the running
+	// agent knows those from session on.
 	commands []*Command
+	session  int
 
 	busy        int
 	dropPOST    int
@@ -250,11 +253,27 @@ func (a *Agent) SlowNext(n int, d time.Duration) {
 }
 
 // Down makes every request fail at the connection, as a powered-off or
-// locked-down ramdisk; Up undoes it.
+// locked-down ramdisk.
 func (a *Agent) Down() { a.mu.Lock(); a.down = true; a.mu.Unlock() }
 
-// Up lets requests through again.
-func (a *Agent) Up() { a.mu.Lock(); a.down = false; a.mu.Unlock() }
+// Up starts the agent after Down as a machine booting the ramdisk again
+// does: a new IPA process on the same address, with a new started_at and
+// an empty command list (the conductor tells a fresh boot from one whose
+// step is still running by that list). Commands keeps the history of every
+// session.
+func (a *Agent) Up() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.down {
+		return
+	}
+	a.down = false
+	a.session = len(a.commands)
+	a.startedAt = float64(time.Now().UnixNano()) / 1e9
+}
+
+// running is the command list of the current ramdisk session.
+func (a *Agent) running() []*Command { return a.commands[a.session:] }
 
 // Count returns how many requests of a kind arrived: a full command name
 // ("clean.get_clean_steps"), "status" (list), "get" (one command),
@@ -293,7 +312,7 @@ func (a *Agent) LastParams(method string) map[string]any {
 func (a *Agent) Finish(id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, c := range a.commands {
+	for _, c := range a.running() {
 		if c.ID == id && c.Status == Running {
 			c.finish()
 		}
@@ -327,7 +346,7 @@ func (c *Command) finish() {
 
 // tick advances every RUNNING command by one status read.
 func (a *Agent) tick() {
-	for _, c := range a.commands {
+	for _, c := range a.running() {
 		if c.Status != Running {
 			continue
 		}
@@ -426,8 +445,8 @@ func (a *Agent) route(r *http.Request, body []byte) (int, any, bool) {
 			return 0, nil, true
 		}
 		a.tick()
-		list := make([]*Command, len(a.commands))
-		copy(list, a.commands)
+		list := make([]*Command, len(a.running()))
+		copy(list, a.running())
 		return http.StatusOK, map[string]any{"commands": list}, false
 	case strings.HasPrefix(path, "/commands/") && r.Method == http.MethodGet:
 		if !a.tokenOK(r) {
@@ -436,7 +455,7 @@ func (a *Agent) route(r *http.Request, body []byte) (int, any, bool) {
 		a.counts["get"]++
 		a.tick()
 		id := strings.TrimPrefix(path, "/commands/")
-		for _, c := range a.commands {
+		for _, c := range a.running() {
 			if c.ID == id {
 				if strings.EqualFold(r.URL.Query().Get("wait"), "true") && c.Status == Running {
 					c.finish()
@@ -516,9 +535,9 @@ func (a *Agent) run(r *http.Request, body []byte) (int, any, bool) {
 	if !ok {
 		return fault(http.StatusBadRequest, "Invalid command: Command name must be of the form <extension>.<name>")
 	}
-	if n := len(a.commands); n > 0 && a.commands[n-1].Status == Running {
+	if cur := a.running(); len(cur) > 0 && cur[len(cur)-1].Status == Running {
 		a.counts["busy"]++
-		return fault(http.StatusConflict, "Agent is busy: executing command "+a.commands[n-1].Name)
+		return fault(http.StatusConflict, "Agent is busy: executing command "+cur[len(cur)-1].Name)
 	}
 	h, ok := a.handlers[method]
 	if !ok {

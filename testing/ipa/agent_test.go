@@ -207,3 +207,36 @@ func TestIronicClient(t *testing.T) {
 		}
 	})
 }
+
+// A ramdisk booted again is a new agent: the conductor reads an empty
+// command list (a fresh boot), not the previous session's last step.
+func TestRebootStartsNewSession(t *testing.T) {
+	a := New(t).WithToken("tok")
+	base := a.URL()
+	q := "?agent_token=tok"
+	if st, m := do(t, "POST", base+"/v1/commands/"+q, `{"name": "clean.execute_clean_step", "params": {"step": {"step": "erase_devices_metadata", "interface": "deploy"}}}`); st != 200 || m["command_status"] != Running {
+		t.Fatalf("execute %d %v", st, m)
+	}
+	_, before := do(t, "GET", base+"/v1/status", "")
+	a.Down()
+	a.Up()
+	st, m := do(t, "GET", base+"/v1/commands/"+q, "")
+	if st != 200 || len(m["commands"].([]any)) != 0 {
+		t.Fatalf("commands after reboot %d %v, want none", st, m)
+	}
+	if _, after := do(t, "GET", base+"/v1/status", ""); after["started_at"] == before["started_at"] {
+		t.Fatalf("started_at unchanged across a reboot: %v", after["started_at"])
+	}
+	// The previous session's running command does not make the new agent busy.
+	if st, m := do(t, "POST", base+"/v1/commands/"+q+"&wait=true", `{"name": "clean.get_clean_steps", "params": {"node": {}, "ports": []}}`); st != 200 || m["command_status"] != Succeeded {
+		t.Fatalf("get_clean_steps after reboot %d %v", st, m)
+	}
+	if got := a.Commands(); len(got) != 2 || got[0].Method != "clean.execute_clean_step" || got[1].Method != "clean.get_clean_steps" {
+		t.Fatalf("history %+v", got)
+	}
+	// Up without Down is no reboot.
+	a.Up()
+	if _, m := do(t, "GET", base+"/v1/commands/"+q, ""); len(m["commands"].([]any)) != 1 {
+		t.Fatalf("Up on a running agent dropped its commands: %v", m)
+	}
+}
