@@ -22,6 +22,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/portgroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/runbooks"
+	"github.com/gophercloud/gophercloud/v2/openstack/utils"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -29,6 +30,28 @@ import (
 // metal3Version is the microversion Metal3's baremetal-operator pins as
 // its baseline; it raises it per call for newer features (runbooks).
 const metal3Version = "1.89"
+
+// metal3Chosen is the microversion the operator settles on against a
+// server: it reads the range from the versioned root with gophercloud and
+// takes the newest of the versions whose features it knows (health 1.109,
+// disable_power_off 1.95, virtual media GET 1.93) that the server has,
+// else its baseline.
+func metal3Chosen(t *testing.T, gc *gophercloud.ServiceClient) string {
+	t.Helper()
+	mv, err := utils.GetSupportedMicroversions(context.Background(), gc)
+	if err != nil {
+		t.Fatalf("supported microversions: %v", err)
+	}
+	if mv.MinMajor != 1 || mv.MinMinor != 1 || mv.MaxMajor != 1 {
+		t.Fatalf("supported microversions: %+v", mv)
+	}
+	for _, minor := range []int{109, 95, 93} {
+		if mv.MaxMinor >= minor {
+			return fmt.Sprintf("1.%d", minor)
+		}
+	}
+	return metal3Version
+}
 
 // gopherClient returns a noauth gophercloud client whose calls are counted.
 func gopherClient(t *testing.T, base string) (*gophercloud.ServiceClient, *countingTransport) {
@@ -74,14 +97,26 @@ func provision(t *testing.T, gc *gophercloud.ServiceClient, id string, opts node
 // The Metal3 way through the node API: enrol with a BMC address that
 // points nowhere, list, patch, validate, power, boot device, traits, VIFs,
 // provision with waiting, maintenance and delete. Every change made by
-// gophercloud is checked with a plain HTTP client.
+// gophercloud is checked with a plain HTTP client. The operator's baseline
+// and the version it negotiates both walk the whole way.
 func TestGophercloudNodes(t *testing.T) {
-	eachServer(t, "", func(t *testing.T, s *server) { gophercloudNodes(t, s.URL) })
+	eachServer(t, "", func(t *testing.T, s *server) {
+		gc, _ := gopherClient(t, s.URL)
+		chosen := metal3Chosen(t, gc)
+		// Our maximum is past every feature the operator knows of.
+		if chosen != "1.109" {
+			t.Fatalf("the operator would choose %s", chosen)
+		}
+		for _, v := range []string{metal3Version, chosen} {
+			t.Run(v, func(t *testing.T) { gophercloudNodes(t, s.URL, v) })
+		}
+	})
 }
 
-func gophercloudNodes(t *testing.T, base string) {
+func gophercloudNodes(t *testing.T, base, version string) {
 	ctx := context.Background()
 	gc, calls := gopherClient(t, base)
+	gc.Microversion = version
 	check := newRaw(t, base, "1.89")
 
 	create := nodes.CreateOpts{
@@ -94,6 +129,8 @@ func gophercloudNodes(t *testing.T, base string) {
 		Properties: map[string]any{"cpu_arch": "x86_64", "local_gb": 10},
 		Extra:      map[string]any{"team": "a"},
 	}
+	// The same names in both versions' runs: every node goes at the end.
+	var others []string
 	n := must[*nodes.Node](t, "create")(nodes.Create(ctx, gc, create).Extract())
 	if n.ProvisionState != "enroll" || n.Name != "metal3-0" || n.UUID == "" {
 		t.Fatalf("created node: %+v", n)
@@ -108,7 +145,7 @@ func gophercloudNodes(t *testing.T, base string) {
 		if i%2 == 0 {
 			opts.ResourceClass = "gold"
 		}
-		must[*nodes.Node](t, "create "+opts.Name)(nodes.Create(ctx, gc, opts).Extract())
+		others = append(others, must[*nodes.Node](t, "create "+opts.Name)(nodes.Create(ctx, gc, opts).Extract()).UUID)
 	}
 
 	// Pages of two: gophercloud follows the "next" links to the end.
@@ -140,6 +177,15 @@ func gophercloudNodes(t *testing.T, base string) {
 	}).AllPages(ctx))
 	if got := must[[]nodes.Node](t, "extract")(nodes.ExtractNodes(enrolled)); len(got) != 5 {
 		t.Fatalf("provision_state=enroll: %d nodes", len(got))
+	}
+	// The operator's busy-host scan asks for its fields as one element.
+	busy := must[pagination.Page](t, "list busy")(nodes.List(gc, nodes.ListOpts{
+		Fields: []string{"uuid,name,provision_state,boot_interface"},
+	}).AllPages(ctx))
+	for _, x := range must[[]nodes.Node](t, "extract")(nodes.ExtractNodes(busy)) {
+		if x.UUID == "" || x.Name == "" || x.ProvisionState != "enroll" || x.BootInterface != "fake" || x.Driver != "" {
+			t.Fatalf("fields=uuid,name,provision_state,boot_interface: %+v", x)
+		}
 	}
 
 	// Patch operations: add, replace, remove.
@@ -280,7 +326,15 @@ func gophercloudNodes(t *testing.T, base string) {
 	if st, _, _ := check.do("GET", "/v1/nodes/"+n.UUID, nil); st != http.StatusNotFound {
 		t.Fatalf("deleted node: GET answers %d", st)
 	}
-	t.Logf("gophercloud made %d calls, raw checks %d", calls.n.Load(), check.calls.n.Load())
+	for _, id := range others {
+		if err := nodes.Delete(ctx, gc, id).ExtractErr(); err != nil {
+			t.Fatalf("node delete: %v", err)
+		}
+	}
+	if left := check.get("/v1/nodes")["nodes"].([]any); len(left) != 0 {
+		t.Fatalf("nodes left: %v", left)
+	}
+	t.Logf("gophercloud at %s made %d calls, raw checks %d", version, calls.n.Load(), check.calls.n.Load())
 }
 
 func eventually(t *testing.T, cond func() (bool, string)) {
