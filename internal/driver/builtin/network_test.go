@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -88,13 +89,19 @@ func credentials(ks *keystone.Fixture) map[string]string {
 
 func (cl *cloud) config(t *testing.T, withNeutron bool) *config.Config {
 	t.Helper()
+	return cl.configWith(t, withNeutron, nil)
+}
+
+// configWith is config with extra options over it.
+func (cl *cloud) configWith(t *testing.T, withNeutron bool, extra map[string]map[string]string) *config.Config {
+	t.Helper()
 	neutronSec := map[string]string{"provisioning_network": provNet, "cleaning_network": "cleaning"}
 	if withNeutron {
 		for k, v := range credentials(cl.ks) {
 			neutronSec[k] = v
 		}
 	}
-	c, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+	over := map[string]map[string]string{
 		"DEFAULT": {
 			"enabled_hardware_types":        "fake-hardware",
 			"enabled_power_interfaces":      "fake",
@@ -114,7 +121,14 @@ func (cl *cloud) config(t *testing.T, withNeutron bool) *config.Config {
 		},
 		"neutron": neutronSec,
 		"glance":  credentials(cl.ks),
-	}})
+	}
+	for sec, opts := range extra {
+		if over[sec] == nil {
+			over[sec] = map[string]string{}
+		}
+		maps.Copy(over[sec], opts)
+	}
+	c, err := config.Load(config.LoadOptions{Overrides: over})
 	if err != nil {
 		t.Fatal(err)
 	}

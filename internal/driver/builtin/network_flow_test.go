@@ -1,0 +1,284 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/ipa"
+)
+
+const (
+	tenantNet   = "77777777-7777-4777-8777-777777777777"
+	instanceVIF = "88888888-8888-4888-8888-888888888888"
+)
+
+// flow is a started conductor whose drivers come from Drivers with the
+// cloud's Neutron, so that the network interfaces run inside real
+// cleaning and deployment flows with the agent fixture.
+type flow struct {
+	t   *testing.T
+	cl  *cloud
+	st  store.Store
+	api rpc.ConductorAPI
+	// image is the URL of an image the agent fixture "writes".
+	image string
+	nodes int
+}
+
+func newFlow(t *testing.T) *flow {
+	t.Helper()
+	cl := newCloud(t)
+	// The tenant network is not the provisioning one, as in a cloud,
+	// so leaving the provisioning network keeps the instance's VIF.
+	cl.fn.Network(tenantNet, "tenant").Port(map[string]any{"id": instanceVIF, "network_id": tenantNet, "mac_address": "fa:16:3e:00:00:02"})
+	c := cl.configWith(t, true, map[string]map[string]string{
+		"conductor": {
+			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
+			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
+			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
+			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
+		},
+		"agent":   {"require_tls": "false", "command_wait_interval": "0"},
+		"DEFAULT": {"enabled_deploy_interfaces": "direct,fake"},
+	})
+	st := store.New(storetest.Backends(t)[0].DB)
+	d, err := DriversWithPorts(c, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	cond, err := conductor.New(conductor.Options{Store: st, Drivers: d, Config: c, Host: "conductor-a", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cond.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cond.Stop(context.Background()) })
+	img := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "disk.img", time.Time{}, strings.NewReader("hello"))
+	}))
+	t.Cleanup(img.Close)
+	return &flow{t: t, cl: cl, st: st, api: rpc.NewLocal(cond, log), image: img.URL + "/disk.img"}
+}
+
+// node is a manageable fake-hardware node deployed by direct with
+// networkInterface, with one PXE-enabled port on switch port Eth1/1.
+func (f *flow) node(networkInterface string) (*model.Node, *model.Port) {
+	f.t.Helper()
+	ctx := context.Background()
+	n, err := f.st.CreateNode(ctx, &model.Node{Driver: "fake-hardware", DeployInterface: "direct",
+		NetworkInterface: networkInterface, ProvisionState: states.Manageable, PowerState: states.PowerOff})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.nodes++
+	p, err := f.st.CreatePort(ctx, &model.Port{Address: ptr(fmt.Sprintf("52:54:00:aa:bb:%02x", f.nodes)), NodeID: &n.ID, PXEEnabled: ptr(true),
+		LocalLinkConnection: map[string]any{"switch_id": "aa:bb:cc:dd:ee:ff", "port_id": "Eth1/1"}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return n, p
+}
+
+// instanceInfo deploys f.image, whose md5 is that of "hello".
+func (f *flow) instanceInfo() map[string]any {
+	return map[string]any{"image_source": f.image, "image_checksum": "5d41402abc4b2a76b9719d911017c592"}
+}
+
+func (f *flow) get(n *model.Node) *model.Node {
+	f.t.Helper()
+	out, err := f.st.GetNodeByID(context.Background(), n.ID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
+func (f *flow) internalInfo(p *model.Port) map[string]any {
+	f.t.Helper()
+	out, err := f.st.GetPortByID(context.Background(), p.ID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return out.InternalInfo
+}
+
+// wait polls until the node is unlocked in state; an agent, when given,
+// heartbeats meanwhile with the token the lookup hands out.
+func (f *flow) wait(n *model.Node, state string, a *ipa.Agent) *model.Node {
+	f.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var token string
+	for time.Now().Before(deadline) {
+		cur := f.get(n)
+		if cur.ProvisionState == state && cur.Reservation == nil {
+			return cur
+		}
+		if a != nil && cur.Reservation == nil && (cur.ProvisionState == states.CleanWait || cur.ProvisionState == states.DeployWait) {
+			if token == "" {
+				got, err := f.api.GetNodeWithToken(context.Background(), "", n.UUID)
+				if err != nil {
+					f.t.Fatalf("lookup: %v", err)
+				}
+				token, _ = got.DriverInternalInfo["agent_secret_token"].(string)
+				a.WithToken(token)
+			}
+			_ = f.api.Heartbeat(context.Background(), "", rpc.HeartbeatArgs{
+				NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version,
+			})
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cur := f.get(n)
+	f.t.Fatalf("node never reached %s: %s → %s, last_error %q", state, cur.ProvisionState, cur.TargetProvisionState, deref(cur.LastError))
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// boundTo tells whether the Neutron port is bound to the node's switch
+// port as a bare metal port.
+func boundTo(t *testing.T, p map[string]any, node string) bool {
+	t.Helper()
+	l := lli(t, p)
+	return p != nil && p["binding:host_id"] == node && p["binding:vnic_type"] == "baremetal" &&
+		len(l) == 1 && l[0].(map[string]any)["port_id"] == "Eth1/1"
+}
+
+// A neutron node cleans on the cleaning network, deploys on the
+// provisioning network and ends active with its VIF bound to its switch
+// port; each network's port is gone once its phase is over.
+func TestNeutronNetworkFlow(t *testing.T) {
+	ctx := context.Background()
+	f := newFlow(t)
+	n, port := f.node("neutron")
+
+	if err := f.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+		t.Fatal(err)
+	}
+	f.wait(n, states.CleanWait, nil)
+	cleanPort, _ := f.internalInfo(port)["cleaning_vif_port_id"].(string)
+	if p := f.cl.fn.GetPort(cleanPort); p["network_id"] != cleanNet || !boundTo(t, p, n.UUID) {
+		t.Fatalf("cleaning port %v", p)
+	}
+	f.wait(n, states.Available, ipa.New(t))
+	if f.cl.fn.GetPort(cleanPort) != nil || f.internalInfo(port)["cleaning_vif_port_id"] != nil {
+		t.Fatal("cleaning port left after cleaning")
+	}
+
+	if err := f.api.VifAttach(ctx, "", n.UUID, map[string]any{"id": instanceVIF}); err != nil {
+		t.Fatal(err)
+	}
+	if vifs, err := f.api.VifList(ctx, "", n.UUID); err != nil || len(vifs) != 1 || vifs[0]["id"] != instanceVIF {
+		t.Fatalf("vifs %v, %v", vifs, err)
+	}
+	cur := f.get(n)
+	cur.InstanceInfo = f.instanceInfo()
+	if _, err := f.st.UpdateNode(ctx, cur, "instance_info"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.wait(n, states.DeployWait, nil)
+	provPort, _ := f.internalInfo(port)["provisioning_vif_port_id"].(string)
+	if p := f.cl.fn.GetPort(provPort); p["network_id"] != provNet || !boundTo(t, p, n.UUID) {
+		t.Fatalf("provisioning port %v", p)
+	}
+	active := f.wait(n, states.Active, ipa.New(t))
+	if deref(active.LastError) != "" {
+		t.Fatalf("last_error %q", deref(active.LastError))
+	}
+	if f.cl.fn.GetPort(provPort) != nil || f.internalInfo(port)["provisioning_vif_port_id"] != nil {
+		t.Fatal("provisioning port left on an active node")
+	}
+	if p := f.cl.fn.GetPort(instanceVIF); !boundTo(t, p, n.UUID) || f.internalInfo(port)["tenant_vif_port_id"] != instanceVIF {
+		t.Fatalf("tenant VIF on the active node: %v, internal_info %v", p, f.internalInfo(port))
+	}
+}
+
+// A flat node's VIF is bound to it in Neutron (host and MAC) while the
+// ramdisk boots and again once deployed, as upstream's flat interface
+// does.
+func TestFlatNetworkFlow(t *testing.T) {
+	ctx := context.Background()
+	f := newFlow(t)
+	n, port := f.node("flat")
+	cur := f.get(n)
+	cur.ProvisionState = states.Available
+	cur.InstanceInfo = f.instanceInfo()
+	if _, err := f.st.UpdateNode(ctx, cur, "provision_state", "instance_info"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.api.VifAttach(ctx, "", n.UUID, map[string]any{"id": tenantVIF}); err != nil {
+		t.Fatal(err)
+	}
+	if f.internalInfo(port)["tenant_vif_port_id"] != tenantVIF {
+		t.Fatalf("internal_info %v", f.internalInfo(port))
+	}
+	if err := f.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.wait(n, states.DeployWait, nil)
+	if p := f.cl.fn.GetPort(tenantVIF); p["binding:host_id"] != n.UUID || p["mac_address"] != *port.Address {
+		t.Fatalf("VIF while the ramdisk boots: %v", p)
+	}
+	f.wait(n, states.Active, ipa.New(t))
+	if p := f.cl.fn.GetPort(tenantVIF); p["binding:host_id"] != n.UUID || p["mac_address"] != *port.Address {
+		t.Fatalf("VIF on the active node: %v", p)
+	}
+}
+
+// Neutron failing makes the flow fail with the NetworkError in last_error,
+// worded as upstream's conductor words a failed preparation.
+func TestNeutronFailureInLastError(t *testing.T) {
+	ctx := context.Background()
+	f := newFlow(t)
+	n, port := f.node("neutron")
+	f.cl.fn.Fail(http.MethodPost, "/v2.0/ports", http.StatusInternalServerError, 1)
+	if err := f.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+		t.Fatal(err)
+	}
+	failed := f.wait(n, states.CleanFail, nil)
+	// Upstream's last_error is prefix+reason exactly; the agent deploy
+	// interface adds words of its own in between (reported to its owner).
+	prefix, reason := "Failed to prepare node "+n.UUID+" for cleaning: ", "Failed to create neutron ports for node's "+n.UUID+" ports "+port.UUID+"."
+	if got := deref(failed.LastError); !strings.HasPrefix(got, prefix) || !strings.HasSuffix(got, reason) {
+		t.Errorf("clean failure last_error:\n got  %q\n want %q", got, prefix+reason)
+	}
+
+	n2, port2 := f.node("neutron")
+	cur := f.get(n2)
+	cur.ProvisionState = states.Available
+	cur.InstanceInfo = f.instanceInfo()
+	if _, err := f.st.UpdateNode(ctx, cur, "provision_state", "instance_info"); err != nil {
+		t.Fatal(err)
+	}
+	f.cl.fn.Fail(http.MethodPost, "/v2.0/ports", http.StatusServiceUnavailable, 1)
+	if err := f.api.DoNodeDeploy(ctx, "", n2.UUID, false, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	failed = f.wait(n2, states.DeployFail, nil)
+	prefix, reason = "Failed to prepare to deploy: ", "Failed to create neutron ports for node's "+n2.UUID+" ports "+port2.UUID+"."
+	if got := deref(failed.LastError); !strings.HasPrefix(got, prefix) || !strings.HasSuffix(got, reason) {
+		t.Errorf("deploy failure last_error:\n got  %q\n want %q", got, prefix+reason)
+	}
+}
