@@ -200,6 +200,20 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st agent.St
 		}
 		return c.resumeFlow(ctx, t, f)
 	}
+	// The ramdisk booted for servicing: the user's steps are validated
+	// now that the agent's are known (upstream _heartbeat_service_wait).
+	if f.kind == driver.StepService && len(cur) == 0 {
+		err := st.RefreshSteps(ctx, dt, driver.StepService)
+		if err == nil {
+			err = c.setNodeServiceSteps(ctx, t, false)
+		}
+		if err != nil {
+			msg := "Node failed to start the first service step: " + err.Error()
+			c.servicingErrorHandler(ctx, t, fmt.Sprintf("Asynchronous exception for node %s: %s", n.UUID, msg), serviceErrOpts{errmsg: msg, tearDown: true, setFail: true})
+			return nil
+		}
+		return c.resumeFlow(ctx, t, f)
+	}
 	state, err := st.PollStep(ctx, dt, f.kind)
 	if err != nil {
 		var failed *agent.StepFailedError

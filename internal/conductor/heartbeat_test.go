@@ -43,8 +43,9 @@ func (b *syncBuffer) String() string {
 }
 
 // newAgentEnv is newEnv with the direct deploy interface enabled and
-// every log line captured at debug level.
-func newAgentEnv(t *testing.T, db *sqldb.DB, requireTLS bool) (*env, *syncBuffer) {
+// every log line captured at debug level; opts may override options
+// (withConf).
+func newAgentEnv(t *testing.T, db *sqldb.DB, requireTLS bool, opts ...envOption) (*env, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -52,7 +53,7 @@ func newAgentEnv(t *testing.T, db *sqldb.DB, requireTLS bool) (*env, *syncBuffer
 	if requireTLS {
 		tls = "true"
 	}
-	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+	o := envOpts{overrides: map[string]map[string]string{
 		"conductor": {
 			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
 			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
@@ -60,7 +61,11 @@ func newAgentEnv(t *testing.T, db *sqldb.DB, requireTLS bool) (*env, *syncBuffer
 			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
 		},
 		"agent": {"require_tls": tls},
-	}})
+	}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := config.Load(config.LoadOptions{Overrides: o.overrides})
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}

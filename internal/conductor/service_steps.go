@@ -54,7 +54,8 @@ func (c *Conductor) DoNodeService(ctx context.Context, _ string, nodeID string, 
 
 // doNodeService is upstream servicing.do_node_service, run in a worker:
 // the steps are validated against the driver's service steps; the ramdisk
-// is prepared only when a step needs it.
+// is prepared only when a step needs it or when a step is unknown until
+// the agent reports its own.
 func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceSteps []map[string]any, disableRamdisk bool) error {
 	n := t.Node
 	dt := t.DriverTask()
@@ -73,21 +74,18 @@ func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceStep
 		return err
 	}
 	c.nodeUpdateCache(ctx, t)
-	drv, err := c.driverSteps(ctx, t, driver.StepService, false, false)
-	if err != nil {
-		c.servicingErrorHandler(ctx, t, fmt.Sprintf("Cannot service node %s: %s", n.UUID, err), serviceErrOpts{tearDown: true, setFail: true})
-		return nil
-	}
-	list, err := validateUserSteps(serviceSteps, drv, "service", "", false, disableRamdisk)
-	if err != nil {
-		c.servicingErrorHandler(ctx, t, fmt.Sprintf("Cannot service node %s: %s", n.UUID, err), serviceErrOpts{tearDown: true, setFail: true})
-		return nil
-	}
-	list = c.filterDisallowed(list, "service")
-	n.ServiceStep = map[string]any{}
-	setDII(n, "service_steps", stepsValue(list))
-	setDII(n, "service_step_index", nil)
+	// Steps only the agent knows cannot be validated before it runs: the
+	// ramdisk is booted and the first heartbeat validates them.
 	ramdiskNeeded := false
+	if err := c.setNodeServiceSteps(ctx, t, disableRamdisk); err != nil {
+		if !errs.Is(err, "InvalidParameterValue") || disableRamdisk {
+			c.servicingErrorHandler(ctx, t, fmt.Sprintf("Cannot service node %s: %s", n.UUID, err), serviceErrOpts{tearDown: true, setFail: true})
+			return nil
+		}
+		t.Log().DebugContext(ctx, "unable to compose the list of service steps, will retry once the ramdisk is booted", "error", err)
+		ramdiskNeeded = true
+	}
+	list := diiSteps(n, "service_steps")
 	for _, s := range list {
 		if b, _ := s["requires_ramdisk"].(bool); b {
 			ramdiskNeeded = true
@@ -95,6 +93,7 @@ func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceStep
 	}
 	if ramdiskNeeded && !disableRamdisk {
 		res := ""
+		var err error
 		if p, ok := t.Driver.Deploy.(driver.ServicePreparer); ok {
 			res, err = p.PrepareService(ctx, t.DriverTask())
 		}
@@ -116,6 +115,26 @@ func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceStep
 		index = 0
 	}
 	return c.runSteps(ctx, t, c.serviceFlow(), index)
+}
+
+// setNodeServiceSteps is upstream set_node_service_steps: the user's
+// steps in driver_internal_info validated against the driver's (the
+// agent's included once it has reported them).
+func (c *Conductor) setNodeServiceSteps(ctx context.Context, t *task.Task, disableRamdisk bool) error {
+	n := t.Node
+	drv, err := c.driverSteps(ctx, t, driver.StepService, false, false)
+	if err != nil {
+		return err
+	}
+	list, err := validateUserSteps(diiSteps(n, "service_steps"), drv, "service", "", false, disableRamdisk)
+	if err != nil {
+		return err
+	}
+	list = c.filterDisallowed(list, "service")
+	n.ServiceStep = map[string]any{}
+	setDII(n, "service_steps", stepsValue(list))
+	setDII(n, "service_step_index", nil)
+	return nil
 }
 
 // finishService tears servicing down and returns the node to active.

@@ -19,9 +19,13 @@ func TestServiceRunsStepsAndReturnsToActive(t *testing.T) {
 			t.Fatal(err)
 		}
 		// log_passthrough is the fake vendor's; the scripted vendor lacks it.
+		// Unknown steps are left for a ramdisk to validate; the fake deploy
+		// boots none, so, as upstream, the steps run as given and the
+		// unknown one fails as a step does, in maintenance.
 		got := e.waitState(n, states.ServiceFail)
-		if got.Maintenance {
-			t.Fatal("validation failure put the node into maintenance")
+		want := "Node " + n.UUID + " failed step {'interface': 'vendor', 'step': 'log_passthrough'}: Interface vendor has no step log_passthrough"
+		if !got.Maintenance || deref(got.LastError) != want {
+			t.Fatalf("unknown service step: maintenance %v, last_error %q, want %q", got.Maintenance, deref(got.LastError), want)
 		}
 		m := e.node(states.Active, scriptedNode)
 		if err := e.api.DoNodeService(ctx, "", m.UUID, steps[1:], false); err != nil {

@@ -1,0 +1,213 @@
+package conductor_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/ipa"
+)
+
+const staleTokenError = "Invalid or missing agent token received."
+
+// staleHeartbeat is a heartbeat from a ramdisk the conductor is done with:
+// it must be refused and leave no agent_url behind.
+func staleHeartbeat(t *testing.T, e *env, n *model.Node, a *ipa.Agent, token string) {
+	t.Helper()
+	err := e.api.Heartbeat(context.Background(), "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version})
+	if class(err) != "InvalidParameterValue" || err.Error() != staleTokenError {
+		t.Fatalf("heartbeat of a stale ramdisk: %v, want %q", err, staleTokenError)
+	}
+	if got := e.waitUnlocked(n); got.DriverInternalInfo["agent_url"] != nil {
+		t.Fatalf("stale heartbeat recorded agent_url %v", got.DriverInternalInfo["agent_url"])
+	}
+}
+
+// TestAgentNeverCallsBack: ramdisks that look the node up but never
+// heartbeat fail the deployment and the cleaning once the (shortened)
+// callback timeouts pass, with upstream's messages.
+func TestAgentNeverCallsBack(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newAgentEnv(t, db, false,
+			withConf("conductor", "deploy_callback_timeout", "30"),
+			withConf("conductor", "clean_callback_timeout", "30"))
+		ctx := context.Background()
+		dep := e.node(states.Available, func(n *model.Node) {
+			n.DeployInterface = "direct"
+			n.InstanceInfo = map[string]any{"image_source": "http://127.0.0.1:1/disk.img", "image_checksum": "5d41402abc4b2a76b9719d911017c592"}
+		})
+		if err := e.api.DoNodeDeploy(ctx, "", dep.UUID, false, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(dep, states.DeployWait)
+		cln := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
+		if err := e.api.DoProvisioningAction(ctx, "", cln.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(cln, states.CleanWait)
+		lookup(t, e, dep)
+		clnToken := lookup(t, e, cln)
+
+		check := func() {
+			e.c.CheckDeployTimeouts(ctx)
+			e.c.CheckCleanWaitTimeouts(ctx)
+		}
+		e.clock.Advance(20 * time.Second)
+		check()
+		for _, n := range []*model.Node{dep, cln} {
+			if got := e.waitUnlocked(n); states.FailureStates.Contains(got.ProvisionState) {
+				t.Fatalf("%s failed before its callback timeout: %s, %q", n.UUID, got.ProvisionState, deref(got.LastError))
+			}
+		}
+		e.clock.Advance(11 * time.Second)
+		check()
+
+		got := e.waitState(dep, states.DeployFail)
+		e.expect(got, states.DeployFail, states.Active, "Timeout reached while waiting for callback for node "+dep.UUID)
+		got = e.waitState(cln, states.CleanFail)
+		e.expect(got, states.CleanFail, states.Available, "Timeout reached while cleaning the node. Please check if the ramdisk responsible for the cleaning is running on the node. Failed on step {}.")
+		// No step had started, so upstream leaves maintenance off.
+		if got.Maintenance || got.PowerState != states.PowerOff {
+			t.Errorf("after the clean timeout: maintenance %v power %q", got.Maintenance, got.PowerState)
+		}
+		// The late ramdisk of the failed cleaning is not let back in.
+		staleHeartbeat(t, e, cln, ipa.New(t).WithToken(clnToken), clnToken)
+	})
+}
+
+// TestAbortAgentCleanWait: an abort while the agent runs an abortable
+// clean step fails the cleaning naming the step, powers the node off and
+// shuts the ramdisk out.
+func TestAbortAgentCleanWait(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newAgentEnv(t, db, false)
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		// The step stays RUNNING far longer than the test.
+		a := ipa.New(t).WithToken(token).Handle("clean.execute_clean_step", ipa.ExecuteStep("clean", 1<<20, nil))
+		deadline := time.Now().Add(20 * time.Second)
+		for a.Count("clean.execute_clean_step") == 0 || e.get(n).Reservation != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("the first clean step never started: %v", commandNames(a))
+			}
+			if cur := e.get(n); cur.Reservation == nil && a.Count("clean.execute_clean_step") == 0 {
+				err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version})
+				if err != nil && class(err) != "NodeLocked" {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		running := e.waitUnlocked(n)
+		if running.ProvisionState != states.CleanWait || running.CleanStep["step"] != "erase_devices_metadata" {
+			t.Fatalf("before abort: %s, clean_step %v", running.ProvisionState, running.CleanStep)
+		}
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "abort"); err != nil {
+			t.Fatal(err)
+		}
+		got := e.waitState(n, states.CleanFail)
+		e.expect(got, states.CleanFail, states.Available, `By request, the clean operation was aborted during or after the completion of step "deploy.erase_devices_metadata"`)
+		if len(got.CleanStep) != 0 || got.PowerState != states.PowerOff {
+			t.Errorf("after abort: clean_step %v, power %q", got.CleanStep, got.PowerState)
+		}
+		if got.DriverInternalInfo["agent_secret_token"] != nil || got.DriverInternalInfo["clean_steps"] != nil {
+			t.Errorf("cleaning state kept after abort: %v", got.DriverInternalInfo)
+		}
+		if a.Count("clean.execute_clean_step") != 1 {
+			t.Errorf("agent commands after abort: %v", commandNames(a))
+		}
+		staleHeartbeat(t, e, n, a, token)
+	})
+}
+
+// TestStaleRamdiskAfterPowerOff: powering a node off ends its ramdisk
+// session; the agent that was running cannot heartbeat with its token.
+func TestStaleRamdiskAfterPowerOff(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newAgentEnv(t, db, false)
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token)
+		if err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.api.ChangeNodePowerState(ctx, "", n.UUID, states.PowerOff, 0); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		got := e.waitUnlocked(n)
+		for got.PowerState != states.PowerOff || got.TargetPowerState != states.NoState {
+			if time.Now().After(deadline) {
+				t.Fatalf("power off never finished: %q → %q (%q)", got.PowerState, got.TargetPowerState, deref(got.LastError))
+			}
+			time.Sleep(10 * time.Millisecond)
+			got = e.waitUnlocked(n)
+		}
+		for _, k := range []string{"agent_secret_token", "agent_url"} {
+			if v, ok := got.DriverInternalInfo[k]; ok {
+				t.Errorf("after power off driver_internal_info[%s] = %v", k, v)
+			}
+		}
+		staleHeartbeat(t, e, n, a, token)
+	})
+}
+
+// TestAgentServiceStep: a service step only the agent has is validated at
+// the first heartbeat of the service ramdisk, then runs on the agent; the
+// node goes back to active. A step the agent does not have either fails
+// servicing naming it.
+func TestAgentServiceStep(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newAgentEnv(t, db, false)
+		ctx := context.Background()
+		n := e.node(states.Active, func(n *model.Node) { n.DeployInterface = "direct"; n.PowerState = states.PowerOn })
+		steps := []map[string]any{{"interface": "deploy", "step": "burnin_cpu", "args": map[string]any{}}}
+		if err := e.api.DoNodeService(ctx, "", n.UUID, steps, false); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.ServiceWait)
+		token := lookup(t, e, n)
+		a := ipa.New(t).WithToken(token)
+		done := heartbeatUntil(t, e, n, a, token, states.Active)
+		want := "service.get_service_steps,service.execute_service_step:burnin_cpu"
+		if got := strings.Join(commandNames(a), ","); got != want {
+			t.Fatalf("agent commands %s, want %s", got, want)
+		}
+		ran := a.LastParams("service.execute_service_step")["step"].(map[string]any)
+		if ran["priority"] != float64(0) || ran["abortable"] != true {
+			t.Errorf("step sent without the agent's priority and abortable: %v", ran)
+		}
+		if deref(done.LastError) != "" || done.DriverInternalInfo["service_steps"] != nil || done.DriverInternalInfo["agent_url"] != nil {
+			t.Errorf("after servicing: last_error %q, driver_internal_info %v", deref(done.LastError), done.DriverInternalInfo)
+		}
+
+		if err := e.api.DoNodeService(ctx, "", n.UUID, []map[string]any{{"interface": "deploy", "step": "no_such_step"}}, false); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.ServiceWait)
+		token = lookup(t, e, n)
+		b := ipa.New(t).WithToken(token)
+		failed := heartbeatUntil(t, e, n, b, token, states.ServiceFail)
+		if le := deref(failed.LastError); !strings.HasPrefix(le, "Node failed to start the first service step: ") || !strings.Contains(le, "no_such_step") {
+			t.Fatalf("last_error %q", le)
+		}
+		if b.Count("service.execute_service_step") != 0 {
+			t.Errorf("an unknown step was sent to the agent: %v", commandNames(b))
+		}
+	})
+}
