@@ -1,0 +1,423 @@
+package conductor_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/builtin"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/redfishbmc"
+)
+
+// hwLog collects everything the conductor and the drivers log, at debug
+// level, so that a test can look for secrets in it.
+type hwLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *hwLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *hwLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *hwLog) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// hwConductorOff turns the conductor's own periodic loops off: the tests
+// run the passes they need by hand.
+var hwConductorOff = map[string]string{
+	"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
+	"check_provision_state_interval": "0", "sync_local_state_interval": "0",
+	"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
+	"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
+}
+
+// newHWEnv runs a conductor whose drivers are built as the service builds
+// them (builtin, from ironic.conf), with the [DEFAULT] options given and
+// the redfish and ipmitool waits made instant where tune says. Everything
+// logged goes to the returned hwLog.
+func newHWEnv(t *testing.T, db *sqldb.DB, defaults, conductorConf map[string]string, tune func(*builtin.Options)) (*env, *hwLog) {
+	t.Helper()
+	overrides := map[string]map[string]string{"DEFAULT": defaults, "conductor": {}}
+	for k, v := range hwConductorOff {
+		overrides["conductor"][k] = v
+	}
+	for k, v := range conductorConf {
+		overrides["conductor"][k] = v
+	}
+	cfg, err := config.Load(config.LoadOptions{Overrides: overrides})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	logs := &hwLog{}
+	clock := &offsetClock{}
+	st := store.New(db, store.WithClock(clock.Now))
+	o, err := builtin.OptionsFromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Ports = st
+	o.Redfish.Log = logs.logger()
+	o.Redfish.Clock = instantClock{}
+	if o.IPMI != nil {
+		o.IPMI.Log = logs.logger()
+		o.IPMI.TempDir = t.TempDir()
+	}
+	if tune != nil {
+		tune(&o)
+	}
+	r, err := builtin.Registry(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.Build(driver.SettingsFromConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg, drivers: d}
+	e.c, err = conductor.New(conductor.Options{
+		Store: st, Drivers: d, Config: cfg, Host: testHost, Clock: clock, Logger: logs.logger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.api = rpc.NewLocal(e.c, logs.logger())
+	e.start(e.c)
+	return e, logs
+}
+
+// redfishShipped is the configuration seed 001 says OpenKeel ships, with
+// every redfish interface enabled.
+var redfishShipped = map[string]string{
+	"enabled_hardware_types":        "redfish",
+	"enabled_power_interfaces":      "redfish",
+	"enabled_management_interfaces": "redfish",
+	"enabled_boot_interfaces":       "redfish-virtual-media",
+	"enabled_deploy_interfaces":     "direct",
+	"enabled_inspect_interfaces":    "redfish",
+	"enabled_bios_interfaces":       "redfish",
+	"enabled_raid_interfaces":       "redfish",
+	"enabled_firmware_interfaces":   "redfish",
+	"enabled_vendor_interfaces":     "redfish",
+	"enabled_network_interfaces":    "noop",
+	"enabled_storage_interfaces":    "noop",
+	"enabled_rescue_interfaces":     "no-rescue",
+	"enabled_console_interfaces":    "no-console",
+}
+
+func newRedfishHWEnv(t *testing.T, db *sqldb.DB, conductorConf map[string]string) (*env, *hwLog) {
+	t.Helper()
+	return newHWEnv(t, db, redfishShipped, conductorConf, nil)
+}
+
+// enrollRedfish creates a redfish node through the conductor, as the API's
+// POST /v1/nodes does.
+func (e *env) enrollRedfish(bmc *redfishbmc.BMC, password string) *model.Node {
+	e.t.Helper()
+	n, err := e.api.CreateNode(context.Background(), "", &model.Node{
+		UUID: newHWUUID(e.t), Driver: "redfish", ProvisionState: states.Enroll,
+		DriverInfo: map[string]any{
+			"redfish_address": bmc.URL(), "redfish_system_id": redfishbmc.SystemPath("sys-1"),
+			"redfish_username": oobUser, "redfish_password": password,
+		},
+	})
+	if err != nil {
+		e.t.Fatalf("create node: %v", err)
+	}
+	return n
+}
+
+var hwUUIDs = struct {
+	sync.Mutex
+	n int
+}{}
+
+func newHWUUID(t *testing.T) string {
+	t.Helper()
+	hwUUIDs.Lock()
+	defer hwUUIDs.Unlock()
+	hwUUIDs.n++
+	return fmt.Sprintf("5e1f0a2b-9c3d-4e5f-8a6b-%012d", hwUUIDs.n)
+}
+
+// secretFree fails the test when the BMC password appears in the logs or
+// in what the API shows of the node unmasked (last_error, maintenance
+// reason, driver_internal_info, history).
+func (e *env) secretFree(logs *hwLog, password string, nodes ...*model.Node) {
+	e.t.Helper()
+	if strings.Contains(logs.String(), password) {
+		e.t.Errorf("the BMC password is in the logs")
+	}
+	for _, n := range nodes {
+		// The sink must have heard of the node for its absence of
+		// secrets to mean anything.
+		if !strings.Contains(logs.String(), n.UUID) {
+			e.t.Errorf("nothing was logged about node %s", n.UUID)
+		}
+		cur := e.get(n)
+		shown := fmt.Sprint(deref(cur.LastError), deref(cur.MaintenanceReason), cur.DriverInternalInfo, cur.Properties, e.history(n))
+		if strings.Contains(shown, password) {
+			e.t.Errorf("node %s shows the BMC password: %s", n.UUID, shown)
+		}
+	}
+}
+
+func sysWithHardware(state string) []redfishbmc.SystemOption {
+	return []redfishbmc.SystemOption{
+		redfishbmc.PowerState(state),
+		redfishbmc.Processor(redfishbmc.CPU{Arch: "x86", Cores: 4, Threads: 8, Model: "Xeon"}),
+		redfishbmc.MemoryGiB(16),
+		redfishbmc.StorageDrive(100 << 30),
+		redfishbmc.EthernetInterface("1", "52:54:00:12:34:01", "Enabled"),
+		redfishbmc.EthernetInterface("2", "52:54:00:12:34:02", "Enabled"),
+		redfishbmc.Bios(map[string]any{"BootMode": "Uefi", "ProcTurboMode": "Enabled"}),
+	}
+}
+
+// Seed 001 scenario 1 with the redfish hardware type: enrolled with the
+// interfaces the shipped configuration defaults to, a wrong password sends
+// "manage" back to enroll with the BMC's refusal, the right one reaches
+// manageable with the power state the BMC reports, and out-of-band
+// inspection fills properties and creates the ports.
+func TestHWRedfishEnrollManageInspect(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		bmc := redfishbmc.New(t).System("sys-1", sysWithHardware(redfishbmc.On)...).
+			WithBasicAuth(oobUser, oobPassword).WithSessions()
+		e, logs := newRedfishHWEnv(t, db, nil)
+		ctx := context.Background()
+
+		const wrong = "Wr0ng-S3cret-pw"
+		bad := e.enrollRedfish(bmc, wrong)
+		if err := e.api.DoProvisioningAction(ctx, "", bad.UUID, "manage"); err != nil {
+			t.Fatal(err)
+		}
+		got := e.waitState(bad, states.Enroll)
+		prefix := "Failed to get power state for node " + bad.UUID + ". Error: Redfish exception occurred. Error: "
+		if msg := deref(got.LastError); !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, "401") {
+			t.Fatalf("last_error after a refused login: %q", msg)
+		}
+		if got.TargetProvisionState != "" || got.PowerState != "" {
+			t.Fatalf("refused node: target %q power %q", got.TargetProvisionState, got.PowerState)
+		}
+
+		n := e.enrollRedfish(bmc, oobPassword)
+		for kind, want := range map[string]string{
+			"power": n.PowerInterface, "management": n.ManagementInterface, "inspect": n.InspectInterface,
+			"bios": n.BIOSInterface, "raid": n.RAIDInterface, "firmware": n.FirmwareInterface, "vendor": n.VendorInterface,
+		} {
+			if want != "redfish" {
+				t.Errorf("default %s interface %q, want redfish", kind, want)
+			}
+		}
+		if n.BootInterface != "redfish-virtual-media" || n.DeployInterface != "direct" {
+			t.Errorf("boot %q deploy %q", n.BootInterface, n.DeployInterface)
+		}
+		before := bmc.Count(http.MethodGet, "/redfish/v1/Systems/sys-1")
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "manage"); err != nil {
+			t.Fatal(err)
+		}
+		got = e.waitState(n, states.Manageable)
+		e.expect(got, states.Manageable, "", "")
+		if got.PowerState != states.PowerOn {
+			t.Fatalf("power state after verification %q, want the BMC's power on", got.PowerState)
+		}
+		if bmc.Count(http.MethodGet, "/redfish/v1/Systems/sys-1") == before || bmc.SessionsCreated() == 0 {
+			t.Fatal("verification did not read the system through a BMC session")
+		}
+		if v := biosValues(biosRows(t, e, got)); v["ProcTurboMode"] != "Enabled" {
+			t.Errorf("BIOS settings cached by manage: %v", v)
+		}
+
+		checks, err := e.api.ValidateDriverInterfaces(ctx, "", n.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, iface := range []string{"power", "management", "inspect", "bios", "raid", "firmware"} {
+			if r := checks[iface]; r.Result == nil || !*r.Result {
+				t.Errorf("validate %s: %+v", iface, r)
+			}
+		}
+
+		if err := e.api.InspectHardware(ctx, "", n.UUID); err != nil {
+			t.Fatal(err)
+		}
+		got = e.waitState(n, states.Manageable)
+		e.expect(got, states.Manageable, "", "")
+		for k, want := range map[string]any{"cpus": float64(8), "cpu_arch": "x86_64", "memory_mb": "16384", "local_gb": "99"} {
+			if got.Properties[k] != want {
+				t.Errorf("property %s = %#v, want %#v", k, got.Properties[k], want)
+			}
+		}
+		if caps, _ := got.Properties["capabilities"].(string); !strings.Contains(caps, "boot_mode:uefi") {
+			t.Errorf("capabilities %q lack the boot mode", caps)
+		}
+		id := got.ID
+		ports, err := e.st.ListPorts(ctx, store.PortFilter{NodeID: &id}, store.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var macs []string
+		for _, p := range ports {
+			macs = append(macs, *p.Address)
+		}
+		sort.Strings(macs)
+		if !slices.Equal(macs, []string{"52:54:00:12:34:01", "52:54:00:12:34:02"}) {
+			t.Fatalf("ports after inspection %v", macs)
+		}
+		if _, err := e.st.GetNodeInventory(ctx, id); err != nil {
+			t.Errorf("inventory after inspection: %v", err)
+		}
+
+		e.secretFree(logs, wrong, bad, n)
+		e.secretFree(logs, oobPassword, bad, n)
+	})
+}
+
+// Seed 001 scenario 4 with the redfish hardware type: the power state
+// changed behind the conductor's back is forced back with the default
+// force_power_state_during_sync, recorded without it.
+func TestHWRedfishPowerDrift(t *testing.T) {
+	for _, force := range []bool{true, false} {
+		t.Run(fmt.Sprintf("force=%v", force), func(t *testing.T) {
+			forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+				bmc := redfishbmc.New(t).System("sys-1", redfishbmc.PowerState(redfishbmc.On)).WithBasicAuth(oobUser, oobPassword)
+				conf := map[string]string{}
+				if !force {
+					conf["force_power_state_during_sync"] = "false"
+				}
+				e, logs := newRedfishHWEnv(t, db, conf)
+				ctx := context.Background()
+				n := e.enrollRedfish(bmc, oobPassword)
+				if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "manage"); err != nil {
+					t.Fatal(err)
+				}
+				e.waitState(n, states.Manageable)
+				e.c.SyncPowerStates(ctx)
+				if got := e.get(n); got.PowerState != states.PowerOn || bmc.Power("sys-1") != redfishbmc.On {
+					t.Fatalf("without drift: node %q, BMC %q", got.PowerState, bmc.Power("sys-1"))
+				}
+
+				bmc.SetPower("sys-1", redfishbmc.Off)
+				e.c.SyncPowerStates(ctx)
+				got := e.get(n)
+				if force {
+					if bmc.Power("sys-1") != redfishbmc.On || got.PowerState != states.PowerOn {
+						t.Fatalf("forced back: BMC %q node %q", bmc.Power("sys-1"), got.PowerState)
+					}
+				} else if bmc.Power("sys-1") != redfishbmc.Off || got.PowerState != states.PowerOff {
+					t.Fatalf("recorded: BMC %q node %q", bmc.Power("sys-1"), got.PowerState)
+				}
+				if got.Maintenance {
+					t.Fatalf("drift put the node in maintenance: %q", deref(got.MaintenanceReason))
+				}
+				e.secretFree(logs, oobPassword, n)
+			})
+		})
+	}
+}
+
+// A BMC that keeps failing puts the node in maintenance with fault "power
+// failure" once power_state_sync_max_retries is exceeded; the recovery
+// periodic takes it out when the BMC answers again.
+func TestHWRedfishPowerFailureMaintenanceAndRecovery(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		bmc := redfishbmc.New(t).System("sys-1", redfishbmc.PowerState(redfishbmc.On)).WithBasicAuth(oobUser, oobPassword)
+		e, logs := newRedfishHWEnv(t, db, nil)
+		ctx := context.Background()
+		n := e.enrollRedfish(bmc, oobPassword)
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "manage"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.Manageable)
+
+		bmc.FailNextMatching(redfishbmc.Match{Method: http.MethodGet, Path: "/Systems/sys-1"}, 100000, http.StatusInternalServerError, "")
+		retries := e.cfg.Int("conductor", "power_state_sync_max_retries")
+		for i := 1; i <= retries; i++ {
+			e.c.SyncPowerStates(ctx)
+			if got := e.get(n); got.Maintenance {
+				t.Fatalf("maintenance after %d failed syncs, max retries %d", i, retries)
+			}
+		}
+		e.c.SyncPowerStates(ctx)
+		got := e.get(n)
+		if !got.Maintenance || deref(got.Fault) != "power failure" ||
+			!strings.HasPrefix(deref(got.MaintenanceReason), "During sync_power_state, max retries exceeded for node "+n.UUID) {
+			t.Fatalf("after %d failed syncs: maintenance %v fault %q reason %q", retries+1, got.Maintenance, deref(got.Fault), deref(got.MaintenanceReason))
+		}
+		e.c.PowerFailureRecovery(ctx)
+		if got := e.get(n); !got.Maintenance {
+			t.Fatal("recovered while the BMC still fails")
+		}
+		bmc.ClearFaults()
+		e.c.PowerFailureRecovery(ctx)
+		got = e.get(n)
+		if got.Maintenance || got.Fault != nil || got.MaintenanceReason != nil || got.PowerState != states.PowerOn {
+			t.Fatalf("after recovery: maintenance %v fault %q reason %q power %q",
+				got.Maintenance, deref(got.Fault), deref(got.MaintenanceReason), got.PowerState)
+		}
+		e.secretFree(logs, oobPassword, n)
+	})
+}
+
+// BIOS apply_configuration does not need the ramdisk: on the redfish
+// hardware type, a manual cleaning without it sets the pending settings,
+// reboots, and the driver periodic finishes the step once the BMC applied
+// them.
+func TestHWRedfishBIOSCleaningWithoutRamdisk(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		bmc := redfishbmc.New(t).System("sys-1", sysWithHardware(redfishbmc.Off)...).WithBasicAuth(oobUser, oobPassword)
+		e, logs := newRedfishHWEnv(t, db, nil)
+		ctx := context.Background()
+		n := e.enrollRedfish(bmc, oobPassword)
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "manage"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.Manageable)
+		resets := len(bmc.Snapshot("sys-1").Resets)
+		if err := e.api.DoNodeClean(ctx, "", n.UUID, []map[string]any{{"interface": "bios", "step": "apply_configuration",
+			"args": map[string]any{"settings": []any{map[string]any{"name": "ProcTurboMode", "value": "Disabled"}}}}}, true); err != nil {
+			t.Fatal(err)
+		}
+		waiting := e.waitState(n, states.CleanWait)
+		if len(bmc.Snapshot("sys-1").Resets) == resets {
+			t.Fatal("the BIOS step did not reboot the system to apply its settings")
+		}
+		if got := bmc.BiosOf("sys-1").Attributes["ProcTurboMode"]; got != "Disabled" {
+			t.Fatalf("setting after the reboot: %v", got)
+		}
+		e.pollUntil(waiting, 3)
+		got := e.waitState(n, states.Manageable)
+		e.expect(got, states.Manageable, "", "")
+		if v := biosValues(biosRows(t, e, got)); v["ProcTurboMode"] != "Disabled" {
+			t.Fatalf("cached settings after the step: %v", v)
+		}
+		if m := bmc.StartBoot("sys-1"); m.Media != "" {
+			t.Fatalf("a ramdisk was inserted for a cleaning without it: %s", m.Media)
+		}
+		e.secretFree(logs, oobPassword, n)
+	})
+}
