@@ -84,6 +84,16 @@ func waitState(t *testing.T, gc *gophercloud.ServiceClient, id string, state nod
 		n, _ := nodes.Get(context.Background(), gc, id).Extract()
 		t.Fatalf("node %s never reached %s: %v (node: %+v)", id, state, err, n)
 	}
+	// The state is saved before the worker lets go of the node; the next
+	// request would meet NodeLocked (409), which gophercloud does not
+	// retry and the operator requeues.
+	eventually(t, func() (bool, string) {
+		n, err := nodes.Get(ctx, gc, id).Extract()
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.Reservation == "", n.Reservation
+	})
 }
 
 func provision(t *testing.T, gc *gophercloud.ServiceClient, id string, opts nodes.ProvisionStateOpts, want nodes.ProvisionState) {
