@@ -300,10 +300,16 @@ func (b *Boot) validateCommon(ctx context.Context, task *driver.Task) error {
 	return err
 }
 
-// Validate is upstream PXEBaseMixin.validate for a local boot, the only
-// one this interface prepares.
+// Validate is upstream PXEBaseMixin.validate: a local boot needs nothing
+// of the instance image, a ramdisk boot needs what it boots from.
 func (b *Boot) Validate(ctx context.Context, task *driver.Task) error {
-	return b.validateCommon(ctx, task)
+	if err := b.validateCommon(ctx, task); err != nil {
+		return err
+	}
+	if bootOption(task.Node) != "ramdisk" {
+		return nil
+	}
+	return b.validateInstanceImage(ctx, task.Node)
 }
 
 // ValidateRescue checks the rescue ramdisk is known.
@@ -656,12 +662,17 @@ func (b *Boot) CleanUpRamdisk(ctx context.Context, task *driver.Task) error {
 	return b.cleanUp(ctx, task)
 }
 
-// PrepareInstance readies a local boot: the node's network boot
-// configuration goes and the disk becomes the persistent boot device
-// (left alone on an active or adopting node, as at takeover).
+// PrepareInstance readies the instance's boot. A ramdisk instance boots
+// from the network; for a local boot the node's network boot
+// configuration goes and the disk becomes the persistent boot device. The
+// boot device is left alone on an active or adopting node, as at takeover.
 func (b *Boot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 	n := task.Node
-	if opt := bootOption(n); opt != "local" {
+	switch opt := bootOption(n); opt {
+	case "ramdisk":
+		return b.prepareRamdiskInstance(ctx, task)
+	case "local":
+	default:
 		return errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Boot option %s of node %s is not supported by this boot interface", opt, n.UUID))
 	}
 	if err := b.cleanUp(ctx, task); err != nil {

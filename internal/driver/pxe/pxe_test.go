@@ -574,3 +574,132 @@ func TestIPXETimeoutAndFallback(t *testing.T) {
 	script, _ := os.ReadFile(filepath.Join(e.http, "boot.ipxe"))
 	sameText(t, "boot.ipxe", dropComments(string(script)), upstreamOutput["bootScriptFallback"])
 }
+
+// A ramdisk deployment boots the instance's kernel and ramdisk (or, with
+// iPXE, its boot ISO) from the network for good: the configuration,
+// written as upstream's service mode writes it, starts its boot_ramdisk
+// entry, and clean-up removes it all.
+func TestPrepareInstanceRamdisk(t *testing.T) {
+	const u = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
+	links := func(ipxe bool) []string {
+		first := []string{"pxelinux.cfg/01-52-54-00-aa-bb-01 -> ../" + u + "/config", "pxelinux.cfg/20-52-54-00-aa-bb-02 -> ../" + u + "/config"}
+		if ipxe {
+			first = []string{"pxelinux.cfg/52-54-00-aa-bb-01 -> ../" + u + "/config", "pxelinux.cfg/52-54-00-aa-bb-02 -> ../" + u + "/config"}
+		}
+		return append(first, "52:54:00:AA:BB:01.conf -> "+u+"/config", "52:54:00:aa:bb:02.conf -> "+u+"/config",
+			"grub.cfg-01-52-54-00-aa-bb-01 -> "+u+"/config", "grub.cfg-01-52-54-00-aa-bb-02 -> "+u+"/config",
+			"pxelinux.cfg/", u+"/", u+"/config -rw-r--r--")
+	}
+	for _, tc := range []struct {
+		name, mode string
+		iface      func(Options) *Boot
+		bootISO    bool
+		root       string
+		config     string
+		files      []string
+		device     string
+	}{
+		{name: "pxe bios", mode: "bios", iface: NewPXE, root: "tftp", config: "pxeRamdiskBIOS", files: []string{"kernel", "ramdisk"}, device: "pxe"},
+		{name: "pxe uefi", mode: "uefi", iface: NewPXE, root: "tftp", config: "pxeRamdiskUEFI", files: []string{"kernel", "ramdisk"}, device: "pxe"},
+		{name: "http uefi", mode: "uefi", iface: NewHTTP, root: "tftp", config: "pxeRamdiskUEFI", files: []string{"kernel", "ramdisk"}, device: "uefihttp"},
+		{name: "ipxe", mode: "uefi", iface: NewIPXE, root: "http", config: "ipxeRamdisk", files: []string{"kernel", "ramdisk"}, device: "pxe"},
+		{name: "ipxe boot iso", mode: "bios", iface: NewIPXE, bootISO: true, root: "http", config: "ipxeBootISO", files: []string{"boot_iso"}, device: "pxe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, tc.mode)
+			src := filepath.Dir(strings.TrimPrefix(e.node.DriverInfo["deploy_kernel"].(string), "file://"))
+			for name, content := range map[string]string{"vmlinuz": "INSTANCE-KERNEL", "initrd": "INSTANCE-RAMDISK", "live.iso": "ISO"} {
+				if err := os.WriteFile(filepath.Join(src, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.node.DeployInterface = "ramdisk"
+			e.node.InstanceInfo = map[string]any{"ramdisk_kernel_arguments": "console=ttyS0"}
+			if tc.bootISO {
+				e.node.InstanceInfo["boot_iso"] = "file://" + filepath.Join(src, "live.iso")
+			} else {
+				e.node.InstanceInfo["kernel"] = "file://" + filepath.Join(src, "vmlinuz")
+				e.node.InstanceInfo["ramdisk"] = "file://" + filepath.Join(src, "initrd")
+			}
+			b := tc.iface(e.opts)
+			if err := b.Validate(ctx, e.task); err != nil {
+				t.Fatalf("validate: %v", err)
+			}
+			if err := b.PrepareInstance(ctx, e.task); err != nil {
+				t.Fatal(err)
+			}
+			root := map[string]string{"tftp": e.tftp, "http": e.http}[tc.root]
+			want := links(tc.root == "http")
+			for _, f := range tc.files {
+				want = append(want, u+"/"+f+" -rw-r--r--")
+			}
+			if got := tree(t, root); !equal(got, want) {
+				t.Errorf("files under %s:\n%s\nwant:\n%s", tc.root, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			cfg, err := os.ReadFile(filepath.Join(root, u, "config"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameText(t, "config", string(cfg), upstreamOutput[tc.config])
+			contents := map[string]string{"kernel": "INSTANCE-KERNEL", "ramdisk": "INSTANCE-RAMDISK", "boot_iso": "ISO"}
+			for _, f := range tc.files {
+				if data, _ := os.ReadFile(filepath.Join(root, u, f)); string(data) != contents[f] {
+					t.Errorf("%s = %q", f, data)
+				}
+			}
+			if len(e.mgmt.calls) != 1 || e.mgmt.calls[0] != (bootCall{tc.device, true}) {
+				t.Errorf("boot device calls = %v, want persistent %s", e.mgmt.calls, tc.device)
+			}
+			// At takeover the existing configuration is kept and the boot
+			// device left alone.
+			e.node.ProvisionState = states.Active
+			if err := b.PrepareInstance(ctx, e.task); err != nil {
+				t.Fatal(err)
+			}
+			if again, _ := os.ReadFile(filepath.Join(root, u, "config")); string(again) != string(cfg) || len(e.mgmt.calls) != 1 {
+				t.Errorf("takeover changed the configuration or the boot device: %v", e.mgmt.calls)
+			}
+			if err := b.CleanUpInstance(ctx, e.task); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range []string{e.tftp, e.http} {
+				for _, entry := range tree(t, r) {
+					if entry != "pxelinux.cfg/" {
+						t.Errorf("left after clean-up: %s", entry)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A ramdisk deployment needs a boot ISO or a kernel and ramdisk, and not a
+// boot ISO and an image at once.
+func TestValidateRamdiskInstance(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "bios")
+	e.node.DeployInterface = "ramdisk"
+	b := NewPXE(e.opts)
+	e.node.InstanceInfo = map[string]any{"kernel": "file:///k"}
+	err := b.Validate(ctx, e.task)
+	if e, _ := errs.As(err); e == nil || e.Class != "MissingParameterValue" || e.Message != "Cannot validate image information for node "+
+		"1be26c0b-03f2-4d2e-ae87-c02d7f33c123 because one or more parameters are missing from its instance_info and insufficient information "+
+		"is present to boot from a remote volume. Missing are: ['ramdisk']" {
+		t.Errorf("kernel only: %v", err)
+	}
+	e.node.InstanceInfo = map[string]any{"image_source": "http://127.0.0.1:1/disk.img"}
+	if err := b.Validate(ctx, e.task); !errs.Is(err, "MissingParameterValue") || err.Error() != "Image http://127.0.0.1:1/disk.img is missing the following properties: kernel, ramdisk" {
+		t.Errorf("image without kernel and ramdisk: %v", err)
+	}
+	e.node.InstanceInfo = map[string]any{"boot_iso": "file:///live.iso", "image_source": "file:///disk.img"}
+	if err := b.Validate(ctx, e.task); !errs.Is(err, "InvalidParameterValue") {
+		t.Errorf("boot_iso with image_source: %v", err)
+	}
+	// A local boot does not look at the instance image.
+	e.node.DeployInterface = "direct"
+	e.node.InstanceInfo = map[string]any{"kernel": "file:///k"}
+	if err := b.Validate(ctx, e.task); err != nil {
+		t.Errorf("local boot: %v", err)
+	}
+}

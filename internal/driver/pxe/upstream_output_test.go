@@ -25,6 +25,23 @@ package pxe
 // The boot.ipxe texts leave out upstream's "#" comment lines (not the
 // "#!ipxe" header): comments do not change what iPXE does, and ours are
 // our own words; tests drop comment lines from both sides.
+//
+// The ramdisk instance texts (pxeRamdisk*, ipxeRamdisk, ipxeBootISO) are
+// what upstream's prepare_instance leaves for a node of the ramdisk
+// deploy interface: build_pxe_config_options(service=True), hence no
+// deployment_aki_path or deployment_ari_path, with aki_path and ari_path
+// "<uuid>/kernel" and "<uuid>/ramdisk" (tftp_root relative) or
+// "http://127.0.0.1:8080/<uuid>/kernel" and ".../ramdisk" (iPXE), or, for
+// a boot_iso, "no_kernel", "no_ramdisk" and boot_iso_url
+// "http://127.0.0.1:8080/<uuid>/boot_iso"; ramdisk_opts "console=ttyS0"
+// (instance_info ramdisk_kernel_arguments), pxe_append_params
+// "nofb vga=normal", tftp_server "192.0.2.1", ipxe_timeout 0; rendered by
+// create_pxe_config as above, then switched to boot_ramdisk by
+// deploy_utils.switch_pxe_config (its _replace_boot_line regular
+// expressions applied line by line).
+//
+// Every text here was checked again on 2026-12-01 by rendering upstream's
+// templates at that commit with Jinja2 3.1.6 and comparing byte for byte.
 var upstreamOutput = map[string]string{
 	// pxeBIOS: pxe_config.template
 	"pxeBIOS": `default deploy
@@ -272,4 +289,125 @@ echo Please update your iPXE ROM and retry.
 echo Press any key to reboot...
 prompt --timeout 180
 reboot`,
+	"pxeRamdiskBIOS": `default boot_ramdisk
+
+label deploy
+kernel 
+append initrd= selinux=0 troubleshoot=0 text nofb vga=normal
+ipappend 2
+
+label boot_whole_disk
+COM32 chain.c32
+append mbr:{{ DISK_IDENTIFIER }}
+
+label boot_ramdisk
+kernel 1be26c0b-03f2-4d2e-ae87-c02d7f33c123/kernel
+append initrd=1be26c0b-03f2-4d2e-ae87-c02d7f33c123/ramdisk root=/dev/ram0 text nofb vga=normal console=ttyS0
+
+label boot_anaconda
+kernel 1be26c0b-03f2-4d2e-ae87-c02d7f33c123/kernel
+append initrd=1be26c0b-03f2-4d2e-ae87-c02d7f33c123/ramdisk text nofb vga=normal inst.ks= inst.stage2=
+ipappend 2`,
+	"pxeRamdiskUEFI": `set default=boot_ramdisk
+set timeout=5
+set hidden_timeout_quiet=false
+
+menuentry "deploy"  {
+    linux  selinux=0 troubleshoot=0 text nofb vga=normal boot_server=192.0.2.1
+    initrd 
+}
+
+menuentry "boot_ramdisk"  {
+    linux 1be26c0b-03f2-4d2e-ae87-c02d7f33c123/kernel root=/dev/ram0 text nofb vga=normal console=ttyS0
+    initrd 1be26c0b-03f2-4d2e-ae87-c02d7f33c123/ramdisk
+}
+
+menuentry "boot_whole_disk"  {
+    linux chain.c32 mbr:(( DISK_IDENTIFIER ))
+}
+
+menuentry "boot_anaconda" {
+     linux 1be26c0b-03f2-4d2e-ae87-c02d7f33c123/kernel text nofb vga=normal inst.ks= inst.stage2=
+     initrd 1be26c0b-03f2-4d2e-ae87-c02d7f33c123/ramdisk
+}`,
+	"ipxeRamdisk": `#!ipxe
+
+set attempts:int32 10
+set i:int32 0
+
+goto boot_ramdisk
+
+:deploy
+imgfree
+kernel  selinux=0 troubleshoot=0 text nofb vga=normal BOOTIF=${mac} initrd=deploy_ramdisk || goto retry
+
+initrd  || goto retry
+boot
+
+:retry
+iseq ${i} ${attempts} && goto fail ||
+inc i
+echo No response, retrying in ${i} seconds.
+sleep ${i}
+goto boot_ramdisk
+
+:fail
+echo Failed to get a response after ${attempts} attempts
+echo Powering off in 30 seconds.
+sleep 30
+poweroff
+
+:boot_anaconda
+imgfree
+kernel http://127.0.0.1:8080/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/kernel text nofb vga=normal inst.ks= inst.stage2= initrd=ramdisk || goto boot_anaconda
+initrd http://127.0.0.1:8080/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/ramdisk || goto boot_anaconda
+boot
+
+:boot_ramdisk
+imgfree
+kernel http://127.0.0.1:8080/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/kernel root=/dev/ram0 text nofb vga=normal console=ttyS0 initrd=ramdisk || goto boot_ramdisk
+initrd http://127.0.0.1:8080/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/ramdisk || goto boot_ramdisk
+boot
+
+:boot_whole_disk
+sanboot --no-describe || exit 0`,
+	"ipxeBootISO": `#!ipxe
+
+set attempts:int32 10
+set i:int32 0
+
+goto boot_ramdisk
+
+:deploy
+imgfree
+kernel  selinux=0 troubleshoot=0 text nofb vga=normal BOOTIF=${mac} initrd=deploy_ramdisk || goto retry
+
+initrd  || goto retry
+boot
+
+:retry
+iseq ${i} ${attempts} && goto fail ||
+inc i
+echo No response, retrying in ${i} seconds.
+sleep ${i}
+goto boot_ramdisk
+
+:fail
+echo Failed to get a response after ${attempts} attempts
+echo Powering off in 30 seconds.
+sleep 30
+poweroff
+
+:boot_anaconda
+imgfree
+kernel no_kernel text nofb vga=normal inst.ks= inst.stage2= initrd=ramdisk || goto boot_anaconda
+initrd no_ramdisk || goto boot_anaconda
+boot
+
+:boot_ramdisk
+imgfree
+sanboot http://127.0.0.1:8080/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/boot_iso
+
+:boot_whole_disk
+sanboot --no-describe || exit 0`,
 }
