@@ -1,0 +1,142 @@
+package conductor_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openkeel/ironic/internal/driver/builtin"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/ipmisim"
+)
+
+// ipmiShipped is the ipmi + iPXE variant of seed 001's configuration.
+var ipmiShipped = map[string]string{
+	"enabled_hardware_types":        "ipmi",
+	"enabled_power_interfaces":      "ipmitool",
+	"enabled_management_interfaces": "ipmitool",
+	"enabled_boot_interfaces":       "ipxe",
+	"enabled_deploy_interfaces":     "direct",
+	"enabled_inspect_interfaces":    "no-inspect",
+	"enabled_console_interfaces":    "ipmitool-socat,no-console",
+	"enabled_vendor_interfaces":     "ipmitool,no-vendor",
+	"enabled_bios_interfaces":       "no-bios",
+	"enabled_raid_interfaces":       "no-raid",
+	"enabled_firmware_interfaces":   "no-firmware",
+	"enabled_network_interfaces":    "noop",
+	"enabled_storage_interfaces":    "noop",
+	"enabled_rescue_interfaces":     "no-rescue",
+}
+
+// newIPMIHWEnv runs the ipmi hardware type with the real ipmitool; the
+// throttle is shortened (the driver's own tests hold the 5 s default).
+func newIPMIHWEnv(t *testing.T, db *sqldb.DB, conductorConf map[string]string) (*env, *hwLog) {
+	t.Helper()
+	ipmisim.Require(t)
+	return newHWEnv(t, db, ipmiShipped, conductorConf, func(o *builtin.Options) {
+		o.IPMI.MinCommandInterval = 200 * time.Millisecond
+		o.IPMI.CommandRetryTimeout = 10 * time.Second
+	})
+}
+
+func (e *env) enrollIPMI(b *ipmisim.BMC, password string) *model.Node {
+	e.t.Helper()
+	n, err := e.api.CreateNode(context.Background(), "", &model.Node{
+		UUID: newHWUUID(e.t), Driver: "ipmi", ProvisionState: states.Enroll,
+		DriverInfo: map[string]any{
+			"ipmi_address": b.Address, "ipmi_port": float64(b.Port),
+			"ipmi_username": b.Username, "ipmi_password": password,
+			"ipmi_cipher_suite": ipmisim.CipherSuite,
+			// Only validated: no console is started.
+			"ipmi_terminal_port": float64(b.Port + 1),
+		},
+	})
+	if err != nil {
+		e.t.Fatalf("create node: %v", err)
+	}
+	return n
+}
+
+// Seed 001 scenario 1 (verification) and the power and boot device calls
+// with the ipmi hardware type against ipmi_sim, then scenario 4's drift
+// forced back; the password shows nowhere.
+func TestHWIPMIManagePowerBootDevice(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		b := ipmisim.Start(t, ipmisim.Options{})
+		e, logs := newIPMIHWEnv(t, db, nil)
+		ctx := context.Background()
+
+		const wrong = "Wr0ng-IPMI-pw"
+		bad := e.enrollIPMI(b, wrong)
+		if err := e.api.DoProvisioningAction(ctx, "", bad.UUID, "manage"); err != nil {
+			t.Fatal(err)
+		}
+		got := e.waitState(bad, states.Enroll)
+		e.expect(got, states.Enroll, "", "Failed to get power state for node "+bad.UUID+". Error: IPMI call failed: power status.")
+
+		n := e.enrollIPMI(b, b.Password)
+		if n.PowerInterface != "ipmitool" || n.ManagementInterface != "ipmitool" || n.ConsoleInterface != "ipmitool-socat" ||
+			n.VendorInterface != "ipmitool" || n.BootInterface != "ipxe" {
+			t.Fatalf("default interfaces power %q management %q console %q vendor %q boot %q",
+				n.PowerInterface, n.ManagementInterface, n.ConsoleInterface, n.VendorInterface, n.BootInterface)
+		}
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "manage"); err != nil {
+			t.Fatal(err)
+		}
+		got = e.waitState(n, states.Manageable)
+		e.expect(got, states.Manageable, "", "")
+		if got.PowerState != states.PowerOff {
+			t.Fatalf("power state after verification %q", got.PowerState)
+		}
+
+		if err := e.api.ChangeNodePowerState(ctx, "", n.UUID, states.PowerOn, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.waitPower(n); got.PowerState != states.PowerOn || deref(got.LastError) != "" || !b.PoweredOn(t) {
+			t.Fatalf("power on: node %q last_error %q, simulator on %v", got.PowerState, deref(got.LastError), b.PoweredOn(t))
+		}
+
+		if err := e.api.SetBootDevice(ctx, "", n.UUID, "pxe", true); err != nil {
+			t.Fatal(err)
+		}
+		if dev := b.BootDevice(t); dev != "pxe" {
+			t.Fatalf("simulator boot device %q", dev)
+		}
+		bd, err := e.api.GetBootDevice(ctx, "", n.UUID)
+		if err != nil || bd.BootDevice != "pxe" {
+			t.Fatalf("boot device %+v, %v", bd, err)
+		}
+		devices, err := e.api.GetSupportedBootDevices(ctx, "", n.UUID)
+		if err != nil || strings.Join(devices, ",") != "pxe,disk,cdrom,bios,safe" {
+			t.Fatalf("supported boot devices %v, %v", devices, err)
+		}
+
+		if err := e.api.ChangeNodePowerState(ctx, "", n.UUID, states.PowerOff, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.waitPower(n); got.PowerState != states.PowerOff || b.PoweredOn(t) {
+			t.Fatalf("power off: node %q, simulator on %v", got.PowerState, b.PoweredOn(t))
+		}
+
+		b.SetPower(t, true)
+		e.c.SyncPowerStates(ctx)
+		if got := e.get(n); got.PowerState != states.PowerOff || b.PoweredOn(t) {
+			t.Fatalf("drift not forced back: node %q, simulator on %v", got.PowerState, b.PoweredOn(t))
+		}
+
+		checks, err := e.api.ValidateDriverInterfaces(ctx, "", n.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, iface := range []string{"power", "management", "console"} {
+			if r := checks[iface]; r.Result == nil || !*r.Result {
+				t.Errorf("validate %s: %+v", iface, r)
+			}
+		}
+		e.secretFree(logs, wrong, bad, n)
+		e.secretFree(logs, b.Password, bad, n)
+	})
+}
