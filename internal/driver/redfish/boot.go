@@ -400,7 +400,7 @@ func (b *VirtualMediaBoot) prepareDeployISO(ctx context.Context, task *driver.Ta
 	n := task.Node
 	b.overrideAPIURL(params)
 	if d.iso != "" {
-		return b.prepareRemoteISO(ctx, task, d, d.iso)
+		return b.prepareRemoteISO(ctx, task, d, d.iso, b.opts.DownloadSource)
 	}
 	inject := map[string]image.FileEntry{}
 	if b.opts.APICAFile != "" {
@@ -520,8 +520,9 @@ func (b *VirtualMediaBoot) buildAndPublish(ctx context.Context, task *driver.Tas
 	return b.publish(out, isoName(n), d.externalHTTPURLNode)
 }
 
-// prepareRemoteISO is upstream prepare_remote_image for a pre-built ISO.
-func (b *VirtualMediaBoot) prepareRemoteISO(ctx context.Context, task *driver.Task, d deployInfo, href string) (string, error) {
+// prepareRemoteISO is upstream prepare_remote_image for a pre-built ISO;
+// source is the ramdisk_image_download_source in force.
+func (b *VirtualMediaBoot) prepareRemoteISO(ctx context.Context, task *driver.Task, d deployInfo, href, source string) (string, error) {
 	u, _ := url.Parse(href)
 	scheme := ""
 	if u != nil {
@@ -530,7 +531,7 @@ func (b *VirtualMediaBoot) prepareRemoteISO(ctx context.Context, task *driver.Ta
 	if scheme == "swift" {
 		return href, nil
 	}
-	if b.opts.DownloadSource != "local" && (scheme == "http" || scheme == "https") {
+	if source != "local" && (scheme == "http" || scheme == "https") {
 		return href, nil
 	}
 	task.Logger().Debug("using pre-built ISO, custom configuration will not be available", "node", task.Node.UUID, "iso", href)
@@ -648,8 +649,9 @@ func bootOption(n *model.Node) string {
 }
 
 // PrepareInstance sets a persistent boot from disk for a local boot or a
-// whole disk image. Booting the instance itself over virtual media
-// (ramdisk and netboot options) is not built yet and is refused.
+// whole disk image, and from the instance's ISO for a ramdisk deployment.
+// Booting a partition image over virtual media (upstream's netboot with a
+// root_uuid) is refused, as upstream no longer offers netboot.
 func (b *VirtualMediaBoot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 	if err := requireExclusive(task); err != nil {
 		return err
@@ -659,7 +661,11 @@ func (b *VirtualMediaBoot) PrepareInstance(ctx context.Context, task *driver.Tas
 		return err
 	}
 	iwdi, _ := n.DriverInternalInfo["is_whole_disk_image"].(bool)
-	if opt := bootOption(n); opt != "local" && !iwdi {
+	opt := bootOption(n)
+	if opt == "ramdisk" && !iwdi {
+		return b.prepareRamdiskInstance(ctx, task)
+	}
+	if opt != "local" && !iwdi {
 		return errs.New("InstanceDeployFailure", map[string]any{
 			"reason": fmt.Sprintf("Boot option %s over virtual media is not supported for node %s", opt, n.UUID)})
 	}
@@ -670,10 +676,20 @@ func (b *VirtualMediaBoot) PrepareInstance(ctx context.Context, task *driver.Tas
 	return nil
 }
 
-// CleanUpInstance ejects everything and removes the published images.
+// CleanUpInstance ejects everything and removes the published images,
+// the config drive of a ramdisk instance included.
 func (b *VirtualMediaBoot) CleanUpInstance(ctx context.Context, task *driver.Task) error {
 	if err := requireExclusive(task); err != nil {
 		return err
 	}
-	return b.ejectAll(ctx, task)
+	if err := b.ejectAll(ctx, task); err != nil {
+		return err
+	}
+	if bootOption(task.Node) != "ramdisk" || task.Node.InstanceInfo["configdrive"] == nil {
+		return nil
+	}
+	if err := b.mgmt.DetachVirtualMedia(ctx, task, []string{"disk"}); err != nil {
+		return err
+	}
+	return b.unpublish(configdriveImageName(task.Node))
 }
