@@ -15,6 +15,10 @@
 // first) and stops when the test ends. Every request is logged to the test
 // with its credentials left out; counters let tests assert what the client
 // sent.
+//
+// Outside a test, Standalone builds one that logs to a log.Logger and
+// Serve runs it on a given address until it is closed; cmd/redfishbmc is
+// that as a process, configured from a JSON file (Config).
 package redfishbmc
 
 import (
@@ -22,6 +26,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,9 +50,19 @@ var defaultResetTypes = []string{
 
 var defaultBootTargets = []string{"None", "Pxe", "Hdd", "Cd", "BiosSetup", "UefiHttp", "UefiTarget"}
 
+// reporter is where the emulator logs its requests and reports misuse:
+// the test it serves, or a logger when it runs on its own.
+type reporter interface {
+	Logf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // BMC is one emulated Redfish service hosting any number of systems.
 type BMC struct {
-	t testing.TB
+	t reporter
+	// listener is the one Serve opened; nil lets httptest pick a port on
+	// 127.0.0.1.
+	listener net.Listener
 
 	mu       sync.Mutex
 	srv      *httptest.Server
@@ -89,6 +104,28 @@ type BMC struct {
 // HTTP. It is not listening until URL is called.
 func New(t testing.TB) *BMC {
 	t.Helper()
+	b := newBMC(t)
+	t.Cleanup(b.close)
+	return b
+}
+
+// logReporter reports to a logger; misuse ends the process, as a failed
+// test would end the test.
+type logReporter struct{ l *log.Logger }
+
+func (r logReporter) Logf(format string, args ...any)   { r.l.Printf(format, args...) }
+func (r logReporter) Fatalf(format string, args ...any) { r.l.Fatalf(format, args...) }
+
+// Standalone returns an emulator for use outside a test (cmd/redfishbmc):
+// requests are logged to l and Close stops it.
+func Standalone(l *log.Logger) *BMC {
+	return newBMC(logReporter{l})
+}
+
+// Close stops the server.
+func (b *BMC) Close() { b.close() }
+
+func newBMC(t reporter) *BMC {
 	b := &BMC{
 		t:        t,
 		vendor:   "OpenKeel",
@@ -105,7 +142,6 @@ func New(t testing.TB) *BMC {
 		},
 		chassis: chassis{ID: "1U", UUID: newUUID(), IndicatorLED: "Off"},
 	}
-	t.Cleanup(b.close)
 	return b
 }
 
@@ -186,6 +222,10 @@ func (b *BMC) URL() string {
 	defer b.mu.Unlock()
 	if b.srv == nil {
 		b.srv = httptest.NewUnstartedServer(http.HandlerFunc(b.serve))
+		if b.listener != nil {
+			_ = b.srv.Listener.Close()
+			b.srv.Listener = b.listener
+		}
 		// Server-side errors (TLS handshakes refused by a verifying
 		// client...) belong in the test's output, not on stderr.
 		b.srv.Config.ErrorLog = log.New(testWriter{b.t}, "redfishbmc: ", 0)
@@ -217,10 +257,10 @@ func (b *BMC) Server() *httptest.Server {
 	return b.srv
 }
 
-type testWriter struct{ t testing.TB }
+type testWriter struct{ t reporter }
 
 func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
+	w.t.Logf("%s", strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
 

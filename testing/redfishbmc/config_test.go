@@ -1,0 +1,92 @@
+package redfishbmc
+
+import (
+	"bytes"
+	"encoding/json"
+	"log"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestBuildFromConfigAndServe(t *testing.T) {
+	var raw Config
+	if err := json.Unmarshal([]byte(`{
+		"username": "admin", "password": "S3cr3t", "sessions": true, "vendor": "Contoso",
+		"systems": [
+			{"id": "sys-1", "power": "On", "cpu": {"arch": "x86", "cores": 2, "threads": 4, "model": "Xeon"},
+			 "memory_gib": 8, "disks_gib": [100], "nics": [{"mac": "52:54:00:00:00:01"}],
+			 "bios": {"ProcTurboMode": "Enabled"}},
+			{"id": "sys-2"}
+		]}`), &raw); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	b, err := Build(raw, log.New(&logs, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	url, err := b.Serve("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("URL %s", url)
+	}
+	if _, err := b.Serve(""); err == nil {
+		t.Fatal("a second Serve succeeded")
+	}
+	c := call{t: t, base: url, user: "admin", pass: "S3cr3t"}
+	resp, doc := c.do(http.MethodGet, "/redfish/v1/Systems", nil)
+	wantStatus(t, resp, http.StatusOK)
+	if doc["Members@odata.count"] != float64(2) {
+		t.Fatalf("systems %v", doc)
+	}
+	resp, doc = c.do(http.MethodGet, "/redfish/v1/Systems/sys-1", nil)
+	wantStatus(t, resp, http.StatusOK)
+	summary, _ := doc["MemorySummary"].(map[string]any)
+	if doc["PowerState"] != On || doc["Manufacturer"] != "OpenKeel" || summary["TotalSystemMemoryGiB"] != float64(8) {
+		t.Fatalf("sys-1 %v", doc)
+	}
+	resp, doc = c.do(http.MethodGet, "/redfish/v1/Systems/sys-1/EthernetInterfaces/1", nil)
+	wantStatus(t, resp, http.StatusOK)
+	if doc["MACAddress"] != "52:54:00:00:00:01" {
+		t.Fatalf("nic %v", doc)
+	}
+	resp, doc = c.do(http.MethodGet, "/redfish/v1/Systems/sys-1/Bios", nil)
+	wantStatus(t, resp, http.StatusOK)
+	if attrs, _ := doc["Attributes"].(map[string]any); attrs["ProcTurboMode"] != "Enabled" {
+		t.Fatalf("bios %v", doc)
+	}
+	resp, _ = c.do(http.MethodPost, "/redfish/v1/Systems/sys-2/Actions/ComputerSystem.Reset", map[string]any{"ResetType": "On"})
+	if resp.StatusCode/100 != 2 || b.Power("sys-2") != On {
+		t.Fatalf("reset: %d, power %s", resp.StatusCode, b.Power("sys-2"))
+	}
+	resp, _ = call{t: t, base: url, user: "admin", pass: "wrong"}.do(http.MethodGet, "/redfish/v1/Systems/sys-1", nil)
+	wantStatus(t, resp, http.StatusUnauthorized)
+	if !strings.Contains(logs.String(), "GET /redfish/v1/Systems/sys-1") || strings.Contains(logs.String(), "S3cr3t") {
+		t.Fatalf("request log:\n%s", logs.String())
+	}
+	resp, doc = c.do(http.MethodGet, "/redfish/v1", nil)
+	wantStatus(t, resp, http.StatusOK)
+	if doc["Vendor"] != "Contoso" {
+		t.Fatalf("service root %v", doc)
+	}
+}
+
+func TestBuildRefusesBadConfigs(t *testing.T) {
+	for name, c := range map[string]Config{
+		"no system": {},
+		"no id":     {Systems: []SystemConfig{{}}},
+		"duplicate": {Systems: []SystemConfig{{ID: "a"}, {ID: "a"}}},
+		"bad power": {Systems: []SystemConfig{{ID: "a", Power: "Sleeping"}}},
+		"bad MAC":   {Systems: []SystemConfig{{ID: "a", NICs: []NICConfig{{MAC: "52:54"}}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Build(c, log.New(&bytes.Buffer{}, "", 0)); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
+}
