@@ -421,3 +421,99 @@ func TestHWRedfishBIOSCleaningWithoutRamdisk(t *testing.T) {
 		e.secretFree(logs, oobPassword, n)
 	})
 }
+
+// activeRedfish stores a deployed node of the redfish hardware type.
+func (e *env) activeRedfish(bmc *redfishbmc.BMC) *model.Node {
+	e.t.Helper()
+	n := &model.Node{
+		UUID: newHWUUID(e.t), Driver: "redfish", ProvisionState: states.Active, PowerState: states.PowerOn,
+		DriverInfo: map[string]any{
+			"redfish_address": bmc.URL(), "redfish_system_id": redfishbmc.SystemPath("sys-1"),
+			"redfish_username": oobUser, "redfish_password": oobPassword,
+		},
+	}
+	if _, err := e.drivers.CheckAndUpdateNodeInterfaces(n); err != nil {
+		e.t.Fatal(err)
+	}
+	out, err := e.st.CreateNode(context.Background(), n)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// firmwarePollsByHand leaves the redfish pollers to the test and needs
+// one good reading of an updated firmware.
+func firmwarePollsByHand(o *builtin.Options) {
+	o.Redfish.RAIDConfigStatusInterval, o.Redfish.FirmwareUpdateStatusInterval = 0, 0
+	o.Redfish.FirmwareUpdateRequiredSuccesses = 1
+}
+
+// BIOS apply_configuration and a firmware update through UpdateService
+// and its task monitor, as service steps of a deployed redfish node
+// without the ramdisk; a task the BMC fails ends servicing with the BMC's
+// message.
+func TestHWRedfishServiceStepsThroughTaskMonitors(t *testing.T) {
+	steps := []map[string]any{
+		{"interface": "bios", "step": "apply_configuration",
+			"args": map[string]any{"settings": []any{map[string]any{"name": "ProcTurboMode", "value": "Disabled"}}}},
+		{"interface": "firmware", "step": "update",
+			"args": map[string]any{"settings": []any{map[string]any{"component": "bios", "url": biosImage}}}},
+	}
+	hwBMC := func(t *testing.T) *redfishbmc.BMC {
+		return redfishbmc.New(t).System("sys-1", append(sysWithHardware(redfishbmc.On), redfishbmc.BiosVersion("1.0"))...).
+			WithBasicAuth(oobUser, oobPassword).TaskPolls(2).FirmwareImage(biosImage, "bios", "2.0")
+	}
+	service := func(e *env, n *model.Node) *model.Node {
+		t.Helper()
+		if err := e.api.DoNodeService(context.Background(), "", n.UUID, steps, true); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 10; i++ {
+			cur := e.waitUnlocked(n)
+			if cur.ProvisionState != states.Servicing && cur.ProvisionState != states.ServiceWait {
+				return cur
+			}
+			e.c.PollAsyncSteps(context.Background())
+		}
+		t.Fatalf("still servicing: %+v", e.get(n).DriverInternalInfo)
+		return nil
+	}
+	t.Run("success", func(t *testing.T) {
+		forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+			bmc := hwBMC(t)
+			e, logs := newHWEnv(t, db, redfishShipped, nil, firmwarePollsByHand)
+			n := e.activeRedfish(bmc)
+			got := service(e, n)
+			e.expect(got, states.Active, "", "")
+			if v := bmc.BiosOf("sys-1").Attributes["ProcTurboMode"]; v != "Disabled" {
+				t.Fatalf("BIOS setting %v", v)
+			}
+			if bios, _ := bmc.FirmwareVersions("sys-1"); bios != "2.0" {
+				t.Fatalf("BIOS firmware %q", bios)
+			}
+			if tasks := bmc.Tasks(); len(tasks) != 1 || tasks[0].State != "Completed" {
+				t.Fatalf("tasks %+v", tasks)
+			}
+			if c := firmwareComponents(t, e, got)["bios"]; c == nil || deref(c.CurrentVersion) != "2.0" {
+				t.Fatalf("bios component %+v", c)
+			}
+			e.secretFree(logs, oobPassword, n)
+		})
+	})
+	t.Run("failed task", func(t *testing.T) {
+		forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+			bmc := hwBMC(t)
+			bmc.FailNextTask("Image signature verification failed")
+			e, logs := newHWEnv(t, db, redfishShipped, nil, firmwarePollsByHand)
+			n := e.activeRedfish(bmc)
+			got := service(e, n)
+			want := "Firmware update failed for node " + n.UUID + ", firmware " + biosImage + ". Error: Image signature verification failed"
+			e.expect(got, states.ServiceFail, states.Active, want)
+			if bios, _ := bmc.FirmwareVersions("sys-1"); bios != "1.0" {
+				t.Fatalf("BIOS firmware %q after a failed update", bios)
+			}
+			e.secretFree(logs, oobPassword, n)
+		})
+	})
+}

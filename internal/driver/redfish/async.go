@@ -22,7 +22,9 @@ import (
 // redfish_bios_state), so that a node taken over from upstream carries on.
 
 // asyncFlags are the driver_internal_info keys of the flow the node is in
-// (upstream async_steps' CLEANING_*, DEPLOYMENT_*, SERVICING_*).
+// (upstream async_steps' CLEANING_*, DEPLOYMENT_*, SERVICING_*). The
+// servicing ramdisk flag is service_disable_ramdisk, not servicing_*: it
+// is the key do_node_service writes and is_ramdisk_disabled reads.
 type asyncFlags struct {
 	reboot, skip, polling, disableRamdisk, wait string
 }
@@ -32,7 +34,7 @@ func flagsOf(n *model.Node) asyncFlags {
 	case states.Deploying, states.DeployWait:
 		return asyncFlags{"deployment_reboot", "skip_current_deploy_step", "deployment_polling", "", states.DeployWait}
 	case states.Servicing, states.ServiceWait:
-		return asyncFlags{"servicing_reboot", "skip_current_service_step", "servicing_polling", "servicing_disable_ramdisk", states.ServiceWait}
+		return asyncFlags{"servicing_reboot", "skip_current_service_step", "servicing_polling", "service_disable_ramdisk", states.ServiceWait}
 	}
 	return asyncFlags{"cleaning_reboot", "skip_current_clean_step", "cleaning_polling", "cleaning_disable_ramdisk", states.CleanWait}
 }

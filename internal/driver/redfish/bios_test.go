@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -201,5 +202,47 @@ func TestBIOSStepHandlers(t *testing.T) {
 	must(t, err)
 	if next != states.CleanWait || e.bmc.BiosOf("sys-1").Attributes["BootMode"] != "Bios" {
 		t.Fatalf("next %q, %v", next, e.bmc.BiosOf("sys-1").Attributes)
+	}
+}
+
+// ramdiskBoot counts the ramdisk preparations a step asks for; the steps
+// use nothing else of the boot interface.
+type ramdiskBoot struct {
+	driver.BootInterface
+	prepared int
+}
+
+func (b *ramdiskBoot) PrepareRamdisk(context.Context, *driver.Task, map[string]any) error {
+	b.prepared++
+	return nil
+}
+
+// A step that reboots prepares the ramdisk again, unless the flow runs
+// without it: cleaning_disable_ramdisk when cleaning,
+// service_disable_ramdisk (the key do_node_service writes) when servicing.
+func TestBIOSRebootPreparesRamdiskUnlessDisabled(t *testing.T) {
+	for _, tc := range []struct {
+		state, key string
+		disabled   bool
+		wait       string
+		prepares   int
+	}{
+		{states.Cleaning, "cleaning_disable_ramdisk", false, states.CleanWait, 1},
+		{states.Cleaning, "cleaning_disable_ramdisk", true, states.CleanWait, 0},
+		{states.Servicing, "service_disable_ramdisk", false, states.ServiceWait, 1},
+		{states.Servicing, "service_disable_ramdisk", true, states.ServiceWait, 0},
+	} {
+		t.Run(fmt.Sprintf("%s/%s=%v", tc.state, tc.key, tc.disabled), func(t *testing.T) {
+			e, b := newBiosEnv(t)
+			boot := &ramdiskBoot{}
+			e.drvIfs.Boot = boot
+			e.node.ProvisionState = tc.state
+			e.node.DriverInternalInfo[tc.key] = tc.disabled
+			next, err := b.ApplyConfiguration(e.ctx, e.task, []map[string]any{{"name": "ProcTurboMode", "value": "Disabled"}})
+			must(t, err)
+			if next != tc.wait || boot.prepared != tc.prepares {
+				t.Fatalf("next %q, ramdisk prepared %d times, want %q and %d", next, boot.prepared, tc.wait, tc.prepares)
+			}
+		})
 	}
 }
