@@ -107,6 +107,10 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	// Packages given no logger fall back to slog.Default: their lines
+	// must be records like ours (JSON when use_json, mode, flow), not the
+	// log package's plain text.
+	slog.SetDefault(st.log)
 	var servers []*httpserver.Server
 	if m == modeConductor {
 		srv, err := st.jsonRPCServer()

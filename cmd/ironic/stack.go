@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 
+	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/allocation"
 	"github.com/openkeel/ironic/internal/api/chassis"
@@ -14,6 +20,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/drivers"
 	"github.com/openkeel/ironic/internal/api/events"
 	"github.com/openkeel/ironic/internal/api/inspectionrule"
+	"github.com/openkeel/ironic/internal/api/middleware"
 	"github.com/openkeel/ironic/internal/api/node"
 	"github.com/openkeel/ironic/internal/api/port"
 	"github.com/openkeel/ironic/internal/api/portgroup"
@@ -26,7 +33,9 @@ import (
 	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/conductor/workers"
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/builtin"
+	"github.com/openkeel/ironic/internal/driver/network"
 	"github.com/openkeel/ironic/internal/httpserver"
 	"github.com/openkeel/ironic/internal/logging"
 	"github.com/openkeel/ironic/internal/metrics"
@@ -87,7 +96,7 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 	if err != nil {
 		return nil, err
 	}
-	drivers, err := builtin.DriversWithPorts(cfg, s.store)
+	drivers, err := conductorDrivers(cfg, s.store, hardware, log)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +140,30 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 	return s, nil
 }
 
+// conductorDrivers is builtin.DriversWithPorts with the agent client the
+// agent interfaces share timing its commands for /metrics and logging
+// through the process's logger.
+func conductorDrivers(cfg *config.Config, ports network.PortStore, hw *metrics.Hardware, log *slog.Logger) (*driver.Drivers, error) {
+	o, err := builtin.OptionsFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	o.Ports = ports
+	ao := agentclient.OptionsFromConfig(cfg)
+	ao.Observe = hw.ObserveAgentCommand
+	ao.Log = log
+	o.Agent.Client = agentclient.New(ao)
+	r, err := builtin.Registry(o)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.Build(driver.SettingsFromConfig(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("enabled drivers: %w", err)
+	}
+	return d, nil
+}
+
 // apiHandler is the REST API with every resource handler of this build.
 func (s *stack) apiHandler() (http.Handler, error) {
 	authn, err := auth.New(s.cfg)
@@ -141,7 +174,11 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authorization: %w", err)
 	}
-	h := api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: Handlers(s.store, s.rpc, s.router, s.cfg, s.log, az),
+	handlers := Handlers(s.store, s.rpc, flowTopics{s.router}, s.cfg, s.log, az)
+	for id, h := range handlers {
+		handlers[id] = withCallerContext(h)
+	}
+	h := api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: handlers,
 		Authenticate: authn, Authorize: az.Route})
 	requests, err := metrics.NewAPI(s.metrics, api.Routes)
 	if err != nil {
@@ -156,7 +193,71 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	// /metrics is not an API resource (no microversion, no policy) but is
 	// guarded by the API's own authentication: open under noauth, a
 	// user of the htpasswd file or a valid token otherwise.
-	return metrics.Mount(auth.Handler(authn, metrics.Handler(s.metrics)), requests.Middleware(h)), nil
+	// The flow is made before the access log's context, so that its line
+	// names the node and conductor the request was routed to.
+	return logging.Middleware(metrics.Mount(auth.Handler(authn, metrics.Handler(s.metrics)), requests.Middleware(h))), nil
+}
+
+// withCallerContext gives the handler's calls to the conductor the
+// caller's rpc.RequestContext, which the JSON-RPC client sends as the
+// "context" argument (upstream's RequestContext.to_dict): the conductor
+// then logs under the API's request id and acts with the caller's
+// identity and token, in another process as in all-in-one.
+func withCallerContext(h api.HandlerFunc) api.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+		ctx := r.Context()
+		c := &rpc.RequestContext{
+			RequestID:       rc.RequestID,
+			GlobalRequestID: middleware.GlobalRequestID(ctx),
+			IsPublicAPI:     middleware.IsPublicRoute(ctx),
+		}
+		if a := auth.FromContext(ctx); a != nil {
+			c.UserID, c.UserName, c.UserDomainID = a.UserID, a.UserName, a.UserDomainID
+			c.ProjectID, c.ProjectName, c.ProjectDomainID = a.ProjectID, a.ProjectName, a.ProjectDomainID
+			c.DomainID, c.SystemScope, c.Roles, c.AuthToken = a.DomainID, a.SystemScope, a.Roles, a.AuthToken
+		}
+		return h(w, r.WithContext(rpc.WithRequestContext(ctx, c)), rc)
+	}
+}
+
+// flowTopics records in the request's logging.Flow the node and the
+// conductor each lookup chooses: that is where the API learns them.
+type flowTopics struct{ Topics }
+
+func (f flowTopics) GetTopicFor(ctx context.Context, node *model.Node) (string, error) {
+	topic, err := f.Topics.GetTopicFor(ctx, node)
+	if err == nil {
+		fl := logging.FlowFrom(ctx)
+		fl.SetNode(node.UUID)
+		fl.SetConductor(rpc.HostFromTopic(topic))
+	}
+	return topic, err
+}
+
+func (f flowTopics) GetConductorFor(ctx context.Context, node *model.Node) (string, error) {
+	host, err := f.Topics.GetConductorFor(ctx, node)
+	if err == nil {
+		fl := logging.FlowFrom(ctx)
+		fl.SetNode(node.UUID)
+		fl.SetConductor(host)
+	}
+	return host, err
+}
+
+func (f flowTopics) GetRandomTopic(ctx context.Context) (string, error) {
+	topic, err := f.Topics.GetRandomTopic(ctx)
+	if err == nil {
+		logging.FlowFrom(ctx).SetConductor(rpc.HostFromTopic(topic))
+	}
+	return topic, err
+}
+
+func (f flowTopics) GetTopicForDriver(ctx context.Context, driverName string) (string, error) {
+	topic, err := f.Topics.GetTopicForDriver(ctx, driverName)
+	if err == nil {
+		logging.FlowFrom(ctx).SetConductor(rpc.HostFromTopic(topic))
+	}
+	return topic, err
 }
 
 // Topics is the conductor lookup the handlers use (rpc.Router).
@@ -210,9 +311,48 @@ func (s *stack) jsonRPCServer() (*httpserver.Server, error) {
 	// The conductor's /metrics shares the listener and its
 	// authentication: one port per pod to reach and to protect.
 	srv, err := httpserver.Listen(lopts, auth.Handler(authn, metrics.Mount(metrics.Handler(s.metrics),
-		calls.Middleware(jsonrpc.NewServer(s.conductor, opts)))))
+		calls.Middleware(rpcFlow(s.conductor.Host(), jsonrpc.NewServer(s.conductor, opts))))))
 	if err != nil {
 		return nil, fmt.Errorf("JSON-RPC server: %w", err)
 	}
 	return srv, nil
+}
+
+// rpcFlow gives each JSON-RPC call a logging.Flow naming this conductor
+// and the node of the call's node_id or node_obj argument (the API sends
+// the UUID), so that lines logged outside a task's logger still name them.
+func rpcFlow(host string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := logging.WithFlow(r.Context())
+		f := logging.FlowFrom(ctx)
+		f.SetConductor(host)
+		if r.Method == http.MethodPost {
+			// One byte past the server's bound, as metrics.RPC, so that
+			// the server still answers an oversized body 413.
+			body, err := io.ReadAll(io.LimitReader(r.Body, jsonrpc.DefaultMaxBodyBytes+1))
+			if err != nil {
+				http.Error(w, "Cannot read request body", http.StatusBadRequest)
+				return
+			}
+			var frame struct {
+				Params struct {
+					NodeID  any `json:"node_id"`
+					NodeObj struct {
+						UUID string `json:"uuid"`
+					} `json:"node_obj"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &frame) == nil {
+				id, _ := frame.Params.NodeID.(string)
+				if id == "" {
+					id = frame.Params.NodeObj.UUID
+				}
+				if uuid.Validate(id) == nil {
+					f.SetNode(id)
+				}
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }

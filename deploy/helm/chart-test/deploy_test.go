@@ -223,10 +223,55 @@ func TestChartConfiguredDeploy(t *testing.T) {
 	if got.ConductorGroup != "" || got.Reservation != nil {
 		t.Errorf("deployed node: conductor group %q, reservation %v", got.ConductorGroup, got.Reservation)
 	}
+	checkMetricsProtected(t, ns, client, creds, r, got.Conductor, hosts, basePort)
 	for _, p := range append([]*proc{api}, conductors...) {
 		if p.exited() {
 			t.Errorf("%s exited during the deploy", p.name)
 		}
+	}
+}
+
+// checkMetricsProtected scrapes /metrics where the chart's ServiceMonitor
+// and an operator would: on the API port as a user of the htpasswd
+// Secret, on the deploying conductor's JSON-RPC port (TLS) with the
+// JSON-RPC credentials. Without credentials both answer 401.
+func checkMetricsProtected(t *testing.T, ns *netns, client *apiClient, creds *credentials, r *rendered, owner string, hosts []string, basePort int) {
+	t.Helper()
+	anonymous := &apiClient{t: t, http: client.http}
+	if code, _, err := anonymous.request("GET", "/metrics", nil); err != nil || code != http.StatusUnauthorized {
+		t.Errorf("API /metrics without credentials: %d %v, want 401", code, err)
+	}
+	body := string(client.do("GET", "/metrics", nil, http.StatusOK))
+	if !strings.Contains(body, `provision_state="active"} 1`) {
+		t.Errorf("API /metrics has no active node:\n%s", body)
+	}
+	port := basePort + slices.Index(hosts, owner)
+	rpc := ns.expose(port)
+	rpc.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: creds.caPool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+	scrape := func(user, password string) (int, string) {
+		req, err := http.NewRequest("GET", "https://"+owner+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user != "" {
+			req.SetBasicAuth(user, password)
+		}
+		resp, err := rpc.Do(req)
+		if err != nil {
+			t.Fatalf("conductor /metrics: %v", err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := scrape("", ""); code != http.StatusUnauthorized {
+		t.Errorf("conductor /metrics without credentials: %d, want 401", code)
+	}
+	secret := r.str("jsonRPC.auth.secretName")
+	code, text := scrape(creds.secret(secret, "username"), creds.secret(secret, "password"))
+	want := `ironic_rpc_calls_total{method="do_node_deploy",outcome="ok"} 1`
+	if code != http.StatusOK || !strings.Contains(text, want) {
+		t.Errorf("conductor %s /metrics: %d, want 200 with %s:\n%s", owner, code, want, text)
 	}
 }
 

@@ -27,6 +27,8 @@ type netns struct {
 	nsenter string
 	socat   string
 	holder  *proc
+	// exposed are the clients of expose by port: one relay per port.
+	exposed map[int]*http.Client
 }
 
 // required reports whether a test may not skip for want of a tool: in CI
@@ -59,7 +61,7 @@ func newNetns(t *testing.T) *netns {
 		}
 		tools[name] = p
 	}
-	n := &netns{t: t, dir: shortTempDir(t), nsenter: tools["nsenter"], socat: tools["socat"]}
+	n := &netns{t: t, dir: shortTempDir(t), nsenter: tools["nsenter"], socat: tools["socat"], exposed: map[int]*http.Client{}}
 	cmd := exec.Command(tools["unshare"], "-n", "--", "sh", "-c", "ip link set lo up && echo ready && exec sleep 86400")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -117,19 +119,24 @@ func (n *netns) start(name string, cmd *exec.Cmd, log string) *proc {
 
 // expose makes port of the namespace's loopback reachable from the test
 // through a Unix socket, and returns a client that sends every request
-// there.
+// there. Asking twice for one port returns the same client.
 func (n *netns) expose(port int) *http.Client {
 	n.t.Helper()
+	if c, ok := n.exposed[port]; ok {
+		return c
+	}
 	sock := filepath.Join(n.dir, fmt.Sprintf("in-%d.sock", port))
 	n.start("socat-in", n.command(n.socat, "UNIX-LISTEN:"+sock+",fork", fmt.Sprintf("TCP:127.0.0.1:%d", port)), filepath.Join(n.dir, "socat.log"))
 	n.waitFile(sock)
-	return &http.Client{
+	c := &http.Client{
 		Timeout: 30 * time.Second,
 		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", sock)
 		}},
 	}
+	n.exposed[port] = c
+	return c
 }
 
 // importTCP makes hostAddr, a TCP address of the machine, reachable inside
