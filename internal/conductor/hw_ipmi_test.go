@@ -2,6 +2,8 @@ package conductor_test
 
 import (
 	"context"
+	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +38,13 @@ var ipmiShipped = map[string]string{
 func newIPMIHWEnv(t *testing.T, db *sqldb.DB, conductorConf map[string]string) (*env, *hwLog) {
 	t.Helper()
 	ipmisim.Require(t)
+	pids := t.TempDir()
 	return newHWEnv(t, db, ipmiShipped, conductorConf, func(o *builtin.Options) {
 		o.IPMI.MinCommandInterval = 200 * time.Millisecond
 		o.IPMI.CommandRetryTimeout = 10 * time.Second
+		// [console]socat_address defaults to my_ip; tests stay on loopback.
+		o.IPMI.SocatAddress = "127.0.0.1"
+		o.IPMI.TerminalPIDDir = pids
 	})
 }
 
@@ -49,9 +55,8 @@ func (e *env) enrollIPMI(b *ipmisim.BMC, password string) *model.Node {
 		DriverInfo: map[string]any{
 			"ipmi_address": b.Address, "ipmi_port": float64(b.Port),
 			"ipmi_username": b.Username, "ipmi_password": password,
-			"ipmi_cipher_suite": ipmisim.CipherSuite,
-			// Only validated: no console is started.
-			"ipmi_terminal_port": float64(b.Port + 1),
+			"ipmi_cipher_suite":  ipmisim.CipherSuite,
+			"ipmi_terminal_port": float64(freeTCPPort(e.t)),
 		},
 	})
 	if err != nil {
@@ -61,8 +66,8 @@ func (e *env) enrollIPMI(b *ipmisim.BMC, password string) *model.Node {
 }
 
 // Seed 001 scenario 1 (verification) and the power and boot device calls
-// with the ipmi hardware type against ipmi_sim, then scenario 4's drift
-// forced back; the password shows nowhere.
+// with the ipmi hardware type against ipmi_sim, scenario 4's drift forced
+// back, and the ipmitool-socat console; the password shows nowhere.
 func TestHWIPMIManagePowerBootDevice(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
 		b := ipmisim.Start(t, ipmisim.Options{})
@@ -136,7 +141,68 @@ func TestHWIPMIManagePowerBootDevice(t *testing.T) {
 				t.Errorf("validate %s: %+v", iface, r)
 			}
 		}
+		e.console(n, b.Password)
 		e.secretFree(logs, wrong, bad, n)
 		e.secretFree(logs, b.Password, bad, n)
 	})
+}
+
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// console enables the ipmitool-socat console through the conductor,
+// connects to the URL it reports and disables it again; the password is
+// not on socat's command line.
+func (e *env) console(n *model.Node, password string) {
+	e.t.Helper()
+	ctx := context.Background()
+	waitConsole := func(want bool) {
+		e.t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			cur := e.get(n)
+			if cur.ConsoleEnabled == want && cur.Reservation == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				e.t.Fatalf("console_enabled %v, want %v (last_error %q)", cur.ConsoleEnabled, want, deref(cur.LastError))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if err := e.api.SetConsoleMode(ctx, "", n.UUID, true); err != nil {
+		e.t.Fatal(err)
+	}
+	waitConsole(true)
+	info, err := e.api.GetConsoleInformation(ctx, "", n.UUID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if info["type"] != "socat" {
+		e.t.Fatalf("console information %v", info)
+	}
+	url, _ := info["url"].(string)
+	addr, ok := strings.CutPrefix(url, "tcp://")
+	if !ok || !strings.HasPrefix(addr, "127.0.0.1:") {
+		e.t.Fatalf("console URL %q", url)
+	}
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		e.t.Fatalf("console at %s: %v", addr, err)
+	}
+	_ = conn.Close()
+	if out, err := exec.Command("ps", "-eo", "args").Output(); err != nil || strings.Contains(string(out), password) {
+		e.t.Fatalf("ps (%v) shows the BMC password", err)
+	}
+	if err := e.api.SetConsoleMode(ctx, "", n.UUID, false); err != nil {
+		e.t.Fatal(err)
+	}
+	waitConsole(false)
 }
