@@ -1,7 +1,11 @@
 """python-ironicclient's microversion handling and error parsing against a
 running server; prints the number of HTTP calls it made. Argument: base
-URL. Exits non-zero with a message on the first unmet expectation."""
+URL. Exits non-zero with a message on the first unmet expectation. What the
+client changes is read back with urllib, a second client."""
+import json
 import sys
+import urllib.error
+import urllib.request
 
 import requests
 from ironicclient import client
@@ -26,6 +30,19 @@ def expect(cond, what):
         sys.exit("ironicclient: " + what)
 
 
+checks = 0
+
+
+def raw(path):
+    """GET path at 1.31 with urllib, which ironicclient does not use."""
+    global checks
+    checks += 1
+    req = urllib.request.Request(
+        URL + path, headers={"X-OpenStack-Ironic-API-Version": "1.31"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.load(resp)
+
+
 c = client.get_client(1, endpoint=URL, auth_type="none")
 n = c.node.create(driver="fake-hardware", name="icl-0",
                   driver_info={"ipmi_address": "192.168.122.1",
@@ -40,6 +57,14 @@ expect(d["driver_info"]["ipmi_password"] == "******", "password shown")
 # Before 1.11 a new node starts in available, not enroll.
 expect(d["provision_state"] == "available",
        "created at 1.9 in %s" % d["provision_state"])
+seen = raw("/v1/nodes/icl-0")
+expect(seen["uuid"] == n.uuid and seen["provision_state"] == "available"
+       and seen["resource_class"] is None, "raw: %s" % seen)
+
+# A patch at 1.9, read back by the second client.
+c.node.update("icl-0", [{"op": "add", "path": "/extra/rack", "value": "r2"}])
+expect(raw("/v1/nodes/" + n.uuid)["extra"] == {"rack": "r2"},
+       "extra after update")
 
 # A list of versions: negotiated against GET /v1's headers.
 c2 = client.get_client(1, endpoint=URL, auth_type="none",
@@ -81,4 +106,9 @@ except exc.BadRequest as e:
     expect(want in str(e), "400: %s" % e)
 
 c.node.delete("icl-0")
-print("ironicclient made %d calls" % calls)
+try:
+    raw("/v1/nodes/" + n.uuid)
+    expect(False, "deleted node still there")
+except urllib.error.HTTPError as e:
+    expect(e.code == 404, "deleted node: %d" % e.code)
+print("ironicclient made %d calls, urllib checks %d" % (calls, checks))
