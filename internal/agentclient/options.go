@@ -35,6 +35,9 @@ type Options struct {
 	// [conductor]/require_rescue_password_hashed: refuse the plain-text
 	// rescue password fallback for agents too old to take a hash.
 	RequireRescuePasswordHashed bool
+	// DeployLogs say when the ramdisk's logs are collected and where
+	// they go.
+	DeployLogs DeployLogs
 
 	// Observe, when set, hears of every command: its name, how long the
 	// agent took to answer it (retries and polling included) and the
@@ -43,6 +46,8 @@ type Options struct {
 
 	// Clock waits between polls; nil means the real clock.
 	Clock Clock
+	// Now dates the stored ramdisk logs; nil means time.Now.
+	Now func() time.Time
 	// Log receives the client's debug and error lines; nil means
 	// slog.Default().
 	Log *slog.Logger
@@ -83,6 +88,7 @@ func DefaultOptions() Options {
 		PostDeployGetPowerStateRetries:       6,
 		PostDeployGetPowerStateRetryInterval: 5 * time.Second,
 		RequireRescuePasswordHashed:          true,
+		DeployLogs:                           DeployLogs{Collect: LogsOnFailure, StorageBackend: "local", LocalPath: "/var/log/ironic/deploy"},
 	}
 }
 
@@ -101,6 +107,11 @@ func OptionsFromConfig(c *config.Config) Options {
 	o.PostDeployGetPowerStateRetries = c.Int("agent", "post_deploy_get_power_state_retries")
 	o.PostDeployGetPowerStateRetryInterval = secs("post_deploy_get_power_state_retry_interval")
 	o.RequireRescuePasswordHashed = c.Bool("conductor", "require_rescue_password_hashed")
+	o.DeployLogs = DeployLogs{
+		Collect:        c.String("agent", "deploy_logs_collect"),
+		StorageBackend: c.String("agent", "deploy_logs_storage_backend"),
+		LocalPath:      c.String("agent", "deploy_logs_local_path"),
+	}
 	return o
 }
 
@@ -109,6 +120,13 @@ func (o *Options) clock() Clock {
 		return realClock{}
 	}
 	return o.Clock
+}
+
+func (o *Options) now() time.Time {
+	if o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
 }
 
 func (o *Options) log() *slog.Logger {

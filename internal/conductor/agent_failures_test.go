@@ -1,7 +1,11 @@
 package conductor_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -209,5 +213,91 @@ func TestAgentServiceStep(t *testing.T) {
 		if b.Count("service.execute_service_step") != 0 {
 			t.Errorf("an unknown step was sent to the agent: %v", commandNames(b))
 		}
+	})
+}
+
+// storedLogs lists the ramdisk log archives in dir.
+func storedLogs(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestRamdiskLogsCollected: with [agent]/deploy_logs_collect on_failure
+// a failed clean step keeps the agent's logs, asked for before the
+// ramdisk is torn down, and a successful cleaning keeps none; with
+// always, successful cleaning and deployment keep them too.
+func TestRamdiskLogsCollected(t *testing.T) {
+	archive := []byte("\x1f\x8b the ramdisk's journal")
+	withLogs := func(a *ipa.Agent) *ipa.Agent {
+		return a.Handle("log.collect_system_logs", ipa.Sync(map[string]any{"system_logs": base64.StdEncoding.EncodeToString(archive)}))
+	}
+	clean := func(t *testing.T, e *env, a func(token string) *ipa.Agent, want string) (*model.Node, *ipa.Agent) {
+		t.Helper()
+		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
+		if err := e.api.DoProvisioningAction(context.Background(), "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		agent := a(token)
+		return heartbeatUntil(t, e, n, agent, token, want), agent
+	}
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		t.Run("on_failure", func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "deploy-logs")
+			e, _ := newAgentEnv(t, db, false, withConf("agent", "deploy_logs_local_path", dir))
+			ok, okAgent := clean(t, e, func(token string) *ipa.Agent { return withLogs(ipa.New(t).WithToken(token)) }, states.Available)
+			if got := storedLogs(t, dir); len(got) != 0 || okAgent.Count("log.collect_system_logs") != 0 {
+				t.Fatalf("logs of a successful cleaning of %s kept: %v", ok.UUID, got)
+			}
+			failed, a := clean(t, e, func(token string) *ipa.Agent {
+				return withLogs(ipa.New(t).WithToken(token)).Handle("clean.execute_clean_step",
+					ipa.AsyncFail(1, ipa.CommandError("CleaningError", "Clean step failed", "disk on fire", 500)))
+			}, states.CleanFail)
+			got := storedLogs(t, dir)
+			if len(got) != 1 || !strings.HasPrefix(got[0], failed.UUID+"_cleaning_") || !strings.HasSuffix(got[0], ".tar.gz") {
+				t.Fatalf("stored logs %v, want one %s_cleaning_<time>.tar.gz", got, failed.UUID)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, got[0]))
+			if err != nil || !bytes.Equal(data, archive) {
+				t.Fatalf("stored archive %q (%v)", data, err)
+			}
+			names := commandNames(a)
+			if names[len(names)-1] != "log.collect_system_logs" {
+				t.Errorf("agent commands %v: the logs were not asked for last, before the teardown", names)
+			}
+		})
+		t.Run("always", func(t *testing.T) {
+			dir := t.TempDir()
+			e, _ := newAgentEnv(t, db, false, withConf("agent", "deploy_logs_local_path", dir), withConf("agent", "deploy_logs_collect", "always"))
+			n, _ := clean(t, e, func(token string) *ipa.Agent { return withLogs(ipa.New(t).WithToken(token)) }, states.Available)
+			if got := storedLogs(t, dir); len(got) != 1 || !strings.HasPrefix(got[0], n.UUID+"_cleaning_") {
+				t.Fatalf("stored logs after cleaning %v", got)
+			}
+			n.InstanceInfo = map[string]any{"image_source": "http://127.0.0.1:1/disk.img", "image_checksum": "5d41402abc4b2a76b9719d911017c592"}
+			if _, err := e.st.UpdateNode(context.Background(), n, "instance_info"); err != nil {
+				t.Fatal(err)
+			}
+			// The deployment's logs are a second later, in another file.
+			e.clock.Advance(time.Second)
+			if err := e.api.DoNodeDeploy(context.Background(), "", n.UUID, false, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			e.waitState(n, states.DeployWait)
+			token := lookup(t, e, n)
+			heartbeatUntil(t, e, n, withLogs(ipa.New(t).WithToken(token)), token, states.Active)
+			got := storedLogs(t, dir)
+			if len(got) != 2 || !strings.HasPrefix(got[0], n.UUID+"_2") && !strings.HasPrefix(got[1], n.UUID+"_2") {
+				t.Fatalf("stored logs after deployment %v, want the tear_down_agent one without a label", got)
+			}
+		})
 	})
 }

@@ -170,6 +170,9 @@ func (c *Conductor) finishCleaning(ctx context.Context, t *task.Task) error {
 	n := t.Node
 	manual := n.TargetProvisionState == states.Manageable
 	disableRamdisk := diiBool(n, "cleaning_disable_ramdisk", false)
+	if !disableRamdisk {
+		c.collectRamdiskLogsAlways(ctx, t, "cleaning")
+	}
 	n.CleanStep = nil
 	c.keepAgentIfFastTrack(ctx, t, func() { wipeCleaningInternalInfo(n) })
 	if err := t.Save(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
@@ -152,6 +153,11 @@ func (c *Conductor) heartbeatFailed(ctx context.Context, t *task.Task, f *stepFl
 // deployment's handler, which would clean the instance's boot up and
 // leave servicing half torn down; they go to the servicing handler here.
 func (c *Conductor) agentStepFailed(ctx context.Context, t *task.Task, f *stepFlow, msg string) {
+	label := ""
+	if f.kind == driver.StepClean {
+		label = "cleaning"
+	}
+	c.collectRamdiskLogs(ctx, t, label)
 	switch f.kind {
 	case driver.StepClean:
 		c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
@@ -166,6 +172,9 @@ func (c *Conductor) agentStepFailed(ctx context.Context, t *task.Task, f *stepFl
 // deployment fails without cleaning up, and the node is powered off when
 // [deploy]/power_off_after_deploy_failure says so.
 func (c *Conductor) setFailedState(ctx context.Context, t *task.Task, msg string) {
+	if lc, ok := t.Driver.Deploy.(agent.RamdiskLogCollector); ok && lc.CollectsDeployLogs() && lc.DeployLogsCollect() != agentclient.LogsNever {
+		lc.CollectRamdiskLogs(ctx, t.DriverTask(), "")
+	}
 	c.deployingErrorHandler(ctx, t, msg, msg, false)
 	n := t.Node
 	if c.cfg.Bool("deploy", "power_off_after_deploy_failure") && !n.DisablePowerOff {

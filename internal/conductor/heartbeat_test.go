@@ -85,6 +85,11 @@ func newAgentEnv(t *testing.T, db *sqldb.DB, requireTLS bool, opts ...envOption)
 		t.Fatal(err)
 	}
 	co := agentclient.DefaultOptions()
+	co.DeployLogs = agentclient.OptionsFromConfig(cfg).DeployLogs
+	if o.overrides["agent"]["deploy_logs_local_path"] == "" {
+		co.DeployLogs.LocalPath = t.TempDir()
+	}
+	co.Now = clock.Now
 	co.CommandWaitInterval = 10 * time.Millisecond
 	co.CommandTimeout = 5 * time.Second
 	co.Log = log

@@ -141,6 +141,9 @@ func (c *Conductor) setNodeServiceSteps(ctx context.Context, t *task.Task, disab
 func (c *Conductor) finishService(ctx context.Context, t *task.Task) error {
 	n := t.Node
 	disableRamdisk := diiBool(n, "service_disable_ramdisk", false)
+	if !disableRamdisk {
+		c.collectRamdiskLogsAlways(ctx, t, "service")
+	}
 	n.ServiceStep = nil
 	wipeServiceInternalInfo(n)
 	if err := t.Save(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
@@ -57,6 +58,9 @@ func (c *Conductor) cleanFlow() *stepFlow {
 		},
 		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
 			msg := fmt.Sprintf("Node %s failed step %s: %s", t.Node.UUID, pyRepr(t.Node.CleanStep), err)
+			if !diiBool(t.Node, "cleaning_disable_ramdisk", false) {
+				c.collectRamdiskLogs(ctx, t, "cleaning")
+			}
 			c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
 		},
 		failInvalid: func(ctx context.Context, t *task.Task, step map[string]any, result string) {
@@ -98,6 +102,9 @@ func (c *Conductor) serviceFlow() *stepFlow {
 		target:  func(*model.Node) string { return "" },
 		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
 			msg := fmt.Sprintf("Node %s failed step %s: %s", t.Node.UUID, pyRepr(t.Node.ServiceStep), err)
+			if !diiBool(t.Node, "service_disable_ramdisk", false) {
+				c.collectRamdiskLogs(ctx, t, "service")
+			}
 			c.servicingErrorHandler(ctx, t, msg, serviceErrOpts{tearDown: true, setFail: true})
 		},
 		failInvalid: func(ctx context.Context, t *task.Task, step map[string]any, result string) {
@@ -105,6 +112,23 @@ func (c *Conductor) serviceFlow() *stepFlow {
 			c.servicingErrorHandler(ctx, t, msg, serviceErrOpts{tearDown: true, setFail: true})
 		},
 		finish: c.finishService,
+	}
+}
+
+// collectRamdiskLogs is upstream driver_utils.collect_ramdisk_logs for
+// agent-based deploy interfaces: it runs before the error handler tears
+// the ramdisk down.
+func (c *Conductor) collectRamdiskLogs(ctx context.Context, t *task.Task, label string) {
+	if lc, ok := t.Driver.Deploy.(agent.RamdiskLogCollector); ok {
+		lc.CollectRamdiskLogs(ctx, t.DriverTask(), label)
+	}
+}
+
+// collectRamdiskLogsAlways collects at the successful end of a flow when
+// [agent]/deploy_logs_collect is always.
+func (c *Conductor) collectRamdiskLogsAlways(ctx context.Context, t *task.Task, label string) {
+	if lc, ok := t.Driver.Deploy.(agent.RamdiskLogCollector); ok && lc.DeployLogsCollect() == agentclient.LogsAlways {
+		lc.CollectRamdiskLogs(ctx, t.DriverTask(), label)
 	}
 }
 

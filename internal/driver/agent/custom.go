@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
 )
 
@@ -151,6 +152,9 @@ func (d *CustomAgent) prepareInstanceBoot(ctx context.Context, task *driver.Task
 // out of band when the node stays on (or when driver_info asks for it).
 func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
 	n := task.Node
+	if d.client().DeployLogsCollect() == agentclient.LogsAlways {
+		d.client().CollectRamdiskLogs(ctx, n, "")
+	}
 	oob := d.opts.DeployForcesOOBReboot
 	if v, ok := n.DriverInfo["deploy_forces_oob_reboot"].(bool); ok {
 		oob = v

@@ -1,0 +1,104 @@
+package agentclient
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/openkeel/ironic/internal/model"
+)
+
+// DeployLogs are the [agent]/deploy_logs_* options: when the ramdisk's
+// logs are fetched (log.collect_system_logs) and where they are kept.
+type DeployLogs struct {
+	// Collect is always, on_failure or never.
+	Collect string
+	// StorageBackend is local or swift.
+	StorageBackend string
+	// LocalPath is the directory of the local backend.
+	LocalPath string
+}
+
+// Values of [agent]/deploy_logs_collect.
+const (
+	LogsAlways    = "always"
+	LogsOnFailure = "on_failure"
+	LogsNever     = "never"
+)
+
+// DeployLogsCollect is [agent]/deploy_logs_collect; callers decide from
+// it whether a success (always) or a failure (on_failure or always)
+// collects the logs.
+func (c *Client) DeployLogsCollect() string { return c.opts.DeployLogs.Collect }
+
+// RamdiskLogsFileName is upstream get_ramdisk_logs_file_name:
+// <uuid>[_<name>][_<instance_uuid>][_<label>]_<UTC time>.tar.gz.
+func (c *Client) RamdiskLogsFileName(node *model.Node, label string) string {
+	fields := []string{node.UUID}
+	if node.Name != nil && *node.Name != "" {
+		fields = append(fields, *node.Name)
+	}
+	if node.InstanceUUID != nil && *node.InstanceUUID != "" {
+		fields = append(fields, *node.InstanceUUID)
+	}
+	if label != "" {
+		fields = append(fields, label)
+	}
+	fields = append(fields, c.opts.now().UTC().Format("2006-01-02-15-04-05"))
+	return strings.Join(fields, "_") + ".tar.gz"
+}
+
+// CollectRamdiskLogs is upstream collect_ramdisk_logs: unless
+// deploy_logs_collect is never, the agent is asked for its logs and they
+// are stored under the storage backend; label (a flow such as "cleaning")
+// goes into the file name. Failing to collect or store is logged, never
+// returned: the flow that asked goes on as it would have.
+func (c *Client) CollectRamdiskLogs(ctx context.Context, node *model.Node, label string) {
+	if c.opts.DeployLogs.Collect == LogsNever {
+		return
+	}
+	log := c.opts.log()
+	res, err := c.CollectSystemLogs(ctx, node)
+	if err != nil {
+		log.ErrorContext(ctx, fmt.Sprintf("Failed to invoke collect_system_logs agent command for node %s. Error: %s", node.UUID, err), "node", node.UUID)
+		return
+	}
+	logs, _ := res.ResultMap()["system_logs"].(string)
+	if res.Status == StatusFailed || logs == "" {
+		log.ErrorContext(ctx, fmt.Sprintf("Failed to collect logs from the node %s deployment. Error: %v", node.UUID, CommandError(res)), "node", node.UUID)
+		return
+	}
+	if err := c.storeRamdiskLogs(node, logs, label); err != nil {
+		log.ErrorContext(ctx, fmt.Sprintf("Failed to store the logs from the node %s deployment. Error: %s", node.UUID, err), "node", node.UUID)
+	}
+}
+
+// storeRamdiskLogs is upstream store_ramdisk_logs. Only the local backend
+// exists here: this conductor has no Swift object client, which is
+// reported as upstream reports a failed upload.
+func (c *Client) storeRamdiskLogs(node *model.Node, logs, label string) error {
+	data, err := base64.StdEncoding.DecodeString(logs)
+	if err != nil {
+		return fmt.Errorf("decode the logs archive: %w", err)
+	}
+	name := c.RamdiskLogsFileName(node, label)
+	switch c.opts.DeployLogs.StorageBackend {
+	case "local":
+		dir := c.opts.DeployLogs.LocalPath
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o640); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		c.opts.log().Info("stored the ramdisk logs", "node", node.UUID, "path", path)
+		return nil
+	case "swift":
+		return fmt.Errorf("cannot upload %s: deploy_logs_storage_backend swift is not supported by this conductor", name)
+	}
+	return fmt.Errorf("unknown deploy_logs_storage_backend %q", c.opts.DeployLogs.StorageBackend)
+}
