@@ -65,6 +65,13 @@ type Options struct {
 	// upstream); OptionsFromConfig sets it when [neutron] names an
 	// identity service or an endpoint, else flat runs standalone.
 	FlatNeutron bool
+	// NeutronDHCP, when true, has the PXE boot interfaces send their DHCP
+	// options to Neutron ([dhcp]/dhcp_provider neutron, with Neutron
+	// configured as for FlatNeutron; standalone, no DHCP provider is
+	// used, as upstream's "none"). PortSetupDelay is
+	// [neutron]/port_setup_delay.
+	NeutronDHCP    bool
+	PortSetupDelay time.Duration
 }
 
 // OptionsFromConfig reads the implementations' sections of ironic.conf.
@@ -155,6 +162,8 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		&neutron.Client{Auth: neutronSess.UserAuth(callerToken, false), HTTP: neutronSess.Client()})
 	o.Neutron.CallerRoles = func(ctx context.Context) []string { _, _, roles := caller(ctx); return roles }
 	o.FlatNeutron = c.Has("neutron", "auth_url") || c.Has("neutron", "endpoint_override")
+	o.NeutronDHCP = o.FlatNeutron && c.String("dhcp", "dhcp_provider") == "neutron"
+	o.PortSetupDelay = time.Duration(c.Int("neutron", "port_setup_delay")) * time.Second
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
 		if err != nil {
@@ -270,6 +279,9 @@ func Registry(o Options) (*driver.Registry, error) {
 	pxeOpts := o.PXE
 	if o.Ports != nil {
 		pxeOpts.Ports = o.Ports
+	}
+	if o.NeutronDHCP && o.Neutron != nil && o.Ports != nil {
+		pxeOpts.DHCP = &network.DHCP{Ports: o.Ports, Neutron: o.Neutron, PortSetupDelay: o.PortSetupDelay}
 	}
 	if err := pxe.Register(r, pxeOpts); err != nil {
 		return nil, fmt.Errorf("pxe interfaces: %w", err)

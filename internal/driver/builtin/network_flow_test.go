@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,11 +42,17 @@ type flow struct {
 
 func newFlow(t *testing.T) *flow {
 	t.Helper()
+	return newFlowWith(t, nil)
+}
+
+// newFlowWith is newFlow with extra options.
+func newFlowWith(t *testing.T, extra map[string]map[string]string) *flow {
+	t.Helper()
 	cl := newCloud(t)
 	// The tenant network is not the provisioning one, as in a cloud,
 	// so leaving the provisioning network keeps the instance's VIF.
 	cl.fn.Network(tenantNet, "tenant").Port(map[string]any{"id": instanceVIF, "network_id": tenantNet, "mac_address": "fa:16:3e:00:00:02"})
-	c := cl.configWith(t, true, map[string]map[string]string{
+	over := map[string]map[string]string{
 		"conductor": {
 			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
 			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
@@ -52,7 +61,14 @@ func newFlow(t *testing.T) *flow {
 		},
 		"agent":   {"require_tls": "false", "command_wait_interval": "0"},
 		"DEFAULT": {"enabled_deploy_interfaces": "direct,fake"},
-	})
+	}
+	for sec, opts := range extra {
+		if over[sec] == nil {
+			over[sec] = map[string]string{}
+		}
+		maps.Copy(over[sec], opts)
+	}
+	c := cl.configWith(t, true, over)
 	st := store.New(storetest.Backends(t)[0].DB)
 	d, err := DriversWithPorts(c, st)
 	if err != nil {
@@ -280,5 +296,64 @@ func TestNeutronFailureInLastError(t *testing.T) {
 	prefix, reason = "Failed to prepare to deploy: ", "Failed to create neutron ports for node's "+n2.UUID+" ports "+port2.UUID+"."
 	if got := deref(failed.LastError); !strings.HasPrefix(got, prefix) || !strings.HasSuffix(got, reason) {
 		t.Errorf("deploy failure last_error:\n got  %q\n want %q", got, prefix+reason)
+	}
+}
+
+// A PXE-booted neutron node gets its boot configuration under tftp_root and
+// its DHCP boot options on the Neutron port it cleans through; both go
+// once cleaning is over.
+func TestPXEWithNeutronDHCP(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tftp, images := filepath.Join(dir, "tftp"), filepath.Join(dir, "images")
+	if err := os.MkdirAll(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ipa.kernel", "ipa.initramfs"} {
+		if err := os.WriteFile(filepath.Join(images, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFlowWith(t, map[string]map[string]string{
+		"DEFAULT":   {"enabled_boot_interfaces": "fake,pxe"},
+		"pxe":       {"tftp_root": tftp, "tftp_server": "192.0.2.1", "tftp_master_path": filepath.Join(dir, "master")},
+		"deploy":    {"http_root": filepath.Join(dir, "http"), "http_url": "http://127.0.0.1:8080"},
+		"conductor": {"file_url_allowed_paths": images},
+	})
+	f.cl.fn.Subnet("sub-clean", cleanNet, "10.1.0.0/24", nil)
+	n, port := f.node("neutron")
+	cur := f.get(n)
+	cur.BootInterface = "pxe"
+	cur.BootMode = ptr("bios")
+	cur.DriverInfo = map[string]any{"deploy_kernel": "file://" + filepath.Join(images, "ipa.kernel"), "deploy_ramdisk": "file://" + filepath.Join(images, "ipa.initramfs")}
+	if _, err := f.st.UpdateNode(ctx, cur, "boot_interface", "boot_mode", "driver_info"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+		t.Fatal(err)
+	}
+	f.wait(n, states.CleanWait, nil)
+	vif, _ := f.internalInfo(port)["cleaning_vif_port_id"].(string)
+	opts := map[string]any{}
+	for _, o := range f.cl.fn.GetPort(vif)["extra_dhcp_opts"].([]any) {
+		m := o.(map[string]any)
+		if m["ip_version"] != 4.0 {
+			t.Errorf("option of IP version %v on an IPv4-only port: %v", m["ip_version"], m)
+		}
+		opts[m["opt_name"].(string)] = m["opt_value"]
+	}
+	if opts["67"] != "pxelinux.0" || opts["66"] != "192.0.2.1" || opts["150"] != "192.0.2.1" || opts["255"] != "192.0.2.1" || len(opts) != 4 {
+		t.Fatalf("DHCP options of the cleaning port: %v", opts)
+	}
+	mac := strings.ReplaceAll(*port.Address, ":", "-")
+	if target, err := os.Readlink(filepath.Join(tftp, "pxelinux.cfg", "01-"+mac)); err != nil || target != "../"+n.UUID+"/config" {
+		t.Fatalf("MAC link: %q, %v", target, err)
+	}
+	f.wait(n, states.Available, ipa.New(t))
+	if _, err := os.Stat(filepath.Join(tftp, n.UUID)); !os.IsNotExist(err) {
+		t.Errorf("boot files left after cleaning: %v", err)
+	}
+	if f.cl.fn.GetPort(vif) != nil {
+		t.Error("cleaning port left after cleaning")
 	}
 }

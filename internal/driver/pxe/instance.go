@@ -140,6 +140,9 @@ func (b *Boot) prepareRamdiskInstance(ctx context.Context, task *driver.Task) er
 			return err
 		}
 	}
+	if err := b.updateDHCP(ctx, task); err != nil {
+		return err
+	}
 	cfg := b.configPath(n)
 	if _, err := os.Stat(cfg); errors.Is(err, fs.ErrNotExist) {
 		opts, err := b.instanceOptions(n, imgs)

@@ -57,6 +57,17 @@ type Options struct {
 	// AddAllPorts is [neutron]/add_all_ports: link every port's MAC
 	// address, not only those of ports with pxe_enabled.
 	AddAllPorts bool
+	// Boot file names handed out over DHCP: [pxe]/pxe_bootfile_name,
+	// uefi_pxe_bootfile_name, ipxe_bootfile_name, uefi_ipxe_bootfile_name
+	// and the by-architecture maps pxe_bootfile_name_by_arch and
+	// ipxe_bootfile_name_by_arch ("arch" or "arch-bootmode" keys).
+	PXEBootfileName, UEFIPXEBootfileName, IPXEBootfileName, UEFIIPXEBootfileName string
+	PXEBootfileByArch, IPXEBootfileByArch                                        map[string]string
+	// MyIPv6 is [DEFAULT]/my_ipv6, the TFTP host of DHCPv6 answers.
+	MyIPv6 string
+	// DHCP, when set, receives the nodes' DHCP boot options
+	// ([dhcp]/dhcp_provider); nil is upstream's "none" provider.
+	DHCP DHCPProvider
 }
 
 // OptionsFromConfig reads the options; image services and ports are the
@@ -71,10 +82,10 @@ func OptionsFromConfig(c *config.Config) Options {
 		TFTPServer:            c.String("pxe", "tftp_server"),
 		IPXETimeoutSeconds:    c.Int("pxe", "ipxe_timeout"),
 		IPXEFallbackScript:    c.String("pxe", "ipxe_fallback_script"),
-		PXEConfigTemplate:     c.String("pxe", "pxe_config_template"),
-		UEFIPXEConfigTemplate: c.String("pxe", "uefi_pxe_config_template"),
-		IPXEConfigTemplate:    c.String("pxe", "ipxe_config_template"),
-		IPXEBootScript:        c.String("pxe", "ipxe_boot_script"),
+		PXEConfigTemplate:     operatorFile(c, "pxe", "pxe_config_template"),
+		UEFIPXEConfigTemplate: operatorFile(c, "pxe", "uefi_pxe_config_template"),
+		IPXEConfigTemplate:    operatorFile(c, "pxe", "ipxe_config_template"),
+		IPXEBootScript:        operatorFile(c, "pxe", "ipxe_boot_script"),
 		DirPermission:         fs.FileMode(c.Int("pxe", "dir_permission")),
 		FilePermission:        fs.FileMode(c.Int("pxe", "file_permission")),
 		DefaultBootMode:       c.String("deploy", "default_boot_mode"),
@@ -87,6 +98,13 @@ func OptionsFromConfig(c *config.Config) Options {
 		CacheSize:             int64(c.Int("pxe", "image_cache_size")) << 20,
 		CacheTTL:              time.Duration(c.Int("pxe", "image_cache_ttl")) * time.Minute,
 		AddAllPorts:           c.Bool("neutron", "add_all_ports"),
+		PXEBootfileName:       c.String("pxe", "pxe_bootfile_name"),
+		UEFIPXEBootfileName:   c.String("pxe", "uefi_pxe_bootfile_name"),
+		IPXEBootfileName:      c.String("pxe", "ipxe_bootfile_name"),
+		UEFIIPXEBootfileName:  c.String("pxe", "uefi_ipxe_bootfile_name"),
+		PXEBootfileByArch:     c.Dict("pxe", "pxe_bootfile_name_by_arch"),
+		IPXEBootfileByArch:    c.Dict("pxe", "ipxe_bootfile_name_by_arch"),
+		MyIPv6:                c.String("DEFAULT", "my_ipv6"),
 	}
 }
 
@@ -95,7 +113,20 @@ func DefaultOptions() Options {
 	return Options{
 		TFTPRoot: "/tftpboot", HTTPRoot: "/httpboot", ConfigSubdir: "pxelinux.cfg",
 		KernelAppendParams: "nofb vga=normal", FilePermission: 0o644, DefaultBootMode: "uefi",
+		PXEBootfileName: "pxelinux.0", UEFIPXEBootfileName: "bootx64.efi",
+		IPXEBootfileName: "undionly.kpxe", UEFIIPXEBootfileName: "snponly.efi",
 	}
+}
+
+// operatorFile is a template option naming an operator's file, "" when it
+// names one of upstream's source tree ($pybasedir, which the configuration
+// resolves next to our executable), whose content is embedded.
+func operatorFile(c *config.Config, section, name string) string {
+	v := c.String(section, name)
+	if base := c.String("DEFAULT", "pybasedir"); base != "" && strings.HasPrefix(v, strings.TrimRight(base, "/")+"/") {
+		return ""
+	}
+	return v
 }
 
 // custom reports whether a template option names an operator's file.

@@ -358,6 +358,9 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskPar
 			return err
 		}
 	}
+	if err := b.updateDHCP(ctx, task); err != nil {
+		return err
+	}
 	opts, err := b.configOptions(n, m, ramdiskParams)
 	if err != nil {
 		return err

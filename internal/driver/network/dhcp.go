@@ -1,0 +1,152 @@
+package network
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/store"
+)
+
+// vifKeys are the internal_info keys of a port's VIFs in upstream's NetType
+// order: a service network's VIF is the one in use while it is plugged,
+// the tenant's otherwise.
+var vifKeys = []string{
+	cleaningNet.key, provisioningNet.key, rescuingNet.key, inspectionNet.key, servicingNet.key, "tenant_vif_port_id",
+}
+
+// currentVIF is upstream get_current_vif: the VIF a port or portgroup
+// boots through now.
+func currentVIF(internal map[string]any) string {
+	for _, k := range vifKeys {
+		if v, ok := internal[k]; ok {
+			s, _ := v.(string)
+			return s
+		}
+	}
+	return ""
+}
+
+// DHCP is upstream's neutron DHCP provider (ironic/dhcp/neutron.py): the
+// boot interfaces' DHCP options go to the Neutron ports the node's ports
+// boot through, for Neutron's DHCP agent to hand out.
+type DHCP struct {
+	Ports   PortStore
+	Neutron *NeutronOptions
+	// PortSetupDelay is [neutron]/port_setup_delay, waited after an
+	// update for Neutron's agents to catch up.
+	PortSetupDelay time.Duration
+}
+
+// SupportsIPXETag is upstream supports_ipxe_tag: Neutron's dnsmasq tags
+// iPXE's requests, so options can tell iPXE from firmware.
+func (d *DHCP) SupportsIPXETag() bool { return true }
+
+// nodeVIFs is upstream get_node_vif_ids: the current VIF of each of the
+// node's portgroups and ports, for the flat and neutron interfaces (noop
+// and the others have none).
+func (d *DHCP) nodeVIFs(ctx context.Context, task *driver.Task) ([]string, error) {
+	switch task.Driver.Network.(type) {
+	case *Flat, *Neutron:
+	default:
+		return nil, nil
+	}
+	id := task.Node.ID
+	pgs, err := d.Ports.ListPortgroups(ctx, store.PortgroupFilter{NodeID: &id}, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list portgroups of node %s: %w", task.Node.UUID, err)
+	}
+	ports, err := d.Ports.ListPorts(ctx, store.PortFilter{NodeID: &id}, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list ports of node %s: %w", task.Node.UUID, err)
+	}
+	var vifs []string
+	for _, pg := range pgs {
+		if v := currentVIF(pg.InternalInfo); v != "" {
+			vifs = append(vifs, v)
+		}
+	}
+	for _, p := range ports {
+		if v := currentVIF(p.InternalInfo); v != "" {
+			vifs = append(vifs, v)
+		}
+	}
+	return vifs, nil
+}
+
+// UpdateDHCPOpts is upstream update_dhcp_opts: every VIF gets the options
+// of the IP versions of its addresses; the node fails only when no VIF
+// could be updated.
+func (d *DHCP) UpdateDHCPOpts(ctx context.Context, task *driver.Task, opts []map[string]any) error {
+	n := task.Node
+	vifs, err := d.nodeVIFs(ctx, task)
+	if err != nil {
+		return err
+	}
+	if len(vifs) == 0 {
+		return errs.NewMessage("FailedToUpdateDHCPOptOnPort", fmt.Sprintf("No VIFs found for node %s when attempting to update DHCP BOOT options.", n.UUID))
+	}
+	var failed []string
+	for _, vif := range vifs {
+		if err := d.updatePort(ctx, task, vif, opts); err != nil {
+			task.Logger().ErrorContext(ctx, "failed to update Neutron port", "node", n.UUID, "port", vif, "error", err)
+			failed = append(failed, vif)
+		}
+	}
+	if len(failed) == len(vifs) {
+		return errs.NewMessage("FailedToUpdateDHCPOptOnPort", fmt.Sprintf("Failed to set DHCP BOOT options for any port on node %s.", n.UUID))
+	}
+	if len(failed) > 0 {
+		task.Logger().WarnContext(ctx, "some errors were encountered when updating the DHCP BOOT options", "node", n.UUID, "ports", failed)
+	}
+	if d.PortSetupDelay > 0 {
+		t := time.NewTimer(d.PortSetupDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// updatePort is upstream update_port_dhcp_opts.
+func (d *DHCP) updatePort(ctx context.Context, task *driver.Task, vif string, opts []map[string]any) error {
+	port, err := d.Neutron.Client.ShowPort(ctx, vif)
+	if err != nil {
+		return fmt.Errorf("show port %s: %w", vif, err)
+	}
+	versions := map[int]bool{}
+	fips, _ := port["fixed_ips"].([]any)
+	for _, f := range fips {
+		fip, _ := f.(map[string]any)
+		ip, _ := fip["ip_address"].(string)
+		if a, err := netip.ParseAddr(ip); err == nil && a.Is4() {
+			versions[4] = true
+		} else if err == nil {
+			versions[6] = true
+		}
+	}
+	if len(versions) == 0 {
+		// As upstream, the port's options are still cleared.
+		task.Logger().ErrorContext(ctx, "requested to update the DHCP options of a port that lacks an IP address", "node", task.Node.UUID, "port", vif)
+	}
+	update := []any{}
+	for _, o := range opts {
+		v := 4
+		if iv, ok := o["ip_version"].(int); ok {
+			v = iv
+		}
+		if versions[v] {
+			update = append(update, o)
+		}
+	}
+	if _, err := d.Neutron.Client.UpdatePort(ctx, vif, map[string]any{"extra_dhcp_opts": update}); err != nil {
+		return fmt.Errorf("update port %s: %w", vif, err)
+	}
+	return nil
+}

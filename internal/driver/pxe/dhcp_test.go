@@ -1,0 +1,142 @@
+package pxe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
+)
+
+// upstreamDHCP is what upstream's dhcp_options_for_instance returns, IPv4
+// then IPv6, for the cases of TestDHCPOptions: upstream's pxe_utils.py and
+// deploy_utils' get_pxe_boot_file and get_ipxe_boot_file at 7bc6aba7dda0,
+// run on Debian's ironic 21.4 libraries with [pxe]/tftp_server 192.0.2.1,
+// [deploy]/http_url http://127.0.0.1:8080, [dhcp]/dhcp_provider neutron,
+// [pxe]/ipxe_bootfile_name_by_arch {aarch64-uefi: snp-arm.efi},
+// [pxe]/pxe_bootfile_name_by_arch {aarch64: grubaa64.efi}, other options
+// at their defaults, and a node whose capabilities give the boot mode.
+var upstreamDHCP = map[string]string{
+	"http uefi":         `[{"ip_version":4,"opt_name":"67","opt_value":"http://127.0.0.1:8080/bootx64.efi"},{"ip_version":4,"opt_name":"60","opt_value":"HTTPClient"},{"ip_version":6,"opt_name":"59","opt_value":"http://127.0.0.1:8080/bootx64.efi"}]`,
+	"http-ipxe uefi":    `[{"ip_version":4,"opt_name":"tag:!ipxe,67","opt_value":"http://127.0.0.1:8080/snponly.efi"},{"ip_version":4,"opt_name":"tag:ipxe,67","opt_value":"http://127.0.0.1:8080/boot.ipxe"},{"ip_version":4,"opt_name":"60","opt_value":"HTTPClient"},{"ip_version":6,"opt_name":"tag:!ipxe6,59","opt_value":"http://127.0.0.1:8080/snponly.efi"},{"ip_version":6,"opt_name":"tag:ipxe6,59","opt_value":"http://127.0.0.1:8080/boot.ipxe"}]`,
+	"ipxe aarch64 uefi": `[{"ip_version":4,"opt_name":"tag:!ipxe,67","opt_value":"snp-arm.efi"},{"ip_version":4,"opt_name":"tag:ipxe,67","opt_value":"http://127.0.0.1:8080/boot.ipxe"},{"ip_version":4,"opt_name":"66","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"150","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"255","opt_value":"192.0.2.1"},{"ip_version":6,"opt_name":"tag:!ipxe6,59","opt_value":"tftp://192.0.2.1/snp-arm.efi"},{"ip_version":6,"opt_name":"tag:ipxe6,59","opt_value":"http://127.0.0.1:8080/boot.ipxe"}]`,
+	"ipxe bios":         `[{"ip_version":4,"opt_name":"tag:!ipxe,67","opt_value":"undionly.kpxe"},{"ip_version":4,"opt_name":"tag:ipxe,67","opt_value":"http://127.0.0.1:8080/boot.ipxe"},{"ip_version":4,"opt_name":"66","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"150","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"255","opt_value":"192.0.2.1"},{"ip_version":6,"opt_name":"tag:!ipxe6,59","opt_value":"tftp://192.0.2.1/undionly.kpxe"},{"ip_version":6,"opt_name":"tag:ipxe6,59","opt_value":"http://127.0.0.1:8080/boot.ipxe"}]`,
+	"pxe aarch64":       `[{"ip_version":4,"opt_name":"67","opt_value":"grubaa64.efi"},{"ip_version":4,"opt_name":"66","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"150","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"255","opt_value":"192.0.2.1"},{"ip_version":6,"opt_name":"59","opt_value":"tftp://192.0.2.1/grubaa64.efi"}]`,
+	"pxe bios":          `[{"ip_version":4,"opt_name":"67","opt_value":"pxelinux.0"},{"ip_version":4,"opt_name":"66","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"150","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"255","opt_value":"192.0.2.1"},{"ip_version":6,"opt_name":"59","opt_value":"tftp://192.0.2.1/pxelinux.0"}]`,
+	"pxe uefi":          `[{"ip_version":4,"opt_name":"67","opt_value":"bootx64.efi"},{"ip_version":4,"opt_name":"66","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"150","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"255","opt_value":"192.0.2.1"},{"ip_version":6,"opt_name":"59","opt_value":"tftp://192.0.2.1/bootx64.efi"}]`,
+	"pxe uefi my_ipv6":  `[{"ip_version":4,"opt_name":"67","opt_value":"bootx64.efi"},{"ip_version":4,"opt_name":"66","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"150","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"255","opt_value":"192.0.2.1"},{"ip_version":6,"opt_name":"59","opt_value":"tftp://[2001:db8::1]/bootx64.efi"}]`,
+}
+
+// dhcpRecorder is a DHCP provider keeping what it was asked to set.
+type dhcpRecorder struct {
+	opts [][]map[string]any
+	err  error
+}
+
+func (d *dhcpRecorder) UpdateDHCPOpts(_ context.Context, _ *driver.Task, opts []map[string]any) error {
+	d.opts = append(d.opts, opts)
+	return d.err
+}
+
+func (d *dhcpRecorder) SupportsIPXETag() bool { return true }
+
+// The DHCP options sent when preparing the ramdisk are upstream's, for each
+// interface, boot mode, architecture and IP version.
+func TestDHCPOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name, mode, arch, myIPv6 string
+		iface                    func(Options) *Boot
+	}{
+		{name: "pxe bios", mode: "bios", iface: NewPXE},
+		{name: "pxe uefi", mode: "uefi", iface: NewPXE},
+		{name: "pxe uefi my_ipv6", mode: "uefi", myIPv6: "2001:db8::1", iface: NewPXE},
+		{name: "pxe aarch64", mode: "uefi", arch: "aarch64", iface: NewPXE},
+		{name: "ipxe bios", mode: "bios", iface: NewIPXE},
+		{name: "ipxe aarch64 uefi", mode: "uefi", arch: "aarch64", iface: NewIPXE},
+		{name: "http uefi", mode: "uefi", iface: NewHTTP},
+		{name: "http-ipxe uefi", mode: "uefi", iface: NewHTTPIPXE},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.mode)
+			rec := &dhcpRecorder{}
+			e.opts.DHCP, e.opts.MyIPv6 = rec, tc.myIPv6
+			e.opts.IPXEBootfileByArch = map[string]string{"aarch64-uefi": "snp-arm.efi"}
+			e.opts.PXEBootfileByArch = map[string]string{"aarch64": "grubaa64.efi"}
+			e.node.Properties = map[string]any{"capabilities": "boot_mode:" + tc.mode}
+			if tc.arch != "" {
+				e.node.Properties["cpu_arch"] = tc.arch
+			}
+			if err := tc.iface(e.opts).PrepareRamdisk(context.Background(), e.task, nil); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.opts) != 1 {
+				t.Fatalf("%d DHCP updates, want 1", len(rec.opts))
+			}
+			got, _ := json.Marshal(rec.opts[0])
+			var g, w any
+			_ = json.Unmarshal(got, &g)
+			if err := json.Unmarshal([]byte(upstreamDHCP[tc.name]), &w); err != nil {
+				t.Fatal(err)
+			}
+			if gj, wj := mustJSON(t, g), mustJSON(t, w); gj != wj {
+				t.Errorf("DHCP options:\n got  %s\n want %s", gj, wj)
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A DHCP provider failing fails the ramdisk preparation, before anything
+// is written; a URL too long for Neutron is refused as upstream.
+func TestDHCPFailures(t *testing.T) {
+	e := newEnv(t, "bios")
+	e.opts.DHCP = &dhcpRecorder{err: errs.NewMessage("FailedToUpdateDHCPOptOnPort", "No VIFs found")}
+	err := NewPXE(e.opts).PrepareRamdisk(context.Background(), e.task, nil)
+	if !errs.Is(err, "FailedToUpdateDHCPOptOnPort") {
+		t.Fatalf("got %v", err)
+	}
+	if got := tree(t, e.tftp); len(got) != 0 {
+		t.Errorf("written although DHCP failed: %v", got)
+	}
+	e.opts.DHCP = &dhcpRecorder{}
+	e.opts.HTTPURL = "http://127.0.0.1:8080/a/rather/long/prefix/for/the/boot/files"
+	err = NewHTTP(e.opts).PrepareRamdisk(context.Background(), e.task, nil)
+	var ie *errs.Error
+	if !errors.As(err, &ie) || ie.Class != "InvalidParameterValue" || ie.Message != "The resulting boot file or URL length exceeds Neutron limitations. Please explore shorter file names or hostnames." {
+		t.Fatalf("long URL: %v", err)
+	}
+}
+
+// Template options left at upstream's defaults use the embedded templates;
+// an operator's file is used as set.
+func TestOptionsFromConfigTemplates(t *testing.T) {
+	c, err := config.Load(config.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := OptionsFromConfig(c)
+	if o.PXEConfigTemplate != "" || o.UEFIPXEConfigTemplate != "" || o.IPXEConfigTemplate != "" || o.IPXEBootScript != "" {
+		t.Fatalf("default templates taken as operator files: %q %q %q %q", o.PXEConfigTemplate, o.UEFIPXEConfigTemplate, o.IPXEConfigTemplate, o.IPXEBootScript)
+	}
+	if o.PXEBootfileName != "pxelinux.0" || o.UEFIIPXEBootfileName != "snponly.efi" {
+		t.Fatalf("boot file names %q %q", o.PXEBootfileName, o.UEFIIPXEBootfileName)
+	}
+	c, err = config.Load(config.LoadOptions{Overrides: map[string]map[string]string{"pxe": {"pxe_config_template": "/etc/ironic/pxe.tmpl"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := OptionsFromConfig(c).PXEConfigTemplate; got != "/etc/ironic/pxe.tmpl" {
+		t.Fatalf("operator template %q", got)
+	}
+}
