@@ -213,6 +213,31 @@ func TestGophercloudRedfish(t *testing.T) {
 			waitField(t, check, "/v1/nodes/"+n.UUID, "reservation", nil)
 		})
 
+		t.Run("event subscription", func(t *testing.T) {
+			// BMCEventSubscription: vendor passthru of the redfish vendor
+			// interface, synchronous, answered with the BMC's resource.
+			sub := must[*nodes.SubscriptionVendorPassthru](t, "create subscription")(nodes.CreateSubscription(ctx, gc, n.UUID,
+				nodes.CallVendorPassthruOpts{Method: "create_subscription"},
+				nodes.CreateSubscriptionOpts{Destination: "https://127.0.0.1:9/events", Context: "bmh-0",
+					HttpHeaders: []map[string]string{{"X-Token": "t"}}}).Extract())
+			subs := bmc.Subscriptions()
+			if len(subs) != 1 || subs[0].ID != sub.Id || subs[0].Destination != "https://127.0.0.1:9/events" || subs[0].Context != "bmh-0" {
+				t.Fatalf("subscription %+v, the BMC has %+v", sub, subs)
+			}
+			all := must[*nodes.GetAllSubscriptionsVendorPassthru](t, "subscriptions")(nodes.GetAllSubscriptions(ctx, gc, n.UUID,
+				nodes.CallVendorPassthruOpts{Method: "get_all_subscriptions"}).Extract())
+			if len(all.Members) != 1 {
+				t.Fatalf("all subscriptions: %+v", all)
+			}
+			if err := nodes.DeleteSubscription(ctx, gc, n.UUID, nodes.CallVendorPassthruOpts{Method: "delete_subscription"},
+				nodes.DeleteSubscriptionOpts{Id: sub.Id}).ExtractErr(); err != nil {
+				t.Fatalf("delete subscription: %v", err)
+			}
+			if subs := bmc.Subscriptions(); len(subs) != 0 {
+				t.Fatalf("subscriptions left on the BMC: %+v", subs)
+			}
+		})
+
 		if last := check.get("/v1/nodes/" + n.UUID)["last_error"]; last != nil {
 			t.Fatalf("last_error: %v", last)
 		}
