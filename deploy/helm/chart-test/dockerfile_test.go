@@ -2,6 +2,7 @@ package charttest
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -260,6 +261,21 @@ func TestImageLayout(t *testing.T) {
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// The runtime stage carries no Go toolchain and need not carry the C
+	// library the build stage has: the binary must be static.
+	exe, err := elf.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Close()
+	for _, p := range exe.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("%s is dynamically linked (has an ELF interpreter)", binary)
+		}
+	}
+	if libs, err := exe.ImportedLibraries(); err != nil || len(libs) > 0 {
+		t.Errorf("%s needs shared libraries %v (%v)", binary, libs, err)
 	}
 	links := map[string]string{}
 	for _, in := range final.Body {
