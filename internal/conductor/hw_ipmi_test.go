@@ -180,6 +180,13 @@ func (e *env) console(n *model.Node, password string) {
 	if err := e.api.SetConsoleMode(ctx, "", n.UUID, true); err != nil {
 		e.t.Fatal(err)
 	}
+	// A failed check must not leave socat running after the test.
+	e.t.Cleanup(func() {
+		if e.get(n).ConsoleEnabled {
+			_ = e.api.SetConsoleMode(context.Background(), "", n.UUID, false)
+			waitConsole(false)
+		}
+	})
 	waitConsole(true)
 	info, err := e.api.GetConsoleInformation(ctx, "", n.UUID)
 	if err != nil {
