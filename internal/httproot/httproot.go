@@ -4,7 +4,10 @@
 // agent), so an all-in-one deployment needs no separate web server.
 //
 // It serves regular files only, read-only, never lists directories and
-// never leaves the root, symbolic links included.
+// never leaves the root, symbolic links included, except for links into
+// the directories the conductor itself publishes from by linking: upstream
+// links instance images for the agent from [pxe]/images_path into
+// http_root, which nginx follows.
 package httproot
 
 import (
@@ -18,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -39,6 +43,9 @@ type Options struct {
 	// TLSMinVersion is "1.2" or "1.3".
 	TLSMinVersion string
 	Logger        *slog.Logger
+	// LinkTargets are directories outside Root that symbolic links under
+	// Root may lead into ([pxe]/images_path).
+	LinkTargets []string
 }
 
 // OptionsFromConfig derives the server from [deploy]/http_url: its port
@@ -54,6 +61,9 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		return Options{}, fmt.Errorf("[deploy]/http_url %q: %w", raw, err)
 	}
 	o := Options{Root: c.String("deploy", "http_root"), TLS: u.Scheme == "https"}
+	if p := c.String("pxe", "images_path"); p != "" {
+		o.LinkTargets = []string{p}
+	}
 	o.Port, err = urlPort(u)
 	if err != nil {
 		return Options{}, fmt.Errorf("[deploy]/http_url %q: %w", raw, err)
@@ -97,7 +107,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := os.MkdirAll(o.Root, 0o755); err != nil {
 		return nil, fmt.Errorf("create http_root: %w", err)
 	}
-	h, err := NewHandler(o.Root, o.Logger)
+	h, err := NewHandler(o.Root, o.Logger, o.LinkTargets...)
 	if err != nil {
 		return nil, err
 	}
@@ -134,14 +144,18 @@ func (s *Server) URL() string {
 func (s *Server) Wait() error { return <-s.done }
 
 // Handler serves files below an os.Root, which refuses any path or
-// symbolic link leading outside it.
+// symbolic link leading outside it, and files of the link targets that
+// links under the root resolve to.
 type Handler struct {
-	root *os.Root
-	log  *slog.Logger
+	root    *os.Root
+	dir     string
+	targets []string
+	log     *slog.Logger
 }
 
-// NewHandler serves the files under dir; Close releases the directory.
-func NewHandler(dir string, log *slog.Logger) (*Handler, error) {
+// NewHandler serves the files under dir, and those of linkTargets reached
+// through links under dir; Close releases the directory.
+func NewHandler(dir string, log *slog.Logger, linkTargets ...string) (*Handler, error) {
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open http_root: %w", err)
@@ -149,7 +163,35 @@ func NewHandler(dir string, log *slog.Logger) (*Handler, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Handler{root: r, log: log}, nil
+	return &Handler{root: r, dir: dir, targets: linkTargets, log: log}, nil
+}
+
+// openLinked opens name when it resolves into one of the link targets;
+// the file is then opened below that target's own os.Root, so nothing
+// further along can lead out of it.
+func (h *Handler) openLinked(name string) (*os.File, error) {
+	resolved, err := filepath.EvalSymlinks(filepath.Join(h.dir, name))
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range h.targets {
+		dir, err := filepath.EvalSymlinks(t)
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(dir, resolved)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			continue
+		}
+		r, err := os.OpenRoot(dir)
+		if err != nil {
+			continue
+		}
+		f, err := r.Open(rel)
+		r.Close()
+		return f, err
+	}
+	return nil, fs.ErrNotExist
 }
 
 // Close releases the root directory.
@@ -167,6 +209,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f, err := h.root.Open(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && len(h.targets) > 0 {
+		f, err = h.openLinked(name)
+	}
 	if err != nil {
 		h.notFound(w, r, name, err)
 		return

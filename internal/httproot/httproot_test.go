@@ -254,3 +254,52 @@ func TestOptionsFromConfig(t *testing.T) {
 		t.Fatal("no error without [deploy]/http_url")
 	}
 }
+
+// Links into a link target are followed, as upstream's agent_images links
+// into [pxe]/images_path are by nginx; links elsewhere are not, nor links
+// inside the target leading out of it.
+func TestHandlerLinkTargets(t *testing.T) {
+	root := fixture(t)
+	base := filepath.Dir(root)
+	images := filepath.Join(base, "images")
+	write(t, filepath.Join(images, "node-1", "disk"), "DISK IMAGE")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "agent_images"), 0o755))
+	must(os.Symlink(filepath.Join(images, "node-1", "disk"), filepath.Join(root, "agent_images", "node-1")))
+	must(os.Symlink(filepath.Join(base, "secret"), filepath.Join(images, "sneaky")))
+	must(os.Symlink(filepath.Join(images, "sneaky"), filepath.Join(root, "agent_images", "node-2")))
+	must(os.Symlink(images, filepath.Join(root, "all")))
+	h, err := NewHandler(root, nil, images)
+	must(err)
+	defer h.Close()
+	for path, want := range map[string]int{
+		"/agent_images/node-1": 200, "/agent_images/node-2": 404, "/outer": 404, "/absolute": 404,
+		"/all/node-1/disk": 200, "/all/sneaky": 404, "/all/node-1": 404, "/redfish/boot-n.iso": 200,
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "http://x"+path, nil))
+		if rec.Code != want {
+			t.Errorf("%s: status %d, want %d", path, rec.Code, want)
+		}
+		if rec.Body.String() == "SECRET" {
+			t.Fatalf("%s leaked a file outside the root", path)
+		}
+		if want == 200 && path != "/redfish/boot-n.iso" && rec.Body.String() != "DISK IMAGE" {
+			t.Errorf("%s: body %q", path, rec.Body)
+		}
+	}
+	c, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+		"deploy": {"http_url": "http://127.0.0.1:8080"}, "pxe": {"images_path": images},
+	}})
+	must(err)
+	o, err := OptionsFromConfig(c)
+	must(err)
+	if len(o.LinkTargets) != 1 || o.LinkTargets[0] != images {
+		t.Fatalf("link targets %v", o.LinkTargets)
+	}
+}
