@@ -141,6 +141,54 @@ func baremetalCLI(t *testing.T, s *server) {
 		t.Fatalf("after node unset: %v", ex)
 	}
 
+	// Traits, maintenance, ports, validation, drivers and conductors, each
+	// change read back by the raw client.
+	b.ok("node", "add", "trait", "cli-0", "CUSTOM_CLI", "CUSTOM_GPU")
+	if tr := check.get("/v1/nodes/" + uuid + "/traits")["traits"].([]any); len(tr) != 2 {
+		t.Fatalf("traits after add: %v", tr)
+	}
+	b.ok("node", "remove", "trait", "cli-0", "CUSTOM_GPU")
+	if tr := check.get("/v1/nodes/" + uuid + "/traits")["traits"].([]any); len(tr) != 1 || tr[0] != "CUSTOM_CLI" {
+		t.Fatalf("traits after remove: %v", tr)
+	}
+	b.ok("node", "maintenance", "set", "cli-0", "--reason", "cabling")
+	if n := check.get("/v1/nodes/" + uuid); n["maintenance"] != true || n["maintenance_reason"] != "cabling" {
+		t.Fatalf("maintenance: %v %v", n["maintenance"], n["maintenance_reason"])
+	}
+	b.ok("node", "maintenance", "unset", "cli-0")
+	if n := check.get("/v1/nodes/" + uuid); n["maintenance"] != false {
+		t.Fatalf("maintenance after unset: %v", n["maintenance"])
+	}
+	port := b.json("port", "create", "52:54:00:ee:00:01", "--node", uuid, "--physical-network", "physnet1")
+	if p := check.get("/v1/ports/" + port["uuid"].(string)); p["node_uuid"] != uuid || p["physical_network"] != "physnet1" {
+		t.Fatalf("port seen by raw client: %v", p)
+	}
+	// A malformed node reference: the CLI shows the API's faultstring.
+	out, err := b.run("port", "create", "52:54:00:ee:00:02", "--node", "nosuch")
+	status, body, _ := check.do("POST", "/v1/ports", map[string]any{"address": "52:54:00:ee:00:02", "node_uuid": "nosuch"})
+	if fs := faultstring(t, body); err == nil || status != http.StatusBadRequest || fs != "Expected UUID for node_uuid: nosuch" || !strings.Contains(out, fs) {
+		t.Fatalf("port create --node nosuch: %v %d %q\n%s", err, status, fs, out)
+	}
+	var validation []map[string]any
+	if err := json.Unmarshal([]byte(b.ok("node", "validate", "cli-0", "-f", "json")), &validation); err != nil {
+		t.Fatalf("node validate: %v", err)
+	}
+	results := map[any]any{}
+	for _, v := range validation {
+		results[v["Interface"]] = v["Result"]
+	}
+	if results["power"] != true || results["management"] != true || results["deploy"] != true {
+		t.Fatalf("node validate: %v", validation)
+	}
+	var drivers, conductors []map[string]any
+	if err := json.Unmarshal([]byte(b.ok("driver", "list", "-f", "json")), &drivers); err != nil || len(drivers) != 1 || drivers[0]["Supported driver(s)"] != "fake-hardware" {
+		t.Fatalf("driver list: %v %v", err, drivers)
+	}
+	if err := json.Unmarshal([]byte(b.ok("conductor", "list", "-f", "json")), &conductors); err != nil || len(conductors) != 1 || conductors[0]["Alive"] != true ||
+		conductors[0]["Hostname"] != drivers[0]["Active host(s)"] {
+		t.Fatalf("conductor list: %v %v", err, conductors)
+	}
+
 	b.ok("node", "manage", "cli-0", "--wait", "60")
 	b.ok("node", "provide", "cli-0", "--wait", "60")
 	if st := check.get("/v1/nodes/" + uuid)["provision_state"]; st != "available" {
@@ -158,11 +206,11 @@ func baremetalCLI(t *testing.T, s *server) {
 
 	// A refused call: the CLI prints upstream's faultstring, the same one
 	// the raw client reads from the body.
-	out, err := b.run("node", "provide", "cli-0")
+	out, err = b.run("node", "provide", "cli-0")
 	if err == nil {
 		t.Fatalf("provide of an active node succeeded:\n%s", out)
 	}
-	status, body, _ := check.do("PUT", "/v1/nodes/cli-0/states/provision", map[string]any{"target": "provide"})
+	status, body, _ = check.do("PUT", "/v1/nodes/cli-0/states/provision", map[string]any{"target": "provide"})
 	fs := faultstring(t, body)
 	if status != http.StatusBadRequest || fs != fmt.Sprintf(`The requested action "provide" can not be performed on node "%s" while it is in state "active".`, uuid) {
 		t.Fatalf("raw provide of an active node: %d %q", status, fs)
@@ -188,6 +236,7 @@ func baremetalCLI(t *testing.T, s *server) {
 		t.Fatalf("node show at 1.9: %v", old)
 	}
 
+	b.ok("port", "delete", port["uuid"].(string))
 	b.ok("node", "delete", "cli-0")
 	if st, _, _ := check.do("GET", "/v1/nodes/"+uuid, nil); st != http.StatusNotFound {
 		t.Fatalf("deleted node: %d", st)
