@@ -247,6 +247,30 @@ func gophercloudNodes(t *testing.T, base, version string) {
 		t.Fatalf("after unset: %v %v", seen["maintenance"], seen["maintenance_reason"])
 	}
 
+	// The operator patches top-level fields with "add", which replaces
+	// them; disable_power_off (1.95) then refuses every power off.
+	if version != metal3Version {
+		n = must[*nodes.Node](t, "update")(nodes.Update(ctx, gc, n.UUID, nodes.UpdateOpts{
+			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/disable_power_off", Value: true},
+			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/automated_clean", Value: false},
+		}).Extract())
+		recent := newRaw(t, base, version)
+		if seen := recent.get("/v1/nodes/" + n.UUID + "?fields=disable_power_off,automated_clean"); seen["disable_power_off"] != true || seen["automated_clean"] != false {
+			t.Fatalf("after add of top-level fields: %v", seen)
+		}
+		err := nodes.ChangePowerState(ctx, gc, n.UUID, nodes.PowerStateOpts{Target: nodes.PowerOff}).ExtractErr()
+		var bad gophercloud.ErrUnexpectedResponseCode
+		if !errors.As(err, &bad) || bad.Actual != http.StatusConflict || !strings.Contains(string(bad.Body), "Failed to set node power state to power off.") {
+			t.Fatalf("power off with disable_power_off: want 409 (InvalidState) with upstream's faultstring, got %v", err)
+		}
+		n = must[*nodes.Node](t, "update")(nodes.Update(ctx, gc, n.UUID, nodes.UpdateOpts{
+			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/disable_power_off", Value: false},
+		}).Extract())
+		if n.DisablePowerOff {
+			t.Fatalf("disable_power_off after reset: %+v", n)
+		}
+	}
+
 	// Power.
 	for _, target := range []nodes.TargetPowerState{nodes.PowerOn, nodes.PowerOff} {
 		if err := nodes.ChangePowerState(ctx, gc, n.UUID, nodes.PowerStateOpts{Target: target}).ExtractErr(); err != nil {
