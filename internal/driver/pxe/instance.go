@@ -11,10 +11,8 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/image"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/pyfmt"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -22,65 +20,13 @@ import (
 // and the label it is stored under in the node's folder.
 type instanceImage struct{ label, href string }
 
-// validateInstanceImage is upstream get_image_instance_info followed by
-// validate_image_properties for a ramdisk boot: a boot ISO, a kernel and
-// ramdisk pair, or an image whose properties name them.
+// validateInstanceImage checks what a ramdisk instance boots from.
 func (b *Boot) validateInstanceImage(ctx context.Context, n *model.Node) error {
-	iso, source := strField(n.InstanceInfo, "boot_iso"), strField(n.InstanceInfo, "image_source")
-	if iso != "" {
-		if source != "" {
-			return errs.NewMessage("InvalidParameterValue", "An 'image_source' and 'boot_iso' parameter may not be specified at the same time.")
-		}
-		return b.validateRef(iso)
+	var sources *image.Sources
+	if b.opts.Fetcher != nil {
+		sources = b.opts.Fetcher.Sources
 	}
-	kernel, ramdisk := strField(n.InstanceInfo, "kernel"), strField(n.InstanceInfo, "ramdisk")
-	if kernel == "" && ramdisk == "" && source != "" {
-		if !image.IsGlanceImage(source) {
-			return errs.NewMessage("MissingParameterValue", fmt.Sprintf("Image %s is missing the following properties: kernel, ramdisk", source))
-		}
-		props, err := b.imageProperties(ctx, source)
-		if err != nil {
-			return err
-		}
-		if strField(props, "boot_iso_id") != "" {
-			return nil
-		}
-		var missing []string
-		for _, p := range []string{"kernel_id", "ramdisk_id"} {
-			if strField(props, p) == "" {
-				missing = append(missing, p)
-			}
-		}
-		if len(missing) > 0 {
-			return errs.NewMessage("MissingParameterValue", fmt.Sprintf("Image %s is missing the following properties: %s", source, strings.Join(missing, ", ")))
-		}
-		return nil
-	}
-	var missing []any
-	if kernel == "" {
-		missing = append(missing, "kernel")
-	}
-	if ramdisk == "" {
-		missing = append(missing, "ramdisk")
-	}
-	if len(missing) > 0 {
-		return errs.NewMessage("MissingParameterValue", fmt.Sprintf("Cannot validate image information for node %s because one or more "+
-			"parameters are missing from its instance_info and insufficient information is present to boot from a remote volume. Missing are: %s",
-			n.UUID, pyfmt.Repr(missing)))
-	}
-	return nil
-}
-
-// validateRef checks an image reference can be served by some image
-// service, without fetching it.
-func (b *Boot) validateRef(href string) error {
-	if b.opts.Fetcher == nil {
-		return nil
-	}
-	if _, err := b.opts.Fetcher.Sources.For(href); err != nil {
-		return errs.NewMessage("InvalidParameterValue", err.Error())
-	}
-	return nil
+	return image.ValidateRamdiskInstance(ctx, sources, n.UUID, n.InstanceInfo)
 }
 
 func (b *Boot) imageProperties(ctx context.Context, href string) (map[string]any, error) {

@@ -218,12 +218,20 @@ func (b *VirtualMediaBoot) parseDriverInfo(n *model.Node) (deployInfo, error) {
 	return d, nil
 }
 
-// Validate is upstream validate: the agent images and the BMC address.
-// Instance image properties matter only for a non-local boot, which this
-// interface does not build yet.
-func (b *VirtualMediaBoot) Validate(_ context.Context, task *driver.Task) error {
-	_, err := b.parseDriverInfo(task.Node)
-	return err
+// Validate is upstream validate: the agent images and the BMC address,
+// and for a ramdisk deployment what the instance boots from.
+func (b *VirtualMediaBoot) Validate(ctx context.Context, task *driver.Task) error {
+	if _, err := b.parseDriverInfo(task.Node); err != nil {
+		return err
+	}
+	if bootOption(task.Node) != "ramdisk" {
+		return nil
+	}
+	var sources *image.Sources
+	if b.opts.Fetcher != nil {
+		sources = b.opts.Fetcher.Sources
+	}
+	return image.ValidateRamdiskInstance(ctx, sources, task.Node.UUID, task.Node.InstanceInfo)
 }
 
 // ValidateInspection is upstream validate_inspection: no unmanaged

@@ -48,6 +48,7 @@ func TestVirtualMediaRamdiskInstance(t *testing.T) {
 		"kernel": "file://" + kernel, "ramdisk": "file://" + ramdisk,
 		"ramdisk_kernel_arguments": "console=ttyS0 quiet", "configdrive": cd,
 	}
+	must(t, e.boot.Validate(e.ctx, e.task))
 	must(t, e.boot.PrepareInstance(e.ctx, e.task))
 
 	isoURL := e.srvURL + "/redfish/boot-" + testNode + ".iso"
@@ -118,6 +119,8 @@ func TestVirtualMediaRamdiskInstanceBootISO(t *testing.T) {
 	}
 
 	e.node.InstanceInfo = map[string]any{"kernel": "file://" + src}
+	wantClass(t, e.boot.Validate(e.ctx, e.task), "MissingParameterValue", "Cannot validate image information for node "+testNode+
+		" because one or more parameters are missing from its instance_info and insufficient information is present to boot from a remote volume. Missing are: ['ramdisk']")
 	wantClass(t, e.boot.PrepareInstance(e.ctx, e.task), "InvalidParameterValue",
 		"Unable to find kernel or ramdisk for to generate boot ISO for "+testNode)
 }
