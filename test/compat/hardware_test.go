@@ -163,7 +163,7 @@ func gophercloudHardwareData(t *testing.T, s *server) {
 	t.Run("virtual media", func(t *testing.T) {
 		// fake-hardware's management has no virtual media. Upstream asks
 		// the driver, whose base class names the missing call: reading
-		// is synchronous, attaching runs in a worker and reports through
+		// is synchronous; attaching runs in a worker and reports through
 		// last_error.
 		err := nodes.GetVirtualMedia(ctx, gc, n.UUID).Err
 		var bad gophercloud.ErrUnexpectedResponseCode
@@ -177,7 +177,9 @@ func gophercloudHardwareData(t *testing.T, s *server) {
 		if err != nil {
 			t.Fatalf("attach vmedia: want 204, got %v", err)
 		}
-		want = fmt.Sprintf("Could not attach device cdrom to node %s: Driver fake-hardware does not support attach_virtual_media (disabled or not implemented).", n.UUID)
+		// The worker first withdraws any image published before, which
+		// only the redfish and idrac hardware types can publish.
+		want = fmt.Sprintf("Could not attach device cdrom to node %s: Publishing images is not supported for driver fake-hardware", n.UUID)
 		waitField(t, check, "/v1/nodes/"+n.UUID, "last_error", want)
 	})
 
