@@ -18,7 +18,8 @@
 //
 // Outside a test, Standalone builds one that logs to a log.Logger and
 // Serve runs it on a given address until it is closed; cmd/redfishbmc is
-// that as a process, configured from a JSON file (Config).
+// that as a process, configured from a JSON file (Config), whose faults a
+// test injects through the control API (WithControl).
 package redfishbmc
 
 import (
@@ -63,6 +64,8 @@ type BMC struct {
 	// listener is the one Serve opened; nil lets httptest pick a port on
 	// 127.0.0.1.
 	listener net.Listener
+	// control serves the control API (control.go).
+	control bool
 
 	mu       sync.Mutex
 	srv      *httptest.Server

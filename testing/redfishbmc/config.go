@@ -18,8 +18,11 @@ type Config struct {
 	Password string `json:"password"`
 	Sessions bool   `json:"sessions"`
 	// TLS serves HTTPS with a self-signed certificate.
-	TLS     bool           `json:"tls"`
-	Vendor  string         `json:"vendor"`
+	TLS    bool   `json:"tls"`
+	Vendor string `json:"vendor"`
+	// Control serves the control API (BMC.WithControl), through which a
+	// test injects faults into the process.
+	Control bool           `json:"control"`
 	Systems []SystemConfig `json:"systems"`
 }
 
@@ -62,6 +65,9 @@ func Build(c Config, l *log.Logger) (*BMC, error) {
 	}
 	if c.Vendor != "" {
 		b.WithVendor(c.Vendor)
+	}
+	if c.Control {
+		b.WithControl()
 	}
 	seen := map[string]bool{}
 	for i, s := range c.Systems {

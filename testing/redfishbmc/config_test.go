@@ -90,3 +90,88 @@ func TestBuildRefusesBadConfigs(t *testing.T) {
 		})
 	}
 }
+
+// The control API does, from outside the process, what tests do through
+// the BMC's methods: faults, session expiry, failing tasks, power changed
+// behind the client's back.
+func TestControlAPI(t *testing.T) {
+	b, err := Build(Config{Username: "admin", Password: "pw", Sessions: true, Control: true,
+		Systems: []SystemConfig{{ID: "sys-1"}}}, log.New(&bytes.Buffer{}, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	url, err := b.Serve("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := call{t: t, base: url}
+	bmc := call{t: t, base: url, user: "admin", pass: "pw"}
+
+	resp, _ := ctl.do(http.MethodPost, "/emulator/faults", map[string]any{"method": "GET", "path": "/Systems/sys-1", "count": 2, "status": 503})
+	wantStatus(t, resp, http.StatusNoContent)
+	for range 2 {
+		resp, _ = bmc.do(http.MethodGet, "/redfish/v1/Systems/sys-1", nil)
+		wantStatus(t, resp, http.StatusServiceUnavailable)
+	}
+	resp, _ = bmc.do(http.MethodGet, "/redfish/v1/Systems/sys-1", nil)
+	wantStatus(t, resp, http.StatusOK)
+
+	resp, _ = ctl.do(http.MethodPost, "/emulator/faults", map[string]any{"status": 500, "count": 100})
+	wantStatus(t, resp, http.StatusNoContent)
+	resp, _ = bmc.do(http.MethodGet, "/redfish/v1", nil)
+	wantStatus(t, resp, http.StatusInternalServerError)
+	resp, _ = ctl.do(http.MethodDelete, "/emulator/faults", nil)
+	wantStatus(t, resp, http.StatusNoContent)
+	resp, _ = bmc.do(http.MethodGet, "/redfish/v1", nil)
+	wantStatus(t, resp, http.StatusOK)
+
+	resp, _ = ctl.do(http.MethodPost, "/emulator/faults", map[string]any{"status": 500, "drop": true})
+	wantStatus(t, resp, http.StatusBadRequest)
+
+	resp, _ = ctl.do(http.MethodPut, "/emulator/systems/sys-1/power", map[string]any{"state": "On"})
+	wantStatus(t, resp, http.StatusNoContent)
+	if b.Power("sys-1") != On {
+		t.Fatalf("power %s", b.Power("sys-1"))
+	}
+	resp, doc := ctl.do(http.MethodGet, "/emulator/systems/sys-1", nil)
+	wantStatus(t, resp, http.StatusOK)
+	if doc["PowerState"] != On {
+		t.Fatalf("snapshot %v", doc)
+	}
+	resp, _ = ctl.do(http.MethodPut, "/emulator/systems/nope/power", map[string]any{"state": "On"})
+	wantStatus(t, resp, http.StatusNotFound)
+	resp, _ = ctl.do(http.MethodPut, "/emulator/systems/sys-1/power", map[string]any{"state": "Sleeping"})
+	wantStatus(t, resp, http.StatusBadRequest)
+
+	resp, doc = bmc.do(http.MethodPost, "/redfish/v1/SessionService/Sessions", map[string]any{"UserName": "admin", "Password": "pw"})
+	wantStatus(t, resp, http.StatusCreated)
+	token := call{t: t, base: url, token: resp.Header.Get("X-Auth-Token")}
+	resp, _ = token.do(http.MethodGet, "/redfish/v1/Systems/sys-1", nil)
+	wantStatus(t, resp, http.StatusOK)
+	resp, _ = ctl.do(http.MethodPost, "/emulator/sessions/expire", nil)
+	wantStatus(t, resp, http.StatusNoContent)
+	resp, _ = token.do(http.MethodGet, "/redfish/v1/Systems/sys-1", nil)
+	wantStatus(t, resp, http.StatusUnauthorized)
+
+	resp, _ = ctl.do(http.MethodPost, "/emulator/tasks/fail-next", map[string]any{"message": "flash failed"})
+	wantStatus(t, resp, http.StatusNoContent)
+	b.mu.Lock()
+	failures := append([]string(nil), b.taskFailures...)
+	b.mu.Unlock()
+	if len(failures) != 1 || failures[0] != "flash failed" {
+		t.Fatalf("task failures %v", failures)
+	}
+
+	resp, doc = ctl.do(http.MethodGet, "/emulator/stats", nil)
+	wantStatus(t, resp, http.StatusOK)
+	if doc["sessions_created"] != float64(1) || doc["requests"] == float64(0) {
+		t.Fatalf("stats %v", doc)
+	}
+}
+
+func TestControlAPIOffByDefault(t *testing.T) {
+	b := New(t).System("sys-1")
+	resp, _ := call{t: t, base: b.URL()}.do(http.MethodDelete, "/emulator/faults", nil)
+	wantStatus(t, resp, http.StatusNotFound)
+}

@@ -49,6 +49,16 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 
 	b.mu.Lock()
+	control := b.control && strings.HasPrefix(path+"/", controlPrefix)
+	b.mu.Unlock()
+	if control {
+		resp := b.controlRoute(r, path, body)
+		b.t.Logf("redfishbmc: control %s %s -> %d", r.Method, path, resp.status)
+		b.write(w, r, resp)
+		return
+	}
+
+	b.mu.Lock()
 	b.total++
 	b.counts[r.Method+" "+path]++
 	f, faulted := b.takeFault(r.Method, path)

@@ -4,7 +4,8 @@
 // -config (so that the BMC password is not on its command line), prints
 // "URL <base URL>" on its standard output once it listens, logs every
 // request to standard error with credentials left out, and stops on
-// SIGINT or SIGTERM.
+// SIGINT or SIGTERM. With "control": true, faults are injected through
+// the control API under /emulator/ (redfishbmc.BMC.WithControl).
 package main
 
 import (

@@ -50,7 +50,7 @@ func (l *lockedBuffer) String() string {
 func TestEmulatorAsAProcess(t *testing.T) {
 	const password = "Pr0cess-S3cret"
 	cfg := map[string]any{
-		"listen": "127.0.0.1:0", "username": "admin", "password": password,
+		"listen": "127.0.0.1:0", "username": "admin", "password": password, "control": true,
 		"systems": []any{map[string]any{"id": "sys-1", "power": "Off"}, map[string]any{"id": "sys-2", "power": "On"}},
 	}
 	data, err := json.Marshal(cfg)
@@ -138,6 +138,22 @@ func TestEmulatorAsAProcess(t *testing.T) {
 	}
 	if code, _ := get("admin", "wrong", "/redfish/v1/Systems/sys-1"); code != http.StatusUnauthorized {
 		t.Fatalf("wrong password: %d", code)
+	}
+	// Faults reach the process through its control API.
+	resp, err = http.Post(base+"/emulator/faults", "application/json",
+		strings.NewReader(`{"method": "GET", "path": "/Systems/sys-2", "status": 500}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("inject fault: %d", resp.StatusCode)
+	}
+	if code, _ := get("admin", password, "/redfish/v1/Systems/sys-2"); code != http.StatusInternalServerError {
+		t.Fatalf("injected fault answered %d", code)
+	}
+	if code, _ := get("admin", password, "/redfish/v1/Systems/sys-2"); code != http.StatusOK {
+		t.Fatalf("after the fault: %d", code)
 	}
 
 	args, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/cmdline")
