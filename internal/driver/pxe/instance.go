@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/driver"
@@ -139,7 +140,7 @@ func (b *Boot) instanceOptions(n *model.Node, imgs []instanceImage) (map[string]
 	if v, ok := n.InstanceInfo["ramdisk_kernel_arguments"]; ok {
 		o["ramdisk_opts"] = v
 	}
-	if imgs[0].label == "boot_iso" {
+	if len(imgs) > 0 && imgs[0].label == "boot_iso" {
 		o["boot_iso_url"] = strings.TrimRight(b.opts.HTTPURL, "/") + "/" + n.UUID + "/boot_iso"
 	}
 	appendParams := kernelAppendParams(n, b.opts.KernelAppendParams)
@@ -176,4 +177,44 @@ func (b *Boot) switchConfig(n *model.Node, entry string) error {
 		out = pxelinuxDflt.ReplaceAllLiteralString(string(data), "default "+entry)
 	}
 	return writeFile(path, []byte(out), b.opts.FilePermission)
+}
+
+// netbootFallback is upstream build_service_pxe_config for a local boot:
+// the node's configuration (written in service mode when there is none,
+// in the states that boot the instance) is switched to its
+// boot_whole_disk entry, chaining to the disk the image went to.
+func (b *Boot) netbootFallback(ctx context.Context, task *driver.Task) error {
+	n := task.Node
+	cfg := b.configPath(n)
+	_, err := os.Stat(cfg)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && slices.Contains([]string{states.Active, states.Unrescuing, states.Deploying, states.Adopting, states.Servicing}, n.ProvisionState):
+		opts, err := b.instanceOptions(n, nil)
+		if err != nil {
+			return err
+		}
+		if err := b.writeConfig(ctx, task, opts); err != nil {
+			return err
+		}
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("boot configuration of node %s: %w", n.UUID, err)
+	}
+	if id, _ := n.DriverInternalInfo["root_uuid_or_disk_id"].(string); id != "" {
+		if err := b.replaceDiskIdentifier(n, id); err != nil {
+			return err
+		}
+	}
+	return b.switchConfig(n, "boot_whole_disk")
+}
+
+var diskIdentifier = regexp.MustCompile(`(\(\(|\{\{) DISK_IDENTIFIER (\)\)|\}\})`)
+
+// replaceDiskIdentifier is upstream _replace_disk_identifier.
+func (b *Boot) replaceDiskIdentifier(n *model.Node, id string) error {
+	path := b.configPath(n)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("boot configuration of node %s: %w", n.UUID, err)
+	}
+	return writeFile(path, diskIdentifier.ReplaceAllLiteral(data, []byte(id)), b.opts.FilePermission)
 }

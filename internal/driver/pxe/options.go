@@ -65,6 +65,10 @@ type Options struct {
 	PXEBootfileByArch, IPXEBootfileByArch                                        map[string]string
 	// MyIPv6 is [DEFAULT]/my_ipv6, the TFTP host of DHCPv6 answers.
 	MyIPv6 string
+	// NetbootFallback is [pxe]/enable_netboot_fallback: a local boot keeps
+	// a network boot configuration that chains to the disk, for machines
+	// that cannot boot from disk persistently.
+	NetbootFallback bool
 	// DHCP, when set, receives the nodes' DHCP boot options
 	// ([dhcp]/dhcp_provider); nil is upstream's "none" provider.
 	DHCP DHCPProvider
@@ -105,6 +109,7 @@ func OptionsFromConfig(c *config.Config) Options {
 		PXEBootfileByArch:     c.Dict("pxe", "pxe_bootfile_name_by_arch"),
 		IPXEBootfileByArch:    c.Dict("pxe", "ipxe_bootfile_name_by_arch"),
 		MyIPv6:                c.String("DEFAULT", "my_ipv6"),
+		NetbootFallback:       c.Bool("pxe", "enable_netboot_fallback"),
 	}
 }
 

@@ -678,7 +678,11 @@ func (b *Boot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 	default:
 		return errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Boot option %s of node %s is not supported by this boot interface", opt, n.UUID))
 	}
-	if err := b.cleanUp(ctx, task); err != nil {
+	if b.opts.NetbootFallback {
+		if err := b.netbootFallback(ctx, task); err != nil {
+			return err
+		}
+	} else if err := b.cleanUp(ctx, task); err != nil {
 		return err
 	}
 	if n.ProvisionState == states.Active || n.ProvisionState == states.Adopting {

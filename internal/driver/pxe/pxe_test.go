@@ -703,3 +703,53 @@ func TestValidateRamdiskInstance(t *testing.T) {
 		t.Errorf("local boot: %v", err)
 	}
 }
+
+// With [pxe]/enable_netboot_fallback a local boot keeps a configuration
+// whose default entry chains to the disk the image went to, as upstream's
+// build_service_pxe_config writes it; the disk stays the boot device.
+func TestNetbootFallback(t *testing.T) {
+	const u = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
+	for _, tc := range []struct {
+		name, mode string
+		iface      func(Options) *Boot
+		root       string
+		want       string
+	}{
+		{"pxe bios", "bios", NewPXE, "tftp", "fallbackBIOS"},
+		{"pxe uefi", "uefi", NewPXE, "tftp", "fallbackUEFI"},
+		{"ipxe uefi", "uefi", NewIPXE, "http", "fallbackIPXE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, tc.mode)
+			e.opts.NetbootFallback = true
+			e.node.DriverInternalInfo = map[string]any{"root_uuid_or_disk_id": "0x1234abcd", "is_whole_disk_image": true}
+			b := tc.iface(e.opts)
+			if err := b.PrepareInstance(ctx, e.task); err != nil {
+				t.Fatal(err)
+			}
+			root := map[string]string{"tftp": e.tftp, "http": e.http}[tc.root]
+			cfg, err := os.ReadFile(filepath.Join(root, u, "config"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameText(t, "config", string(cfg), upstreamOutput[tc.want])
+			if len(e.mgmt.calls) != 1 || e.mgmt.calls[0] != (bootCall{"disk", true}) {
+				t.Errorf("boot device calls = %v, want persistent disk", e.mgmt.calls)
+			}
+			if err := b.CleanUpInstance(ctx, e.task); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(root, u)); !os.IsNotExist(err) {
+				t.Errorf("configuration left after clean-up: %v", err)
+			}
+		})
+	}
+	// Outside the states that boot the instance there is nothing to write.
+	e := newEnv(t, "bios")
+	e.opts.NetbootFallback = true
+	e.node.ProvisionState = states.Cleaning
+	if err := NewPXE(e.opts).PrepareInstance(context.Background(), e.task); err == nil {
+		t.Error("switching a configuration that does not exist succeeded")
+	}
+}

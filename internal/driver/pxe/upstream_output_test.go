@@ -40,6 +40,14 @@ package pxe
 // deploy_utils.switch_pxe_config (its _replace_boot_line regular
 // expressions applied line by line).
 //
+// The netboot fallback texts (fallback*) are what upstream's
+// prepare_instance leaves for a local boot with
+// [pxe]/enable_netboot_fallback: build_service_pxe_config writes the
+// service mode configuration (aki_path "no_kernel", ari_path
+// "no_ramdisk", no ramdisk_opts), then switch_pxe_config replaces the
+// DISK_IDENTIFIER with driver_internal_info root_uuid_or_disk_id
+// "0x1234abcd" and switches to boot_whole_disk.
+//
 // Every text here was checked again on 2026-12-01 by rendering upstream's
 // templates at that commit with Jinja2 3.1.6 and comparing byte for byte.
 var upstreamOutput = map[string]string{
@@ -407,6 +415,88 @@ boot
 :boot_ramdisk
 imgfree
 sanboot http://127.0.0.1:8080/1be26c0b-03f2-4d2e-ae87-c02d7f33c123/boot_iso
+
+:boot_whole_disk
+sanboot --no-describe || exit 0`,
+	"fallbackBIOS": `default boot_whole_disk
+
+label deploy
+kernel 
+append initrd= selinux=0 troubleshoot=0 text nofb vga=normal
+ipappend 2
+
+label boot_whole_disk
+COM32 chain.c32
+append mbr:0x1234abcd
+
+label boot_ramdisk
+kernel no_kernel
+append initrd=no_ramdisk root=/dev/ram0 text nofb vga=normal 
+
+label boot_anaconda
+kernel no_kernel
+append initrd=no_ramdisk text nofb vga=normal inst.ks= inst.stage2=
+ipappend 2`,
+	"fallbackUEFI": `set default=boot_whole_disk
+set timeout=5
+set hidden_timeout_quiet=false
+
+menuentry "deploy"  {
+    linux  selinux=0 troubleshoot=0 text nofb vga=normal boot_server=192.0.2.1
+    initrd 
+}
+
+menuentry "boot_ramdisk"  {
+    linux no_kernel root=/dev/ram0 text nofb vga=normal 
+    initrd no_ramdisk
+}
+
+menuentry "boot_whole_disk"  {
+    linux chain.c32 mbr:0x1234abcd
+}
+
+menuentry "boot_anaconda" {
+     linux no_kernel text nofb vga=normal inst.ks= inst.stage2=
+     initrd no_ramdisk
+}`,
+	"fallbackIPXE": `#!ipxe
+
+set attempts:int32 10
+set i:int32 0
+
+goto boot_whole_disk
+
+:deploy
+imgfree
+kernel  selinux=0 troubleshoot=0 text nofb vga=normal BOOTIF=${mac} initrd=deploy_ramdisk || goto retry
+
+initrd  || goto retry
+boot
+
+:retry
+iseq ${i} ${attempts} && goto fail ||
+inc i
+echo No response, retrying in ${i} seconds.
+sleep ${i}
+goto boot_whole_disk
+
+:fail
+echo Failed to get a response after ${attempts} attempts
+echo Powering off in 30 seconds.
+sleep 30
+poweroff
+
+:boot_anaconda
+imgfree
+kernel no_kernel text nofb vga=normal inst.ks= inst.stage2= initrd=ramdisk || goto boot_anaconda
+initrd no_ramdisk || goto boot_anaconda
+boot
+
+:boot_ramdisk
+imgfree
+kernel no_kernel root=/dev/ram0 text nofb vga=normal  initrd=ramdisk || goto boot_ramdisk
+initrd no_ramdisk || goto boot_ramdisk
+boot
 
 :boot_whole_disk
 sanboot --no-describe || exit 0`,
