@@ -55,9 +55,17 @@ var valueSets = []struct {
 			"httpServer":              map[string]any{"port": 18080},
 		},
 	}},
-	{"http_basic, metrics with credentials", map[string]any{
+	{"http_basic, metrics with credentials, conductors scraped", map[string]any{
 		"auth":    map[string]any{"strategy": "http_basic"},
-		"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "basicAuthSecretName": "ironic-metrics"}},
+		"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "basicAuthSecretName": "ironic-metrics", "conductors": true}},
+		"networkPolicy": map[string]any{"enabled": true, "metricsFrom": []any{
+			map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}}},
+		}},
+	}},
+	{"conductors scraped without TLS", map[string]any{
+		"clusterDomain": "cluster.local",
+		"jsonRPC":       map[string]any{"tls": map[string]any{"enabled": false}},
+		"metrics":       map[string]any{"serviceMonitor": map[string]any{"enabled": true, "conductors": true}},
 	}},
 	{"noauth, metrics, no network policy", map[string]any{
 		"auth":          map[string]any{"strategy": "noauth"},
@@ -545,6 +553,25 @@ func checkNetworkPolicy(t *testing.T, r *rendered) {
 	if !apiAllowed {
 		t.Error("the conductor NetworkPolicy does not let the API reach JSON-RPC")
 	}
+	// The scrapers the operator names reach the JSON-RPC port (/metrics).
+	for _, want := range r.value("networkPolicy.metricsFrom").([]any) {
+		found := false
+		for _, rule := range np.Spec.Ingress {
+			for _, p := range rule.Ports {
+				if p.Port == nil || containerPortOrZero(c, *p.Port) != containerPort(t, c, intstr.FromString("json-rpc")) {
+					continue
+				}
+				for _, peer := range rule.From {
+					if peer.NamespaceSelector != nil && fmt.Sprint(peer.NamespaceSelector.MatchLabels) == fmt.Sprint(want.(map[string]any)["namespaceSelector"].(map[string]any)["matchLabels"]) {
+						found = true
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("metricsFrom peer %v cannot reach the conductors' JSON-RPC port", want)
+		}
+	}
 	anp, _ := find[*networkingv1.NetworkPolicy](t, r, "NetworkPolicy", apiName)
 	selects(t, anp.Spec.PodSelector.MatchLabels, d.Spec.Template.Labels, "API NetworkPolicy")
 	a := container(t, d.Spec.Template.Spec, "api")
@@ -590,5 +617,58 @@ func checkServiceMonitor(t *testing.T, r *rendered) {
 		}
 	} else if ba != nil {
 		t.Errorf("ServiceMonitor basicAuth %+v without basicAuthSecretName", ba)
+	}
+	checkConductorServiceMonitor(t, r)
+}
+
+// checkConductorServiceMonitor: the conductors' /metrics is scraped on the
+// JSON-RPC port of the headless Service with the JSON-RPC client
+// credentials, over TLS verified against the conductors' CA under a name
+// their wildcard certificate covers.
+func checkConductorServiceMonitor(t *testing.T, r *rendered) {
+	enabled := r.value("metrics.serviceMonitor.conductors") == true
+	if r.has("ServiceMonitor", conductorName) != enabled {
+		t.Fatalf("conductor ServiceMonitor present %v, enabled %v", r.has("ServiceMonitor", conductorName), enabled)
+	}
+	if !enabled {
+		return
+	}
+	sm, _ := find[*serviceMonitor](t, r, "ServiceMonitor", conductorName)
+	svc, _ := find[*corev1.Service](t, r, "Service", conductorName)
+	sts, _ := find[*appsv1.StatefulSet](t, r, "StatefulSet", conductorName)
+	if !labels.SelectorFromSet(sm.Spec.Selector.MatchLabels).Matches(labels.Set(svc.Labels)) {
+		t.Errorf("conductor ServiceMonitor selects %v, the headless Service is labelled %v", sm.Spec.Selector.MatchLabels, svc.Labels)
+	}
+	if len(sm.Spec.Endpoints) != 1 {
+		t.Fatalf("conductor ServiceMonitor endpoints %+v", sm.Spec.Endpoints)
+	}
+	ep := sm.Spec.Endpoints[0]
+	rpcPort := containerPort(t, container(t, sts.Spec.Template.Spec, "conductor"), intstr.FromString("json-rpc"))
+	portOK := false
+	for _, p := range svc.Spec.Ports {
+		portOK = portOK || (p.Name == ep.Port && int(p.Port) == rpcPort)
+	}
+	if !portOK || ep.Path != "/metrics" {
+		t.Errorf("conductor ServiceMonitor scrapes port %q path %q; the JSON-RPC port is %d", ep.Port, ep.Path, rpcPort)
+	}
+	secret := r.str("jsonRPC.auth.secretName")
+	if ba := ep.BasicAuth; ba == nil || ba.Username.Name != secret || ba.Username.Key != "username" || ba.Password.Name != secret || ba.Password.Key != "password" {
+		t.Errorf("conductor ServiceMonitor basicAuth %+v, want username/password of Secret %s", ba, secret)
+	}
+	if r.value("jsonRPC.tls.enabled") != true {
+		if ep.Scheme == "https" || ep.TLSConfig != nil {
+			t.Errorf("conductor ServiceMonitor uses TLS that the conductors do not serve: %q %+v", ep.Scheme, ep.TLSConfig)
+		}
+		return
+	}
+	tlsSecret := r.str("jsonRPC.tls.secretName")
+	if ep.Scheme != "https" || ep.TLSConfig == nil || ep.TLSConfig.CA.Secret.Name != tlsSecret || ep.TLSConfig.CA.Secret.Key != "ca.crt" {
+		t.Fatalf("conductor ServiceMonitor scheme %q TLS %+v, want https with ca.crt of %s", ep.Scheme, ep.TLSConfig, tlsSecret)
+	}
+	// The certificate's name is *.<the domain the conductors' hosts share>.
+	pod := startPod(t, r, sts.Spec.Template.Spec, "conductor", podFacts{Name: sts.Name + "-0", HostIP: "192.168.0.10", PodIP: "10.244.0.9"})
+	_, domain, _ := strings.Cut(pod.Config.String("DEFAULT", "host"), ".")
+	if _, rest, _ := strings.Cut(ep.TLSConfig.ServerName, "."); rest != domain {
+		t.Errorf("conductor ServiceMonitor serverName %q is not under the conductors' domain %q", ep.TLSConfig.ServerName, domain)
 	}
 }

@@ -68,6 +68,13 @@ type serviceMonitor struct {
 				Username corev1.SecretKeySelector `json:"username"`
 				Password corev1.SecretKeySelector `json:"password"`
 			} `json:"basicAuth"`
+			Scheme    string `json:"scheme"`
+			TLSConfig *struct {
+				CA struct {
+					Secret corev1.SecretKeySelector `json:"secret"`
+				} `json:"ca"`
+				ServerName string `json:"serverName"`
+			} `json:"tlsConfig"`
 		} `json:"endpoints"`
 	} `json:"spec"`
 }

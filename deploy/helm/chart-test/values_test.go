@@ -1,6 +1,7 @@
 package charttest
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,10 +51,16 @@ func TestGuideValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	var block string
+	// Blocks of Kubernetes objects are the operator's own resources;
+	// the others add to the guide's values.
+	var overlays []string
 	for _, part := range strings.Split(string(doc), "```yaml\n")[1:] {
 		body, _, _ := strings.Cut(part, "```")
-		if strings.HasPrefix(body, "image:") {
+		switch {
+		case strings.HasPrefix(body, "image:"):
 			block = body
+		case !strings.HasPrefix(body, "apiVersion:"):
+			overlays = append(overlays, body)
 		}
 	}
 	if block == "" {
@@ -68,4 +75,29 @@ func TestGuideValues(t *testing.T) {
 	checkAPI(t, r)
 	checkConductors(t, r)
 	checkNetworkPolicy(t, r)
+	for _, o := range overlays {
+		var extra map[string]any
+		if err := yaml.Unmarshal([]byte(o), &extra); err != nil {
+			t.Fatalf("the guide's values %q: %v", o, err)
+		}
+		r := mustRender(t, mergeValues(vals, extra))
+		checkNetworkPolicy(t, r)
+		checkServiceMonitor(t, r)
+	}
+}
+
+// mergeValues is base with over laid on it, maps merged key by key, as
+// Helm merges -f files.
+func mergeValues(base, over map[string]any) map[string]any {
+	out := maps.Clone(base)
+	for k, v := range over {
+		if bm, ok := out[k].(map[string]any); ok {
+			if om, ok := v.(map[string]any); ok {
+				out[k] = mergeValues(bm, om)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
 }
