@@ -13,7 +13,8 @@ import (
 // The binary under auth_strategy = keystone against a Keystone on
 // loopback: tokens are validated with the service's own credentials,
 // a project sees its nodes and not another project's (404, as upstream
-// conceals them), bad tokens get 401 and an unreachable Keystone 503.
+// conceals them), bad tokens get 401 (on /metrics too) and an
+// unreachable Keystone 503.
 func TestKeystoneAuthentication(t *testing.T) {
 	// Keystone expands implied roles (admin ⇒ member ⇒ reader) into
 	// tokens; the fixture is given them explicitly.
@@ -82,10 +83,20 @@ project_domain_name = Default
 	if status != http.StatusNotFound || !strings.Contains(out, "Node alpha-1 could not be found.") {
 		t.Fatalf("another project: %d %s", status, out)
 	}
+	// /metrics is behind the same authentication as the API.
+	if status, _, _ := call("GET", "/metrics", "", ""); status != http.StatusUnauthorized {
+		t.Errorf("/metrics without a token: %d, want 401", status)
+	}
+	if status, _, out := call("GET", "/metrics", admin, ""); status != http.StatusOK || !strings.Contains(out, `ironic_nodes{maintenance="false",power_state="none",provision_state="enroll"} 1`) {
+		t.Errorf("/metrics with a token: %d\n%s", status, out)
+	}
 	revoked := ks.Token("alice", "alpha")
 	ks.Revoke(revoked)
 	if status, _, _ := call("GET", "/v1/nodes", revoked, ""); status != http.StatusUnauthorized {
 		t.Fatalf("revoked token: %d", status)
+	}
+	if status, _, _ := call("GET", "/metrics", revoked, ""); status != http.StatusUnauthorized {
+		t.Errorf("/metrics with a revoked token: %d, want 401", status)
 	}
 	fresh := ks.Token("alice", "alpha")
 	ks.Down()
