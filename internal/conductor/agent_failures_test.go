@@ -301,3 +301,66 @@ func TestRamdiskLogsCollected(t *testing.T) {
 		})
 	})
 }
+
+// TestAgentStepRebootRequested: a clean step the agent declares with
+// reboot_requested reboots the node into a new ramdisk once it succeeds;
+// the old agent's token is dropped, and the new agent's first heartbeat
+// moves cleaning on to the next step.
+func TestAgentStepRebootRequested(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newAgentEnv(t, db, false)
+		ctx := context.Background()
+		steps := ipa.CleanSteps()
+		for _, s := range steps {
+			if m := s.(map[string]any); m["step"] == "erase_devices_metadata" {
+				m["reboot_requested"] = true
+			}
+		}
+		getSteps := ipa.Sync(map[string]any{
+			"clean_steps":              map[string]any{"GenericHardwareManager": steps},
+			"hardware_manager_version": ipa.HardwareManagerVersion(),
+		})
+		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
+		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.CleanWait)
+		token := lookup(t, e, n)
+		first := ipa.New(t).WithToken(token).Handle("clean.get_clean_steps", getSteps)
+		deadline := time.Now().Add(20 * time.Second)
+		var cur *model.Node
+		for {
+			cur = e.get(n)
+			if cur.Reservation == nil && cur.DriverInternalInfo["cleaning_reboot"] == true {
+				break
+			}
+			if time.Now().After(deadline) || cur.ProvisionState == states.CleanFail {
+				t.Fatalf("no reboot after the step: %s %q, commands %v", cur.ProvisionState, deref(cur.LastError), commandNames(first))
+			}
+			if cur.Reservation == nil {
+				err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: first.URL(), AgentToken: token, AgentVersion: ipa.Version})
+				if err != nil && class(err) != "NodeLocked" {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if cur.ProvisionState != states.CleanWait || cur.CleanStep["step"] != "erase_devices_metadata" || cur.PowerState != states.PowerOn {
+			t.Fatalf("after the reboot: %s, clean_step %v, power %q", cur.ProvisionState, cur.CleanStep, cur.PowerState)
+		}
+		if got := strings.Join(commandNames(first), ","); got != "clean.get_clean_steps,clean.execute_clean_step:erase_devices_metadata" {
+			t.Fatalf("first agent ran %s", got)
+		}
+		staleHeartbeat(t, e, n, first, token)
+
+		token2 := lookup(t, e, n)
+		second := ipa.New(t).WithToken(token2).Handle("clean.get_clean_steps", getSteps)
+		done := heartbeatUntil(t, e, n, second, token2, states.Available)
+		if got := strings.Join(commandNames(second), ","); got != "clean.execute_clean_step:erase_devices" {
+			t.Fatalf("rebooted agent ran %s, want only the next step", got)
+		}
+		if done.DriverInternalInfo["cleaning_reboot"] != nil || deref(done.LastError) != "" {
+			t.Errorf("after cleaning: %v, last_error %q", done.DriverInternalInfo, deref(done.LastError))
+		}
+	})
+}

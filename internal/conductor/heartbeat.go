@@ -158,6 +158,12 @@ func (c *Conductor) agentStepFailed(ctx context.Context, t *task.Task, f *stepFl
 		label = "cleaning"
 	}
 	c.collectRamdiskLogs(ctx, t, label)
+	c.flowFailed(ctx, t, f, msg)
+}
+
+// flowFailed fails the flow with msg as last_error, through the flow's
+// error handler.
+func (c *Conductor) flowFailed(ctx context.Context, t *task.Task, f *stepFlow, msg string) {
 	switch f.kind {
 	case driver.StepClean:
 		c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
@@ -249,8 +255,25 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st agent.St
 	case agent.StepDone:
 		t.Log().InfoContext(ctx, "agent finished step", "kind", f.kind, "step", stepID(cur))
 		return c.resumeFlow(ctx, t, f)
+	case agent.StepRebootRequested:
+		return c.postStepReboot(ctx, t, st, f, cur)
 	}
 	return nil
+}
+
+// postStepReboot is upstream _post_step_reboot: the step the agent just
+// finished asked for a reboot; the node reboots into the ramdisk and the
+// flow waits, flagged, for the new agent, whose first heartbeat moves on
+// to the next step.
+func (c *Conductor) postStepReboot(ctx context.Context, t *task.Task, st agent.Stepper, f *stepFlow, cur map[string]any) error {
+	n := t.Node
+	t.Log().InfoContext(ctx, "agent finished step, rebooting as the step requested", "kind", f.kind, "step", stepID(cur))
+	if err := st.RebootToFinishStep(ctx, t.DriverTask(), f.kind); err != nil {
+		c.flowFailed(ctx, t, f, fmt.Sprintf("Reboot requested by %s step %s failed for node %s: %s", f.kind, pyRepr(cur), n.UUID, err))
+		return nil
+	}
+	setDII(n, f.rebootKey, true)
+	return t.Save(ctx)
 }
 
 // resumeFlow is continue_node_<kind> run in this worker, which already

@@ -34,6 +34,10 @@ const (
 	// StepRefreshed: the agent's hardware managers changed; the steps
 	// were fetched again and the current step must run again.
 	StepRefreshed
+	// StepRebootRequested: the step succeeded and its agent definition
+	// has reboot_requested; the flow goes on after RebootToFinishStep and
+	// the rebooted agent's first heartbeat.
+	StepRebootRequested
 )
 
 // StepFailedError is PollStep's report that the step itself failed: the
@@ -56,6 +60,9 @@ type Stepper interface {
 	// ExecuteStep runs a step of the interface: a declared one, or an
 	// in-band one the agent reported (which then runs asynchronously).
 	ExecuteStep(ctx context.Context, task *driver.Task, step driver.Step) (string, error)
+	// RebootToFinishStep reboots the node back into the ramdisk after a
+	// step that asked for it.
+	RebootToFinishStep(ctx context.Context, task *driver.Task, kind driver.StepKind) error
 }
 
 // Options configure the agent-based interfaces.
@@ -349,10 +356,63 @@ func (b *base) PollStep(ctx context.Context, task *driver.Task, kind driver.Step
 		if err := runPostStepHook(ctx, task, kind, cur, &last); err != nil {
 			return StepRunning, &StepFailedError{err.Error()}
 		}
+		if rebootRequested(n, kind, cur) {
+			return StepRebootRequested, nil
+		}
 		return StepDone, nil
 	}
 	return StepRunning, &StepFailedError{fmt.Sprintf("Agent returned unknown status for %s step %s on node %s : %s.",
 		kind, pyfmt.ReprJSON(cur), n.UUID, last.Status)}
+}
+
+// rebootRequested tells whether the agent declared step with
+// reboot_requested (upstream keeps the agent's step dictionaries whole;
+// the step list here keeps the fields every interface has, so the
+// agent's own declaration is looked up).
+func rebootRequested(n *model.Node, kind driver.StepKind, step map[string]any) bool {
+	if b, ok := step["reboot_requested"].(bool); ok {
+		return b
+	}
+	byIface, _ := n.DriverInternalInfo[cachedKey(kind)].(map[string]any)
+	list, _ := byIface[fmt.Sprint(step["interface"])].([]any)
+	for _, s := range list {
+		if m, ok := s.(map[string]any); ok && m["step"] == step["step"] {
+			b, _ := m["reboot_requested"].(bool)
+			return b
+		}
+	}
+	return false
+}
+
+// RebootToFinishStep is upstream deploy_utils.reboot_to_finish_step:
+// unless the flow runs without a ramdisk, the ramdisk is prepared again
+// (after a power off under fast track, so that the node really boots it);
+// then the node reboots and the agent's token and URL are dropped, unless
+// the token was pre-generated.
+func (b *base) RebootToFinishStep(ctx context.Context, task *driver.Task, kind driver.StepKind) error {
+	n := task.Node
+	disableRamdisk := false
+	switch kind {
+	case driver.StepClean:
+		disableRamdisk, _ = n.DriverInternalInfo["cleaning_disable_ramdisk"].(bool)
+	case driver.StepService:
+		disableRamdisk, _ = n.DriverInternalInfo["service_disable_ramdisk"].(bool)
+	}
+	if disableRamdisk {
+		wipeOnPowerAction(n)
+		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
+			return fmt.Errorf("reboot: %w", err)
+		}
+		n.PowerState = "power on"
+		return nil
+	}
+	if b.opts.FastTrack.Active(ctx, task) && !n.DisablePowerOff {
+		task.Logger().DebugContext(ctx, "forcing power off for a clean reboot into the agent image", "node", n.UUID)
+		if err := powerOff(ctx, task); err != nil {
+			return err
+		}
+	}
+	return rebootToRamdisk(ctx, task, nil)
 }
 
 func titleKind(kind driver.StepKind) string {
