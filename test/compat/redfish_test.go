@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
+	"github.com/gophercloud/gophercloud/v2/pagination"
 
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
@@ -57,13 +59,24 @@ func TestGophercloudRedfish(t *testing.T) {
 		gc.Microversion = metal3Chosen(t, gc)
 		check := newRaw(t, s.URL, "1.109")
 
+		// Enrolled as the operator's registration does: every interface
+		// named, disable_power_off (1.95) sent, capabilities and cpu_arch.
+		off := false
 		n := must[*nodes.Node](t, "create")(nodes.Create(ctx, gc, nodes.CreateOpts{
-			Name: "rf-0", Driver: "redfish",
+			Name: "ns~rf-0", Driver: "redfish",
+			BIOSInterface: "redfish", BootInterface: "redfish-virtual-media", DeployInterface: "direct",
+			FirmwareInterface: "redfish", InspectInterface: "redfish", ManagementInterface: "redfish",
+			PowerInterface: "redfish", RAIDInterface: "no-raid", VendorInterface: "redfish",
+			DisablePowerOff: &off,
+			Properties:      map[string]any{"capabilities": "boot_mode:uefi", "cpu_arch": "x86_64"},
 			DriverInfo: map[string]any{
 				"redfish_address": bmc.URL(), "redfish_system_id": redfishbmc.SystemPath("sys-1"),
 				"redfish_username": "admin", "redfish_password": "s3cret",
 			},
 		}).Extract())
+		if n.DisablePowerOff || n.Properties["capabilities"] != "boot_mode:uefi" || n.RAIDInterface != "no-raid" {
+			t.Fatalf("created node: %+v", n)
+		}
 		provision(t, gc, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetManage}, nodes.Manageable)
 		managed := check.get("/v1/nodes/" + n.UUID)
 		if managed["power_state"] != "power off" {
@@ -126,9 +139,21 @@ func TestGophercloudRedfish(t *testing.T) {
 				len(inv.Interfaces) != 1 || inv.Interfaces[0].MACAddress != "52:54:00:cc:00:01" {
 				t.Fatalf("inventory from the BMC: %+v", inv)
 			}
-			ports := check.get("/v1/ports?node=" + n.UUID)["ports"].([]any)
-			if len(ports) != 1 || ports[0].(map[string]any)["address"] != "52:54:00:cc:00:01" {
-				t.Fatalf("ports after inspection: %v", ports)
+			enrolled := check.get("/v1/ports?node=" + n.UUID)["ports"].([]any)
+			if len(enrolled) != 1 || enrolled[0].(map[string]any)["address"] != "52:54:00:cc:00:01" {
+				t.Fatalf("ports after inspection: %v", enrolled)
+			}
+			// The operator's port lookups: by node, and by MAC when it
+			// looks for an existing registration.
+			for _, opts := range []ports.ListOpts{
+				{Fields: []string{"node_uuid", "uuid", "address"}, NodeUUID: n.UUID},
+				{Fields: []string{"node_uuid", "uuid", "address"}, Address: "52:54:00:cc:00:01"},
+			} {
+				page := must[pagination.Page](t, "ports")(ports.List(gc, opts).AllPages(ctx))
+				got := must[[]ports.Port](t, "extract")(ports.ExtractPorts(page))
+				if len(got) != 1 || got[0].NodeUUID != n.UUID || got[0].Address != "52:54:00:cc:00:01" || got[0].UUID == "" {
+					t.Fatalf("ports %+v: %+v", opts, got)
+				}
 			}
 		})
 
