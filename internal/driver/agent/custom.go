@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
@@ -155,6 +156,27 @@ func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ ma
 	if d.client().DeployLogsCollect() == agentclient.LogsAlways {
 		d.client().CollectRamdiskLogs(ctx, n, "")
 	}
+	if n.DisablePowerOff {
+		// The node stays on: the agent makes itself unusable instead, and
+		// boot_instance resets the node into the instance.
+		task.Logger().InfoContext(ctx, "node does not support power off, locking down the agent", "node", n.UUID)
+		if err := d.client().Lockdown(ctx, n, true); err != nil {
+			return "", fmt.Errorf("lock down the agent: %w", err)
+		}
+		return "", nil
+	}
+	if !canPowerOn(ctx, task) {
+		task.Logger().InfoContext(ctx, "power interface does not support power on, using reboot to switch to the instance", "node", n.UUID)
+		if _, err := d.client().Sync(ctx, n); err != nil {
+			return "", fmt.Errorf("sync before the reboot: %w", err)
+		}
+		wipeOnPowerAction(n)
+		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
+			return "", fmt.Errorf("reboot: %w", err)
+		}
+		n.PowerState = "power on"
+		return "", nil
+	}
 	oob := d.opts.DeployForcesOOBReboot
 	if v, ok := n.DriverInfo["deploy_forces_oob_reboot"].(bool); ok {
 		oob = v
@@ -185,12 +207,34 @@ func (d *CustomAgent) switchToTenantNetwork(ctx context.Context, task *driver.Ta
 	return "", nil
 }
 
+// bootInstance powers the instance on; a node that cannot be powered off
+// still runs the locked-down agent and is reset instead, and one whose
+// power interface cannot power on was rebooted by tear_down_agent.
 func (d *CustomAgent) bootInstance(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
-	if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
-		return "", fmt.Errorf("power on instance: %w", err)
+	n := task.Node
+	switch {
+	case n.DisablePowerOff:
+		wipeOnPowerAction(n)
+		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
+			return "", fmt.Errorf("reboot into the instance: %w", err)
+		}
+	case canPowerOn(ctx, task):
+		if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
+			return "", fmt.Errorf("power on instance: %w", err)
+		}
+	default:
+		task.Logger().DebugContext(ctx, "not trying to power on a node that does not support powering on, assuming already running", "node", n.UUID)
+		return "", nil
 	}
-	task.Node.PowerState = "power on"
+	n.PowerState = "power on"
 	return "", nil
+}
+
+// canPowerOn tells whether the power interface lists power on among its
+// states; not knowing is taken as yes.
+func canPowerOn(ctx context.Context, task *driver.Task) bool {
+	supported, err := task.Driver.Power.GetSupportedPowerStates(ctx, task)
+	return err != nil || slices.Contains(supported, "power on")
 }
 
 // TearDown powers the node off and answers "deleted".
