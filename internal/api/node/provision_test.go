@@ -110,12 +110,15 @@ func TestProvisionLatest(t *testing.T) {
 	}
 	e.provision("pl", "1.115", `{"target": "undeploy"}`)
 	e.waitState("pl", "available")
-	// Deploy steps reach the conductor, which refuses to override a core
-	// step.
-	e.provision("pl", "1.115", `{"target": "active", "deploy_steps": [{"interface": "deploy", "step": "deploy", "args": {}, "priority": 100}]}`)
-	n = e.waitState("pl", "deploy failed")
-	if le, _ := n["last_error"].(string); !strings.Contains(le, "deploy step deploy on interface deploy is a core step") {
-		t.Errorf("deploy steps: last_error %q", le)
+	// Deploy steps reach the conductor, whose do_node_deploy validates
+	// them before anything starts, as upstream: overriding a core step is
+	// a 400 and the node stays available.
+	r = e.do("PUT", "/v1/nodes/pl/states/provision", "1.115", `{"target": "active", "deploy_steps": [{"interface": "deploy", "step": "deploy", "args": {}, "priority": 100}]}`)
+	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "deploy step deploy on interface deploy is a core step") {
+		t.Errorf("deploy overriding a core step: %d %s", r.status, r.body)
+	}
+	if n = e.waitState("pl", "available"); n["last_error"] != nil {
+		t.Errorf("refused deploy steps left last_error %v", n["last_error"])
 	}
 	for _, body := range []string{e.logs.String(), string(e.do("GET", "/v1/nodes/pl", "1.115", "").body), string(e.do("GET", "/v1/nodes/detail", "1.115", "").body)} {
 		for _, secret := range []string{"s3cret-rescue", "secret-user-data"} {
