@@ -291,6 +291,11 @@ func (b *VirtualMediaBoot) PrepareRamdisk(ctx context.Context, task *driver.Task
 	// Mandatory for virtual media: the agent looks for its configuration
 	// on the media.
 	params["boot_method"] = "vmedia"
+	if d.configViaRemovable {
+		if err := b.insertConfig(ctx, task, d, params); err != nil {
+			return err
+		}
+	}
 	setInternal(n, "vmedia_transport_protocol", "HTTP")
 
 	isoURL, err := b.prepareDeployISO(ctx, task, d, params)
@@ -629,7 +634,7 @@ func (b *VirtualMediaBoot) ejectAll(ctx context.Context, task *driver.Task) erro
 		if err := b.mgmt.DetachVirtualMedia(ctx, task, []string{"disk", "floppy"}); err != nil {
 			return err
 		}
-		if err := b.unpublish("image-" + n.UUID + ".img"); err != nil {
+		if err := b.unpublish(configImageName(n)); err != nil {
 			return err
 		}
 	}
