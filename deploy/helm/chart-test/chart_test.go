@@ -22,6 +22,8 @@ var (
 	apiName       = releaseName + "-openkeel-ironic-api"
 	conductorName = releaseName + "-openkeel-ironic-conductor"
 	dbsyncName    = releaseName + "-openkeel-ironic-dbsync"
+	statusName    = releaseName + "-openkeel-ironic-status-check"
+	configName    = releaseName + "-openkeel-ironic-config"
 )
 
 // valueSets are the configurations every invariant is checked under.
@@ -84,6 +86,7 @@ func TestChartInvariants(t *testing.T) {
 			t.Run("API", func(t *testing.T) { checkAPI(t, r) })
 			t.Run("conductors", func(t *testing.T) { checkConductors(t, r) })
 			t.Run("dbsync runs first", func(t *testing.T) { checkDBSync(t, r) })
+			t.Run("helm test checks the upgrade", func(t *testing.T) { checkStatusTest(t, r) })
 			t.Run("network policy", func(t *testing.T) { checkNetworkPolicy(t, r) })
 			t.Run("service monitor", func(t *testing.T) { checkServiceMonitor(t, r) })
 		})
@@ -101,7 +104,9 @@ func podSpecs(r *rendered) map[string]corev1.PodSpec {
 			out[o.Kind+"/"+o.Name] = w.Spec.Template.Spec
 		case *batchv1.Job:
 			out[o.Kind+"/"+o.Name] = w.Spec.Template.Spec
-		case *appsv1.DaemonSet, *corev1.Pod, *batchv1.CronJob:
+		case *corev1.Pod:
+			out[o.Kind+"/"+o.Name] = w.Spec
+		case *appsv1.DaemonSet, *batchv1.CronJob:
 			out[o.Kind+"/"+o.Name] = corev1.PodSpec{}
 		}
 	}
@@ -464,6 +469,34 @@ func checkFileServer(t *testing.T, r *rendered, c corev1.Container, svc *corev1.
 	}
 	if !servicePorts(t, svc, c)[port] {
 		t.Errorf("the headless Service does not carry the file server port %d", port)
+	}
+}
+
+// checkStatusTest: `helm test` runs `ironic status upgrade check` with the
+// services' configuration and database, and nothing else.
+func checkStatusTest(t *testing.T, r *rendered) {
+	pod, po := find[*corev1.Pod](t, r, "Pod", statusName)
+	if po.Hook == nil || !slices.Equal(po.Hook.Events, []release.HookEvent{release.HookTest}) {
+		t.Fatalf("%s is not a test hook: %+v", statusName, po.Hook)
+	}
+	c := container(t, pod.Spec, "status")
+	if n := len(c.Args); n < 3 || !slices.Equal(c.Args[n-3:], []string{"status", "upgrade", "check"}) {
+		t.Errorf("status check args %q", c.Args)
+	}
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("restartPolicy %q: a failed check would be run again and again", pod.Spec.RestartPolicy)
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name != configName {
+			t.Errorf("status check reads ConfigMap %s, the services read %s", v.ConfigMap.Name, configName)
+		}
+		if v.Secret != nil && v.Secret.SecretName != r.str("database.secretName") {
+			t.Errorf("status check mounts Secret %s, it needs the database's only", v.Secret.SecretName)
+		}
+	}
+	started := startPod(t, r, pod.Spec, "status", podFacts{Name: statusName})
+	if got := started.Config.String("database", "connection"); got != secretFixture["connection"] {
+		t.Errorf("status check [database]/connection %q", got)
 	}
 }
 

@@ -70,7 +70,8 @@ var deployValues = map[string]any{
 const apiVersion = "1.80"
 
 // TestChartConfiguredDeploy runs the release as Kubernetes would run it,
-// with the real binary: the dbsync hook Job, then the API Deployment's pod
+// with the real binary: the dbsync hook Job and the helm test pod's
+// upgrade check, then the API Deployment's pod
 // and both conductor pods, each started from the rendered pod spec (init
 // container script, mounted ConfigMap and Secrets, container arguments),
 // and deploys one node through the REST API.
@@ -116,6 +117,17 @@ func TestChartConfiguredDeploy(t *testing.T) {
 	}
 	if code := dbsync.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("dbsync upgrade: exit %d\n%s", code, dbsync.output(40))
+	}
+	// `helm test`: the upgrade check passes on the migrated database.
+	statusPod, _ := find[*corev1.Pod](t, r, "Pod", statusName)
+	status := run.startPod("status", statusPod.Spec, "status", podFacts{Name: statusName}, nil)
+	select {
+	case <-status.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("status check still running after a minute:\n%s", status.output(40))
+	}
+	if code, out := status.cmd.ProcessState.ExitCode(), status.output(40); code != 0 || strings.Count(out, "Result: Success") != 3 {
+		t.Errorf("status upgrade check: exit %d\n%s", code, out)
 	}
 
 	sts, _ := find[*appsv1.StatefulSet](t, r, "StatefulSet", conductorName)

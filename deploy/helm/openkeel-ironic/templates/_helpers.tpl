@@ -11,6 +11,7 @@
 {{- define "ironic.conductor.name" -}}{{ include "ironic.fullname" . }}-conductor{{- end -}}
 {{- define "ironic.config.name" -}}{{ include "ironic.fullname" . }}-config{{- end -}}
 {{- define "ironic.dbsync.name" -}}{{ include "ironic.fullname" . }}-dbsync{{- end -}}
+{{- define "ironic.status.name" -}}{{ include "ironic.fullname" . }}-status-check{{- end -}}
 
 {{- define "ironic.labels" -}}
 app.kubernetes.io/name: {{ .Chart.Name }}
@@ -131,7 +132,7 @@ deploy:
 {{/*
 The init container that writes conf.d: credentials from the mounted Secrets
 and, for conductors, the pod's identity and file-server URL.
-Arguments: root, role (api, conductor, dbsync).
+Arguments: root, role (api, conductor, dbsync, status).
 */}}
 {{- define "ironic.configInit" -}}
 {{- $root := .root -}}
@@ -203,7 +204,7 @@ Arguments: root, role (api, conductor, dbsync).
 - name: database-secret
   mountPath: /etc/ironic/secrets/database
   readOnly: true
-{{- if ne .role "dbsync" }}
+{{- if not (has .role (list "dbsync" "status")) }}
 - name: json-rpc-secret
   mountPath: /etc/ironic/secrets/json-rpc
   readOnly: true
@@ -245,7 +246,7 @@ Arguments: root, role (api, conductor, dbsync).
     items:
       - key: {{ $root.Values.database.secretKey }}
         path: connection
-{{- if ne .role "dbsync" }}
+{{- if not (has .role (list "dbsync" "status")) }}
 - name: json-rpc-secret
   secret:
     secretName: {{ $root.Values.jsonRPC.auth.secretName }}
