@@ -535,8 +535,15 @@ func (b *base) PrepareService(ctx context.Context, task *driver.Task) (string, e
 	return "service wait", nil
 }
 
-// TearDownService reboots back into the instance.
+// TearDownService reboots back into the instance. A node that cannot be
+// powered off has its agent locked down first, as far as it still runs.
 func (b *base) TearDownService(ctx context.Context, task *driver.Task) error {
+	if task.Node.DisablePowerOff {
+		task.Logger().DebugContext(ctx, "locking down the agent before exiting servicing", "node", task.Node.UUID)
+		if err := b.client().Lockdown(ctx, task.Node, false); err != nil {
+			return fmt.Errorf("lock down the agent: %w", err)
+		}
+	}
 	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
 		return fmt.Errorf("clean up ramdisk: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/fake"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/testing/ipa"
 )
@@ -113,5 +114,39 @@ func TestTearDownAgentAndBootInstance(t *testing.T) {
 				t.Errorf("power state %q", n.PowerState)
 			}
 		})
+	}
+}
+
+// TestTearDownServiceLocksDown: leaving servicing on a node that cannot be
+// powered off locks its agent down (an agent already gone is fine), then
+// reboots into the instance.
+func TestTearDownServiceLocksDown(t *testing.T) {
+	co := agentclient.DefaultOptions()
+	co.PostDeployGetPowerStateRetryInterval = time.Millisecond
+	client := agentclient.New(co)
+	t.Cleanup(client.Close)
+	d := NewDirect(Options{Client: client})
+	for _, gone := range []bool{false, true} {
+		a := ipa.New(t).WithToken("tok")
+		if gone {
+			a.Down()
+		}
+		power := &recordingPower{state: "power on"}
+		n := &model.Node{UUID: "6d3f0f2c-7c8e-4a8e-9d0b-2a1c3e4f5a61", DisablePowerOff: true,
+			DriverInfo: map[string]any{}, DriverInternalInfo: map[string]any{"agent_url": a.URL(), "agent_secret_token": "tok"}}
+		task := &driver.Task{Node: n, Driver: &driver.Interfaces{Power: power, Boot: &fake.Boot{}}}
+		if err := d.TearDownService(context.Background(), task); err != nil {
+			t.Fatalf("agent gone %v: %v", gone, err)
+		}
+		want := 1
+		if gone {
+			want = 0
+		}
+		if a.Count("system.lockdown") != want || power.done() != "rebooting" {
+			t.Errorf("agent gone %v: lockdowns %d, power %q", gone, a.Count("system.lockdown"), power.done())
+		}
+		if n.DriverInternalInfo["agent_url"] != nil {
+			t.Errorf("agent_url kept: %v", n.DriverInternalInfo)
+		}
 	}
 }
