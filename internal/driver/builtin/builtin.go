@@ -241,7 +241,11 @@ func Registry(o Options) (*driver.Registry, error) {
 	if err := noop.Register(r); err != nil {
 		return nil, fmt.Errorf("no-op interfaces: %w", err)
 	}
-	if err := redfish.Register(r, o.Redfish, o.RedfishBoot); err != nil {
+	redfishBoot := o.RedfishBoot
+	if o.Ports != nil && redfishBoot.Ports == nil {
+		redfishBoot.Ports, redfishBoot.CurrentVIF = o.Ports, network.CurrentVIF
+	}
+	if err := redfish.Register(r, o.Redfish, redfishBoot); err != nil {
 		return nil, fmt.Errorf("redfish interfaces: %w", err)
 	}
 	if err := agent.Register(r, o.Agent); err != nil {

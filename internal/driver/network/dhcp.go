@@ -18,8 +18,32 @@ var vifKeys = []string{
 	cleaningNet.key, provisioningNet.key, rescuingNet.key, inspectionNet.key, servicingNet.key, "tenant_vif_port_id",
 }
 
-// currentVIF is upstream get_current_vif: the VIF a port or portgroup
-// boots through now.
+// CurrentVIF is upstream's network.get_current_vif for the node's network
+// interface: the VIF a port or portgroup with this internal_info boots
+// through now; the interfaces without VIFs (noop and the others) have
+// none.
+func CurrentVIF(task *driver.Task, internal map[string]any) string {
+	if !tracksVIFs(task) {
+		return ""
+	}
+	return currentVIF(internal)
+}
+
+// tracksVIFs tells whether the node's network interface keeps VIFs in
+// internal_info: flat and neutron do.
+func tracksVIFs(task *driver.Task) bool {
+	if task == nil || task.Driver == nil {
+		return false
+	}
+	switch task.Driver.Network.(type) {
+	case *Flat, *Neutron:
+		return true
+	}
+	return false
+}
+
+// currentVIF is VIFPortIDMixin.get_current_vif: a service network's VIF
+// while it is plugged, the tenant's otherwise.
 func currentVIF(internal map[string]any) string {
 	for _, k := range vifKeys {
 		if v, ok := internal[k]; ok {
@@ -49,9 +73,7 @@ func (d *DHCP) SupportsIPXETag() bool { return true }
 // node's portgroups and ports, for the flat and neutron interfaces (noop
 // and the others have none).
 func (d *DHCP) nodeVIFs(ctx context.Context, task *driver.Task) ([]string, error) {
-	switch task.Driver.Network.(type) {
-	case *Flat, *Neutron:
-	default:
+	if !tracksVIFs(task) {
 		return nil, nil
 	}
 	id := task.Node.ID
@@ -65,12 +87,12 @@ func (d *DHCP) nodeVIFs(ctx context.Context, task *driver.Task) ([]string, error
 	}
 	var vifs []string
 	for _, pg := range pgs {
-		if v := currentVIF(pg.InternalInfo); v != "" {
+		if v := CurrentVIF(task, pg.InternalInfo); v != "" {
 			vifs = append(vifs, v)
 		}
 	}
 	for _, p := range ports {
-		if v := currentVIF(p.InternalInfo); v != "" {
+		if v := CurrentVIF(task, p.InternalInfo); v != "" {
 			vifs = append(vifs, v)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/openkeel/ironic/internal/image"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
 )
 
 // BootOptions are the ironic.conf settings and services of the
@@ -65,6 +66,17 @@ type BootOptions struct {
 	// Cache, when set, is used instead (upstream's ISO image cache).
 	Fetcher *image.Fetcher
 	Cache   *image.Cache
+	// Ports lists the node's ports and CurrentVIF tells the VIF one boots
+	// through (network.CurrentVIF); with both, the ramdisk is told the MAC
+	// address of the NIC to boot from (BOOTIF) as upstream's
+	// get_single_nic_with_vif_port_id finds it.
+	Ports      PortLister
+	CurrentVIF func(task *driver.Task, internalInfo map[string]any) string
+}
+
+// PortLister lists a node's ports; store.Store satisfies it.
+type PortLister interface {
+	ListPorts(ctx context.Context, f store.PortFilter, o store.ListOptions) ([]*model.Port, error)
 }
 
 // BootOptionsFromConfig reads the options; the image services are the
@@ -285,6 +297,13 @@ func (b *VirtualMediaBoot) PrepareRamdisk(ctx context.Context, task *driver.Task
 	if _, ok := params["ipa-api-url"]; !ok && b.opts.APIURL != "" {
 		params["ipa-api-url"] = strings.TrimRight(b.opts.APIURL, "/")
 	}
+	mac, err := b.deployNICMAC(ctx, task)
+	if err != nil {
+		return err
+	}
+	if mac != "" {
+		params["BOOTIF"] = mac
+	}
 	if _, ok := params["ipa-debug"]; b.opts.Debug && !ok {
 		params["ipa-debug"] = "1"
 	}
@@ -310,6 +329,25 @@ func (b *VirtualMediaBoot) PrepareRamdisk(ctx context.Context, task *driver.Task
 	}
 	task.Logger().Debug("node set to one time boot from cdrom", "node", n.UUID)
 	return nil
+}
+
+// deployNICMAC is upstream get_single_nic_with_vif_port_id: the address
+// of the first port with a VIF in use, "" when none has one.
+func (b *VirtualMediaBoot) deployNICMAC(ctx context.Context, task *driver.Task) (string, error) {
+	if b.opts.Ports == nil || b.opts.CurrentVIF == nil {
+		return "", nil
+	}
+	id := task.Node.ID
+	ports, err := b.opts.Ports.ListPorts(ctx, store.PortFilter{NodeID: &id}, store.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("list ports of node %s: %w", task.Node.UUID, err)
+	}
+	for _, p := range ports {
+		if p.Address != nil && b.opts.CurrentVIF(task, p.InternalInfo) != "" {
+			return *p.Address, nil
+		}
+	}
+	return "", nil
 }
 
 func setInternal(n *model.Node, key string, v any) {

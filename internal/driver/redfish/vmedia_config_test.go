@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
@@ -8,6 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/image"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store"
 )
 
 // With config_via_removable a pre-built deploy ISO boots with the ramdisk
@@ -57,3 +63,33 @@ func TestVirtualMediaConfigViaRemovable(t *testing.T) {
 		t.Fatalf("configuration image still served: %d", status)
 	}
 }
+
+type portList []*model.Port
+
+func (l portList) ListPorts(context.Context, store.PortFilter, store.ListOptions) ([]*model.Port, error) {
+	return l, nil
+}
+
+// The ramdisk is told the MAC address of the port whose VIF it boots
+// through (BOOTIF), as upstream's get_single_nic_with_vif_port_id finds it.
+func TestVirtualMediaBOOTIF(t *testing.T) {
+	needTool(t, "xorriso")
+	e := newBootEnv(t, nil)
+	mac := "52:54:00:aa:bb:02"
+	e.boot.opts.Ports = portList{
+		{Address: ptrTo("52:54:00:aa:bb:01")},
+		{Address: &mac, InternalInfo: map[string]any{"cleaning_vif_port_id": "vif-2"}},
+	}
+	e.boot.opts.CurrentVIF = func(_ *driver.Task, ii map[string]any) string { s, _ := ii["cleaning_vif_port_id"].(string); return s }
+	must(t, e.boot.PrepareRamdisk(e.ctx, e.task, map[string]any{}))
+	_, iso := httpGet(t, e.insertedCD())
+	isoPath := filepath.Join(t.TempDir(), "boot.iso")
+	must(t, os.WriteFile(isoPath, iso, 0o644))
+	cfg, err := image.ReadISOFile(e.ctx, isoPath, "/isolinux/isolinux.cfg")
+	must(t, err)
+	if !strings.Contains(string(cfg), " BOOTIF="+mac+" ") {
+		t.Fatalf("isolinux.cfg lacks BOOTIF=%s: %q", mac, cfg)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
