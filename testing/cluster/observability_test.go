@@ -39,8 +39,8 @@ deploy_delay = 4
 // each process: requests by route and status, nodes by state, the RPC
 // calls each conductor answered (the one the ring gives each node), lock
 // waits and the NodeLocked one, the worker pools and the periodic power
-// sync. The log lines of the deploy request name its request id, its node
-// and its conductor in every process.
+// sync. The log lines of each scripted request name its request id, its
+// node and the node's conductor in every process.
 func TestMetricsAndLogsOfAScriptedFlow(t *testing.T) {
 	began := time.Now()
 	c := Start(t, Options{Conductors: 2, Database: storetest.MySQLURL(t), Config: observabilityConfig})
@@ -54,9 +54,11 @@ func TestMetricsAndLogsOfAScriptedFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// flows are the node each scripted request acts on, by request id.
+	flows := map[string]string{}
 	var uuids [2]string
 	for i := range uuids {
-		code, body := call(t, c, "POST", "/v1/nodes", map[string]any{"name": fmt.Sprintf("obs-%d", i), "driver": "fake-hardware"})
+		code, body, id := send(t, c, "POST", "/v1/nodes", map[string]any{"name": fmt.Sprintf("obs-%d", i), "driver": "fake-hardware"})
 		if code != http.StatusCreated {
 			t.Fatalf("create: %d %s", code, body)
 		}
@@ -65,28 +67,28 @@ func TestMetricsAndLogsOfAScriptedFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 		uuids[i] = n.UUID
+		flows[id] = n.UUID
 	}
 	for _, verb := range []struct{ target, state string }{{"manage", "manageable"}, {"provide", "available"}} {
 		for _, u := range uuids {
-			if code, body := call(t, c, "PUT", "/v1/nodes/"+u+"/states/provision", map[string]any{"target": verb.target}); code != http.StatusAccepted {
-				t.Fatalf("%s: %d %s", verb.target, code, body)
-			}
+			flows[requestID(t, c, "PUT", "/v1/nodes/"+u+"/states/provision", map[string]any{"target": verb.target}, http.StatusAccepted)] = u
 		}
 		for _, u := range uuids {
 			waitProvisionState(t, c, u, verb.state)
 		}
 	}
 	deployID := requestID(t, c, "PUT", "/v1/nodes/"+uuids[0]+"/states/provision", map[string]any{"target": "active"}, http.StatusAccepted)
+	flows[deployID] = uuids[0]
 	waitProvisionState(t, c, uuids[0], "deploying")
 	// The deploy holds the lock: setting maintenance waits 2 attempts,
 	// then answers 409 NodeLocked.
-	if code, body := call(t, c, "PUT", "/v1/nodes/"+uuids[0]+"/maintenance", map[string]any{"reason": "too early"}); code != http.StatusConflict || !strings.Contains(string(body), "locked") {
+	code, body, id := send(t, c, "PUT", "/v1/nodes/"+uuids[0]+"/maintenance", map[string]any{"reason": "too early"})
+	if code != http.StatusConflict || !strings.Contains(string(body), "locked") {
 		t.Fatalf("maintenance of a node being deployed: %d %s", code, body)
 	}
+	flows[id] = uuids[0]
 	waitProvisionState(t, c, uuids[0], "active")
-	if code, body := call(t, c, "PUT", "/v1/nodes/"+uuids[1]+"/maintenance", map[string]any{"reason": "observability"}); code != http.StatusAccepted {
-		t.Fatalf("maintenance: %d %s", code, body)
-	}
+	flows[requestID(t, c, "PUT", "/v1/nodes/"+uuids[1]+"/maintenance", map[string]any{"reason": "observability"}, http.StatusAccepted)] = uuids[1]
 	if code, _ := call(t, c, "GET", "/v1/nodes/no-such-node", nil); code != http.StatusNotFound {
 		t.Fatalf("missing node: %d", code)
 	}
@@ -210,27 +212,43 @@ func TestMetricsAndLogsOfAScriptedFlow(t *testing.T) {
 		}
 	}
 
-	// Every line of the deploy request, in the API and its conductor,
-	// names the request, the node and the conductor.
-	deployer := c.Conductors[owner[uuids[0]]]
-	for _, p := range []*Process{c.API, deployer} {
-		lines := 0
+	// Every line of each scripted request, in the API and in the
+	// conductors, names the request, its node and the node's conductor;
+	// no other conductor logs for it (a conductor may log nothing for a
+	// call, such as create_node, that has nothing to report).
+	seen := map[string]map[string]bool{}
+	for _, p := range append([]*Process{c.API}, c.Conductors...) {
 		for _, line := range strings.Split(strings.TrimSpace(p.Output()), "\n") {
 			var rec map[string]any
 			if err := json.Unmarshal([]byte(line), &rec); err != nil {
 				t.Fatalf("%s: log line is not JSON: %q", p.Name, line)
 			}
-			if rec["request_id"] != deployID {
+			id, _ := rec["request_id"].(string)
+			node, ok := flows[id]
+			if !ok {
 				continue
 			}
-			lines++
-			if rec["node"] != uuids[0] || rec["conductor"] != deployer.Host {
-				t.Errorf("%s: line of the deploy without node %s and conductor %s: %s", p.Name, uuids[0], deployer.Host, line)
+			if seen[id] == nil {
+				seen[id] = map[string]bool{}
+			}
+			seen[id][p.Name] = true
+			if owner := hosts[owner[node]]; rec["node"] != node || rec["conductor"] != owner {
+				t.Errorf("%s: line of request %s without node %s and conductor %s: %s", p.Name, id, node, owner, line)
 			}
 		}
-		if lines == 0 {
-			t.Errorf("%s: no line of the deploy request %s", p.Name, deployID)
+	}
+	for id, node := range flows {
+		for name := range seen[id] {
+			if name != c.API.Name && name != c.Conductors[owner[node]].Name {
+				t.Errorf("request %s for node %s logged by %s, which does not own the node", id, node, name)
+			}
 		}
+		if !seen[id][c.API.Name] {
+			t.Errorf("request %s for node %s has no API line", id, node)
+		}
+	}
+	if !seen[deployID][c.Conductors[owner[uuids[0]]].Name] {
+		t.Errorf("the deploy request %s has no line in its conductor", deployID)
 	}
 }
 
