@@ -200,6 +200,19 @@ func TestAgentServiceStep(t *testing.T) {
 			t.Errorf("after servicing: last_error %q, driver_internal_info %v", deref(done.LastError), done.DriverInternalInfo)
 		}
 
+		// Now the agent's service steps are known: the steps are validated
+		// before the ramdisk boots, and again at its first heartbeat.
+		if err := e.api.DoNodeService(ctx, "", n.UUID, steps, false); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.ServiceWait)
+		token = lookup(t, e, n)
+		again := ipa.New(t).WithToken(token)
+		heartbeatUntil(t, e, n, again, token, states.Active)
+		if got := strings.Join(commandNames(again), ","); got != want {
+			t.Fatalf("agent commands of the second servicing %s, want %s", got, want)
+		}
+
 		if err := e.api.DoNodeService(ctx, "", n.UUID, []map[string]any{{"interface": "deploy", "step": "no_such_step"}}, false); err != nil {
 			t.Fatal(err)
 		}
