@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/config"
@@ -316,6 +317,57 @@ func TestAbortAgentInspection(t *testing.T) {
 		got := e.waitState(n, states.InspectFail)
 		if got.PowerState != states.PowerOff || got.DriverInternalInfo["inspector_manage_boot"] != nil {
 			t.Errorf("after abort: power %q dii %v", got.PowerState, got.DriverInternalInfo)
+		}
+	})
+}
+
+// TestAutoDiscoveryInspection: with [auto_discovery]/enabled, the data of
+// a node the lookup just enrolled is processed like an inspection's (hooks,
+// rules, ports, stored inventory) and the node stays in enroll, as
+// upstream's auto-discovery leaves it.
+func TestAutoDiscoveryInspection(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newInspectEnv(t, db, map[string]map[string]string{"auto_discovery": {"enabled": "true"}})
+		ctx := context.Background()
+		n := e.node(states.Enroll, func(n *model.Node) { n.InspectInterface = "agent" })
+		inv, pd := ramdiskData(t)
+		if err := e.api.ContinueInspection(ctx, "", n.UUID, inv, pd); err != nil {
+			t.Fatalf("continue_inspection: %v", err)
+		}
+		var got *model.Node
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got = e.waitUnlocked(n)
+			if got.Properties["memory_mb"] != nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		e.expect(got, states.Enroll, "", "")
+		if props, _ := json.Marshal(got.Properties); string(props) != `{"cpu_arch":"x86_64","cpus":8,"local_gb":464,"memory_mb":16384}` {
+			t.Errorf("properties = %s", props)
+		}
+		id := got.ID
+		if ports, err := e.st.ListPorts(ctx, store.PortFilter{NodeID: &id}, store.ListOptions{}); err != nil || len(ports) != 1 || deref(ports[0].Address) != "52:54:00:12:34:01" {
+			t.Errorf("ports = %+v, %v", ports, err)
+		}
+		if stored, err := e.st.GetNodeInventory(ctx, got.ID); err != nil || !reflect.DeepEqual(stored.InventoryData, inv) {
+			t.Errorf("stored inventory: %v", err)
+		}
+
+		// A failure is recorded, and the node still stays in enroll.
+		bad := e.node(states.Enroll, func(n *model.Node) { n.InspectInterface = "agent" })
+		inv, pd = ramdiskData(t)
+		pd["error"] = "disk on fire"
+		if err := e.api.ContinueInspection(ctx, "", bad.UUID, inv, pd); err != nil {
+			t.Fatal(err)
+		}
+		deadline = time.Now().Add(10 * time.Second)
+		for got = e.waitUnlocked(bad); got.LastError == nil && time.Now().Before(deadline); got = e.waitUnlocked(bad) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got.ProvisionState != states.Enroll || !strings.Contains(deref(got.LastError), "Ramdisk reported error: disk on fire") {
+			t.Errorf("failed auto-discovery: %s, last_error %q", got.ProvisionState, deref(got.LastError))
 		}
 	})
 }
