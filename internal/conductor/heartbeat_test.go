@@ -291,11 +291,23 @@ func TestHeartbeatRequireTLS(t *testing.T) {
 		n := e.node(states.CleanWait, func(n *model.Node) { n.DeployInterface = "direct" })
 		token := lookup(t, e, n)
 		err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: "http://127.0.0.1:9999", AgentToken: token, AgentVersion: ipa.Version})
-		if class(err) != "InvalidParameterValue" {
+		if class(err) != "InvalidParameterValue" || err.Error() != "TLS is required by configuration" {
 			t.Fatalf("plain HTTP callback under require_tls: %v", err)
 		}
 		if e.get(n).DriverInternalInfo["agent_url"] != nil {
 			t.Fatal("refused callback URL recorded")
+		}
+		// An agent serving HTTPS is taken.
+		a := ipa.New(t).WithTLS().WithToken(token)
+		if err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version, AgentVerifyCA: a.CAPEM()}); err != nil {
+			t.Fatalf("HTTPS callback under require_tls: %v", err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for e.get(n).DriverInternalInfo["agent_url"] != a.URL() {
+			if time.Now().After(deadline) {
+				t.Fatalf("HTTPS callback URL never recorded: %v", e.get(n).DriverInternalInfo)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	})
 }
