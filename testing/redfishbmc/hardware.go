@@ -13,6 +13,7 @@ import (
 // processors, memory, Storage volumes and drives, and the Bios resource.
 type hardware struct {
 	cpus     []CPU
+	pcie     [][]PCIeFunction
 	memory   []int // MiB per DIMM
 	totalGiB int
 	volumes  []int64
@@ -23,10 +24,25 @@ type hardware struct {
 
 // CPU is one Processor resource.
 type CPU struct {
-	Arch    string // ProcessorArchitecture: x86, ARM, IA-64, MIPS, OEM
-	Cores   int
-	Threads int
-	Model   string
+	Arch string // ProcessorArchitecture: x86, ARM, IA-64, MIPS, OEM
+	// InstructionSet is reported as is; empty means x86-64 for x86,
+	// ARM-A64 for ARM and none for the others.
+	InstructionSet string
+	Cores          int
+	Threads        int
+	Model          string
+	// MaxSpeedMHz is left out when zero.
+	MaxSpeedMHz int
+}
+
+func (c CPU) instructionSet() any {
+	if c.InstructionSet != "" {
+		return c.InstructionSet
+	}
+	if is, ok := map[string]string{"x86": "x86-64", "ARM": "ARM-A64"}[c.Arch]; ok {
+		return is
+	}
+	return nil
 }
 
 // RegistryAttribute is one entry of the BIOS AttributeRegistry.
@@ -173,6 +189,9 @@ func (b *BMC) renderHardware(s *System, out map[string]any) {
 	if h.bios != nil {
 		out["Bios"] = link(base + "/Bios")
 	}
+	if len(h.pcie) > 0 {
+		out["PCIeDevices"] = linkList(memberPaths(base, "PCIeDevices", len(h.pcie)))
+	}
 }
 
 // hardwareRoute answers the resources of hardware; ok is false for paths
@@ -191,13 +210,7 @@ func (b *BMC) hardwareRoute(r *http.Request, s *System, sub, path string, body [
 		}
 		return i - 1, true
 	}
-	members := func(prefix string, n int) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = base + "/" + prefix + "/" + strconv.Itoa(i+1)
-		}
-		return out
-	}
+	members := func(prefix string, n int) []string { return memberPaths(base, prefix, n) }
 	if h.raid != nil {
 		if resp, ok := b.raidRoute(r, s, sub, path, body); ok {
 			return resp, true
@@ -214,7 +227,10 @@ func (b *BMC) hardwareRoute(r *http.Request, s *System, sub, path string, body [
 		return b.getOnly(r, func() any {
 			return map[string]any{"@odata.id": path, "@odata.type": "#Storage.v1_8_0.Storage", "Id": "1",
 				"Name": "Storage Controller", "Drives": linkList(members("Storage/1/Drives", len(h.drives))),
-				"Volumes": link(base + "/Storage/1/Volumes")}
+				"Volumes": link(base + "/Storage/1/Volumes"),
+				"StorageControllers": []any{map[string]any{"MemberId": "0", "Name": "SATA Controller", "SpeedGbps": 6,
+					"SupportedControllerProtocols": []string{"PCIe"}, "SupportedDeviceProtocols": []string{"SATA"},
+					"Status": map[string]any{"State": "Enabled", "Health": "OK"}}}}
 		}), true
 	case sub == "Storage/1/Volumes" && len(h.volumes)+len(h.drives) > 0:
 		return b.getOnly(r, func() any {
@@ -222,15 +238,20 @@ func (b *BMC) hardwareRoute(r *http.Request, s *System, sub, path string, body [
 		}), true
 	case strings.HasPrefix(sub, "Bios") && h.bios != nil:
 		return b.biosRoute(r, s, strings.TrimPrefix(sub, "Bios"), path, body), true
+	case strings.HasPrefix(sub, "PCIeDevices/"):
+		return b.pcieRoute(r, s, strings.TrimPrefix(sub, "PCIeDevices/"), path)
 	}
 	if i, ok := member("Processors", len(h.cpus)); ok {
 		c := h.cpus[i]
 		return b.getOnly(r, func() any {
-			return map[string]any{"@odata.id": path, "@odata.type": "#Processor.v1_9_0.Processor",
+			out := map[string]any{"@odata.id": path, "@odata.type": "#Processor.v1_9_0.Processor",
 				"Id": strconv.Itoa(i + 1), "Name": "CPU", "ProcessorType": "CPU", "ProcessorArchitecture": c.Arch,
-				"InstructionSet": map[string]string{"x86": "x86-64", "ARM": "ARM-A64"}[c.Arch],
-				"Model":          c.Model, "TotalCores": c.Cores, "TotalThreads": c.Threads,
+				"InstructionSet": c.instructionSet(), "Model": c.Model, "TotalCores": c.Cores, "TotalThreads": c.Threads,
 				"Status": map[string]any{"State": "Enabled", "Health": "OK"}}
+			if c.MaxSpeedMHz > 0 {
+				out["MaxSpeedMHz"] = c.MaxSpeedMHz
+			}
+			return out
 		}), true
 	}
 	if i, ok := member("Memory", len(h.memory)); ok {
@@ -251,10 +272,21 @@ func (b *BMC) hardwareRoute(r *http.Request, s *System, sub, path string, body [
 		return b.getOnly(r, func() any {
 			return map[string]any{"@odata.id": path, "@odata.type": "#Drive.v1_9_0.Drive",
 				"Id": strconv.Itoa(i + 1), "Name": "Drive " + strconv.Itoa(i+1), "CapacityBytes": h.drives[i],
+				"MediaType": "HDD", "Protocol": "SATA", "Manufacturer": "OpenKeel", "Model": "Emulated Disk",
+				"SerialNumber": "DRIVE-" + strconv.Itoa(i+1), "Revision": "1.0",
 				"Status": map[string]any{"State": "Enabled", "Health": "OK"}}
 		}), true
 	}
 	return response{}, false
+}
+
+// memberPaths are the paths base/prefix/1..n.
+func memberPaths(base, prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = base + "/" + prefix + "/" + strconv.Itoa(i+1)
+	}
+	return out
 }
 
 func linkList(paths []string) []any {

@@ -124,11 +124,15 @@ func (b *BMC) systemRoute(r *http.Request, path string, body []byte) response {
 		for _, n := range s.NICs {
 			if n.ID == nicID {
 				return b.getOnly(r, func() any {
-					return map[string]any{
+					out := map[string]any{
 						"@odata.id": path, "@odata.type": "#EthernetInterface.v1_6_0.EthernetInterface",
 						"Id": n.ID, "Name": n.ID, "MACAddress": n.MAC, "PermanentMACAddress": n.MAC,
-						"Status": map[string]any{"State": n.State, "Health": "OK"},
+						"SpeedMbps": nil, "Status": map[string]any{"State": n.State, "Health": "OK"},
 					}
+					if n.SpeedMbps > 0 {
+						out["SpeedMbps"] = n.SpeedMbps
+					}
+					return out
 				})
 			}
 		}
@@ -189,6 +193,9 @@ func (b *BMC) renderSystem(s *System) map[string]any {
 	}
 	if s.BiosVersion != "" {
 		out["BiosVersion"] = s.BiosVersion
+	}
+	if s.SerialNumber != "" {
+		out["SerialNumber"] = s.SerialNumber
 	}
 	if s.secureBoot != nil {
 		out["SecureBoot"] = link(base + "/SecureBoot")

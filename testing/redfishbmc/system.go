@@ -13,6 +13,7 @@ type System struct {
 	UUID         string
 	Manufacturer string
 	Model        string
+	SerialNumber string
 	BiosVersion  string
 	PowerState   string
 	// settleAfter is how many GETs of the system a power transition takes;
@@ -75,11 +76,12 @@ type Disk struct {
 	CapacityBytes int64
 }
 
-// NIC is an EthernetInterface of a system.
+// NIC is an EthernetInterface of a system; a zero SpeedMbps is null.
 type NIC struct {
-	ID    string
-	MAC   string
-	State string
+	ID        string
+	MAC       string
+	State     string
+	SpeedMbps int
 }
 
 type manager struct {
