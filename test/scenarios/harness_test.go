@@ -27,7 +27,8 @@ import (
 	"github.com/openkeel/ironic/internal/image"
 )
 
-var binaryPath string
+// The ironic binary and the IPA fixture's process, built once.
+var binaryPath, fakeIPAPath string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "ironic-scenarios-")
@@ -35,12 +36,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binaryPath = filepath.Join(dir, "ironic")
-	out, err := exec.Command("go", "build", "-o", binaryPath, "../../cmd/ironic").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	binaryPath, fakeIPAPath = filepath.Join(dir, "ironic"), filepath.Join(dir, "fake-ipa")
+	for bin, pkg := range map[string]string{binaryPath: "../../cmd/ironic", fakeIPAPath: "../../testing/ipa/cmd/fake-ipa"} {
+		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -214,8 +217,8 @@ func (s *ironic) provision(node string, body map[string]any, want string, timeou
 }
 
 // waitState polls the node until its provision state is want, unlocked,
-// with no target (a failure state keeps the target of the flow that
-// failed), failing early on a failure state that is not wanted.
+// with no target (a wait or failure state keeps the target of its flow),
+// failing early on a failure state that is not wanted.
 func (s *ironic) waitState(node, want string, timeout time.Duration) map[string]any {
 	s.t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -223,7 +226,7 @@ func (s *ironic) waitState(node, want string, timeout time.Duration) map[string]
 	for time.Now().Before(deadline) {
 		n = s.must(http.StatusOK, "GET", "/v1/nodes/"+node, nil)
 		state, _ := n["provision_state"].(string)
-		if state == want && n["reservation"] == nil && (n["target_provision_state"] == nil || strings.HasSuffix(want, "failed")) {
+		if state == want && n["reservation"] == nil && (n["target_provision_state"] == nil || strings.HasSuffix(want, "failed") || strings.HasSuffix(want, "wait")) {
 			return n
 		}
 		if state != want && strings.HasSuffix(state, "failed") {

@@ -28,7 +28,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/google/uuid"
@@ -114,7 +113,7 @@ type Command struct {
 
 // Agent is one fake IPA.
 type Agent struct {
-	t testing.TB
+	t TB
 
 	mu        sync.Mutex
 	srv       *httptest.Server
@@ -139,10 +138,20 @@ type Agent struct {
 	counts map[string]int
 }
 
+// TB is what the agent needs of its test: testing.TB has it, and the
+// fixture's process (cmd/fake-ipa) has its own.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Fatalf(format string, args ...any)
+	Log(args ...any)
+	Logf(format string, args ...any)
+}
+
 // New returns an agent with IPA's default command handlers, no token
 // (every command call is refused, as IPA does before lookup) and plain
 // HTTP. It is not listening until URL is called.
-func New(t testing.TB) *Agent {
+func New(t TB) *Agent {
 	t.Helper()
 	a := &Agent{
 		t:         t,
@@ -211,7 +220,7 @@ func (a *Agent) CAPEM() string {
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.srv.Certificate().Raw}))
 }
 
-type testWriter struct{ t testing.TB }
+type testWriter struct{ t TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
