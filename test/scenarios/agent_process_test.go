@@ -13,7 +13,7 @@ import (
 // fakeConf is fake hardware with direct deploy: nothing boots by itself,
 // the test starts the ramdisk (the fake-ipa process) when the node waits
 // for it. The conductor checks callback timeouts every second, and
-// cleaning waits at most 10 s for the ramdisk.
+// cleaning and deployment wait at most 10 s for the ramdisk.
 const fakeConf = `[DEFAULT]
 enabled_hardware_types = fake-hardware
 enabled_power_interfaces = fake
@@ -32,6 +32,7 @@ enabled_storage_interfaces = noop
 [conductor]
 check_provision_state_interval = 1
 clean_callback_timeout = 10
+deploy_callback_timeout = 10
 `
 
 // ramdisk is a running fake-ipa process.
@@ -105,7 +106,7 @@ func TestScenarioAgentProcess(t *testing.T) {
 	for _, id := range ids {
 		s.waitState(id, "clean wait", 30*time.Second)
 	}
-	s.startRamdisk(t, good)
+	goodAgent := s.startRamdisk(t, good)
 	s.startRamdisk(t, silent, "-no-heartbeat")
 	s.startRamdisk(t, failing, "-fail-step", "erase_devices_metadata")
 	forged := s.startRamdisk(t, forger, "-wrong-token")
@@ -132,6 +133,25 @@ func TestScenarioAgentProcess(t *testing.T) {
 	_, internal := s.call("GET", "/v1/nodes/"+ids["forger"]+"?fields=driver_internal_info", nil)
 	if dii, _ := internal["driver_internal_info"].(map[string]any); dii["agent_url"] != nil {
 		t.Errorf("a refused heartbeat recorded agent_url %v", dii["agent_url"])
+	}
+
+	// The good agent stays up, but its node is done with it: deployed, the
+	// node waits for a new ramdisk, and the old one, whose token was wiped
+	// at the end of cleaning, cannot stand in for it. The deployment
+	// times out.
+	files := newFiles(t)
+	url, sum := files.put(t, "disk.img", []byte(strings.Repeat("image ", 512)))
+	s.must(http.StatusOK, "PATCH", "/v1/nodes/"+ids["good"], []map[string]any{
+		{"op": "add", "path": "/instance_info", "value": map[string]any{"image_source": url, "image_os_hash_algo": "sha256", "image_os_hash_value": sum}},
+	})
+	refusedBefore := strings.Count(goodAgent.out.String(), "Invalid or missing agent token received.")
+	s.must(http.StatusAccepted, "PUT", "/v1/nodes/"+ids["good"]+"/states/provision", map[string]any{"target": "active"})
+	n = s.waitState(ids["good"], "deploy failed", 60*time.Second)
+	if n["last_error"] != "Timeout reached while waiting for callback for node "+ids["good"] {
+		t.Errorf("deployment without a ramdisk: last_error %v", n["last_error"])
+	}
+	if strings.Count(goodAgent.out.String(), "Invalid or missing agent token received.") == refusedBefore {
+		t.Errorf("the stale agent was never refused during the deployment:\n%s", goodAgent.out.String())
 	}
 
 	const timedOut = "Timeout reached while cleaning the node. Please check if the ramdisk responsible for the cleaning is running on the node. Failed on step {}."
