@@ -357,3 +357,72 @@ func TestPXEWithNeutronDHCP(t *testing.T) {
 		t.Error("cleaning port left after cleaning")
 	}
 }
+
+// A ramdisk deployment booted by iPXE through the conductor: the
+// instance's kernel and ramdisk are published under http_root with a
+// configuration starting boot_ramdisk, the VIF's DHCP options send iPXE to
+// boot.ipxe, and tear down removes it all.
+func TestRamdiskDeployWithIPXE(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	httpRoot, images := filepath.Join(dir, "http"), filepath.Join(dir, "images")
+	if err := os.MkdirAll(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"vmlinuz", "initrd"} {
+		if err := os.WriteFile(filepath.Join(images, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFlowWith(t, map[string]map[string]string{
+		"DEFAULT":   {"enabled_boot_interfaces": "fake,ipxe", "enabled_deploy_interfaces": "direct,fake,ramdisk"},
+		"pxe":       {"tftp_root": filepath.Join(dir, "tftp"), "tftp_server": "192.0.2.1", "tftp_master_path": filepath.Join(dir, "master")},
+		"deploy":    {"http_root": httpRoot, "http_url": "http://127.0.0.1:8080"},
+		"conductor": {"file_url_allowed_paths": images, "automated_clean": "false"},
+	})
+	const vif = "99999999-9999-4999-8999-999999999999"
+	f.cl.fn.Port(map[string]any{"id": vif, "network_id": provNet, "fixed_ips": []any{map[string]any{"ip_address": "192.0.2.20"}}})
+	n, _ := f.node("flat")
+	cur := f.get(n)
+	cur.BootInterface, cur.DeployInterface, cur.ProvisionState = "ipxe", "ramdisk", states.Available
+	cur.DriverInfo = map[string]any{"deploy_kernel": "file://" + filepath.Join(images, "vmlinuz"), "deploy_ramdisk": "file://" + filepath.Join(images, "initrd")}
+	cur.InstanceInfo = map[string]any{"kernel": "file://" + filepath.Join(images, "vmlinuz"), "ramdisk": "file://" + filepath.Join(images, "initrd")}
+	if _, err := f.st.UpdateNode(ctx, cur, "boot_interface", "deploy_interface", "provision_state", "driver_info", "instance_info"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.api.VifAttach(ctx, "", n.UUID, map[string]any{"id": vif}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.api.DoNodeDeploy(ctx, "", n.UUID, false, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	active := f.wait(n, states.Active, nil)
+	if active.PowerState != states.PowerOn {
+		t.Errorf("power state %q", active.PowerState)
+	}
+	cfg, err := os.ReadFile(filepath.Join(httpRoot, n.UUID, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cfg), "\ngoto boot_ramdisk\n") || !strings.Contains(string(cfg), "kernel http://127.0.0.1:8080/"+n.UUID+"/kernel root=/dev/ram0") {
+		t.Fatalf("iPXE configuration:\n%s", cfg)
+	}
+	if data, _ := os.ReadFile(filepath.Join(httpRoot, n.UUID, "kernel")); string(data) != "vmlinuz" {
+		t.Errorf("published kernel %q", data)
+	}
+	opts := map[string]any{}
+	for _, o := range f.cl.fn.GetPort(vif)["extra_dhcp_opts"].([]any) {
+		m := o.(map[string]any)
+		opts[m["opt_name"].(string)] = m["opt_value"]
+	}
+	if opts["tag:ipxe,67"] != "http://127.0.0.1:8080/boot.ipxe" || opts["tag:!ipxe,67"] != "snponly.efi" {
+		t.Errorf("DHCP options of the VIF: %v", opts)
+	}
+	if err := f.api.DoNodeTearDown(ctx, "", n.UUID); err != nil {
+		t.Fatal(err)
+	}
+	f.wait(n, states.Available, nil)
+	if _, err := os.Stat(filepath.Join(httpRoot, n.UUID)); !os.IsNotExist(err) {
+		t.Errorf("instance boot files left after tear down: %v", err)
+	}
+}
