@@ -177,6 +177,9 @@ func TestMetricsAndLogsOfAScriptedFlow(t *testing.T) {
 				t.Errorf("%s: RPC %s %s = %v, want %v", p.Name, want.method, want.outcome, got, want.n)
 			}
 		}
+		if got := metric(fams, "ironic_rpc_call_duration_seconds", map[string]string{"method": "do_node_deploy"}).GetHistogram().GetSampleCount(); got != uint64(n0) {
+			t.Errorf("%s: %d do_node_deploy durations, want %v", p.Name, got, n0)
+		}
 		cond := map[string]string{"conductor": p.Host}
 		locked := metric(fams, "ironic_conductor_lock_wait_seconds", map[string]string{"conductor": p.Host, "outcome": "locked"}).GetHistogram()
 		conflicts := metric(fams, "ironic_conductor_lock_conflicts_total", cond).GetCounter().GetValue()
@@ -197,6 +200,11 @@ func TestMetricsAndLogsOfAScriptedFlow(t *testing.T) {
 			l := map[string]string{"conductor": p.Host, "share": share}
 			if got := metric(fams, "ironic_conductor_workers_pool_size", l).GetGauge().GetValue(); got != size {
 				t.Errorf("%s: %s pool size %v, want %v", p.Name, share, got, size)
+			}
+		}
+		for _, share := range []string{"normal", "reserved"} {
+			if got := metric(fams, "ironic_conductor_workers_running", map[string]string{"conductor": p.Host, "share": share}).GetGauge().GetValue(); got != 0 {
+				t.Errorf("%s: %v %s workers still running after the flow", p.Name, got, share)
 			}
 		}
 		// manage, provide and deploy ran in workers.
