@@ -72,6 +72,10 @@ type Options struct {
 	// [neutron]/port_setup_delay.
 	NeutronDHCP    bool
 	PortSetupDelay time.Duration
+	// Dnsmasq, with [dhcp]/dhcp_provider dnsmasq, is the provider writing
+	// the PXE boot interfaces' DHCP options for a local dnsmasq; its
+	// ports are Ports.
+	Dnsmasq *pxe.Dnsmasq
 }
 
 // OptionsFromConfig reads the implementations' sections of ironic.conf.
@@ -163,6 +167,9 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	o.Neutron.CallerRoles = func(ctx context.Context) []string { _, _, roles := caller(ctx); return roles }
 	o.FlatNeutron = c.Has("neutron", "auth_url") || c.Has("neutron", "endpoint_override")
 	o.NeutronDHCP = o.FlatNeutron && c.String("dhcp", "dhcp_provider") == "neutron"
+	if c.String("dhcp", "dhcp_provider") == "dnsmasq" {
+		o.Dnsmasq = &pxe.Dnsmasq{HostsDir: c.String("dnsmasq", "dhcp_hostsdir"), OptsDir: c.String("dnsmasq", "dhcp_optsdir")}
+	}
 	o.PortSetupDelay = time.Duration(c.Int("neutron", "port_setup_delay")) * time.Second
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
@@ -284,7 +291,12 @@ func Registry(o Options) (*driver.Registry, error) {
 	if o.Ports != nil {
 		pxeOpts.Ports = o.Ports
 	}
-	if o.NeutronDHCP && o.Neutron != nil && o.Ports != nil {
+	switch {
+	case o.Dnsmasq != nil && o.Ports != nil:
+		d := *o.Dnsmasq
+		d.Ports = o.Ports
+		pxeOpts.DHCP = &d
+	case o.NeutronDHCP && o.Neutron != nil && o.Ports != nil:
 		pxeOpts.DHCP = &network.DHCP{Ports: o.Ports, Neutron: o.Neutron, PortSetupDelay: o.PortSetupDelay}
 	}
 	if err := pxe.Register(r, pxeOpts); err != nil {

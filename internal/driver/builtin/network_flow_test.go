@@ -426,3 +426,50 @@ func TestRamdiskDeployWithIPXE(t *testing.T) {
 		t.Errorf("instance boot files left after tear down: %v", err)
 	}
 }
+
+// With [dhcp]/dhcp_provider dnsmasq the PXE interfaces' DHCP options go to
+// dnsmasq's option and host directories, whatever the network interface.
+func TestPXEWithDnsmasqDHCP(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	images, hosts, opts := filepath.Join(dir, "images"), filepath.Join(dir, "hosts"), filepath.Join(dir, "opts")
+	for _, d := range []string{images, hosts, opts} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"ipa.kernel", "ipa.initramfs"} {
+		if err := os.WriteFile(filepath.Join(images, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFlowWith(t, map[string]map[string]string{
+		"DEFAULT":   {"enabled_boot_interfaces": "fake,pxe"},
+		"dhcp":      {"dhcp_provider": "dnsmasq"},
+		"dnsmasq":   {"dhcp_hostsdir": hosts, "dhcp_optsdir": opts},
+		"pxe":       {"tftp_root": filepath.Join(dir, "tftp"), "tftp_server": "192.0.2.1", "tftp_master_path": filepath.Join(dir, "master")},
+		"deploy":    {"http_root": filepath.Join(dir, "http"), "http_url": "http://127.0.0.1:8080"},
+		"conductor": {"file_url_allowed_paths": images},
+	})
+	n, port := f.node("noop")
+	cur := f.get(n)
+	cur.BootInterface = "pxe"
+	cur.BootMode = ptr("uefi")
+	cur.DriverInfo = map[string]any{"deploy_kernel": "file://" + filepath.Join(images, "ipa.kernel"), "deploy_ramdisk": "file://" + filepath.Join(images, "ipa.initramfs")}
+	if _, err := f.st.UpdateNode(ctx, cur, "boot_interface", "boot_mode", "driver_info"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
+		t.Fatal(err)
+	}
+	waiting := f.wait(n, states.CleanWait, nil)
+	tag, _ := waiting.DriverInternalInfo["dnsmasq_tag"].(string)
+	host, err := os.ReadFile(filepath.Join(hosts, "ironic-"+*port.Address+".conf"))
+	if err != nil || tag == "" || string(host) != *port.Address+",set:"+tag+",set:ironic\n" {
+		t.Fatalf("host entry %q (tag %q): %v", host, tag, err)
+	}
+	o, err := os.ReadFile(filepath.Join(opts, "ironic-"+n.UUID+".conf"))
+	if err != nil || !strings.Contains(string(o), "tag:"+tag+",67,bootx64.efi\n") {
+		t.Fatalf("options %q: %v", o, err)
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/config"
@@ -138,5 +141,63 @@ func TestOptionsFromConfigTemplates(t *testing.T) {
 	}
 	if got := OptionsFromConfig(c).PXEConfigTemplate; got != "/etc/ironic/pxe.tmpl" {
 		t.Fatalf("operator template %q", got)
+	}
+}
+
+// The dnsmasq provider writes the node's options under its tag and host
+// entries setting that tag for its PXE-enabled MAC addresses; cleaning the
+// instance up makes dnsmasq ignore them and drops the options.
+func TestDnsmasqProvider(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "bios")
+	hosts, optsDir := t.TempDir(), t.TempDir()
+	e.opts.Ports = portList{
+		{UUID: "p1", NodeID: &e.node.ID, Address: ptr(mac1)},
+		{UUID: "p2", NodeID: &e.node.ID, Address: ptr(mac2), PXEEnabled: ptr(false)},
+	}
+	d := &Dnsmasq{HostsDir: hosts, OptsDir: optsDir, Ports: e.opts.Ports}
+	e.opts.DHCP = d
+	b := NewIPXE(e.opts)
+	if err := b.PrepareRamdisk(ctx, e.task, nil); err != nil {
+		t.Fatal(err)
+	}
+	tag, _ := e.node.DriverInternalInfo["dnsmasq_tag"].(string)
+	if tag == "" {
+		t.Fatal("no dnsmasq_tag recorded")
+	}
+	opts, err := os.ReadFile(filepath.Join(optsDir, "ironic-"+e.node.UUID+".conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{
+		"tag:" + tag + ",tag:!ipxe,67,undionly.kpxe", "tag:" + tag + ",tag:ipxe,67,http://127.0.0.1:8080/boot.ipxe",
+		"tag:" + tag + ",66,192.0.2.1", "tag:" + tag + ",150,192.0.2.1", "tag:" + tag + ",255,192.0.2.1",
+		"tag:" + tag + ",tag:!ipxe6,59,tftp://192.0.2.1/undionly.kpxe", "tag:" + tag + ",tag:ipxe6,59,http://127.0.0.1:8080/boot.ipxe",
+	}, "\n") + "\n"
+	if string(opts) != want {
+		t.Errorf("options file:\n%s\nwant:\n%s", opts, want)
+	}
+	host := func(mac string) string {
+		data, _ := os.ReadFile(filepath.Join(hosts, "ironic-"+mac+".conf"))
+		return string(data)
+	}
+	if got := host(mac1); got != mac1+",set:"+tag+",set:ironic\n" {
+		t.Errorf("host entry %q", got)
+	}
+	if got := host(mac2); got != "" {
+		t.Errorf("host entry for a port without PXE: %q", got)
+	}
+	// A second preparation keeps the tag.
+	if err := b.PrepareRamdisk(ctx, e.task, nil); err != nil || e.node.DriverInternalInfo["dnsmasq_tag"] != tag {
+		t.Fatalf("tag changed: %v, %v", e.node.DriverInternalInfo["dnsmasq_tag"], err)
+	}
+	if err := b.CleanUpInstance(ctx, e.task); err != nil {
+		t.Fatal(err)
+	}
+	if got := host(mac1); got != mac1+",ignore\n" {
+		t.Errorf("host entry after clean-up %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(optsDir, "ironic-"+e.node.UUID+".conf")); !os.IsNotExist(err) || e.node.DriverInternalInfo["dnsmasq_tag"] != nil {
+		t.Errorf("options file or tag kept: %v %v", err, e.node.DriverInternalInfo["dnsmasq_tag"])
 	}
 }

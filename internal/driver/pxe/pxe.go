@@ -713,7 +713,17 @@ func bootOption(n *model.Node) string {
 	return "local"
 }
 
-// CleanUpInstance removes any boot configuration left for the node.
+// CleanUpInstance removes any boot configuration left for the node, and
+// has a DHCP provider that keeps per-node entries forget them (upstream
+// calls clean_dhcp from the deploy interface's clean_up, right after).
 func (b *Boot) CleanUpInstance(ctx context.Context, task *driver.Task) error {
-	return b.cleanUp(ctx, task)
+	if err := b.cleanUp(ctx, task); err != nil {
+		return err
+	}
+	if c, ok := b.opts.DHCP.(DHCPCleaner); ok {
+		if err := c.CleanDHCPOpts(ctx, task); err != nil {
+			return fmt.Errorf("clean DHCP options of node %s: %w", task.Node.UUID, err)
+		}
+	}
+	return nil
 }
