@@ -109,8 +109,8 @@ func TestDHCPFailures(t *testing.T) {
 	if !errs.Is(err, "FailedToUpdateDHCPOptOnPort") {
 		t.Fatalf("got %v", err)
 	}
-	if got := tree(t, e.tftp); len(got) != 0 {
-		t.Errorf("written although DHCP failed: %v", got)
+	if got := tree(t, e.tftp); !equal(got, grubFiles) {
+		t.Errorf("node files written although DHCP failed: %v", got)
 	}
 	e.opts.DHCP = &dhcpRecorder{}
 	e.opts.HTTPURL = "http://127.0.0.1:8080/a/rather/long/prefix/for/the/boot/files"

@@ -65,6 +65,13 @@ type Options struct {
 	PXEBootfileByArch, IPXEBootfileByArch                                        map[string]string
 	// MyIPv6 is [DEFAULT]/my_ipv6, the TFTP host of DHCPv6 answers.
 	MyIPv6 string
+	// LoaderFilePaths is [pxe]/loader_file_paths: boot loaders copied from
+	// the host into the roots (file name -> source path).
+	LoaderFilePaths map[string]string
+	// InitialGrubTemplate is [pxe]/initial_grub_template when it names an
+	// operator's file; InitialGrubDisabled is true when it is set empty.
+	InitialGrubTemplate string
+	InitialGrubDisabled bool
 	// NetbootFallback is [pxe]/enable_netboot_fallback: a local boot keeps
 	// a network boot configuration that chains to the disk, for machines
 	// that cannot boot from disk persistently.
@@ -110,6 +117,9 @@ func OptionsFromConfig(c *config.Config) Options {
 		IPXEBootfileByArch:    c.Dict("pxe", "ipxe_bootfile_name_by_arch"),
 		MyIPv6:                c.String("DEFAULT", "my_ipv6"),
 		NetbootFallback:       c.Bool("pxe", "enable_netboot_fallback"),
+		LoaderFilePaths:       c.Dict("pxe", "loader_file_paths"),
+		InitialGrubTemplate:   operatorFile(c, "pxe", "initial_grub_template"),
+		InitialGrubDisabled:   c.String("pxe", "initial_grub_template") == "",
 	}
 }
 

@@ -48,6 +48,8 @@ type Boot struct {
 	httpBoot bool
 	opts     Options
 	cache    *lazyCache
+	// setupState guards the one-time preparation of the roots.
+	setupState setup
 }
 
 // lazyCache is the image cache made at the first download, shared by the
@@ -351,6 +353,9 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskPar
 	m := mode(n)
 	kernel, ramdisk, err := b.kernelRamdisk(n, m)
 	if err != nil {
+		return err
+	}
+	if err := b.setUp(); err != nil {
 		return err
 	}
 	if b.ipxe {
@@ -671,6 +676,9 @@ func (b *Boot) CleanUpRamdisk(ctx context.Context, task *driver.Task) error {
 // boot device is left alone on an active or adopting node, as at takeover.
 func (b *Boot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 	n := task.Node
+	if err := b.setUp(); err != nil {
+		return err
+	}
 	switch opt := bootOption(n); opt {
 	case "ramdisk":
 		return b.prepareRamdiskInstance(ctx, task)

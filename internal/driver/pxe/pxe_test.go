@@ -144,6 +144,18 @@ func tree(t *testing.T, root string) []string {
 	return out
 }
 
+// grubFiles are what the pxe and http interfaces place in both roots once
+// (upstream place_common_config).
+var grubFiles = []string{"grub/", "grub/grub.cfg -rw-r--r--"}
+
+// conductorWide tells the files the interfaces place once for every node
+// (the initial GRUB configuration, the iPXE boot script) from a node's.
+func conductorWide(entry string) bool {
+	return entry == "pxelinux.cfg/" || entry == "boot.ipxe -rw-r--r--" || slices.Contains(grubFiles, entry)
+}
+
+func with(a []string, b ...string) []string { return append(slices.Clone(a), b...) }
+
 // equal compares listings whatever the order the wanted one is written in.
 func equal(got, want []string) bool {
 	w := append([]string(nil), want...)
@@ -216,20 +228,20 @@ func TestPrepareAndCleanUpRamdisk(t *testing.T) {
 		device             string
 		tftpLeft, httpLeft []string
 	}{
-		{name: "pxe bios", mode: "bios", iface: NewPXE, tftp: pxeTree, configRoot: "tftp", config: "pxeBIOS", device: "pxe",
-			tftpLeft: []string{"pxelinux.cfg/"}},
-		{name: "pxe uefi", mode: "uefi", iface: NewPXE, tftp: pxeTree, configRoot: "tftp", config: "pxeUEFI", device: "pxe",
-			tftpLeft: []string{"pxelinux.cfg/"}},
+		{name: "pxe bios", mode: "bios", iface: NewPXE, tftp: with(pxeTree, grubFiles...), http: grubFiles, configRoot: "tftp", config: "pxeBIOS", device: "pxe",
+			tftpLeft: with(grubFiles, "pxelinux.cfg/"), httpLeft: grubFiles},
+		{name: "pxe uefi", mode: "uefi", iface: NewPXE, tftp: with(pxeTree, grubFiles...), http: grubFiles, configRoot: "tftp", config: "pxeUEFI", device: "pxe",
+			tftpLeft: with(grubFiles, "pxelinux.cfg/"), httpLeft: grubFiles},
 		{name: "ipxe bios", mode: "bios", iface: NewIPXE, http: ipxeTree, configRoot: "http", config: "ipxe", device: "pxe",
 			httpLeft: []string{"boot.ipxe -rw-r--r--", "pxelinux.cfg/"}},
 		{name: "ipxe uefi", mode: "uefi", iface: NewIPXE, http: ipxeTree, configRoot: "http", config: "ipxe", device: "pxe",
 			httpLeft: []string{"boot.ipxe -rw-r--r--", "pxelinux.cfg/"}},
 		// Upstream HttpBoot: configuration and links under tftp_root,
 		// kernel and ramdisk under http_root.
-		{name: "http uefi", mode: "uefi", iface: NewHTTP, tftp: pxeLinks, http: images, configRoot: "tftp", config: "httpUEFI", device: "uefihttp",
-			tftpLeft: []string{"pxelinux.cfg/"}},
-		{name: "http bios", mode: "bios", iface: NewHTTP, tftp: pxeLinks, http: images, configRoot: "tftp", config: "httpBIOS", device: "uefihttp",
-			tftpLeft: []string{"pxelinux.cfg/"}},
+		{name: "http uefi", mode: "uefi", iface: NewHTTP, tftp: with(pxeLinks, grubFiles...), http: with(images, grubFiles...), configRoot: "tftp", config: "httpUEFI", device: "uefihttp",
+			tftpLeft: with(grubFiles, "pxelinux.cfg/"), httpLeft: grubFiles},
+		{name: "http bios", mode: "bios", iface: NewHTTP, tftp: with(pxeLinks, grubFiles...), http: with(images, grubFiles...), configRoot: "tftp", config: "httpBIOS", device: "uefihttp",
+			tftpLeft: with(grubFiles, "pxelinux.cfg/"), httpLeft: grubFiles},
 		{name: "http-ipxe uefi", mode: "uefi", iface: NewHTTPIPXE, http: ipxeTree, configRoot: "http", config: "ipxe", device: "uefihttp",
 			httpLeft: []string{"boot.ipxe -rw-r--r--", "pxelinux.cfg/"}},
 	}
@@ -264,7 +276,7 @@ func TestPrepareAndCleanUpRamdisk(t *testing.T) {
 			}
 			sameText(t, "config", string(cfg), upstreamOutput[tc.config])
 			imageRoot := e.tftp
-			if tc.http != nil {
+			if slices.Contains(tc.http, u+"/") {
 				imageRoot = e.http
 			}
 			for label, want := range map[string]string{"deploy_kernel": "KERNEL", "deploy_ramdisk": "RAMDISK"} {
@@ -351,7 +363,7 @@ func TestPortsWithoutPXEAreNotLinked(t *testing.T) {
 	if err := NewPXE(e.opts).CleanUpRamdisk(context.Background(), e.task); err != nil {
 		t.Fatal(err)
 	}
-	if got := tree(t, e.tftp); !equal(got, []string{"pxelinux.cfg/"}) {
+	if got := tree(t, e.tftp); !equal(got, with(grubFiles, "pxelinux.cfg/")) {
 		t.Errorf("left after clean-up: %v", got)
 	}
 }
@@ -400,7 +412,7 @@ func TestPrepareInstanceLocalBoot(t *testing.T) {
 		}
 		for _, root := range []string{e.tftp, e.http} {
 			for _, entry := range tree(t, root) {
-				if entry != "pxelinux.cfg/" && entry != "boot.ipxe -rw-r--r--" {
+				if !conductorWide(entry) {
 					t.Errorf("%s: left after prepare_instance: %s", name, entry)
 				}
 			}
@@ -634,6 +646,11 @@ func TestPrepareInstanceRamdisk(t *testing.T) {
 			for _, f := range tc.files {
 				want = append(want, u+"/"+f+" -rw-r--r--")
 			}
+			if tc.root == "http" {
+				want = append(want, "boot.ipxe -rw-r--r--")
+			} else {
+				want = append(want, grubFiles...)
+			}
 			if got := tree(t, root); !equal(got, want) {
 				t.Errorf("files under %s:\n%s\nwant:\n%s", tc.root, strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
@@ -665,7 +682,7 @@ func TestPrepareInstanceRamdisk(t *testing.T) {
 			}
 			for _, r := range []string{e.tftp, e.http} {
 				for _, entry := range tree(t, r) {
-					if entry != "pxelinux.cfg/" {
+					if !conductorWide(entry) {
 						t.Errorf("left after clean-up: %s", entry)
 					}
 				}
@@ -751,5 +768,62 @@ func TestNetbootFallback(t *testing.T) {
 	e.node.ProvisionState = states.Cleaning
 	if err := NewPXE(e.opts).PrepareInstance(context.Background(), e.task); err == nil {
 		t.Error("switching a configuration that does not exist succeeded")
+	}
+}
+
+// Once per interface, before its first network boot, the roots get what
+// upstream's constructors place: GRUB's initial configuration reading the
+// MAC-named link under tftp_root (pxe and http), the iPXE boot script
+// (ipxe and http-ipxe) and the configured boot loaders.
+func TestSetUpPlacesCommonFiles(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "uefi")
+	loader := filepath.Join(t.TempDir(), "snponly.efi")
+	if err := os.WriteFile(loader, []byte("IPXE-EFI"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.opts.LoaderFilePaths = map[string]string{"snponly.efi": loader}
+	if err := NewPXE(e.opts).PrepareRamdisk(ctx, e.task, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Upstream's initial_grub_cfg.template rendered with this tftp_root
+	// (checked with Jinja2: the template ends with an empty line).
+	want := "echo Booting from $prefix\n\nsource " + e.tftp + "/$net_default_mac.conf\n"
+	for _, root := range []string{e.tftp, e.http} {
+		got, err := os.ReadFile(filepath.Join(root, "grub", "grub.cfg"))
+		if err != nil || string(got) != want {
+			t.Errorf("%s/grub/grub.cfg = %q, %v; want %q", filepath.Base(root), got, err, want)
+		}
+		data, err := os.ReadFile(filepath.Join(root, "snponly.efi"))
+		st, _ := os.Stat(filepath.Join(root, "snponly.efi"))
+		if err != nil || string(data) != "IPXE-EFI" || st.Mode().Perm() != 0o644 {
+			t.Errorf("%s/snponly.efi = %q, %v", filepath.Base(root), data, err)
+		}
+	}
+	// The http-ipxe interface places its script and loaders in http_root
+	// only.
+	e2 := newEnv(t, "uefi")
+	e2.opts.LoaderFilePaths = map[string]string{"snponly.efi": loader}
+	if err := NewHTTPIPXE(e2.opts).PrepareRamdisk(ctx, e2.task, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(e2.http, "snponly.efi")); err != nil {
+		t.Errorf("loader not in http_root: %v", err)
+	}
+	for _, entry := range tree(t, e2.tftp) {
+		t.Errorf("http-ipxe wrote under tftp_root: %s", entry)
+	}
+	// A loader destination must be a plain file name; an empty
+	// initial_grub_template places no GRUB configuration.
+	e3 := newEnv(t, "uefi")
+	e3.opts.LoaderFilePaths = map[string]string{"efi/snponly.efi": loader}
+	e3.opts.InitialGrubDisabled = true
+	err := NewPXE(e3.opts).PrepareRamdisk(ctx, e3.task, nil)
+	if ee, _ := errs.As(err); ee == nil || ee.Class != "IncorrectConfiguration" ||
+		ee.Message != "File paths configured for [pxe]loader_file_paths must be a base path. Entry: efi/snponly.efi" {
+		t.Errorf("loader in a sub-directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e3.tftp, "grub")); !os.IsNotExist(err) {
+		t.Errorf("initial grub configuration written although disabled: %v", err)
 	}
 }
