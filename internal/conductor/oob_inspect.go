@@ -2,89 +2,98 @@ package conductor
 
 import (
 	"context"
-	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/inspection"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/states"
 )
 
-// hardwareDiscoverer is an inspect interface that reads the hardware out
-// of band (redfish) and leaves persisting what it found to the conductor,
-// as the driver layer has no store.
-type hardwareDiscoverer interface {
-	DiscoveredHardware(ctx context.Context, task *driver.Task) (properties map[string]any, macs []string, inventory map[string]any, err error)
+// outOfBandInspector is an inspect interface that reads the hardware out
+// of band (redfish) and calls process with the inventory and plugin data
+// it built, before its essential properties check, so that the conductor,
+// which has the store, does the persisting part of upstream's
+// inspect_hardware there.
+type outOfBandInspector interface {
+	InspectOutOfBand(ctx context.Context, task *driver.Task,
+		process func(ctx context.Context, inventory, pluginData map[string]any) error) (string, error)
 }
 
-// validMAC is oslo netutils.is_valid_mac: six colon- or dash-separated
-// hex octets.
-var validMAC = regexp.MustCompile(`^(?i)([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$`)
-
 // inspectHardware runs the node's inspect interface. For an out-of-band
-// discoverer it does the rest of upstream RedfishInspect.inspect_hardware:
-// a port per enabled MAC (existing ones kept), the inventory stored, the
-// main-phase inspection rules applied and the properties saved.
+// one, the [redfish]/inspection_hooks run on what it found (the default
+// ones create the ports and set cpu_arch), the data is stored, the
+// main-phase inspection rules apply and, once the interface is satisfied,
+// the node is saved.
 func (c *Conductor) inspectHardware(ctx context.Context, t *task.Task) (string, error) {
-	d, ok := t.Driver.Inspect.(hardwareDiscoverer)
+	oob, ok := t.Driver.Inspect.(outOfBandInspector)
 	if !ok {
 		return t.Driver.Inspect.InspectHardware(ctx, t.DriverTask())
 	}
-	props, macs, inventory, err := d.DiscoveredHardware(ctx, t.DriverTask())
+	hooks, err := c.redfishInspectionHooks(t.Node.InspectInterface)
 	if err != nil {
 		return "", err
 	}
-	if err := c.createPortsIfNotExist(ctx, t, macs); err != nil {
-		return "", err
-	}
-	pluginData := map[string]any{}
-	if err := c.storeInspectionData(ctx, t, inventory, pluginData); err != nil {
-		return "", err
-	}
-	// Properties first: rules that set properties act on what was found.
-	t.Node.Properties = props
-	if err := c.applyInspectionRules(ctx, &inspectTarget{c: c, t: t}, inventory, pluginData); err != nil {
+	next, err := oob.InspectOutOfBand(ctx, t.DriverTask(), func(ctx context.Context, inventory, pluginData map[string]any) error {
+		tg := &inspectTarget{c: c, t: t}
+		o := inspection.HookOptionsFromConfig(c.cfg)
+		o.Log = t.Log()
+		if err := inspection.RunHooks(ctx, tg, hooks, o, inventory, pluginData); err != nil {
+			return err
+		}
+		// Upstream's architecture hook saves the node, and with it all the
+		// inspection found so far.
+		if err := t.Save(ctx); err != nil {
+			return err
+		}
+		if err := c.storeInspectionData(ctx, t, inventory, pluginData); err != nil {
+			return err
+		}
+		return c.applyInspectionRules(ctx, tg, inventory, pluginData)
+	})
+	if err != nil {
 		return "", err
 	}
 	if err := t.Save(ctx); err != nil {
 		return "", err
 	}
-	t.Log().DebugContext(ctx, "node properties updated by inspection", "properties", props)
-	return states.Manageable, nil
+	return next, nil
 }
 
-// createPortsIfNotExist is upstream inspect_utils.create_ports_if_not_exist:
-// a port for each valid MAC; a MAC that already has a port (on this or
-// another node) is left alone.
-func (c *Conductor) createPortsIfNotExist(ctx context.Context, t *task.Task, macs []string) error {
-	tg := &inspectTarget{c: c, t: t}
-	for _, mac := range macs {
-		if !validMAC.MatchString(mac) {
-			t.Log().WarnContext(ctx, "ignoring NIC address because it is not a valid MAC", "address", mac)
-			continue
-		}
-		id := t.Node.ID
-		// The column's default, which upstream's Port object relies on.
-		pxe := true
-		err := tg.CreatePort(ctx, &model.Port{Address: &mac, NodeID: &id, PXEEnabled: &pxe})
-		switch {
-		case errs.Is(err, "MACAlreadyExists"):
-			t.Log().InfoContext(ctx, "port already exists for MAC address", "address", mac)
-		case err != nil:
-			return err
-		default:
-			t.Log().InfoContext(ctx, "port created for MAC address", "address", mac)
+// redfishInspectionHooks are the hooks [redfish]/inspection_hooks enables,
+// checked as upstream's RedfishInspect does when it loads: an unknown
+// name or a hook enabled before the ones it needs means the interface
+// cannot be loaded.
+func (c *Conductor) redfishInspectionHooks(iface string) ([]string, error) {
+	opt := c.cfg.String("redfish", "inspection_hooks")
+	known := inspection.HookNames()
+	var unknown []string
+	for n := range strings.SplitSeq(opt, ",") {
+		if n = strings.TrimSpace(n); n != "" && !slices.Contains(known, n) {
+			unknown = append(unknown, n)
 		}
 	}
-	return nil
+	if len(unknown) > 0 {
+		return nil, driverLoadError(iface, "The following hook(s) are missing or failed to load: "+strings.Join(unknown, ", "))
+	}
+	names, err := inspection.ParseHooks(opt, c.cfg.String("redfish", "default_inspection_hooks"))
+	if err != nil {
+		return nil, driverLoadError(iface, err.Error())
+	}
+	return names, nil
+}
+
+func driverLoadError(iface, reason string) error {
+	return errs.New("DriverLoadError", map[string]any{"driver": iface, "reason": reason})
 }
 
 // storeInspectionData is upstream store_inspection_data for the database
 // backend, the only one kept here; the inventory replaces any earlier one.
 func (c *Conductor) storeInspectionData(ctx context.Context, t *task.Task, inventory, pluginData map[string]any) error {
-	if c.cfg.String("inventory", "data_backend") != "database" {
-		t.Log().DebugContext(ctx, "inspection data is not stored in the database", "backend", c.cfg.String("inventory", "data_backend"))
+	if backend := c.cfg.String("inventory", "data_backend"); backend != "database" {
+		t.Log().DebugContext(ctx, "inspection data is not stored in the database", "backend", backend)
 		return nil
 	}
 	id := t.Node.ID

@@ -2,7 +2,9 @@ package redfish
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,17 +16,26 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 )
 
-// cpuArchMap is upstream CPU_ARCH_MAP: Redfish ProcessorArchitecture to
-// the node's cpu_arch.
-var cpuArchMap = map[string]string{"x86": "x86_64", "IA-64": "ia64", "ARM": "arm", "MIPS": "mips", "OEM": "oem"}
+// processorInstructionSetMap is upstream PROCESSOR_INSTRUCTION_SET_MAP:
+// the first processor's InstructionSet to the inventory's CPU
+// architecture. OEM and sets it does not list give "".
+var processorInstructionSetMap = map[string]string{
+	"ARM-A32": "arm", "ARM-A64": "aarch64", "IA-64": "ia64", "MIPS32": "mips", "MIPS64": "mips64",
+	"x86": "i686", "x86-64": "x86_64",
+}
 
-// essentialProperties are upstream InspectInterface.ESSENTIAL_PROPERTIES.
-var essentialProperties = []string{"cpu_arch", "cpus", "local_gb", "memory_mb"}
+// essentialProperties are upstream InspectInterface.ESSENTIAL_PROPERTIES,
+// in the order a failure lists the missing ones.
+var essentialProperties = []string{"cpu_arch", "local_gb", "memory_mb"}
 
 const gib = int64(1) << 30
 
+// validMAC is oslo netutils.is_valid_mac, applied to the lower-cased
+// address: six colon-separated hex pairs.
+var validMAC = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`)
+
 // Inspect is upstream RedfishInspect: out-of-band inspection from the
-// system's processors, memory, storage, NICs and boot mode.
+// system's processors, memory, storage, NICs, PCIe devices and boot mode.
 type Inspect struct {
 	driver.NoSteps
 	core *core
@@ -41,178 +52,270 @@ func (i *Inspect) Validate(_ context.Context, task *driver.Task) error {
 	return err
 }
 
-// Inspection is what an out-of-band inspection found: the node properties
-// it set, the MACs of the enabled NICs (the ports to create) and an
-// inventory in the shape the agent reports.
-type Inspection struct {
-	Properties map[string]any
-	MACs       []string
-	Inventory  map[string]any
+// InspectHardware is InspectOutOfBand with nothing between discovery and
+// the essential properties check: no hooks run and nothing is stored, as
+// the driver layer has no store. The conductor calls InspectOutOfBand.
+func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (string, error) {
+	return i.InspectOutOfBand(ctx, task, nil)
 }
 
-// InspectHardware is upstream inspect_hardware: it updates the node's
-// properties (cpus, cpu_arch, memory_mb, local_gb, the boot_mode
-// capability) and answers manageable. Creating the ports and storing the
-// inventory is the conductor's part, through DiscoverHardware, as the
-// driver layer has no store.
-func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (string, error) {
-	res, err := i.DiscoverHardware(ctx, task)
+// InspectOutOfBand is upstream inspect_hardware. It reads the system,
+// sets memory_mb and local_gb (integers) and the boot_mode capability on
+// the node, builds an inventory shaped as the agent's and plugin data
+// with the LLDP the BMC saw, then hands both to process, where the
+// conductor runs the [redfish]/inspection_hooks (which create the ports
+// and set cpu_arch), stores them and applies the inspection rules. Last,
+// it fails as upstream does when an essential property is still missing.
+// The node is not saved here.
+func (i *Inspect) InspectOutOfBand(ctx context.Context, task *driver.Task,
+	process func(ctx context.Context, inventory, pluginData map[string]any) error) (string, error) {
+	sys, err := i.core.getSystem(ctx, task)
 	if err != nil {
 		return "", err
 	}
-	task.Node.Properties = res.Properties
-	task.Logger().Debug("node properties updated by inspection", "node", task.Node.UUID, "properties", res.Properties)
-	return states.Manageable, nil
-}
-
-// DiscoverHardware reads the system and returns what inspection finds,
-// without changing the node. It fails as upstream does when an essential
-// property cannot be found.
-func (i *Inspect) DiscoverHardware(ctx context.Context, task *driver.Task) (*Inspection, error) {
-	sys, err := i.core.getSystem(ctx, task)
-	if err != nil {
-		return nil, err
-	}
-	log := task.Logger()
 	n := task.Node
-	props := map[string]any{}
+	props := make(map[string]any, len(n.Properties)+3)
 	for k, v := range n.Properties {
 		props[k] = v
 	}
-	inv := map[string]any{
-		"system_vendor": map[string]any{"manufacturer": sys.Manufacturer, "product_name": sys.Model,
-			"serial_number": sys.SerialNumber},
-	}
-	memGiB := sys.MemorySummary.TotalSystemMemoryGiB
-	if memGiB > 0 {
-		props["memory_mb"] = strconv.FormatInt(int64(memGiB)*1024, 10)
-		inv["memory"] = map[string]any{"physical_mb": int64(memGiB) * 1024}
-	}
-	cpus, arch, err := processorSummary(sys)
+	inventory, err := i.discover(task, sys, props)
 	if err != nil {
-		return nil, redfishError(fmt.Sprintf("Failed to get processor information of node %s: %s", n.UUID, err))
+		return "", err
 	}
-	if cpus > 0 {
-		props["cpus"] = cpus
+	pluginData := map[string]any{}
+	if lldp := collectLLDP(task, sys); len(lldp) > 0 {
+		pluginData["parsed_lldp"] = lldp
+		task.Logger().Info("collected LLDP data", "node", n.UUID, "interfaces", len(lldp))
 	}
-	if arch != "" {
-		if a, ok := cpuArchMap[arch]; ok {
-			props["cpu_arch"] = a
-		} else {
-			log.Warn("unknown CPU arch discovered", "node", n.UUID, "arch", arch)
+	// The hooks and rules work on the node with what was found, as
+	// upstream's act on the very dict it filled.
+	n.Properties = props
+	if process != nil {
+		if err := process(ctx, inventory, pluginData); err != nil {
+			return "", err
 		}
 	}
-	inv["cpu"] = map[string]any{"count": cpus, "architecture": props["cpu_arch"]}
-
-	disks, localGB := detectLocalGB(task, sys)
-	if localGB > 0 {
-		props["local_gb"] = strconv.FormatInt(localGB, 10)
-	} else {
-		log.Warn("could not provide a valid storage size configured for node; assuming this is a disk-less node", "node", n.UUID)
-		props["local_gb"] = "0"
-	}
-	inv["disks"] = disks
-
-	if mode := sys.bootField("BootSourceOverrideMode"); mode != "" {
-		inv["boot"] = map[string]any{"current_boot_mode": bootModeMap[mode]}
-		if capability(n.Properties["capabilities"], "boot_mode") == "" {
-			if bm, ok := bootModeMap[mode]; ok {
-				props["capabilities"] = updatedCapabilities(props["capabilities"], "boot_mode", bm)
-			}
-		}
-	}
-
 	var missing []string
 	for _, k := range essentialProperties {
-		if _, ok := props[k]; !ok {
+		if _, ok := n.Properties[k]; !ok {
 			missing = append(missing, k)
 		}
 	}
 	if len(missing) > 0 {
-		return nil, errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+		return "", errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
 			"Failed to discover the following properties: %s on node %s", strings.Join(missing, ", "), n.UUID)})
 	}
-
-	macs, ifaces := i.enabledNICs(task, sys)
-	inv["interfaces"] = ifaces
-	return &Inspection{Properties: props, MACs: macs, Inventory: inv}, nil
+	task.Logger().Debug("node properties updated by inspection", "node", n.UUID, "properties", n.Properties)
+	return states.Manageable, nil
 }
 
-// enabledNICs is upstream _create_ports' selection: the MACs of NICs in
-// the Enabled state, lower case, in collection order.
-func (i *Inspect) enabledNICs(task *driver.Task, sys *system) ([]string, []any) {
+// discover fills props and returns the inventory.
+func (i *Inspect) discover(task *driver.Task, sys *system, props map[string]any) (map[string]any, error) {
 	log := task.Logger()
-	ifaces := []any{}
-	if _, has := sys.raw["EthernetInterfaces"]; !has {
-		log.Warn("no NIC information discovered for node", "node", task.Node.UUID)
-		return nil, ifaces
+	inv := map[string]any{}
+	if mem := memoryMB(sys); mem != nil {
+		props["memory_mb"] = mem
+		inv["memory"] = map[string]any{"physical_mb": mem}
 	}
-	coll, err := common.GetCollection(sys.cl, sys.rawLink("EthernetInterfaces"))
-	if err != nil || len(coll.ItemLinks) == 0 {
-		log.Warn("no NIC information discovered for node", "node", task.Node.UUID, "error", err)
-		return nil, ifaces
+	cpu, err := processorInfo(sys)
+	if err != nil {
+		return nil, err
 	}
-	var macs []string
+	inv["cpu"] = cpu
+
+	if localGB := detectLocalGB(task, sys); localGB > 0 {
+		props["local_gb"] = localGB
+	} else {
+		log.Warn("could not provide a valid storage size configured for node; assuming this is a disk-less node", "node", task.Node.UUID)
+		props["local_gb"] = int64(0)
+	}
+	disks, err := inventoryDisks(sys)
+	if err != nil {
+		return nil, err
+	}
+	if disks != nil {
+		inv["disks"] = disks
+	}
+	if sc := storageControllers(task, sys); len(sc) > 0 {
+		inv["storage_controllers"] = sc
+	}
+	ifaces, err := interfaceInfo(task, sys)
+	if err != nil {
+		return nil, err
+	}
+	inv["interfaces"] = ifaces
+	if pci := pcieDevices(task, sys); len(pci) > 0 {
+		inv["pci_devices"] = pci
+	}
+	if v := systemVendor(sys); len(v) > 0 {
+		inv["system_vendor"] = v
+	}
+	if mode, ok := bootModeMap[sys.bootField("BootSourceOverrideMode")]; ok {
+		if capability(task.Node.Properties["capabilities"], "boot_mode") == "" {
+			props["capabilities"] = updatedCapabilities(props["capabilities"], "boot_mode", mode)
+		}
+		inv["boot"] = map[string]any{"current_boot_mode": mode}
+	}
+	return inv, nil
+}
+
+// unexpected is how upstream's conductor reports an exception that is not
+// an Ironic one (sushy's MissingAttributeError, an IndexError): its class
+// and text, which become the node's last_error as they are.
+func unexpected(class, msg string) error {
+	return errs.NewMessage("HardwareInspectionFailure", fmt.Sprintf("Unexpected exception of type %s: %s", class, msg))
+}
+
+// missingAttribute is sushy's MissingAttributeError for a navigation
+// property of the system.
+func missingAttribute(sys *system, name string) error {
+	return unexpected("MissingAttributeError", fmt.Sprintf("The attribute %s is missing from the resource %s", name, sys.ODataID))
+}
+
+// memoryMB is MemorySummary.TotalSystemMemoryGiB in MiB, nil when the BMC
+// reports none; an integral size stays an integer, as in upstream's JSON.
+func memoryMB(sys *system) any {
+	var ms struct{ TotalSystemMemoryGiB json.Number }
+	if json.Unmarshal(sys.raw["MemorySummary"], &ms) != nil || ms.TotalSystemMemoryGiB == "" {
+		return nil
+	}
+	if n, err := ms.TotalSystemMemoryGiB.Int64(); err == nil {
+		if n == 0 {
+			return nil
+		}
+		return n * 1024
+	}
+	f, err := ms.TotalSystemMemoryGiB.Float64()
+	if err != nil || f == 0 {
+		return nil
+	}
+	return f * 1024
+}
+
+// processorInfo is upstream _get_processor_info over the defaults the
+// inventory starts with: the count is the processors' threads, the rest
+// comes from the first processor.
+func processorInfo(sys *system) (map[string]any, error) {
+	cpu := map[string]any{"count": 0, "architecture": ""}
+	path := sys.rawLink("Processors")
+	if path == "" {
+		return nil, missingAttribute(sys, "Processors")
+	}
+	coll, err := common.GetCollection(sys.cl, path)
+	if err != nil {
+		return nil, redfishError(err.Error())
+	}
+	if len(coll.ItemLinks) == 0 {
+		return nil, unexpected("IndexError", "list index out of range")
+	}
+	count := 0
+	for idx, p := range coll.ItemLinks {
+		var doc struct {
+			InstructionSet string
+			Model          *string
+			MaxSpeedMHz    *json.Number
+			TotalThreads   *int
+		}
+		if err := sys.cl.getJSON(p, &doc); err != nil {
+			return nil, redfishError(err.Error())
+		}
+		if doc.TotalThreads != nil {
+			count += *doc.TotalThreads
+		}
+		if idx > 0 {
+			continue
+		}
+		if doc.Model != nil {
+			cpu["model_name"] = *doc.Model
+		}
+		if doc.MaxSpeedMHz != nil {
+			if f, err := doc.MaxSpeedMHz.Float64(); err == nil {
+				cpu["frequency"] = int(f)
+			}
+		}
+		cpu["architecture"] = processorInstructionSetMap[doc.InstructionSet]
+	}
+	cpu["count"] = count
+	return cpu, nil
+}
+
+// interfaceInfo is upstream _get_interface_info: every EthernetInterface
+// with a valid MAC (lower-cased), named by its Id, with its speed when
+// the BMC gives one.
+func interfaceInfo(task *driver.Task, sys *system) ([]any, error) {
+	path := sys.rawLink("EthernetInterfaces")
+	if path == "" {
+		return nil, missingAttribute(sys, "EthernetInterfaces")
+	}
+	coll, err := common.GetCollection(sys.cl, path)
+	if err != nil {
+		return nil, redfishError(err.Error())
+	}
+	out := []any{}
 	for _, p := range coll.ItemLinks {
 		var doc struct {
 			ID         string `json:"Id"`
-			Name       string
-			MACAddress string
-			Status     struct{ State string }
+			MACAddress *string
+			SpeedMbps  any
 		}
 		if err := sys.cl.getJSON(p, &doc); err != nil {
-			log.Warn("cannot read NIC", "node", task.Node.UUID, "nic", p, "error", err)
+			return nil, redfishError(err.Error())
+		}
+		mac := ""
+		if doc.MACAddress != nil {
+			mac = strings.ToLower(*doc.MACAddress)
+		}
+		if !validMAC.MatchString(mac) {
+			task.Logger().Warn("ignoring NIC address because it is not a valid MAC", "node", task.Node.UUID,
+				"interface", doc.ID, "address", doc.MACAddress)
 			continue
 		}
-		if doc.MACAddress == "" {
-			continue
+		iface := map[string]any{"mac_address": mac, "name": doc.ID}
+		if speed, ok := pyInt(doc.SpeedMbps); ok {
+			iface["speed_mbps"] = speed
 		}
-		mac := strings.ToLower(doc.MACAddress)
-		ifaces = append(ifaces, map[string]any{"name": doc.ID, "mac_address": mac})
-		if doc.Status.State == "Enabled" && !slices.Contains(macs, mac) {
-			macs = append(macs, mac)
-		}
+		out = append(out, iface)
 	}
-	if len(macs) == 0 {
-		log.Warn("not creating any port as no NICs were discovered in 'enabled' state", "node", task.Node.UUID)
-	}
-	return macs, ifaces
+	return out, nil
 }
 
-// processorSummary is sushy's ProcessorCollection.summary: the total of
-// the processors' threads and the first architecture reported.
-func processorSummary(sys *system) (int, string, error) {
-	if _, has := sys.raw["Processors"]; !has {
-		return 0, "", nil
-	}
-	coll, err := common.GetCollection(sys.cl, sys.rawLink("Processors"))
-	if err != nil {
-		return 0, "", err
-	}
-	count, arch := 0, ""
-	for _, p := range coll.ItemLinks {
-		var doc struct {
-			ProcessorArchitecture string
-			TotalThreads          int
+// pyInt is Python's int() of a JSON value, reporting false where it
+// raises.
+func pyInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return int64(x), true
+	case bool:
+		if x {
+			return 1, true
 		}
-		if err := sys.cl.getJSON(p, &doc); err != nil {
-			return 0, "", err
-		}
-		count += doc.TotalThreads
-		if arch == "" {
-			arch = doc.ProcessorArchitecture
+		return 0, true
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// systemVendor is upstream _get_system_vendor_info: what the system
+// reports of these, leaving out empty ones.
+func systemVendor(sys *system) map[string]any {
+	out := map[string]any{}
+	for k, v := range map[string]string{"product_name": sys.Model, "serial_number": sys.SerialNumber,
+		"manufacturer": sys.Manufacturer, "system_uuid": sys.UUID} {
+		if v != "" {
+			out[k] = v
 		}
 	}
-	return count, arch, nil
+	return out
 }
 
 // detectLocalGB is upstream _detect_local_gb: the smallest disk of at
 // least 4 GiB among SimpleStorage devices and Storage volumes (drives when
-// there are no volumes), in GiB less one. It also returns the disks seen,
-// for the inventory.
-func detectLocalGB(task *driver.Task, sys *system) ([]any, int64) {
+// there are no volumes), in GiB less one. Errors reading storage count as
+// no storage.
+func detectLocalGB(task *driver.Task, sys *system) int64 {
 	log := task.Logger()
-	disks := []any{}
 	pick := func(sizes []int64) int64 {
 		slices.Sort(sizes)
 		for _, s := range sizes {
@@ -222,12 +325,12 @@ func detectLocalGB(task *driver.Task, sys *system) ([]any, int64) {
 		}
 		return 0
 	}
-	simple, err := simpleStorageSizes(sys, &disks)
+	simple, err := simpleStorageSizes(sys)
 	if err != nil {
 		log.Debug("no simple storage information discovered", "node", task.Node.UUID, "error", err)
 	}
 	simpleSize := pick(simple)
-	volumes, drives, err := storageSizes(sys, &disks)
+	volumes, drives, err := storageSizes(sys)
 	if err != nil {
 		log.Debug("no storage information discovered", "node", task.Node.UUID, "error", err)
 	}
@@ -239,66 +342,126 @@ func detectLocalGB(task *driver.Task, sys *system) ([]any, int64) {
 	if simpleSize > 0 && storageSize > 0 {
 		size = min(simpleSize, storageSize)
 	}
-	return disks, max(0, size/gib-1)
+	return max(0, size/gib-1)
 }
 
-func simpleStorageSizes(sys *system, disks *[]any) ([]int64, error) {
-	if _, has := sys.raw["SimpleStorage"]; !has {
-		return nil, nil
-	}
+// simpleDevice is a SimpleStorage device.
+type simpleDevice struct {
+	Name          any
+	CapacityBytes *int64
+	Status        struct{ State string }
+}
+
+func simpleStorageDevices(sys *system) ([]simpleDevice, error) {
 	coll, err := common.GetCollection(sys.cl, sys.rawLink("SimpleStorage"))
 	if err != nil {
 		return nil, err
 	}
-	var sizes []int64
+	var out []simpleDevice
 	for _, p := range coll.ItemLinks {
-		var doc struct {
-			Devices []struct {
-				Name          string
-				CapacityBytes int64
-				Status        struct{ State string }
-			}
-		}
+		var doc struct{ Devices []simpleDevice }
 		if err := sys.cl.getJSON(p, &doc); err != nil {
 			return nil, err
 		}
-		for _, d := range doc.Devices {
-			if d.CapacityBytes > 0 && d.Status.State == "Enabled" && !slices.Contains(sizes, d.CapacityBytes) {
-				sizes = append(sizes, d.CapacityBytes)
-				*disks = append(*disks, map[string]any{"name": d.Name, "size": d.CapacityBytes})
-			}
+		out = append(out, doc.Devices...)
+	}
+	return out, nil
+}
+
+// simpleStorageSizes is sushy's disks_sizes_bytes: enabled devices with a
+// capacity.
+func simpleStorageSizes(sys *system) ([]int64, error) {
+	if sys.rawLink("SimpleStorage") == "" {
+		return nil, nil
+	}
+	devs, err := simpleStorageDevices(sys)
+	if err != nil {
+		return nil, err
+	}
+	var sizes []int64
+	for _, d := range devs {
+		if d.CapacityBytes != nil && d.Status.State == "Enabled" {
+			sizes = append(sizes, *d.CapacityBytes)
 		}
 	}
 	return sizes, nil
 }
 
-func storageSizes(sys *system, disks *[]any) (volumes, drives []int64, err error) {
-	if _, has := sys.raw["Storage"]; !has {
+// inspectedStorage is a Storage resource as inspection reads it.
+type inspectedStorage struct {
+	ID                 string `json:"Id"`
+	Name               any
+	Drives             []common.Link
+	Volumes            common.Link
+	StorageControllers []map[string]any
+}
+
+// driveDoc is a Drive resource as inspection reads it.
+type driveDoc struct {
+	ID            any `json:"Id"`
+	Name          any
+	CapacityBytes *int64
+	MediaType     any
+	SerialNumber  any
+	Manufacturer  any
+	Model         any
+	Revision      any
+	Protocol      any
+	Status        map[string]any
+}
+
+func (d driveDoc) size() any {
+	if d.CapacityBytes == nil {
+		return nil
+	}
+	return *d.CapacityBytes
+}
+
+func storageMembers(sys *system) ([]inspectedStorage, error) {
+	coll, err := common.GetCollection(sys.cl, sys.rawLink("Storage"))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]inspectedStorage, 0, len(coll.ItemLinks))
+	for _, p := range coll.ItemLinks {
+		var st inspectedStorage
+		if err := sys.cl.getJSON(p, &st); err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func storageDrives(sys *system, st inspectedStorage) ([]driveDoc, error) {
+	out := make([]driveDoc, 0, len(st.Drives))
+	for _, l := range st.Drives {
+		var d driveDoc
+		if err := sys.cl.getJSON(l.String(), &d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// storageSizes are sushy's volumes_sizes_bytes and drives_sizes_bytes.
+func storageSizes(sys *system) (volumes, drives []int64, err error) {
+	if sys.rawLink("Storage") == "" {
 		return nil, nil, nil
 	}
-	coll, err := common.GetCollection(sys.cl, sys.rawLink("Storage"))
+	members, err := storageMembers(sys)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, p := range coll.ItemLinks {
-		var st struct {
-			Drives  []common.Link
-			Volumes common.Link
-		}
-		if err := sys.cl.getJSON(p, &st); err != nil {
+	for _, st := range members {
+		ds, err := storageDrives(sys, st)
+		if err != nil {
 			return nil, nil, err
 		}
-		for _, d := range st.Drives {
-			var doc struct {
-				Name          string
-				CapacityBytes int64
-			}
-			if err := sys.cl.getJSON(d.String(), &doc); err != nil {
-				return nil, nil, err
-			}
-			if doc.CapacityBytes > 0 && !slices.Contains(drives, doc.CapacityBytes) {
-				drives = append(drives, doc.CapacityBytes)
-				*disks = append(*disks, map[string]any{"name": doc.Name, "size": doc.CapacityBytes})
+		for _, d := range ds {
+			if d.CapacityBytes != nil {
+				drives = append(drives, *d.CapacityBytes)
 			}
 		}
 		if st.Volumes == "" {
@@ -309,59 +472,52 @@ func storageSizes(sys *system, disks *[]any) (volumes, drives []int64, err error
 			return nil, nil, err
 		}
 		for _, v := range vc.ItemLinks {
-			var doc struct{ CapacityBytes int64 }
+			var doc struct{ CapacityBytes *int64 }
 			if err := sys.cl.getJSON(v, &doc); err != nil {
 				return nil, nil, err
 			}
-			if doc.CapacityBytes > 0 && !slices.Contains(volumes, doc.CapacityBytes) {
-				volumes = append(volumes, doc.CapacityBytes)
+			if doc.CapacityBytes != nil {
+				volumes = append(volumes, *doc.CapacityBytes)
 			}
 		}
 	}
 	return volumes, drives, nil
 }
 
-// rawLink is the @odata.id of a navigation property of the system.
-func (s *system) rawLink(name string) string {
-	var l common.Link
-	if err := l.UnmarshalJSON(s.raw[name]); err != nil {
-		return ""
-	}
-	return l.String()
-}
-
-// updatedCapabilities is upstream utils.get_updated_capabilities for one
-// key: the "k:v,..." string with key set, existing order kept.
-func updatedCapabilities(current any, key, value string) string {
-	var parts []string
-	replaced := false
-	switch c := current.(type) {
-	case string:
-		for item := range strings.SplitSeq(c, ",") {
-			k, _, ok := strings.Cut(item, ":")
-			if !ok {
-				continue
-			}
-			if strings.TrimSpace(k) == key {
-				item, replaced = key+":"+value, true
-			}
-			parts = append(parts, item)
+// inventoryDisks is upstream's disk list: every drive of the Storage
+// resources or, without them, every SimpleStorage device, as name and
+// size; nil when the system has neither.
+func inventoryDisks(sys *system) ([]any, error) {
+	disks := []any{}
+	switch {
+	case sys.rawLink("Storage") != "":
+		members, err := storageMembers(sys)
+		if err != nil {
+			return nil, redfishError(err.Error())
 		}
-	case map[string]any:
-		keys := make([]string, 0, len(c))
-		for k := range c {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if k == key {
-				continue
+		for _, st := range members {
+			ds, err := storageDrives(sys, st)
+			if err != nil {
+				return nil, redfishError(err.Error())
 			}
-			parts = append(parts, fmt.Sprintf("%s:%v", k, c[k]))
+			for _, d := range ds {
+				disks = append(disks, map[string]any{"name": d.Name, "size": d.size()})
+			}
 		}
+	case sys.rawLink("SimpleStorage") != "":
+		devs, err := simpleStorageDevices(sys)
+		if err != nil {
+			return nil, redfishError(err.Error())
+		}
+		for _, d := range devs {
+			var size any
+			if d.CapacityBytes != nil {
+				size = *d.CapacityBytes
+			}
+			disks = append(disks, map[string]any{"name": d.Name, "size": size})
+		}
+	default:
+		return nil, nil
 	}
-	if !replaced {
-		parts = append(parts, key+":"+value)
-	}
-	return strings.Join(parts, ",")
+	return disks, nil
 }
