@@ -324,9 +324,11 @@ func TestPXEWithNeutronDHCP(t *testing.T) {
 	n, port := f.node("neutron")
 	cur := f.get(n)
 	cur.BootInterface = "pxe"
-	cur.BootMode = ptr("bios")
+	// The capability decides the boot mode whatever the management
+	// interface reports.
+	cur.Properties = map[string]any{"capabilities": "boot_mode:bios"}
 	cur.DriverInfo = map[string]any{"deploy_kernel": "file://" + filepath.Join(images, "ipa.kernel"), "deploy_ramdisk": "file://" + filepath.Join(images, "ipa.initramfs")}
-	if _, err := f.st.UpdateNode(ctx, cur, "boot_interface", "boot_mode", "driver_info"); err != nil {
+	if _, err := f.st.UpdateNode(ctx, cur, "boot_interface", "properties", "driver_info"); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
@@ -454,9 +456,9 @@ func TestPXEWithDnsmasqDHCP(t *testing.T) {
 	n, port := f.node("noop")
 	cur := f.get(n)
 	cur.BootInterface = "pxe"
-	cur.BootMode = ptr("uefi")
+	cur.Properties = map[string]any{"capabilities": "boot_mode:uefi"}
 	cur.DriverInfo = map[string]any{"deploy_kernel": "file://" + filepath.Join(images, "ipa.kernel"), "deploy_ramdisk": "file://" + filepath.Join(images, "ipa.initramfs")}
-	if _, err := f.st.UpdateNode(ctx, cur, "boot_interface", "boot_mode", "driver_info"); err != nil {
+	if _, err := f.st.UpdateNode(ctx, cur, "boot_interface", "properties", "driver_info"); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
