@@ -36,11 +36,16 @@ func (c *Conductor) inspectHardware(ctx context.Context, t *task.Task) (string, 
 	if err != nil {
 		return "", err
 	}
+	before := t.Node.Properties
 	next, err := oob.InspectOutOfBand(ctx, t.DriverTask(), func(ctx context.Context, inventory, pluginData map[string]any) error {
 		tg := &inspectTarget{c: c, t: t}
 		o := inspection.HookOptionsFromConfig(c.cfg)
 		o.Log = t.Log()
 		if err := inspection.RunHooks(ctx, tg, hooks, o, inventory, pluginData); err != nil {
+			// Upstream changes the properties in place and nothing saves
+			// them before the architecture hook does; the failure
+			// handler's save must not either.
+			t.Node.Properties = before
 			return err
 		}
 		// Upstream's architecture hook saves the node, and with it all the

@@ -339,5 +339,8 @@ func TestOutOfBandInspectNoInterfaces(t *testing.T) {
 			!strings.Contains(msg, "no valid network interfaces") {
 			t.Fatalf("last_error %q", msg)
 		}
+		if len(got.Properties) != 0 {
+			t.Errorf("properties saved by an inspection whose hooks failed: %v", got.Properties)
+		}
 	})
 }
