@@ -165,3 +165,56 @@ func TestDelays(t *testing.T) {
 		t.Errorf("cancelled delay = %v after %v", err, time.Since(start))
 	}
 }
+
+func TestBIOSSettingsAfterStep(t *testing.T) {
+	b := &BIOS{}
+	args := map[string]any{"settings": []any{
+		map[string]any{"name": "ProcVirtualization", "value": "Enabled"},
+		map[string]any{"name": "NumCores", "value": 8.0},
+		map[string]any{"name": "Unset", "value": nil},
+	}}
+	got, ok, err := b.SettingsAfterStep("apply_configuration", args)
+	if err != nil || !ok || len(got) != 3 {
+		t.Fatalf("apply_configuration = %+v, %v, %v", got, ok, err)
+	}
+	if got[0].Name != "ProcVirtualization" || *got[0].Value != "Enabled" || *got[1].Value != "8" || got[2].Value != nil {
+		t.Errorf("settings %+v", got)
+	}
+	if got, ok, err := b.SettingsAfterStep("factory_reset", nil); err != nil || !ok || got == nil || len(got) != 0 {
+		t.Errorf("factory_reset = %+v, %v, %v: every row goes", got, ok, err)
+	}
+	if _, ok, err := b.SettingsAfterStep("cache_bios_settings", nil); ok || err != nil {
+		t.Errorf("cache_bios_settings writes rows: %v, %v", ok, err)
+	}
+	for key, setting := range map[string]map[string]any{"name": {"value": "1"}, "value": {"name": "A"}} {
+		_, _, err := b.SettingsAfterStep("apply_configuration", map[string]any{"settings": []any{setting}})
+		if !driver.IsClass(err, "InvalidParameterValue") || err.Error() != "'"+key+"'" {
+			t.Errorf("setting without %s: %v", key, err)
+		}
+	}
+	if _, _, err := b.SettingsAfterStep("apply_configuration", map[string]any{}); !driver.IsClass(err, "MissingParameterValue") {
+		t.Errorf("no settings: %v", err)
+	}
+}
+
+func TestRAIDValidatesWithTheSchema(t *testing.T) {
+	ctx := context.Background()
+	r := &RAID{}
+	tk := task()
+	if err := r.Validate(ctx, tk); err != nil {
+		t.Errorf("no target_raid_config: %v", err)
+	}
+	bad := map[string]any{"logical_disks": []any{map[string]any{"size_gb": 100.0, "raid_level": "7"}}}
+	want := "RAID config validation error: '7' is not one of ['JBOD', '0', '1', '2', '5', '6', '1+0', '5+0', '6+0']"
+	if err := r.ValidateRAIDConfig(ctx, tk, bad); !driver.IsClass(err, "InvalidParameterValue") || err.Error() != want {
+		t.Errorf("level 7 = %v", err)
+	}
+	tk.Node.TargetRAIDConfig = bad
+	if err := r.Validate(ctx, tk); err == nil || err.Error() != want {
+		t.Errorf("validate with level 7 stored = %v", err)
+	}
+	good := map[string]any{"logical_disks": []any{map[string]any{"size_gb": "MAX", "raid_level": "1", "is_root_volume": true}}}
+	if err := r.ValidateRAIDConfig(ctx, tk, good); err != nil {
+		t.Errorf("valid config = %v", err)
+	}
+}

@@ -25,18 +25,31 @@ func (i *Inspect) InspectHardware(ctx context.Context, _ *driver.Task) (string, 
 	return states.Manageable, nil
 }
 
-// RAID is upstream FakeRAID: creating and deleting succeed without effect.
-// Upstream inherits RAIDInterface.validate, which checks target_raid_config
-// against the RAID schema; that check belongs to the RAID helpers and is not
-// done here.
+// RAID is upstream FakeRAID: creating and deleting succeed without effect;
+// configurations are checked as by the base RAIDInterface it inherits.
 type RAID struct {
 	driver.NoSteps
 	noProperties
-	accept
 	delay delay
 }
 
-var _ driver.RAIDInterface = (*RAID)(nil)
+var (
+	_ driver.RAIDInterface       = (*RAID)(nil)
+	_ driver.RAIDConfigValidator = (*RAID)(nil)
+)
+
+// Validate checks target_raid_config when one is set.
+func (r *RAID) Validate(_ context.Context, task *driver.Task) error {
+	if len(task.Node.TargetRAIDConfig) == 0 {
+		return nil
+	}
+	return driver.ValidateRAIDConfig(task.Node.TargetRAIDConfig)
+}
+
+// ValidateRAIDConfig checks raidConfig against the RAID schema.
+func (r *RAID) ValidateRAIDConfig(_ context.Context, _ *driver.Task, raidConfig map[string]any) error {
+	return driver.ValidateRAIDConfig(raidConfig)
+}
 
 // CreateConfiguration does nothing.
 func (r *RAID) CreateConfiguration(ctx context.Context, _ *driver.Task, _, _, _ bool) (string, error) {

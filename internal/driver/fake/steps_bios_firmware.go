@@ -4,12 +4,14 @@ import (
 	"context"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // BIOS is upstream FakeBIOS with its three manual clean steps. Upstream's
-// apply_configuration and factory_reset also rewrite the node's bios_settings
-// rows; here the steps check their arguments and leave the rows to the
-// conductor's BIOS settings cache (not part of the driver layer).
+// apply_configuration and factory_reset rewrite the node's bios_settings
+// rows: the driver layer has no store, so the steps check their arguments
+// and SettingsAfterStep tells the conductor which rows they leave.
 type BIOS struct {
 	noProperties
 	accept
@@ -65,6 +67,42 @@ func (b *BIOS) FactoryReset(ctx context.Context, _ *driver.Task) (string, error)
 // CacheBIOSSettings does nothing.
 func (b *BIOS) CacheBIOSSettings(ctx context.Context, _ *driver.Task) error {
 	return b.delay.sleep(ctx)
+}
+
+// SettingsAfterStep gives the bios_settings rows a successful step leaves,
+// the fake BIOS having no other memory of them: after apply_configuration
+// exactly the settings applied (upstream syncs the rows to them, so those
+// not given are deleted), after factory_reset none. ok is false for steps
+// that leave the rows alone.
+func (b *BIOS) SettingsAfterStep(step string, args map[string]any) (settings []model.BIOSSetting, ok bool, err error) {
+	switch step {
+	case "factory_reset":
+		return []model.BIOSSetting{}, true, nil
+	case "apply_configuration":
+	default:
+		return nil, false, nil
+	}
+	given, err := settingsArg(args)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, g := range given {
+		// Upstream indexes setting['name'] and setting['value'] and fails
+		// with the KeyError, whose text is the quoted key.
+		for _, k := range []string{"name", "value"} {
+			if _, ok := g[k]; !ok {
+				return nil, false, driver.InvalidParameterValue("%s", pyfmt.Quote(k))
+			}
+		}
+		name := pyfmt.StrJSON(g["name"])
+		var value *string
+		if v := g["value"]; v != nil {
+			s := pyfmt.StrJSON(v)
+			value = &s
+		}
+		settings = append(settings, model.BIOSSetting{Name: name, Value: value})
+	}
+	return settings, true, nil
 }
 
 // Firmware is upstream FakeFirmware with its update clean step.
