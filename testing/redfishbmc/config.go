@@ -32,6 +32,8 @@ type SystemConfig struct {
 	// Power is "On" or "Off" (the default).
 	Power        string         `json:"power"`
 	Manufacturer string         `json:"manufacturer"`
+	Model        string         `json:"model"`
+	SerialNumber string         `json:"serial_number"`
 	CPU          *CPU           `json:"cpu"`
 	MemoryGiB    int            `json:"memory_gib"`
 	DisksGiB     []int64        `json:"disks_gib"`
@@ -40,11 +42,13 @@ type SystemConfig struct {
 	RAIDDrives   []RAIDDrive    `json:"raid_drives"`
 }
 
-// NICConfig is one EthernetInterface; State defaults to "Enabled".
+// NICConfig is one EthernetInterface; State defaults to "Enabled", a
+// zero SpeedMbps is null.
 type NICConfig struct {
-	ID    string `json:"id"`
-	MAC   string `json:"mac"`
-	State string `json:"state"`
+	ID        string `json:"id"`
+	MAC       string `json:"mac"`
+	State     string `json:"state"`
+	SpeedMbps int    `json:"speed_mbps"`
 }
 
 // Build returns the emulator c describes, not yet listening; requests are
@@ -99,6 +103,12 @@ func (s SystemConfig) options() ([]SystemOption, error) {
 	if s.Manufacturer != "" {
 		opts = append(opts, Manufacturer(s.Manufacturer))
 	}
+	if s.Model != "" {
+		opts = append(opts, Model(s.Model))
+	}
+	if s.SerialNumber != "" {
+		opts = append(opts, SerialNumber(s.SerialNumber))
+	}
 	if s.CPU != nil {
 		opts = append(opts, Processor(*s.CPU))
 	}
@@ -119,7 +129,7 @@ func (s SystemConfig) options() ([]SystemOption, error) {
 		if state == "" {
 			state = "Enabled"
 		}
-		opts = append(opts, EthernetInterface(id, n.MAC, state))
+		opts = append(opts, EthernetInterface(id, n.MAC, state), NICSpeed(id, n.SpeedMbps))
 	}
 	if s.Bios != nil {
 		opts = append(opts, Bios(s.Bios))

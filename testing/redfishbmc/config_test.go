@@ -14,8 +14,9 @@ func TestBuildFromConfigAndServe(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{
 		"username": "admin", "password": "S3cr3t", "sessions": true, "vendor": "Contoso",
 		"systems": [
-			{"id": "sys-1", "power": "On", "cpu": {"arch": "x86", "cores": 2, "threads": 4, "model": "Xeon"},
-			 "memory_gib": 8, "disks_gib": [100], "nics": [{"mac": "52:54:00:00:00:01"}],
+			{"id": "sys-1", "power": "On", "cpu": {"arch": "x86", "cores": 2, "threads": 4, "model": "Xeon", "maxspeedmhz": 2400},
+			 "model": "R640", "serial_number": "SN-42",
+			 "memory_gib": 8, "disks_gib": [100], "nics": [{"mac": "52:54:00:00:00:01", "speed_mbps": 10000}],
 			 "bios": {"ProcTurboMode": "Enabled"}},
 			{"id": "sys-2"}
 		]}`), &raw); err != nil {
@@ -46,12 +47,18 @@ func TestBuildFromConfigAndServe(t *testing.T) {
 	resp, doc = c.do(http.MethodGet, "/redfish/v1/Systems/sys-1", nil)
 	wantStatus(t, resp, http.StatusOK)
 	summary, _ := doc["MemorySummary"].(map[string]any)
-	if doc["PowerState"] != On || doc["Manufacturer"] != "OpenKeel" || summary["TotalSystemMemoryGiB"] != float64(8) {
+	if doc["PowerState"] != On || doc["Manufacturer"] != "OpenKeel" || summary["TotalSystemMemoryGiB"] != float64(8) ||
+		doc["Model"] != "R640" || doc["SerialNumber"] != "SN-42" {
 		t.Fatalf("sys-1 %v", doc)
+	}
+	resp, doc = c.do(http.MethodGet, "/redfish/v1/Systems/sys-1/Processors/1", nil)
+	wantStatus(t, resp, http.StatusOK)
+	if doc["InstructionSet"] != "x86-64" || doc["MaxSpeedMHz"] != float64(2400) {
+		t.Fatalf("cpu %v", doc)
 	}
 	resp, doc = c.do(http.MethodGet, "/redfish/v1/Systems/sys-1/EthernetInterfaces/1", nil)
 	wantStatus(t, resp, http.StatusOK)
-	if doc["MACAddress"] != "52:54:00:00:00:01" {
+	if doc["MACAddress"] != "52:54:00:00:00:01" || doc["SpeedMbps"] != float64(10000) {
 		t.Fatalf("nic %v", doc)
 	}
 	resp, doc = c.do(http.MethodGet, "/redfish/v1/Systems/sys-1/Bios", nil)
