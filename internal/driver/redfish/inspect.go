@@ -213,14 +213,14 @@ func processorInfo(sys *system) (map[string]any, error) {
 		var doc struct {
 			InstructionSet string
 			Model          *string
-			MaxSpeedMHz    *json.Number
-			TotalThreads   *int
+			MaxSpeedMHz    any
+			TotalThreads   any
 		}
 		if err := sys.cl.getJSON(p, &doc); err != nil {
 			return nil, redfishError(err.Error())
 		}
-		if doc.TotalThreads != nil {
-			count += *doc.TotalThreads
+		if n, ok := pyInt(doc.TotalThreads); ok {
+			count += int(n)
 		}
 		if idx > 0 {
 			continue
@@ -228,10 +228,8 @@ func processorInfo(sys *system) (map[string]any, error) {
 		if doc.Model != nil {
 			cpu["model_name"] = *doc.Model
 		}
-		if doc.MaxSpeedMHz != nil {
-			if f, err := doc.MaxSpeedMHz.Float64(); err == nil {
-				cpu["frequency"] = int(f)
-			}
+		if mhz, ok := pyInt(doc.MaxSpeedMHz); ok {
+			cpu["frequency"] = int(mhz)
 		}
 		cpu["architecture"] = processorInstructionSetMap[doc.InstructionSet]
 	}
@@ -267,7 +265,7 @@ func interfaceInfo(task *driver.Task, sys *system) ([]any, error) {
 		}
 		if !validMAC.MatchString(mac) {
 			task.Logger().Warn("ignoring NIC address because it is not a valid MAC", "node", task.Node.UUID,
-				"interface", doc.ID, "address", doc.MACAddress)
+				"interface", doc.ID, "address", mac)
 			continue
 		}
 		iface := map[string]any{"mac_address": mac, "name": doc.ID}
