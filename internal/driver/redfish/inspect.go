@@ -123,20 +123,21 @@ func (i *Inspect) discover(task *driver.Task, sys *system, props map[string]any)
 	}
 	inv["cpu"] = cpu
 
-	if localGB := detectLocalGB(task, sys); localGB > 0 {
+	view := readStorage(sys)
+	if localGB := detectLocalGB(task, view); localGB > 0 {
 		props["local_gb"] = localGB
 	} else {
 		log.Warn("could not provide a valid storage size configured for node; assuming this is a disk-less node", "node", task.Node.UUID)
 		props["local_gb"] = int64(0)
 	}
-	disks, err := inventoryDisks(sys)
+	disks, err := inventoryDisks(view)
 	if err != nil {
 		return nil, err
 	}
 	if disks != nil {
 		inv["disks"] = disks
 	}
-	if sc := storageControllers(task, sys); len(sc) > 0 {
+	if sc := storageControllers(task, view); len(sc) > 0 {
 		inv["storage_controllers"] = sc
 	}
 	ifaces, err := interfaceInfo(task, sys)
@@ -312,7 +313,7 @@ func systemVendor(sys *system) map[string]any {
 // least 4 GiB among SimpleStorage devices and Storage volumes (drives when
 // there are no volumes), in GiB less one. Errors reading storage count as
 // no storage.
-func detectLocalGB(task *driver.Task, sys *system) int64 {
+func detectLocalGB(task *driver.Task, view *storageView) int64 {
 	log := task.Logger()
 	pick := func(sizes []int64) int64 {
 		slices.Sort(sizes)
@@ -323,12 +324,12 @@ func detectLocalGB(task *driver.Task, sys *system) int64 {
 		}
 		return 0
 	}
-	simple, err := simpleStorageSizes(sys)
+	simple, err := view.simpleSizes()
 	if err != nil {
 		log.Debug("no simple storage information discovered", "node", task.Node.UUID, "error", err)
 	}
 	simpleSize := pick(simple)
-	volumes, drives, err := storageSizes(sys)
+	volumes, drives, err := view.storageSizes()
 	if err != nil {
 		log.Debug("no storage information discovered", "node", task.Node.UUID, "error", err)
 	}
@@ -350,48 +351,15 @@ type simpleDevice struct {
 	Status        struct{ State string }
 }
 
-func simpleStorageDevices(sys *system) ([]simpleDevice, error) {
-	coll, err := common.GetCollection(sys.cl, sys.rawLink("SimpleStorage"))
-	if err != nil {
-		return nil, err
-	}
-	var out []simpleDevice
-	for _, p := range coll.ItemLinks {
-		var doc struct{ Devices []simpleDevice }
-		if err := sys.cl.getJSON(p, &doc); err != nil {
-			return nil, err
-		}
-		out = append(out, doc.Devices...)
-	}
-	return out, nil
-}
-
-// simpleStorageSizes is sushy's disks_sizes_bytes: enabled devices with a
-// capacity.
-func simpleStorageSizes(sys *system) ([]int64, error) {
-	if sys.rawLink("SimpleStorage") == "" {
-		return nil, nil
-	}
-	devs, err := simpleStorageDevices(sys)
-	if err != nil {
-		return nil, err
-	}
-	var sizes []int64
-	for _, d := range devs {
-		if d.CapacityBytes != nil && d.Status.State == "Enabled" {
-			sizes = append(sizes, *d.CapacityBytes)
-		}
-	}
-	return sizes, nil
-}
-
-// inspectedStorage is a Storage resource as inspection reads it.
+// inspectedStorage is a Storage resource as inspection reads it, with its
+// drives.
 type inspectedStorage struct {
 	ID                 string `json:"Id"`
 	Name               any
 	Drives             []common.Link
 	Volumes            common.Link
 	StorageControllers []map[string]any
+	drives             []driveDoc
 }
 
 // driveDoc is a Drive resource as inspection reads it.
@@ -415,7 +383,30 @@ func (d driveDoc) size() any {
 	return *d.CapacityBytes
 }
 
-func storageMembers(sys *system) ([]inspectedStorage, error) {
+// storageView is the system's Storage and SimpleStorage, read once for
+// the three parts of inspection that use them, as sushy caches them.
+type storageView struct {
+	sys *system
+	// hasStorage and hasSimple tell whether the system links them.
+	hasStorage, hasSimple bool
+	storage               []inspectedStorage
+	storageErr            error
+	simple                []simpleDevice
+	simpleErr             error
+}
+
+func readStorage(sys *system) *storageView {
+	v := &storageView{sys: sys, hasStorage: sys.rawLink("Storage") != "", hasSimple: sys.rawLink("SimpleStorage") != ""}
+	if v.hasStorage {
+		v.storage, v.storageErr = readStorageMembers(sys)
+	}
+	if v.hasSimple {
+		v.simple, v.simpleErr = readSimpleDevices(sys)
+	}
+	return v
+}
+
+func readStorageMembers(sys *system) ([]inspectedStorage, error) {
 	coll, err := common.GetCollection(sys.cl, sys.rawLink("Storage"))
 	if err != nil {
 		return nil, err
@@ -426,38 +417,56 @@ func storageMembers(sys *system) ([]inspectedStorage, error) {
 		if err := sys.cl.getJSON(p, &st); err != nil {
 			return nil, err
 		}
+		for _, l := range st.Drives {
+			var d driveDoc
+			if err := sys.cl.getJSON(l.String(), &d); err != nil {
+				return nil, err
+			}
+			st.drives = append(st.drives, d)
+		}
 		out = append(out, st)
 	}
 	return out, nil
 }
 
-func storageDrives(sys *system, st inspectedStorage) ([]driveDoc, error) {
-	out := make([]driveDoc, 0, len(st.Drives))
-	for _, l := range st.Drives {
-		var d driveDoc
-		if err := sys.cl.getJSON(l.String(), &d); err != nil {
+func readSimpleDevices(sys *system) ([]simpleDevice, error) {
+	coll, err := common.GetCollection(sys.cl, sys.rawLink("SimpleStorage"))
+	if err != nil {
+		return nil, err
+	}
+	var out []simpleDevice
+	for _, p := range coll.ItemLinks {
+		var doc struct{ Devices []simpleDevice }
+		if err := sys.cl.getJSON(p, &doc); err != nil {
 			return nil, err
 		}
-		out = append(out, d)
+		out = append(out, doc.Devices...)
 	}
 	return out, nil
 }
 
-// storageSizes are sushy's volumes_sizes_bytes and drives_sizes_bytes.
-func storageSizes(sys *system) (volumes, drives []int64, err error) {
-	if sys.rawLink("Storage") == "" {
-		return nil, nil, nil
+// simpleSizes is sushy's disks_sizes_bytes: enabled devices with a
+// capacity.
+func (v *storageView) simpleSizes() ([]int64, error) {
+	if v.simpleErr != nil {
+		return nil, v.simpleErr
 	}
-	members, err := storageMembers(sys)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, st := range members {
-		ds, err := storageDrives(sys, st)
-		if err != nil {
-			return nil, nil, err
+	var sizes []int64
+	for _, d := range v.simple {
+		if d.CapacityBytes != nil && d.Status.State == "Enabled" {
+			sizes = append(sizes, *d.CapacityBytes)
 		}
-		for _, d := range ds {
+	}
+	return sizes, nil
+}
+
+// storageSizes are sushy's volumes_sizes_bytes and drives_sizes_bytes.
+func (v *storageView) storageSizes() (volumes, drives []int64, err error) {
+	if v.storageErr != nil {
+		return nil, nil, v.storageErr
+	}
+	for _, st := range v.storage {
+		for _, d := range st.drives {
 			if d.CapacityBytes != nil {
 				drives = append(drives, *d.CapacityBytes)
 			}
@@ -465,13 +474,13 @@ func storageSizes(sys *system) (volumes, drives []int64, err error) {
 		if st.Volumes == "" {
 			continue
 		}
-		vc, err := common.GetCollection(sys.cl, st.Volumes.String())
+		vc, err := common.GetCollection(v.sys.cl, st.Volumes.String())
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, v := range vc.ItemLinks {
+		for _, p := range vc.ItemLinks {
 			var doc struct{ CapacityBytes *int64 }
-			if err := sys.cl.getJSON(v, &doc); err != nil {
+			if err := v.sys.cl.getJSON(p, &doc); err != nil {
 				return nil, nil, err
 			}
 			if doc.CapacityBytes != nil {
@@ -485,29 +494,23 @@ func storageSizes(sys *system) (volumes, drives []int64, err error) {
 // inventoryDisks is upstream's disk list: every drive of the Storage
 // resources or, without them, every SimpleStorage device, as name and
 // size; nil when the system has neither.
-func inventoryDisks(sys *system) ([]any, error) {
+func inventoryDisks(v *storageView) ([]any, error) {
 	disks := []any{}
 	switch {
-	case sys.rawLink("Storage") != "":
-		members, err := storageMembers(sys)
-		if err != nil {
-			return nil, redfishError(err.Error())
+	case v.hasStorage:
+		if v.storageErr != nil {
+			return nil, redfishError(v.storageErr.Error())
 		}
-		for _, st := range members {
-			ds, err := storageDrives(sys, st)
-			if err != nil {
-				return nil, redfishError(err.Error())
-			}
-			for _, d := range ds {
+		for _, st := range v.storage {
+			for _, d := range st.drives {
 				disks = append(disks, map[string]any{"name": d.Name, "size": d.size()})
 			}
 		}
-	case sys.rawLink("SimpleStorage") != "":
-		devs, err := simpleStorageDevices(sys)
-		if err != nil {
-			return nil, redfishError(err.Error())
+	case v.hasSimple:
+		if v.simpleErr != nil {
+			return nil, redfishError(v.simpleErr.Error())
 		}
-		for _, d := range devs {
+		for _, d := range v.simple {
 			var size any
 			if d.CapacityBytes != nil {
 				size = *d.CapacityBytes

@@ -41,17 +41,16 @@ func strList(v any) []any {
 // storageControllers is upstream _get_storage_controllers: per Storage
 // resource its id and name, the controllers it embeds and its drives.
 // A BMC failing to list them only loses this part of the inventory.
-func storageControllers(task *driver.Task, sys *system) []any {
+func storageControllers(task *driver.Task, v *storageView) []any {
 	out := []any{}
-	if sys.rawLink("Storage") == "" {
+	if !v.hasStorage {
 		return out
 	}
-	members, err := storageMembers(sys)
-	if err != nil {
-		task.Logger().Debug("failed to get storage members", "node", task.Node.UUID, "error", err)
+	if v.storageErr != nil {
+		task.Logger().Debug("failed to get storage members", "node", task.Node.UUID, "error", v.storageErr)
 		return out
 	}
-	for _, st := range members {
+	for _, st := range v.storage {
 		subs := []any{}
 		for _, sc := range st.StorageControllers {
 			info := map[string]any{
@@ -65,11 +64,7 @@ func storageControllers(task *driver.Task, sys *system) []any {
 			subs = append(subs, info)
 		}
 		drives := []any{}
-		ds, err := storageDrives(sys, st)
-		if err != nil {
-			task.Logger().Debug("failed to parse drives", "node", task.Node.UUID, "storage", st.ID, "error", err)
-		}
-		for _, d := range ds {
+		for _, d := range st.drives {
 			info := map[string]any{"name": d.Name, "size": d.size(), "id": d.ID, "media_type": d.MediaType,
 				"serial_number": d.SerialNumber, "manufacturer": d.Manufacturer, "model": d.Model, "revision": d.Revision}
 			if p, ok := d.Protocol.(string); ok && p != "" {

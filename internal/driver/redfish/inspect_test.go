@@ -3,6 +3,7 @@ package redfish
 import (
 	"context"
 	"errors"
+	"net/http"
 	"reflect"
 	"testing"
 
@@ -110,6 +111,10 @@ func TestInspectOutOfBandInventoryPropertiesAndPluginData(t *testing.T) {
 	}
 	if len(inv) != 8 {
 		t.Errorf("inventory keys %v", reflect.ValueOf(inv).MapKeys())
+	}
+	// Storage is read once, though local_gb, disks and controllers use it.
+	if n := bmc.Count(http.MethodGet, "/redfish/v1/Systems/sys-1/Storage/1/Drives/1"); n != 1 {
+		t.Errorf("drive read %d times", n)
 	}
 	wantPlugin := map[string]any{"parsed_lldp": map[string]any{"NIC.1-1": map[string]any{
 		"switch_chassis_id": "c0:ff:ee:00:00:01", "switch_port_id": "Ethernet1/1", "switch_system_name": "leaf-1",
