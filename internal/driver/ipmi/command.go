@@ -335,7 +335,7 @@ func (c *core) exec(ctx context.Context, d DriverInfo, command string, o execOpt
 	}
 	for {
 		tries--
-		res, cmdArgs, err := c.attempt(ctx, d, args, command, runTimeout)
+		res, cmdArgs, err := c.attempt(ctx, d, args, command, runTimeout, okCodes)
 		if err != nil {
 			return "", "", err
 		}
@@ -377,7 +377,7 @@ type attemptResult struct {
 
 // attempt runs the command once inside the BMC's throttle slot, with a
 // password file that exists only for the duration of the run.
-func (c *core) attempt(ctx context.Context, d DriverInfo, args []string, command string, timeout time.Duration) (attemptResult, []string, error) {
+func (c *core) attempt(ctx context.Context, d DriverInfo, args []string, command string, timeout time.Duration, okCodes []int) (attemptResult, []string, error) {
 	clock := c.opts.clock()
 	slot, err := c.throttle.acquire(ctx, d.bmcKey())
 	if err != nil {
@@ -397,11 +397,40 @@ func (c *core) attempt(ctx context.Context, d DriverInfo, args []string, command
 	}
 	defer remove()
 	cmdArgs := slices.Concat(args, pwArgs, strings.Split(command, " "))
+	start := clock.Now()
 	res, runErr := c.executor()(ctx, Command{Args: cmdArgs, Env: env, Timeout: timeout})
+	if c.opts.Observe != nil {
+		c.opts.Observe(operation(command), clock.Now().Sub(start), runErr != nil || !slices.Contains(okCodes, res.ExitCode))
+	}
 	if runErr != nil && ctx.Err() != nil {
 		return attemptResult{}, nil, fmt.Errorf("run ipmitool %s: %w", command, ctx.Err())
 	}
 	return attemptResult{Result: res, err: runErr}, cmdArgs, nil
+}
+
+// operation names command for metrics: the ipmitool subcommand and its
+// action word ("power status", "chassis bootdev", "sdr"), or "raw" for raw
+// bytes. Boot devices, parameters and bytes are left out, so that the
+// names are the few the interfaces use whatever the nodes or the callers
+// of send_raw ask.
+func operation(command string) string {
+	words := strings.Fields(command)
+	if len(words) == 0 {
+		return ""
+	}
+	if words[0] == "raw" || len(words) == 1 || !isWord(words[1]) {
+		return words[0]
+	}
+	return words[0] + " " + words[1]
+}
+
+func isWord(s string) bool {
+	for _, r := range s {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func (c *core) executor() Executor {

@@ -66,6 +66,11 @@ type Options struct {
 	// Log receives what happens below a task (retries, throttling); nil
 	// means slog.Default(). The BMC password is never logged.
 	Log *slog.Logger
+	// Observe, when set, hears of every ipmitool run: its operation (see
+	// operation), how long the process ran, and whether it failed (it
+	// could not run, was killed, or exited with a code the command does
+	// not accept). The conductor times BMC requests with it.
+	Observe func(operation string, d time.Duration, failed bool)
 }
 
 // PortRange is one [console]port_range item, inclusive at both ends.

@@ -117,7 +117,10 @@ type conn struct {
 	info DriverInfo
 	opts *Options
 	hc   *http.Client
-	log  *slog.Logger
+	// tr is hc's transport before any wrapping, whose idle connections
+	// closeIdle drops (a wrapper need not pass that on).
+	tr  *http.Transport
+	log *slog.Logger
 
 	mu sync.Mutex
 	// token and sessionURI are the current session, if any; basic is set
@@ -145,7 +148,11 @@ func newConn(info DriverInfo, opts *Options, log *slog.Logger) (*conn, error) {
 		// connections: every request gets its own.
 		DisableKeepAlives: true,
 	}
-	c := &conn{info: info, opts: opts, hc: &http.Client{Transport: tr}, log: log}
+	var rt http.RoundTripper = tr
+	if opts.WrapTransport != nil {
+		rt = opts.WrapTransport(tr)
+	}
+	c := &conn{info: info, opts: opts, hc: &http.Client{Transport: rt}, tr: tr, log: log}
 	if info.Username == "" && info.Password == "" {
 		c.basic = true
 	}
@@ -518,7 +525,7 @@ func (cl *client) getJSON(path string, v any) error {
 }
 
 // closeIdle releases the connection's transport.
-func (c *conn) closeIdle() { c.hc.CloseIdleConnections() }
+func (c *conn) closeIdle() { c.tr.CloseIdleConnections() }
 
 // requestTimeout bounds one logout at eviction.
 const requestTimeout = 10 * time.Second

@@ -9,6 +9,7 @@ package redfish
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/openkeel/ironic/internal/config"
@@ -64,6 +65,10 @@ type Options struct {
 	// Log receives what happens below a task (sessions, retries); nil
 	// means slog.Default(). Credentials are never logged.
 	Log *slog.Logger
+	// WrapTransport, when set, wraps the transport of every BMC
+	// connection, so that each HTTP exchange (retries and session logins
+	// included) can be timed for /metrics.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Clock is the time source of every wait in this package.
