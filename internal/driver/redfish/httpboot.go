@@ -52,14 +52,13 @@ func (b *HTTPSBoot) validateHardware(ctx context.Context, task *driver.Task) err
 }
 
 // Validate is upstream validate: UEFI HTTP boot on the BMC, then the agent
-// images and the BMC address. Instance image properties matter only for a
-// non-local boot, which this interface does not build yet.
+// images and the BMC address, and for a ramdisk deployment what the
+// instance boots from, as for virtual media.
 func (b *HTTPSBoot) Validate(ctx context.Context, task *driver.Task) error {
 	if err := b.validateHardware(ctx, task); err != nil {
 		return err
 	}
-	_, err := b.vm.parseDriverInfo(task.Node)
-	return err
+	return b.vm.Validate(ctx, task)
 }
 
 // ValidateInspection is upstream validate_inspection: driver_info only.
@@ -104,6 +103,13 @@ func (b *HTTPSBoot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdi
 	if _, ok := params["ipa-debug"]; b.vm.opts.Debug && !ok {
 		params["ipa-debug"] = "1"
 	}
+	mac, err := b.vm.deployNICMAC(ctx, task)
+	if err != nil {
+		return err
+	}
+	if mac != "" {
+		params["BOOTIF"] = mac
+	}
 	// The agent reads its configuration from the ISO it booted, as with
 	// virtual media.
 	params["boot_method"] = "vmedia"
@@ -144,9 +150,10 @@ func (b *HTTPSBoot) CleanUpRamdisk(_ context.Context, task *driver.Task) error {
 }
 
 // PrepareInstance sets a persistent boot from disk for a local boot or a
-// whole disk image. Booting the instance itself over UEFI HTTP (ramdisk
-// and netboot options) needs an instance boot ISO, not built yet, and is
-// refused.
+// whole disk image, and a persistent UEFI HTTP boot of the instance's ISO
+// for a ramdisk deployment. Upstream's remaining case, a partition image
+// booted from an ISO carrying its root UUID, needs a boot ISO this
+// project does not build, and is refused.
 func (b *HTTPSBoot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 	if err := requireExclusive(task); err != nil {
 		return err
@@ -156,14 +163,25 @@ func (b *HTTPSBoot) PrepareInstance(ctx context.Context, task *driver.Task) erro
 		return err
 	}
 	iwdi, _ := n.DriverInternalInfo["is_whole_disk_image"].(bool)
-	if opt := bootOption(n); opt != "local" && !iwdi {
+	switch opt := bootOption(n); {
+	case opt == "local" || iwdi:
+		if err := b.setBootDevice(ctx, task, "disk", true, ""); err != nil {
+			return err
+		}
+		task.Logger().Debug("node set to permanently boot from disk", "node", n.UUID)
+		return nil
+	case opt != "ramdisk":
 		return errs.New("InstanceDeployFailure", map[string]any{
 			"reason": fmt.Sprintf("Boot option %s over UEFI HTTP is not supported for node %s", opt, n.UUID)})
 	}
-	if err := b.setBootDevice(ctx, task, "disk", true, ""); err != nil {
+	isoURL, err := b.vm.instanceISO(ctx, task)
+	if err != nil {
 		return err
 	}
-	task.Logger().Debug("node set to permanently boot from disk", "node", n.UUID)
+	if err := b.setBootDevice(ctx, task, "uefihttp", true, isoURL); err != nil {
+		return err
+	}
+	task.Logger().Debug("node set to permanently boot over UEFI HTTP", "node", n.UUID, "url", isoURL)
 	return nil
 }
 

@@ -4,9 +4,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/image"
 	"github.com/openkeel/ironic/internal/spectest"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/testing/redfishbmc"
@@ -92,7 +94,7 @@ func TestHTTPSBootPrepareInstance(t *testing.T) {
 	if snap.HTTPBootURI != "" {
 		t.Fatalf("HttpBootUri %q left on the BMC", snap.HTTPBootURI)
 	}
-	e.node.InstanceInfo = map[string]any{"capabilities": map[string]any{"boot_option": "ramdisk"}}
+	e.node.InstanceInfo = map[string]any{"capabilities": map[string]any{"boot_option": "netboot"}}
 	wantClass(t, b.PrepareInstance(e.ctx, e.task), "InstanceDeployFailure", "")
 	e.task.Shared = true
 	wantClass(t, b.CleanUpInstance(e.ctx, e.task), "ExclusiveLockRequired", "")
@@ -159,5 +161,69 @@ func TestHTTPSBootRegisteredAsUpstream(t *testing.T) {
 	}
 	if _, ok := impl.(driver.RescueValidator); ok {
 		t.Fatal("validate_rescue: upstream's class has none, so rescue is unsupported")
+	}
+}
+
+// A ramdisk deployment over UEFI HTTP: the instance's kernel and ramdisk
+// become a boot ISO published under http_root, which the BMC boots for
+// good; validation wants them as for virtual media.
+func TestHTTPSBootRamdiskInstance(t *testing.T) {
+	needTool(t, "xorriso")
+	e, b := newHTTPSEnv(t)
+	e.node.DeployInterface = "ramdisk"
+	kernel, ramdisk := filepath.Join(e.dir, "vmlinuz"), filepath.Join(e.dir, "initrd")
+	must(t, os.WriteFile(kernel, []byte("INSTANCE-KERNEL"), 0o644))
+	must(t, os.WriteFile(ramdisk, []byte("INSTANCE-RAMDISK"), 0o644))
+	e.node.InstanceInfo = map[string]any{"kernel": "file://" + kernel}
+	wantClass(t, b.Validate(e.ctx, e.task), "MissingParameterValue", "Cannot validate image information for node "+testNode+
+		" because one or more parameters are missing from its instance_info and insufficient information is present to boot from a remote volume. Missing are: ['ramdisk']")
+	e.node.InstanceInfo["ramdisk"] = "file://" + ramdisk
+	must(t, b.Validate(e.ctx, e.task))
+	must(t, b.PrepareInstance(e.ctx, e.task))
+
+	isoURL := e.srvURL + "/redfish/boot-" + testNode + ".iso"
+	snap := e.bmc.Snapshot("sys-1")
+	if snap.BootTarget != "UefiHttp" || snap.BootEnabled != "Continuous" || snap.HTTPBootURI != isoURL {
+		t.Fatalf("boot override %s/%s URI %q, want UefiHttp/Continuous %q", snap.BootTarget, snap.BootEnabled, snap.HTTPBootURI, isoURL)
+	}
+	if got := e.insertedCD(); got != "" {
+		t.Fatalf("virtual CD holds %q; UEFI HTTP boot inserts nothing", got)
+	}
+	status, iso := httpGet(t, isoURL)
+	if status != 200 {
+		t.Fatalf("GET %s: %d", isoURL, status)
+	}
+	isoPath := filepath.Join(t.TempDir(), "instance.iso")
+	must(t, os.WriteFile(isoPath, iso, 0o644))
+	for path, want := range map[string]string{"/vmlinuz": "INSTANCE-KERNEL", "/initrd": "INSTANCE-RAMDISK"} {
+		if got, err := image.ReadISOFile(e.ctx, isoPath, path); err != nil || string(got) != want {
+			t.Fatalf("%s on the ISO: %q, %v", path, got, err)
+		}
+	}
+	must(t, b.CleanUpInstance(e.ctx, e.task))
+	if status, _ := httpGet(t, isoURL); status != 404 {
+		t.Fatalf("ISO still served after clean-up: %d", status)
+	}
+}
+
+// The deploy ISO booted over UEFI HTTP names the NIC with a VIF in
+// BOOTIF, as the virtual media one does.
+func TestHTTPSBootBOOTIF(t *testing.T) {
+	needTool(t, "xorriso")
+	e, b := newHTTPSEnv(t)
+	mac := "52:54:00:aa:bb:02"
+	e.boot.opts.Ports = portList{
+		{Address: ptrTo("52:54:00:aa:bb:01")},
+		{Address: &mac, InternalInfo: map[string]any{"cleaning_vif_port_id": "vif-2"}},
+	}
+	e.boot.opts.CurrentVIF = func(_ *driver.Task, ii map[string]any) string { s, _ := ii["cleaning_vif_port_id"].(string); return s }
+	must(t, b.PrepareRamdisk(e.ctx, e.task, map[string]any{}))
+	_, iso := httpGet(t, e.bmc.Snapshot("sys-1").HTTPBootURI)
+	isoPath := filepath.Join(t.TempDir(), "boot.iso")
+	must(t, os.WriteFile(isoPath, iso, 0o644))
+	cfg, err := image.ReadISOFile(e.ctx, isoPath, "/isolinux/isolinux.cfg")
+	must(t, err)
+	if !strings.Contains(string(cfg), " BOOTIF="+mac+" ") {
+		t.Fatalf("isolinux.cfg lacks BOOTIF=%s: %q", mac, cfg)
 	}
 }
