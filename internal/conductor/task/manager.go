@@ -24,6 +24,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/logging"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -171,7 +172,7 @@ func (m *Manager) Acquire(ctx context.Context, ident string, opts AcquireOptions
 		retry:   !opts.NoRetry,
 		patient: opts.Patient,
 		tries:   opts.RetryAttempts,
-		log:     m.log.With("node", node.UUID),
+		log:     taskLogger(ctx, m.log, node.UUID),
 	}
 	t.log.DebugContext(ctx, "attempting to get lock on node", "type", t.lockType(), "purpose", purpose)
 	if !opts.Shared {
@@ -193,6 +194,20 @@ func (m *Manager) Acquire(ctx context.Context, ident string, opts AcquireOptions
 	}
 	t.snapshot()
 	return t, nil
+}
+
+// taskLogger names the node and the request the task was acquired for:
+// interfaces and workers often log without a context, and their lines
+// must still join the request's.
+func taskLogger(ctx context.Context, log *slog.Logger, node string) *slog.Logger {
+	attrs := []any{logging.KeyNode, node}
+	if id, global := logging.RequestIDs(ctx); id != "" {
+		attrs = append(attrs, logging.KeyRequestID, id)
+		if global != "" {
+			attrs = append(attrs, logging.KeyGlobalRequestID, global)
+		}
+	}
+	return log.With(attrs...)
 }
 
 // abandon releases a task that failed to finish setting up and returns

@@ -36,6 +36,9 @@ type notification struct {
 	priority string
 	level    slog.Level
 	attrs    []slog.Attr
+	// log is the task's logger, so that a notification sent after the
+	// task moved to a worker still names the node and the request.
+	log *slog.Logger
 }
 
 // provisionStatus classifies a transition as upstream does: fail and
@@ -59,7 +62,7 @@ func provisionStatus(event, prevState, newState string) string {
 func (t *Task) provisionNotification(event, prevState, prevTarget string) *notification {
 	n := t.Node
 	status := provisionStatus(event, prevState, n.ProvisionState)
-	note := &notification{status: status, priority: "INFO", level: slog.LevelInfo}
+	note := &notification{status: status, priority: "INFO", level: slog.LevelInfo, log: t.log}
 	if status == StatusError {
 		note.priority, note.level = "ERROR", slog.LevelError
 	}
@@ -125,5 +128,5 @@ func timeOrNil(t *time.Time) any {
 }
 
 func (m *Manager) emit(ctx context.Context, note *notification) {
-	m.log.LogAttrs(ctx, note.level, ProvisionSetEventType(note.status), note.attrs...)
+	note.log.LogAttrs(ctx, note.level, ProvisionSetEventType(note.status), note.attrs...)
 }
