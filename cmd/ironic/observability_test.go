@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/openkeel/ironic/testing/ipa"
+	"github.com/openkeel/ironic/testing/ipmisim"
+	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
 // An all-in-one run with JSON logs: a node enrolled with a BMC password
@@ -224,4 +227,139 @@ func labels(m *dto.Metric) map[string]string {
 		l[p.GetName()] = p.GetValue()
 	}
 	return l
+}
+
+// bmcConf enables the redfish and ipmi hardware types for power actions.
+const bmcConf = `[DEFAULT]
+enabled_hardware_types = redfish,ipmi
+enabled_power_interfaces = redfish,ipmitool
+enabled_management_interfaces = redfish,ipmitool
+enabled_boot_interfaces = redfish-virtual-media,ipxe
+enabled_deploy_interfaces = direct
+enabled_inspect_interfaces = no-inspect
+enabled_console_interfaces = no-console
+enabled_vendor_interfaces = no-vendor
+enabled_bios_interfaces = no-bios
+enabled_raid_interfaces = no-raid
+enabled_firmware_interfaces = no-firmware
+enabled_rescue_interfaces = no-rescue
+enabled_network_interfaces = noop
+enabled_storage_interfaces = noop
+[ipmi]
+min_command_interval = 1
+`
+
+// Power actions on a Redfish BMC (one of whose resets fails) and on an
+// IPMI BMC: /metrics times every request each BMC answered, by driver and
+// by an operation that names no node or resource, and counts the failure.
+func TestBMCRequestMetrics(t *testing.T) {
+	ipmisim.Require(t)
+	const user, password = "admin", "bmc-pw"
+	bmc := redfishbmc.New(t).System("sys-1").WithSessionsOnly(user, password)
+	sim := ipmisim.Start(t, ipmisim.Options{})
+	dir := t.TempDir()
+	port := freePort(t)
+	conf := writeConf(t, dir, bmcConf+fmt.Sprintf("[api]\nport = %d\n", port))
+	p := startIronic(t, dir, "ironic", "--config-file", conf)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitHealthy(t, p, base+"/healthcheck")
+	c := &apiClient{t: t, base: base, version: "1.80"}
+
+	create := func(body map[string]any) string {
+		status, n := c.do("POST", "/v1/nodes", body)
+		if status != http.StatusCreated {
+			t.Fatalf("create %v: %d %v", body["name"], status, n)
+		}
+		return n["uuid"].(string)
+	}
+	rf := create(map[string]any{"name": "rf", "driver": "redfish", "driver_info": map[string]any{
+		"redfish_address": bmc.URL(), "redfish_system_id": redfishbmc.SystemPath("sys-1"),
+		"redfish_username": user, "redfish_password": password,
+	}})
+	ipmi := create(map[string]any{"name": "ipmi", "driver": "ipmi", "driver_info": map[string]any{
+		"ipmi_address": sim.Address, "ipmi_port": sim.Port, "ipmi_username": sim.Username,
+		"ipmi_password": sim.Password, "ipmi_cipher_suite": ipmisim.CipherSuite,
+	}})
+	// powerOn asks for power on and waits for the action to end.
+	powerOn := func(uuid string) map[string]any {
+		if status, body := c.do("PUT", "/v1/nodes/"+uuid+"/states/power", map[string]any{"target": "power on"}); status != http.StatusAccepted {
+			t.Fatalf("power on %s: %d %v", uuid, status, body)
+		}
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			_, n := c.do("GET", "/v1/nodes/"+uuid, nil)
+			if n["target_power_state"] == nil && n["reservation"] == nil {
+				return n
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("power action on %s never ended: %v", uuid, n)
+			}
+		}
+	}
+	bmc.FailNextMatching(redfishbmc.Match{Method: http.MethodPost, Path: "ComputerSystem.Reset"}, 1, http.StatusInternalServerError, "")
+	if n := powerOn(rf); n["power_state"] == "power on" || n["last_error"] == nil {
+		t.Fatalf("power on with a failing reset: %v", n)
+	}
+	if n := powerOn(rf); n["power_state"] != "power on" {
+		t.Fatalf("power on: %v", n)
+	}
+	if n := powerOn(ipmi); n["power_state"] != "power on" {
+		t.Fatalf("ipmi power on: %v", n)
+	}
+
+	answered := bmc.Requests()
+	fams := scrapeMetrics(t, base+"/metrics")
+	if bmc.Requests() != answered {
+		t.Fatal("the BMC was asked something while /metrics was read")
+	}
+	perOp := map[string]uint64{}
+	var redfishTimed uint64
+	for _, m := range fams["ironic_bmc_request_duration_seconds"].GetMetric() {
+		l := labels(m)
+		n := m.GetHistogram().GetSampleCount()
+		perOp[l["driver"]+" "+l["operation"]] += n
+		switch l["driver"] {
+		case "redfish":
+			redfishTimed += n
+			if !slices.Contains([]string{"GET", "POST", "PATCH", "PUT", "DELETE"}, l["operation"]) {
+				t.Errorf("redfish operation %q is not an HTTP method", l["operation"])
+			}
+		case "ipmitool":
+			if strings.ContainsAny(l["operation"], "0123456789") {
+				t.Errorf("ipmitool operation %q carries arguments", l["operation"])
+			}
+		default:
+			t.Errorf("BMC series of driver %q", l["driver"])
+		}
+	}
+	if redfishTimed != uint64(answered) || answered == 0 {
+		t.Errorf("the Redfish BMC answered %d requests, /metrics timed %d: %v", answered, redfishTimed, perOp)
+	}
+	if n := perOp["redfish POST"]; n != uint64(bmc.Count(http.MethodPost, redfishbmc.SystemPath("sys-1")+"/Actions/ComputerSystem.Reset")+bmc.SessionsCreated()) {
+		t.Errorf("%d redfish POSTs timed, want the resets and the session logins: %v", n, perOp)
+	}
+	sets := 0
+	for _, op := range sim.ControlLog(t) {
+		if op == "set power 1" {
+			sets++
+		}
+	}
+	if perOp["ipmitool power on"] != 1 || sets != 1 || perOp["ipmitool power status"] < 2 {
+		t.Errorf("ipmitool runs timed %v, the BMC powered on %d times", perOp, sets)
+	}
+	errors := map[string]float64{}
+	for _, m := range fams["ironic_bmc_request_errors_total"].GetMetric() {
+		l := labels(m)
+		errors[l["driver"]+" "+l["operation"]] += m.GetCounter().GetValue()
+	}
+	t.Logf("BMC requests timed %v, failed %v", perOp, errors)
+	if errors["redfish POST"] != 1 || errors["ipmitool power on"] != 0 || errors["ipmitool power status"] != 0 {
+		t.Errorf("BMC errors %v, want the one failed reset", errors)
+	}
+	for _, m := range fams["ironic_bmc_request_duration_seconds"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if strings.Contains(l.GetValue(), rf) || strings.Contains(l.GetValue(), ipmi) || strings.Contains(l.GetValue(), "/") {
+				t.Errorf("label %s=%q names a node or a resource", l.GetName(), l.GetValue())
+			}
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -142,13 +143,20 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 
 // conductorDrivers is builtin.DriversWithPorts with the agent client the
 // agent interfaces share timing its commands for /metrics and logging
-// through the process's logger.
+// through the process's logger, and every Redfish exchange and ipmitool
+// run timed for /metrics as a BMC request.
 func conductorDrivers(cfg *config.Config, ports network.PortStore, hw *metrics.Hardware, log *slog.Logger) (*driver.Drivers, error) {
 	o, err := builtin.OptionsFromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	o.Ports = ports
+	o.Redfish.WrapTransport = func(next http.RoundTripper) http.RoundTripper { return hw.RoundTripper("redfish", next) }
+	if o.IPMI != nil {
+		o.IPMI.Observe = func(operation string, d time.Duration, failed bool) {
+			hw.ObserveBMC("ipmitool", operation, d, failed)
+		}
+	}
 	ao := agentclient.OptionsFromConfig(cfg)
 	ao.Observe = hw.ObserveAgentCommand
 	ao.Log = log
