@@ -21,6 +21,14 @@ type biosSettingsReader interface {
 	BIOSSettings(ctx context.Context, task *driver.Task) ([]model.BIOSSetting, error)
 }
 
+// biosStepSettings is a BIOS interface whose steps stand for writes of
+// bios_settings (upstream's FakeBIOS writes the rows in its steps): it
+// tells which rows a successful step leaves, and the conductor writes
+// them.
+type biosStepSettings interface {
+	SettingsAfterStep(step string, args map[string]any) (settings []model.BIOSSetting, ok bool, err error)
+}
+
 // biosCachingSteps are the steps upstream decorates with
 // @cache_bios_settings: the settings are cached again after each call.
 var biosCachingSteps = []string{"apply_configuration", "factory_reset"}
@@ -56,12 +64,27 @@ func (c *Conductor) nodeCacheBIOSSettings(ctx context.Context, t *task.Task) {
 	}
 }
 
-// afterBIOSStep caches the BIOS settings after a successful call of a
+// afterBIOSStep writes the rows a step of a biosStepSettings interface
+// leaves, then caches the BIOS settings after a successful call of a
 // reader's caching step, as upstream's decorator does (whatever state the
-// step returned); a caching failure fails the step.
+// step returned); a failure of either fails the step.
 func (c *Conductor) afterBIOSStep(ctx context.Context, t *task.Task, step driver.Step, result string, err error) (string, error) {
-	if err != nil || step.Interface != driver.KindBIOS || !slices.Contains(biosCachingSteps, step.Name) {
+	if err != nil || step.Interface != driver.KindBIOS {
 		return result, err
+	}
+	if w, ok := t.Driver.BIOS.(biosStepSettings); ok {
+		settings, written, err := w.SettingsAfterStep(step.Name, step.Args)
+		if err != nil {
+			return "", err
+		}
+		if written {
+			if err := c.syncBIOSSettings(ctx, t.Node.ID, settings); err != nil {
+				return "", err
+			}
+		}
+	}
+	if !slices.Contains(biosCachingSteps, step.Name) {
+		return result, nil
 	}
 	// Other interfaces cache inside their steps.
 	if _, ok := t.Driver.BIOS.(biosSettingsReader); !ok {

@@ -212,3 +212,54 @@ func TestBIOSStepsSyncSettings(t *testing.T) {
 		}
 	})
 }
+
+// Upstream's FakeBIOS writes the rows itself: apply_configuration syncs
+// them to exactly the settings given, factory_reset deletes them all.
+func TestFakeBIOSStepsWriteSettings(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) { n.BIOSInterface = "fake" })
+		seedBIOS(t, e, n, map[string]string{"A": "1", "Old": "x"})
+		clean := func(step string, settings ...map[string]any) {
+			t.Helper()
+			s := map[string]any{"interface": "bios", "step": step}
+			if settings != nil {
+				list := make([]any, len(settings))
+				for i, v := range settings {
+					list[i] = v
+				}
+				s["args"] = map[string]any{"settings": list}
+			}
+			if err := e.api.DoNodeClean(ctx, "", n.UUID, []map[string]any{s}, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clean("apply_configuration", map[string]any{"name": "A", "value": "1"}, map[string]any{"name": "B", "value": "2"})
+		e.expect(e.waitState(n, states.Manageable), states.Manageable, "", "")
+		rows := biosRows(t, e, n)
+		if want := map[string]string{"A": "1", "B": "2"}; !maps.Equal(biosValues(rows), want) {
+			t.Fatalf("after apply_configuration: %v, want %v", biosValues(rows), want)
+		}
+		if rows["A"].UpdatedAt != nil {
+			t.Errorf("unchanged A was rewritten: %+v", rows["A"])
+		}
+
+		clean("factory_reset")
+		e.expect(e.waitState(n, states.Manageable), states.Manageable, "", "")
+		if rows := biosRows(t, e, n); len(rows) != 0 {
+			t.Fatalf("after factory_reset: %v", biosValues(rows))
+		}
+
+		clean("apply_configuration", map[string]any{"name": "C", "value": "3"})
+		e.expect(e.waitState(n, states.Manageable), states.Manageable, "", "")
+		clean("apply_configuration", map[string]any{"name": "B"})
+		got := e.waitState(n, states.CleanFail)
+		if !strings.HasSuffix(deref(got.LastError), ": 'value'") {
+			t.Errorf("setting without a value: last_error %q", deref(got.LastError))
+		}
+		if vals := biosValues(biosRows(t, e, n)); !maps.Equal(vals, map[string]string{"C": "3"}) {
+			t.Fatalf("rows written by a failed step: %v", vals)
+		}
+	})
+}

@@ -89,6 +89,8 @@ func (c *Conductor) doContinueInspection(ctx context.Context, t *task.Task, inve
 	if enroll {
 		return t.Save(ctx)
 	}
+	// The node is still powered on: some BMCs report NIC firmware only then.
+	c.nodeCacheFirmwareComponents(ctx, t)
 	return t.ProcessEvent(ctx, states.EventDone, task.EventOptions{})
 }
 

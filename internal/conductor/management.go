@@ -192,65 +192,25 @@ func (c *Conductor) GetSupportedIndicators(ctx context.Context, _ string, nodeID
 	return out, err
 }
 
-// AttachVirtualMedia attaches an image as a virtual device.
-func (c *Conductor) AttachVirtualMedia(ctx context.Context, _ string, args rpc.AttachVirtualMediaArgs) error {
-	return c.withManagement(ctx, args.NodeID, "attaching virtual media", false, func(t *task.Task, dt *driver.Task) error {
-		vm, ok := t.Driver.Management.(driver.VirtualMediaManager)
-		if !ok {
-			return driver.Unsupported(dt, driver.KindManagement)
-		}
-		return vm.AttachVirtualMedia(ctx, dt, args.DeviceType, args.ImageURL)
-	})
-}
-
-// DetachVirtualMedia detaches virtual devices (all when deviceTypes is nil).
-func (c *Conductor) DetachVirtualMedia(ctx context.Context, _ string, nodeID string, deviceTypes []string) error {
-	return c.withManagement(ctx, nodeID, "detaching virtual media", false, func(t *task.Task, dt *driver.Task) error {
-		vm, ok := t.Driver.Management.(driver.VirtualMediaManager)
-		if !ok {
-			return driver.Unsupported(dt, driver.KindManagement)
-		}
-		return vm.DetachVirtualMedia(ctx, dt, deviceTypes)
-	})
-}
-
-// GetVirtualMedia lists the attached virtual devices.
-func (c *Conductor) GetVirtualMedia(ctx context.Context, _ string, nodeID string) (map[string]any, error) {
-	out := map[string]any{}
-	err := c.withManagement(ctx, nodeID, "getting virtual media", true, func(t *task.Task, dt *driver.Task) error {
-		vm, ok := t.Driver.Management.(driver.VirtualMediaManager)
-		if !ok {
-			return driver.Unsupported(dt, driver.KindManagement)
-		}
-		list, err := vm.GetVirtualMedia(ctx, dt)
-		if err != nil {
-			return err
-		}
-		items := make([]any, len(list))
-		for i, m := range list {
-			items[i] = m
-		}
-		out["devices"] = items
-		return nil
-	})
-	return out, err
-}
-
 // SetTargetRAIDConfig stores the requested RAID configuration after the
-// RAID interface has checked it (upstream set_target_raid_config).
+// RAID interface has checked it (upstream set_target_raid_config); an
+// empty one unsets it unchecked. An interface without a check of its own
+// gets the base RAIDInterface's.
 func (c *Conductor) SetTargetRAIDConfig(ctx context.Context, _ string, nodeID string, target map[string]any) error {
 	t, err := c.acquire(ctx, nodeID, "setting target RAID config", false)
 	if err != nil {
 		return err
 	}
 	defer t.Release()
-	dt := t.DriverTask()
-	if v, ok := t.Driver.RAID.(driver.RAIDConfigValidator); ok && len(target) > 0 {
-		if err := v.ValidateRAIDConfig(ctx, dt, target); err != nil {
+	if len(target) > 0 {
+		if v, ok := t.Driver.RAID.(driver.RAIDConfigValidator); ok {
+			err = v.ValidateRAIDConfig(ctx, t.DriverTask(), target)
+		} else {
+			err = driver.ValidateRAIDConfig(target)
+		}
+		if err != nil {
 			return err
 		}
-	} else if err := t.Driver.RAID.Validate(ctx, dt); err != nil {
-		return err
 	}
 	t.Node.TargetRAIDConfig = target
 	return t.Save(ctx)

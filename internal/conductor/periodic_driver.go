@@ -197,10 +197,13 @@ func (c *Conductor) asyncStepFailed(ctx context.Context, t *task.Task, f *stepFl
 	}
 }
 
-// nodeUpdateCache is upstream node_update_cache as far as this
-// conductor caches: BIOS settings and firmware components, read again when
-// cleaning and servicing start and end.
+// nodeUpdateCache is upstream node_update_cache: the vendor, boot mode
+// and secure boot state, BIOS settings and firmware components are read
+// again, when verification ends and when cleaning and servicing start
+// and end.
 func (c *Conductor) nodeUpdateCache(ctx context.Context, t *task.Task) {
+	c.nodeCacheVendor(ctx, t)
+	c.nodeCacheBootMode(ctx, t)
 	c.nodeCacheBIOSSettings(ctx, t)
 	c.nodeCacheFirmwareComponents(ctx, t)
 }

@@ -12,7 +12,9 @@ import (
 // doNodeVerify is upstream verify.do_node_verify, the worker of "manage"
 // from enroll: the power credentials are checked (validate, then a power
 // state read), the enabled verify steps run, and the node goes to
-// manageable with the power state read, or back to enroll with the error.
+// manageable with the power state read and its cached hardware data
+// refreshed, or back to enroll with the last error (a failed step's
+// after a failed power check).
 func (c *Conductor) doNodeVerify(ctx context.Context, t *task.Task) error {
 	n := t.Node
 	dt := t.DriverTask()
@@ -31,8 +33,8 @@ func (c *Conductor) doNodeVerify(ctx context.Context, t *task.Task) error {
 	}
 	for _, step := range steps {
 		if _, err := c.executeStep(ctx, t, driver.StepVerify, step); err != nil {
-			logmsg := fmt.Sprintf("Node %s failed verify step %s with unexpected error: %s", n.UUID, step["step"], err)
-			c.verifyingErrorHandler(ctx, t, logmsg, fmt.Sprintf("Failed to verify: %s", err))
+			verr = fmt.Sprintf("Node %s failed verify step %s with unexpected error: %s", n.UUID, step["step"], err)
+			c.verifyingErrorHandler(ctx, t, verr, fmt.Sprintf("Failed to verify: %s", err))
 		}
 	}
 	if verr != "" {
@@ -40,7 +42,7 @@ func (c *Conductor) doNodeVerify(ctx context.Context, t *task.Task) error {
 		record(ctx, t, verr, states.HistoryVerify, true)
 		return t.ProcessEvent(ctx, states.EventFail, task.EventOptions{})
 	}
-	c.nodeCacheBIOSSettings(ctx, t)
+	c.nodeUpdateCache(ctx, t)
 	if power != n.PowerState {
 		t.Log().InfoContext(ctx, "power state corrected by verification", "old", n.PowerState, "new", power)
 		n.PowerState = power

@@ -1,0 +1,250 @@
+package conductor_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/builtin"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/redfishbmc"
+)
+
+// Fake management has no virtual media: reading answers upstream's
+// refusal naming the call; attaching and detaching answer at once and
+// their worker records why they failed.
+func TestVirtualMediaOnFakeHardware(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		old := "an earlier failure"
+		n := e.node(states.Manageable, func(n *model.Node) { n.LastError = &old })
+
+		_, err := e.api.GetVirtualMedia(ctx, "", n.UUID)
+		if class(err) != "UnsupportedDriverExtension" ||
+			err.Error() != "Driver fake-hardware does not support get_virtual_media (disabled or not implemented)." {
+			t.Fatalf("get virtual media: %v", err)
+		}
+
+		if err := e.api.AttachVirtualMedia(ctx, "", rpc.AttachVirtualMediaArgs{
+			NodeID: n.UUID, DeviceType: "cdrom", ImageURL: "http://127.0.0.1:9/data.iso", ImageDownloadSource: "http",
+		}); err != nil {
+			t.Fatalf("attach: %v", err)
+		}
+		want := "Could not attach device cdrom to node " + n.UUID + ": Publishing images is not supported for driver fake-hardware"
+		if got := e.waitLastError(n, old); got != want {
+			t.Fatalf("last_error after attach %q, want %q", got, want)
+		}
+		if h := e.history(e.get(n)); len(h) != 1 || !strings.HasPrefix(h[0], "ERROR|UNKNOWN|"+want+"|") {
+			t.Fatalf("history %v", h)
+		}
+
+		for _, c := range []struct {
+			types []string
+			shown string
+		}{{nil, "None"}, {[]string{"cdrom", "disk"}, "['cdrom', 'disk']"}} {
+			before := deref(e.get(n).LastError)
+			if err := e.api.DetachVirtualMedia(ctx, "", n.UUID, c.types); err != nil {
+				t.Fatalf("detach %v: %v", c.types, err)
+			}
+			want := "Could not detach device(s) " + c.shown + " from node " + n.UUID +
+				": Driver fake-hardware does not support detach_virtual_media (disabled or not implemented)."
+			if before == want {
+				t.Fatalf("detach %v: last_error already %q", c.types, before)
+			}
+			if got := e.waitLastError(n, before); got != want {
+				t.Fatalf("last_error after detach %v %q, want %q", c.types, got, want)
+			}
+		}
+	})
+}
+
+// Attaching and detaching are refused while the node is in maintenance
+// for a power failure, and nothing is cleared.
+func TestVirtualMediaRefusedOnPowerFailure(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		fault, reason := "power failure", "power sync failed"
+		n := e.node(states.Manageable, func(n *model.Node) {
+			n.Maintenance, n.Fault, n.LastError = true, &fault, &reason
+		})
+		err := e.api.AttachVirtualMedia(ctx, "", rpc.AttachVirtualMediaArgs{NodeID: n.UUID, DeviceType: "cdrom", ImageURL: "http://127.0.0.1:9/x.iso"})
+		if class(err) != "TemporaryFailure" || err.Error() != "Unable to attach virtual media for node "+n.UUID+" due to power failure state" {
+			t.Fatalf("attach: %v", err)
+		}
+		err = e.api.DetachVirtualMedia(ctx, "", n.UUID, nil)
+		if class(err) != "TemporaryFailure" || err.Error() != "Unable to detach virtual media for node "+n.UUID+" due to power failure state" {
+			t.Fatalf("detach: %v", err)
+		}
+		if got := e.get(n); deref(got.LastError) != reason || got.Reservation != nil {
+			t.Fatalf("node after refusals: last_error %q reservation %v", deref(got.LastError), got.Reservation)
+		}
+	})
+}
+
+// On the redfish hardware type an image the BMC can fetch itself goes to
+// it as given; one to serve locally is downloaded and published under
+// http_root/redfish. What was published for the device before goes.
+func TestVirtualMediaOnRedfish(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		bmc := redfishbmc.New(t).WithBasicAuth(oobUser, oobPassword).System("sys-1")
+		root := t.TempDir()
+		e := newVmediaEnv(t, db, map[string]string{"http_root": root, "http_url": "http://127.0.0.1:8088/"})
+		ctx := context.Background()
+		n := e.enrollRedfish(bmc, oobPassword)
+		published := filepath.Join(root, "redfish", "cdrom-"+n.UUID+".iso")
+		if err := os.MkdirAll(filepath.Dir(published), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(published, []byte("stale"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+
+		const remote = "http://127.0.0.1:9/data.iso"
+		e.attach(n, remote, "http")
+		if img, inserted := bmcCD(t, bmc); img != remote || !inserted {
+			t.Fatalf("BMC CD after attach over http: %q inserted=%v", img, inserted)
+		}
+		if _, err := os.Stat(published); !os.IsNotExist(err) {
+			t.Fatalf("image published before still there: %v", err)
+		}
+
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ISO bytes") }))
+		t.Cleanup(srv.Close)
+		e.attach(n, srv.URL+"/boot.iso", "local")
+		want := "http://127.0.0.1:8088/redfish/cdrom-" + n.UUID + ".iso"
+		if img, inserted := bmcCD(t, bmc); img != want || !inserted {
+			t.Fatalf("BMC CD after a local attach: %q inserted=%v, want %s", img, inserted, want)
+		}
+		if data, err := os.ReadFile(published); err != nil || string(data) != "ISO bytes" {
+			t.Fatalf("published image: %q %v", data, err)
+		}
+		list, err := e.api.GetVirtualMedia(ctx, "", n.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, d := range list["devices"].([]any) {
+			img, _ := d.(map[string]any)["image"].(*string)
+			found = found || (img != nil && *img == want)
+		}
+		if !found {
+			t.Fatalf("get virtual media: %v", list)
+		}
+
+		if err := e.api.DetachVirtualMedia(ctx, "", n.UUID, []string{"cdrom"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.waitUnlocked(n); got.LastError != nil {
+			t.Fatalf("detach: last_error %q", deref(got.LastError))
+		}
+		if _, inserted := bmcCD(t, bmc); inserted {
+			t.Fatal("BMC CD still inserted after detach")
+		}
+	})
+}
+
+// attach attaches the image and waits for the worker to finish cleanly.
+func (e *env) attach(n *model.Node, url, source string) {
+	e.t.Helper()
+	if err := e.api.AttachVirtualMedia(context.Background(), "", rpc.AttachVirtualMediaArgs{
+		NodeID: n.UUID, DeviceType: "cdrom", ImageURL: url, ImageDownloadSource: source,
+	}); err != nil {
+		e.t.Fatalf("attach %s: %v", url, err)
+	}
+	if got := e.waitUnlocked(n); got.LastError != nil {
+		e.t.Fatalf("attach %s: last_error %q", url, deref(got.LastError))
+	}
+}
+
+// waitLastError waits for last_error to change from before.
+func (e *env) waitLastError(n *model.Node, before string) string {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		got := e.get(n)
+		if got.Reservation == nil && deref(got.LastError) != before {
+			return deref(got.LastError)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.t.Fatalf("last_error stayed %q", before)
+	return ""
+}
+
+// bmcCD is what the emulated BMC says its CD holds.
+func bmcCD(t *testing.T, bmc *redfishbmc.BMC) (image string, inserted bool) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, bmc.URL()+"/redfish/v1/Managers/BMC/VirtualMedia/Cd", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(oobUser, oobPassword)
+	resp, err := bmc.Server().Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Image    *string
+		Inserted bool
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Image != nil {
+		image = *v.Image
+	}
+	return image, v.Inserted
+}
+
+// newVmediaEnv is a conductor with the shipped redfish configuration and
+// these [deploy] options, its drivers built as the service builds them.
+func newVmediaEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) *env {
+	t.Helper()
+	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+		"DEFAULT": redfishShipped, "conductor": hwConductorOff, "deploy": deploy,
+	}})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	clock := &offsetClock{}
+	st := store.New(db, store.WithClock(clock.Now))
+	o, err := builtin.OptionsFromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Ports = st
+	o.Redfish.Clock = instantClock{}
+	r, err := builtin.Registry(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.Build(driver.SettingsFromConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg, drivers: d}
+	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: d, Config: cfg, Host: testHost, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.api = rpc.NewLocal(e.c, nil)
+	e.start(e.c)
+	return e
+}
