@@ -96,7 +96,7 @@ func TestMetricsAndLogsOfAFlow(t *testing.T) {
 	}
 	// The conductor's lines for the manage request are logged in its
 	// context: each names the request, and no line names it twice.
-	manage := 0
+	manage, notes := 0, 0
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
@@ -105,12 +105,23 @@ func TestMetricsAndLogsOfAFlow(t *testing.T) {
 		if n := strings.Count(line, `"request_id"`); n > 1 {
 			t.Errorf("request_id %d times in %s", n, line)
 		}
+		// The notification is sent through the task's logger, which names
+		// the node and the request.
+		if payload, _ := rec["payload"].(map[string]any); payload["event"] == "manage" && rec["event_type"] != nil {
+			notes++
+			if id, _ := rec["request_id"].(string); !strings.HasPrefix(id, "req-") || rec["node"] != n["uuid"] {
+				t.Errorf("notification without the request or the node: %s", line)
+			}
+		}
 		if rec["msg"] == "node moved to a new provision state" && rec["event"] == "manage" {
 			manage++
 			if id, _ := rec["request_id"].(string); !strings.HasPrefix(id, "req-") {
 				t.Errorf("no request id in %s", line)
 			}
 		}
+	}
+	if notes == 0 {
+		t.Errorf("no provision notification for the manage request:\n%s", out)
 	}
 	if manage != 1 {
 		t.Errorf("%d lines for the manage transition, want 1:\n%s", manage, out)
@@ -229,8 +240,10 @@ func labels(m *dto.Metric) map[string]string {
 	return l
 }
 
-// bmcConf enables the redfish and ipmi hardware types for power actions.
+// bmcConf enables the redfish and ipmi hardware types for power actions,
+// with JSON logs.
 const bmcConf = `[DEFAULT]
+use_json = true
 enabled_hardware_types = redfish,ipmi
 enabled_power_interfaces = redfish,ipmitool
 enabled_management_interfaces = redfish,ipmitool
@@ -301,6 +314,24 @@ func TestBMCRequestMetrics(t *testing.T) {
 	}
 	if n := powerOn(rf); n["power_state"] != "power on" {
 		t.Fatalf("power on: %v", n)
+	}
+	// The driver logs the failure without a context; its task's logger
+	// still names the request.
+	failed := 0
+	for _, line := range strings.Split(strings.TrimSpace(p.out.String()), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		if msg, _ := rec["msg"].(string); strings.HasPrefix(msg, "Setting power state to power on failed") {
+			failed++
+			if id, _ := rec["request_id"].(string); !strings.HasPrefix(id, "req-") || rec["node"] != rf {
+				t.Errorf("driver line without the request or the node: %s", line)
+			}
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d lines for the failed reset, want 1", failed)
 	}
 	if n := powerOn(ipmi); n["power_state"] != "power on" {
 		t.Fatalf("ipmi power on: %v", n)
