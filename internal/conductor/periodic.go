@@ -41,6 +41,7 @@ func (c *Conductor) periodics() []periodic {
 		{"manage_node_history", cf("node_history_cleanup_interval"), c.ManageNodeHistory},
 	}
 	ps = append(ps, c.driverPeriodics()...)
+	ps = append(ps, c.bootRetryPeriodics()...)
 	if c.cfg.Int("conductor", "rescue_callback_timeout") > 0 {
 		ps = append(ps, periodic{"_check_rescuewait_timeouts", cf("check_rescue_state_interval"), c.CheckRescueWaitTimeouts})
 	}

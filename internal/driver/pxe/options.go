@@ -79,47 +79,56 @@ type Options struct {
 	// DHCP, when set, receives the nodes' DHCP boot options
 	// ([dhcp]/dhcp_provider); nil is upstream's "none" provider.
 	DHCP DHCPProvider
+	// BootRetryTimeout is [pxe]/boot_retry_timeout: how long an agent may
+	// stay silent in a wait state before the network boot is retried; 0
+	// (unset) disables the retry.
+	BootRetryTimeout time.Duration
+	// BootRetryCheckInterval is [pxe]/boot_retry_check_interval, the
+	// period of that check.
+	BootRetryCheckInterval time.Duration
 }
 
 // OptionsFromConfig reads the options; image services and ports are the
 // caller's to set.
 func OptionsFromConfig(c *config.Config) Options {
 	return Options{
-		TFTPRoot:              c.String("pxe", "tftp_root"),
-		HTTPRoot:              c.String("deploy", "http_root"),
-		HTTPURL:               c.String("deploy", "http_url"),
-		ConfigSubdir:          c.String("pxe", "pxe_config_subdir"),
-		KernelAppendParams:    c.String("pxe", "kernel_append_params"),
-		TFTPServer:            c.String("pxe", "tftp_server"),
-		IPXETimeoutSeconds:    c.Int("pxe", "ipxe_timeout"),
-		IPXEFallbackScript:    c.String("pxe", "ipxe_fallback_script"),
-		PXEConfigTemplate:     operatorFile(c, "pxe", "pxe_config_template"),
-		UEFIPXEConfigTemplate: operatorFile(c, "pxe", "uefi_pxe_config_template"),
-		IPXEConfigTemplate:    operatorFile(c, "pxe", "ipxe_config_template"),
-		IPXEBootScript:        operatorFile(c, "pxe", "ipxe_boot_script"),
-		DirPermission:         fs.FileMode(c.Int("pxe", "dir_permission")),
-		FilePermission:        fs.FileMode(c.Int("pxe", "file_permission")),
-		DefaultBootMode:       c.String("deploy", "default_boot_mode"),
-		DeployKernel:          c.String("conductor", "deploy_kernel"),
-		DeployRamdisk:         c.String("conductor", "deploy_ramdisk"),
-		RescueKernel:          c.String("conductor", "rescue_kernel"),
-		RescueRamdisk:         c.String("conductor", "rescue_ramdisk"),
-		Debug:                 c.Bool("DEFAULT", "debug"),
-		CacheDir:              c.String("pxe", "tftp_master_path"),
-		CacheSize:             int64(c.Int("pxe", "image_cache_size")) << 20,
-		CacheTTL:              time.Duration(c.Int("pxe", "image_cache_ttl")) * time.Minute,
-		AddAllPorts:           c.Bool("neutron", "add_all_ports"),
-		PXEBootfileName:       c.String("pxe", "pxe_bootfile_name"),
-		UEFIPXEBootfileName:   c.String("pxe", "uefi_pxe_bootfile_name"),
-		IPXEBootfileName:      c.String("pxe", "ipxe_bootfile_name"),
-		UEFIIPXEBootfileName:  c.String("pxe", "uefi_ipxe_bootfile_name"),
-		PXEBootfileByArch:     c.Dict("pxe", "pxe_bootfile_name_by_arch"),
-		IPXEBootfileByArch:    c.Dict("pxe", "ipxe_bootfile_name_by_arch"),
-		MyIPv6:                c.String("DEFAULT", "my_ipv6"),
-		NetbootFallback:       c.Bool("pxe", "enable_netboot_fallback"),
-		LoaderFilePaths:       c.Dict("pxe", "loader_file_paths"),
-		InitialGrubTemplate:   operatorFile(c, "pxe", "initial_grub_template"),
-		InitialGrubDisabled:   c.String("pxe", "initial_grub_template") == "",
+		TFTPRoot:               c.String("pxe", "tftp_root"),
+		HTTPRoot:               c.String("deploy", "http_root"),
+		HTTPURL:                c.String("deploy", "http_url"),
+		ConfigSubdir:           c.String("pxe", "pxe_config_subdir"),
+		KernelAppendParams:     c.String("pxe", "kernel_append_params"),
+		TFTPServer:             c.String("pxe", "tftp_server"),
+		IPXETimeoutSeconds:     c.Int("pxe", "ipxe_timeout"),
+		IPXEFallbackScript:     c.String("pxe", "ipxe_fallback_script"),
+		PXEConfigTemplate:      operatorFile(c, "pxe", "pxe_config_template"),
+		UEFIPXEConfigTemplate:  operatorFile(c, "pxe", "uefi_pxe_config_template"),
+		IPXEConfigTemplate:     operatorFile(c, "pxe", "ipxe_config_template"),
+		IPXEBootScript:         operatorFile(c, "pxe", "ipxe_boot_script"),
+		DirPermission:          fs.FileMode(c.Int("pxe", "dir_permission")),
+		FilePermission:         fs.FileMode(c.Int("pxe", "file_permission")),
+		DefaultBootMode:        c.String("deploy", "default_boot_mode"),
+		DeployKernel:           c.String("conductor", "deploy_kernel"),
+		DeployRamdisk:          c.String("conductor", "deploy_ramdisk"),
+		RescueKernel:           c.String("conductor", "rescue_kernel"),
+		RescueRamdisk:          c.String("conductor", "rescue_ramdisk"),
+		Debug:                  c.Bool("DEFAULT", "debug"),
+		CacheDir:               c.String("pxe", "tftp_master_path"),
+		CacheSize:              int64(c.Int("pxe", "image_cache_size")) << 20,
+		CacheTTL:               time.Duration(c.Int("pxe", "image_cache_ttl")) * time.Minute,
+		AddAllPorts:            c.Bool("neutron", "add_all_ports"),
+		PXEBootfileName:        c.String("pxe", "pxe_bootfile_name"),
+		UEFIPXEBootfileName:    c.String("pxe", "uefi_pxe_bootfile_name"),
+		IPXEBootfileName:       c.String("pxe", "ipxe_bootfile_name"),
+		UEFIIPXEBootfileName:   c.String("pxe", "uefi_ipxe_bootfile_name"),
+		PXEBootfileByArch:      c.Dict("pxe", "pxe_bootfile_name_by_arch"),
+		IPXEBootfileByArch:     c.Dict("pxe", "ipxe_bootfile_name_by_arch"),
+		MyIPv6:                 c.String("DEFAULT", "my_ipv6"),
+		NetbootFallback:        c.Bool("pxe", "enable_netboot_fallback"),
+		LoaderFilePaths:        c.Dict("pxe", "loader_file_paths"),
+		InitialGrubTemplate:    operatorFile(c, "pxe", "initial_grub_template"),
+		InitialGrubDisabled:    c.String("pxe", "initial_grub_template") == "",
+		BootRetryTimeout:       time.Duration(c.Int("pxe", "boot_retry_timeout")) * time.Second,
+		BootRetryCheckInterval: time.Duration(c.Int("pxe", "boot_retry_check_interval")) * time.Second,
 	}
 }
 
@@ -130,6 +139,7 @@ func DefaultOptions() Options {
 		KernelAppendParams: "nofb vga=normal", FilePermission: 0o644, DefaultBootMode: "uefi",
 		PXEBootfileName: "pxelinux.0", UEFIPXEBootfileName: "bootx64.efi",
 		IPXEBootfileName: "undionly.kpxe", UEFIIPXEBootfileName: "snponly.efi",
+		BootRetryCheckInterval: 90 * time.Second,
 	}
 }
 
