@@ -81,6 +81,8 @@ func (b *logBuffer) String() string {
 type ironic struct {
 	t    *testing.T
 	base string
+	// http is the conductor's [deploy]/http_url, served from http_root.
+	http string
 	dir  string
 	out  *logBuffer
 }
@@ -140,7 +142,7 @@ instance_master_path = %s/master_images
 			}
 		}
 	})
-	s := &ironic{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", apiPort), dir: dir, out: out}
+	s := &ironic{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", apiPort), http: fmt.Sprintf("http://127.0.0.1:%d", httpPort), dir: dir, out: out}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -25,11 +26,15 @@ func (s *scenario) available(m *vbm.Machine, name string) string {
 
 // Scenario 2 of seed 001, as Nova's ironic driver drives it: reserve the
 // node for an instance, set instance_info, validate, deploy with a config
-// drive over virtual media; the agent downloads the image and verifies
-// its checksum; the node ends active booting from disk with the media
-// ejected; tear down cleans it back to available.
+// drive over virtual media. The deploy ISO is built and published on the
+// conductor's HTTP server, with the API URL and a pre-generated token in
+// its kernel parameters; the conductor caches the image and the agent
+// downloads it from the conductor (image_download_source = local),
+// verifying the checksum it is given. The node ends active booting from
+// disk persistently, the media ejected and the ISO unpublished; tear down
+// cleans it back to available and removes the published image.
 func TestScenario2NovaDeploy(t *testing.T) {
-	s := newScenario(t, "")
+	s := newScenario(t, "[agent]\nimage_download_source = local\n")
 	m := s.lab.Machine("node-2", "52:54:00:00:02:01")
 	id := s.available(m, "node-2")
 
@@ -65,13 +70,25 @@ func TestScenario2NovaDeploy(t *testing.T) {
 	if n["power_state"] != "power on" {
 		t.Errorf("power state when active: %v", n["power_state"])
 	}
+
+	// The agent was sent the conductor's copy of the image with the
+	// checksum to verify, and what it wrote (after verifying) is the image.
+	imageURL := s.http + "/agent_images/" + id
+	info := writeImageInfo(t, m)
+	if urls, _ := info["urls"].([]any); len(urls) != 1 || urls[0] != imageURL {
+		t.Errorf("write_image urls %v, want [%s]", info["urls"], imageURL)
+	}
+	if info["os_hash_algo"] != "sha256" || info["os_hash_value"] != sum {
+		t.Errorf("write_image checksum %v %v, want sha256 %s", info["os_hash_algo"], info["os_hash_value"], sum)
+	}
 	written := m.Written()
-	if len(written) != 1 || written[0].SHA256 != sum || written[0].Size != int64(len(img)) || !written[0].Configdrive {
-		t.Fatalf("images written: %+v (want %s with a config drive)", written, sum)
+	if len(written) != 1 || written[0].URL != imageURL || written[0].SHA256 != sum || written[0].Size != int64(len(img)) || !written[0].Configdrive {
+		t.Fatalf("images written: %+v (want %s from %s with a config drive)", written, sum, imageURL)
 	}
 	if got := s.files.downloads("disk.img"); got != 1 {
-		t.Errorf("image downloaded %d times, want 1", got)
+		t.Errorf("image downloaded from its source %d times, want 1 (by the conductor)", got)
 	}
+
 	snap := m.BMC.Snapshot(m.ID)
 	if snap.BootTarget != "Hdd" || snap.BootEnabled != "Continuous" {
 		t.Errorf("boot device when active: %s (%s), want Hdd persistent", snap.BootTarget, snap.BootEnabled)
@@ -86,11 +103,24 @@ func TestScenario2NovaDeploy(t *testing.T) {
 			ramdisk = &boots[i]
 		}
 	}
-	if ramdisk == nil || !strings.HasPrefix(ramdisk.Device.Media, "http://127.0.0.1:") || ramdisk.Params["ipa-agent-token"] == "" {
-		t.Errorf("deploy ramdisk not booted from an ISO on the conductor's HTTP server with a pre-generated token: %+v", ramdisk)
+	iso := s.http + "/redfish/boot-" + id + ".iso"
+	if ramdisk == nil {
+		t.Fatalf("the deploy ramdisk never booted: %+v", boots)
 	}
-	if dev := m.BMC.StartBoot(m.ID); dev.Media != "" {
-		t.Errorf("virtual media still inserted when active: %s", dev.Media)
+	if ramdisk.Device.Target != "Cd" || ramdisk.Device.Media != iso {
+		t.Errorf("deploy ramdisk booted from %s %q, want Cd %q", ramdisk.Device.Target, ramdisk.Device.Media, iso)
+	}
+	if ramdisk.Params["ipa-api-url"] != s.base {
+		t.Errorf("ipa-api-url %q, want %q", ramdisk.Params["ipa-api-url"], s.base)
+	}
+	if ramdisk.Params["ipa-agent-token"] == "" {
+		t.Errorf("no pre-generated agent token in the ISO's kernel parameters: %v", ramdisk.Params)
+	}
+	if inserted, image := virtualCD(t, m); inserted || image != "" {
+		t.Errorf("virtual media when active: inserted %v image %q", inserted, image)
+	}
+	if got := httpStatus(t, iso); got != http.StatusNotFound {
+		t.Errorf("GET %s when active: %d, want 404", iso, got)
 	}
 	shown := s.must(http.StatusOK, "GET", "/v1/nodes/"+id+"?fields=instance_info,driver_internal_info", nil)
 	if ii := shown["instance_info"].(map[string]any); ii["configdrive"] != nil && ii["configdrive"] != "******" {
@@ -105,6 +135,67 @@ func TestScenario2NovaDeploy(t *testing.T) {
 	if n["instance_uuid"] != nil || n["power_state"] != "power off" {
 		t.Errorf("after tear down: instance_uuid %v power %v", n["instance_uuid"], n["power_state"])
 	}
+	if got := httpStatus(t, imageURL); got != http.StatusNotFound {
+		t.Errorf("GET %s after tear down: %d, want 404", imageURL, got)
+	}
+}
+
+// writeImageInfo returns the image_info of the write_image deploy step the
+// agent was sent (the only one).
+func writeImageInfo(t *testing.T, m *vbm.Machine) map[string]any {
+	t.Helper()
+	var infos []map[string]any
+	for _, c := range m.Agent.Commands() {
+		step, _ := c.Params["step"].(map[string]any)
+		if c.Method != "deploy.execute_deploy_step" || step["step"] != "write_image" {
+			continue
+		}
+		args, _ := step["args"].(map[string]any)
+		info, _ := args["image_info"].(map[string]any)
+		infos = append(infos, info)
+	}
+	if len(infos) != 1 {
+		t.Fatalf("write_image sent %d times: %v", len(infos), infos)
+	}
+	return infos[0]
+}
+
+// virtualCD reads the machine's virtual CD from its BMC, as a client of
+// the Redfish API.
+func virtualCD(t *testing.T, m *vbm.Machine) (bool, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, m.BMC.URL()+"/redfish/v1/Managers/BMC/VirtualMedia/Cd", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(vbm.BMCUsername, vbm.BMCPassword)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var vm struct {
+		Inserted bool
+		Image    string
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("virtual media: HTTP %d", resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&vm); err != nil {
+		t.Fatalf("virtual media: %v", err)
+	}
+	return vm.Inserted, vm.Image
+}
+
+// httpStatus is the status of a GET of u.
+func httpStatus(t *testing.T, u string) int {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(u)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // Scenario 3 of seed 001: rescue an active node (the agent sets the
