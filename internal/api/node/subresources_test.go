@@ -355,16 +355,32 @@ func TestVmedia(t *testing.T) {
 		{"attach old", "POST", "/v1/nodes/vm/vmedia", "1.88", `{"device_type": "cdrom", "image_url": "http://img/x.iso"}`, 404, ""},
 		{"get old", "GET", "/v1/nodes/vm/vmedia", "1.92", "", 404, ""},
 	})
-	// Fake hardware has no virtual media: the conductor's refusal comes
-	// through as upstream's 400.
-	for _, c := range []struct{ method, path, version, body string }{
-		{"POST", "/v1/nodes/vm/vmedia", "1.89", `{"device_type": "cdrom", "image_url": "http://img/x.iso"}`},
-		{"GET", "/v1/nodes/vm/vmedia", "1.93", ""},
-		{"DELETE", "/v1/nodes/vm/vmedia", "1.115", ""},
+	// Fake hardware has no virtual media. Reading it is refused at once;
+	// attach and detach are accepted and fail in the conductor's worker,
+	// which records why in last_error, as upstream's spawn_after does.
+	r := e.do("GET", "/v1/nodes/vm/vmedia", "1.93", "")
+	if r.status != http.StatusBadRequest || r.faultstring(t) != "Driver fake-hardware does not support get_virtual_media (disabled or not implemented)." {
+		t.Errorf("GET vmedia: %d %s", r.status, r.body)
+	}
+	uuid := e.do("GET", "/v1/nodes/vm", "1.115", "").json(t)["uuid"].(string)
+	for _, c := range []struct{ method, version, body, lastError string }{
+		{"POST", "1.89", `{"device_type": "cdrom", "image_url": "http://127.0.0.1:9/x.iso"}`,
+			"Could not attach device cdrom to node " + uuid + ": Publishing images is not supported for driver fake-hardware"},
+		{"DELETE", "1.115", "", "Could not detach device(s) None from node " + uuid + ": Driver fake-hardware does not support detach_virtual_media (disabled or not implemented)."},
 	} {
-		r := e.do(c.method, c.path, c.version, c.body)
-		if r.status != http.StatusBadRequest || !strings.HasPrefix(r.faultstring(t), "Driver fake-hardware does not support ") {
-			t.Errorf("%s %s: %d %s", c.method, c.path, r.status, r.body)
+		if r := e.do(c.method, "/v1/nodes/vm/vmedia", c.version, c.body); r.status != http.StatusNoContent {
+			t.Fatalf("%s vmedia: %d %s", c.method, r.status, r.body)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n := e.do("GET", "/v1/nodes/vm", "1.115", "").json(t)
+			if n["last_error"] == c.lastError && n["reservation"] == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s vmedia: last_error %v, want %q", c.method, n["last_error"], c.lastError)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 }
