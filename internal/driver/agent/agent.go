@@ -13,6 +13,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/pyfmt"
 )
@@ -401,7 +402,7 @@ func (b *base) RebootToFinishStep(ctx context.Context, task *driver.Task, kind d
 	if disableRamdisk {
 		wipeOnPowerAction(n)
 		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-			return fmt.Errorf("reboot: %w", err)
+			return asUpstream(err, "reboot")
 		}
 		n.PowerState = "power on"
 		return nil
@@ -435,20 +436,80 @@ func freshlyBooted(cmds []agentclient.CommandResult, kind driver.StepKind) bool 
 // session, so the previous agent's token and URL are dropped.
 func rebootToRamdisk(ctx context.Context, task *driver.Task, params map[string]any) error {
 	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, params); err != nil {
-		return fmt.Errorf("prepare ramdisk: %w", err)
+		return asUpstream(err, "prepare ramdisk")
 	}
 	wipeOnPowerAction(task.Node)
 	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-		return fmt.Errorf("reboot into the ramdisk: %w", err)
+		return asUpstream(err, "reboot into the ramdisk")
 	}
 	task.Node.PowerState = "power on"
+	return nil
+}
+
+// asUpstream returns err as it is when it carries an Ironic exception: the
+// other interfaces word those as upstream does, and upstream's
+// conductor puts them in last_error without a word of the deploy
+// interface's. Any other error is wrapped with what was being done.
+func asUpstream(err error, doing string) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errs.As(err); ok {
+		return err
+	}
+	return fmt.Errorf("%s: %w", doing, err)
+}
+
+// tearDown is upstream AgentBaseMixin.tear_down: the node is powered off
+// unless it cannot be, its volumes are detached, and it leaves the
+// tenant networks and any provisioning ports a failed deployment left,
+// so that nothing of the instance stays bound to it during cleaning.
+// Upstream also destroys the node's volume targets there; the deploy
+// interfaces have no access to the database, so they are kept.
+func (b *base) tearDown(ctx context.Context, task *driver.Task) (string, error) {
+	if !task.Node.DisablePowerOff {
+		if err := powerOff(ctx, task); err != nil {
+			return "", err
+		}
+	}
+	if err := task.Driver.Storage.DetachVolumes(ctx, task); err != nil {
+		return "", asUpstream(err, "detach volumes")
+	}
+	delete(task.Node.DriverInternalInfo, "boot_from_volume")
+	delete(task.Node.DriverInternalInfo, "boot_from_volume_deploy")
+	if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
+		return "", asUpstream(err, "unconfigure tenant networks")
+	}
+	if err := task.Driver.Network.RemoveProvisioningNetwork(ctx, task); err != nil {
+		return "", asUpstream(err, "remove provisioning network")
+	}
+	return "deleted", nil
+}
+
+// cleanUp is upstream AgentBaseMixin.clean_up: the ramdisk and instance
+// boot files go; a node that tear down cannot power off is rebooted so
+// that it no longer runs the instance.
+func (b *base) cleanUp(ctx context.Context, task *driver.Task) error {
+	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
+		return asUpstream(err, "clean up ramdisk")
+	}
+	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
+		return asUpstream(err, "clean up instance")
+	}
+	if task.Node.DisablePowerOff {
+		wipeOnPowerAction(task.Node)
+		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
+			return asUpstream(err, "reboot")
+		}
+		task.Node.PowerState = "power on"
+	}
 	return nil
 }
 
 // powerOff turns the node off out of band; the agent is gone with it.
 func powerOff(ctx context.Context, task *driver.Task) error {
 	if err := task.Driver.Power.SetPowerState(ctx, task, "power off", 0); err != nil {
-		return fmt.Errorf("power off: %w", err)
+		return asUpstream(err, "power off")
 	}
 	task.Node.PowerState = "power off"
 	wipeOnPowerAction(task.Node)
@@ -484,14 +545,14 @@ func wipeOnPowerAction(n *model.Node) {
 // once ("" instead of clean wait).
 func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, error) {
 	if err := task.Driver.Network.AddCleaningNetwork(ctx, task); err != nil {
-		return "", fmt.Errorf("add cleaning network: %w", err)
+		return "", asUpstream(err, "add cleaning network")
 	}
 	for k, v := range b.opts.CleanParams {
 		setDII(task.Node, k, v)
 	}
 	setDII(task.Node, "agent_start_attempted", true)
 	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, nil); err != nil {
-		return "", fmt.Errorf("prepare ramdisk: %w", err)
+		return "", asUpstream(err, "prepare ramdisk")
 	}
 	// Preparing the ramdisk may have powered the node off, so fast track
 	// is decided after it, as upstream does.
@@ -503,7 +564,7 @@ func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, 
 	}
 	wipeOnPowerAction(task.Node)
 	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-		return "", fmt.Errorf("reboot into the ramdisk: %w", err)
+		return "", asUpstream(err, "reboot into the ramdisk")
 	}
 	task.Node.PowerState = "power on"
 	return "clean wait", nil
@@ -519,10 +580,10 @@ func (b *base) TearDownCleaning(ctx context.Context, task *driver.Task) error {
 		}
 	}
 	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
-		return fmt.Errorf("clean up ramdisk: %w", err)
+		return asUpstream(err, "clean up ramdisk")
 	}
 	if err := task.Driver.Network.RemoveCleaningNetwork(ctx, task); err != nil {
-		return fmt.Errorf("remove cleaning network: %w", err)
+		return asUpstream(err, "remove cleaning network")
 	}
 	return nil
 }
@@ -545,14 +606,14 @@ func (b *base) TearDownService(ctx context.Context, task *driver.Task) error {
 		}
 	}
 	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
-		return fmt.Errorf("clean up ramdisk: %w", err)
+		return asUpstream(err, "clean up ramdisk")
 	}
 	if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
-		return fmt.Errorf("prepare instance boot: %w", err)
+		return asUpstream(err, "prepare instance boot")
 	}
 	wipeTokenAndURL(task.Node)
 	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-		return fmt.Errorf("reboot to instance: %w", err)
+		return asUpstream(err, "reboot to instance")
 	}
 	task.Node.PowerState = "power on"
 	return nil

@@ -172,7 +172,7 @@ func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ ma
 		}
 		wipeOnPowerAction(n)
 		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-			return "", fmt.Errorf("reboot: %w", err)
+			return "", asUpstream(err, "reboot")
 		}
 		n.PowerState = "power on"
 		return "", nil
@@ -199,10 +199,10 @@ func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ ma
 
 func (d *CustomAgent) switchToTenantNetwork(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
 	if err := task.Driver.Network.RemoveProvisioningNetwork(ctx, task); err != nil {
-		return "", fmt.Errorf("remove provisioning network: %w", err)
+		return "", asUpstream(err, "remove provisioning network")
 	}
 	if err := task.Driver.Network.ConfigureTenantNetworks(ctx, task); err != nil {
-		return "", fmt.Errorf("configure tenant networks: %w", err)
+		return "", asUpstream(err, "configure tenant networks")
 	}
 	return "", nil
 }
@@ -216,11 +216,11 @@ func (d *CustomAgent) bootInstance(ctx context.Context, task *driver.Task, _ map
 	case n.DisablePowerOff:
 		wipeOnPowerAction(n)
 		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-			return "", fmt.Errorf("reboot into the instance: %w", err)
+			return "", asUpstream(err, "reboot into the instance")
 		}
 	case canPowerOn(ctx, task):
 		if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
-			return "", fmt.Errorf("power on instance: %w", err)
+			return "", asUpstream(err, "power on instance")
 		}
 	default:
 		task.Logger().DebugContext(ctx, "not trying to power on a node that does not support powering on, assuming already running", "node", n.UUID)
@@ -237,31 +237,22 @@ func canPowerOn(ctx context.Context, task *driver.Task) bool {
 	return err != nil || slices.Contains(supported, "power on")
 }
 
-// TearDown powers the node off and answers "deleted".
+// TearDown is the agent deploys' common tear down.
 func (d *CustomAgent) TearDown(ctx context.Context, task *driver.Task) (string, error) {
-	if err := powerOff(ctx, task); err != nil {
-		return "", err
-	}
-	return "deleted", nil
+	return d.tearDown(ctx, task)
 }
 
 // Prepare attaches the provisioning network.
 func (d *CustomAgent) Prepare(ctx context.Context, task *driver.Task) error {
 	if err := task.Driver.Network.AddProvisioningNetwork(ctx, task); err != nil {
-		return fmt.Errorf("add provisioning network: %w", err)
+		return asUpstream(err, "add provisioning network")
 	}
 	return nil
 }
 
-// CleanUp removes the ramdisk and instance boot files.
+// CleanUp is the agent deploys' common clean up.
 func (d *CustomAgent) CleanUp(ctx context.Context, task *driver.Task) error {
-	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
-		return fmt.Errorf("clean up ramdisk: %w", err)
-	}
-	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
-		return fmt.Errorf("clean up instance: %w", err)
-	}
-	return nil
+	return d.cleanUp(ctx, task)
 }
 
 // TakeOver has nothing to do: an active node boots from its disk.

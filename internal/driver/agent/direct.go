@@ -231,9 +231,18 @@ func (b *base) bootMode(n *model.Node) string {
 
 // prepareInstanceBoot installs the bootloader through the agent when the
 // image needs one (a partition image, or a UEFI whole disk image with an
-// EFI partition), then prepares the instance boot.
+// EFI partition), then prepares the instance boot. The image written, the
+// conductor's published copy of it is no longer needed and goes, as
+// upstream removes it at this step. A node booting from a volume has no
+// image written and only gets its instance boot.
 func (d *Direct) prepareInstanceBoot(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
 	n := task.Node
+	if !task.Driver.Storage.ShouldWriteImage(ctx, task) {
+		if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
+			return "", fmt.Errorf("Failed to prepare instance for booting: %w", err)
+		}
+		return "", nil
+	}
 	mode := d.bootMode(n)
 	setDII(n, "deploy_boot_mode", mode)
 	res, err := d.client().GetPartitionUUIDs(ctx, n)
@@ -258,7 +267,8 @@ func (d *Direct) prepareInstanceBoot(ctx context.Context, task *driver.Task, _ m
 		}
 	}
 	if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
-		return "", fmt.Errorf("prepare instance boot: %w", err)
+		return "", fmt.Errorf("Failed to prepare instance for booting: %w", err)
 	}
+	d.destroyHTTPInstanceImages(ctx, task)
 	return "", nil
 }

@@ -109,18 +109,18 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 	}
 	if nw, ok := task.Driver.Network.(driver.InspectionNetworker); ok {
 		if err := nw.AddInspectionNetwork(ctx, task); err != nil {
-			return fail(fmt.Errorf("add inspection network: %w", err))
+			return fail(asUpstream(err, "add inspection network"))
 		}
 	}
 	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, params); err != nil {
-		return fail(fmt.Errorf("prepare ramdisk: %w", err))
+		return fail(asUpstream(err, "prepare ramdisk"))
 	}
 	if n.DisablePowerOff {
 		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-			return fail(fmt.Errorf("reboot: %w", err))
+			return fail(asUpstream(err, "reboot"))
 		}
 	} else if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
-		return fail(fmt.Errorf("power on: %w", err))
+		return fail(asUpstream(err, "power on"))
 	}
 	n.PowerState = "power on"
 	return "inspect wait", nil

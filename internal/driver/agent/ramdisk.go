@@ -99,13 +99,13 @@ func (d *Ramdisk) Deploy(ctx context.Context, task *driver.Task) (string, error)
 		return "", err
 	}
 	if err := task.Driver.Network.ConfigureTenantNetworks(ctx, task); err != nil {
-		return "", fmt.Errorf("configure tenant networks: %w", err)
+		return "", asUpstream(err, "configure tenant networks")
 	}
 	if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
-		return "", fmt.Errorf("prepare instance boot: %w", err)
+		return "", asUpstream(err, "prepare instance boot")
 	}
 	if err := task.Driver.Power.SetPowerState(ctx, task, states.PowerOn, 0); err != nil {
-		return "", fmt.Errorf("power on instance: %w", err)
+		return "", asUpstream(err, "power on instance")
 	}
 	n.PowerState = states.PowerOn
 	task.Logger().InfoContext(ctx, "deployment setup done", "node", n.UUID)
@@ -125,41 +125,26 @@ func (d *Ramdisk) Prepare(ctx context.Context, task *driver.Task) error {
 			return err
 		}
 		if err := task.Driver.Storage.AttachVolumes(ctx, task); err != nil {
-			return fmt.Errorf("attach volumes: %w", err)
+			return asUpstream(err, "attach volumes")
 		}
 	}
 	if n.ProvisionState == states.Active || n.ProvisionState == states.Unrescuing {
 		if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
-			return fmt.Errorf("prepare instance boot: %w", err)
+			return asUpstream(err, "prepare instance boot")
 		}
 	}
 	return nil
 }
 
-// TearDown is upstream AgentBaseMixin.tear_down: power off, detach the
-// volumes, leave the tenant networks.
+// TearDown is the agent deploys' common tear down, which upstream's
+// ramdisk deploy inherits.
 func (d *Ramdisk) TearDown(ctx context.Context, task *driver.Task) (string, error) {
-	if err := powerOff(ctx, task); err != nil {
-		return "", err
-	}
-	if err := task.Driver.Storage.DetachVolumes(ctx, task); err != nil {
-		return "", fmt.Errorf("detach volumes: %w", err)
-	}
-	if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
-		return "", fmt.Errorf("unconfigure tenant networks: %w", err)
-	}
-	return "deleted", nil
+	return d.tearDown(ctx, task)
 }
 
-// CleanUp removes the ramdisk and instance boot files.
+// CleanUp is the agent deploys' common clean up.
 func (d *Ramdisk) CleanUp(ctx context.Context, task *driver.Task) error {
-	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
-		return fmt.Errorf("clean up ramdisk: %w", err)
-	}
-	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
-		return fmt.Errorf("clean up instance: %w", err)
-	}
-	return nil
+	return d.cleanUp(ctx, task)
 }
 
 // TakeOver has nothing to do: Prepare restored the instance boot.

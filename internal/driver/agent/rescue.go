@@ -82,21 +82,21 @@ func (r *Rescue) Rescue(ctx context.Context, task *driver.Task) (string, error) 
 		return "", err
 	}
 	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
-		return "", fmt.Errorf("clean up instance boot: %w", err)
+		return "", asUpstream(err, "clean up instance boot")
 	}
 	if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
-		return "", fmt.Errorf("unconfigure tenant networks: %w", err)
+		return "", asUpstream(err, "unconfigure tenant networks")
 	}
 	if nw, ok := task.Driver.Network.(driver.RescuingNetworker); ok {
 		if err := nw.AddRescuingNetwork(ctx, task); err != nil {
-			return "", fmt.Errorf("add rescuing network: %w", err)
+			return "", asUpstream(err, "add rescuing network")
 		}
 	}
 	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, map[string]any{}); err != nil {
-		return "", fmt.Errorf("prepare rescue ramdisk: %w", err)
+		return "", asUpstream(err, "prepare rescue ramdisk")
 	}
 	if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
-		return "", fmt.Errorf("power on: %w", err)
+		return "", asUpstream(err, "power on")
 	}
 	n.PowerState = "power on"
 	return "rescue wait", nil
@@ -112,13 +112,13 @@ func (r *Rescue) Unrescue(ctx context.Context, task *driver.Task) (string, error
 		return "", err
 	}
 	if err := task.Driver.Network.ConfigureTenantNetworks(ctx, task); err != nil {
-		return "", fmt.Errorf("configure tenant networks: %w", err)
+		return "", asUpstream(err, "configure tenant networks")
 	}
 	if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
-		return "", fmt.Errorf("prepare instance boot: %w", err)
+		return "", asUpstream(err, "prepare instance boot")
 	}
 	if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
-		return "", fmt.Errorf("power on: %w", err)
+		return "", asUpstream(err, "power on")
 	}
 	task.Node.PowerState = "power on"
 	return "active", nil
@@ -130,11 +130,11 @@ func (r *Rescue) CleanUp(ctx context.Context, task *driver.Task) error {
 	delete(task.Node.InstanceInfo, "rescue_password")
 	delete(task.Node.InstanceInfo, "hashed_rescue_password")
 	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
-		return fmt.Errorf("clean up rescue ramdisk: %w", err)
+		return asUpstream(err, "clean up rescue ramdisk")
 	}
 	if nw, ok := task.Driver.Network.(driver.RescuingNetworker); ok {
 		if err := nw.RemoveRescuingNetwork(ctx, task); err != nil {
-			return fmt.Errorf("remove rescuing network: %w", err)
+			return asUpstream(err, "remove rescuing network")
 		}
 	}
 	return nil
