@@ -31,8 +31,8 @@ func (s *scenario) available(m *vbm.Machine, name string) string {
 // its kernel parameters; the conductor caches the image and the agent
 // downloads it from the conductor (image_download_source = local),
 // verifying the checksum it is given. The node ends active booting from
-// disk persistently, the media ejected and the ISO unpublished; tear down
-// cleans it back to available and removes the published image.
+// disk persistently, the media ejected, the ISO and the image
+// unpublished; tear down cleans it back to available.
 func TestScenario2NovaDeploy(t *testing.T) {
 	s := newScenario(t, "[agent]\nimage_download_source = local\n")
 	m := s.lab.Machine("node-2", "52:54:00:00:02:01")
@@ -119,8 +119,11 @@ func TestScenario2NovaDeploy(t *testing.T) {
 	if inserted, image := virtualCD(t, m); inserted || image != "" {
 		t.Errorf("virtual media when active: inserted %v image %q", inserted, image)
 	}
-	if got := httpStatus(t, iso); got != http.StatusNotFound {
-		t.Errorf("GET %s when active: %d, want 404", iso, got)
+	// Both published files go once the deployment no longer needs them.
+	for _, u := range []string{iso, imageURL} {
+		if got := httpStatus(t, u); got != http.StatusNotFound {
+			t.Errorf("GET %s when active: %d, want 404", u, got)
+		}
 	}
 	shown := s.must(http.StatusOK, "GET", "/v1/nodes/"+id+"?fields=instance_info,driver_internal_info", nil)
 	if ii := shown["instance_info"].(map[string]any); ii["configdrive"] != nil && ii["configdrive"] != "******" {
@@ -134,9 +137,6 @@ func TestScenario2NovaDeploy(t *testing.T) {
 	n = s.must(http.StatusOK, "GET", "/v1/nodes/"+id, nil)
 	if n["instance_uuid"] != nil || n["power_state"] != "power off" {
 		t.Errorf("after tear down: instance_uuid %v power %v", n["instance_uuid"], n["power_state"])
-	}
-	if got := httpStatus(t, imageURL); got != http.StatusNotFound {
-		t.Errorf("GET %s after tear down: %d, want 404", imageURL, got)
 	}
 }
 
