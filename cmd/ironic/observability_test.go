@@ -26,7 +26,8 @@ func TestMetricsAndLogsOfAFlow(t *testing.T) {
 	const secret = "bmc-s3cr3t-pw"
 	dir := t.TempDir()
 	port := freePort(t)
-	conf := writeConf(t, dir, fmt.Sprintf("[DEFAULT]\nuse_json = true\ndebug = true\n[api]\nport = %d\n", port))
+	conf := writeConf(t, dir, fmt.Sprintf("[DEFAULT]\nuse_json = true\ndebug = true\n[api]\nport = %d\n"+
+		"[conductor]\ncheck_provision_state_interval = 1\n", port))
 	p := startIronic(t, dir, "ironic", "--config-file", conf)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	waitHealthy(t, p, base+"/healthcheck")
@@ -87,6 +88,32 @@ func TestMetricsAndLogsOfAFlow(t *testing.T) {
 	}
 	if len(fams["ironic_conductor_lock_wait_seconds"].GetMetric()) == 0 {
 		t.Error("no lock wait series")
+	}
+	// The timeout checks run every second on an idle conductor: each pass
+	// starts less than an interval after it was due.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		fams := scrapeMetrics(t, base+"/metrics")
+		var lag *dto.Histogram
+		var interval float64
+		for _, m := range fams["ironic_conductor_periodic_lag_seconds"].GetMetric() {
+			if labels(m)["task"] == "_check_deploy_timeouts" {
+				lag = m.GetHistogram()
+			}
+		}
+		for _, m := range fams["ironic_conductor_periodic_interval_seconds"].GetMetric() {
+			if labels(m)["task"] == "_check_deploy_timeouts" {
+				interval = m.GetGauge().GetValue()
+			}
+		}
+		if lag.GetSampleCount() > 0 {
+			if interval != 1 || lag.GetSampleSum() < 0 || lag.GetSampleSum() >= float64(lag.GetSampleCount()) {
+				t.Errorf("_check_deploy_timeouts: %d passes, lag %v s in all, interval %v s", lag.GetSampleCount(), lag.GetSampleSum(), interval)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pass of _check_deploy_timeouts timed: %v", fams["ironic_conductor_periodic_lag_seconds"])
+		}
 	}
 
 	terminate(t, p)

@@ -112,7 +112,10 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 		return nil, err
 	}
 	opts := conductor.Options{Store: s.store, Drivers: drivers, Config: cfg, Logger: log, Pool: pool,
-		ObservePeriodic: periodics.Observe, ObserveLock: hardware.ObserveLock}
+		ObservePeriodic: func(r conductor.PeriodicRun) {
+			periodics.Observe(r.Name, r.Interval, r.Due, r.Started, r.Duration)
+		},
+		ObserveLock: hardware.ObserveLock}
 	if m == modeConductor {
 		// Several conductors share the nodes: periodic tasks only touch
 		// the ones the ring gives this host.

@@ -17,6 +17,18 @@ import (
 // node_periodic do. Each task is exported so that tests and operators'
 // tools can run one pass on demand.
 
+// PeriodicRun is one pass of a periodic task, as Options.ObservePeriodic
+// hears of it.
+type PeriodicRun struct {
+	Name     string
+	Interval time.Duration
+	// Due is when the pass was scheduled, Started when it began: later
+	// when the previous pass overran the interval or the conductor was
+	// starved.
+	Due, Started time.Time
+	Duration     time.Duration
+}
+
 // periodic is one periodic task with its interval option.
 type periodic struct {
 	name     string
@@ -61,15 +73,18 @@ func (c *Conductor) startPeriodics(ctx context.Context) {
 			tick := time.NewTicker(p.interval)
 			defer tick.Stop()
 			for {
+				// A tick is the time it was due; a pass that overran
+				// leaves one tick waiting, received late.
+				var due time.Time
 				select {
 				case <-ctx.Done():
 					return
-				case <-tick.C:
+				case due = <-tick.C:
 				}
 				start := time.Now()
 				p.run(ctx)
 				if c.observe != nil {
-					c.observe(p.name, time.Since(start))
+					c.observe(PeriodicRun{Name: p.name, Interval: p.interval, Due: due, Started: start, Duration: time.Since(start)})
 				}
 			}
 		}(p)

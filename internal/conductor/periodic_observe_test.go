@@ -16,18 +16,21 @@ func TestObservePeriodicHearsEachPass(t *testing.T) {
 		e := newEnv(t, db, withoutStart(), withConf("conductor", "check_provision_state_interval", "1"))
 		var mu sync.Mutex
 		seen := map[string]int{}
+		var first conductor.PeriodicRun
 		done := make(chan struct{})
+		started := time.Now()
 		c, err := conductor.New(conductor.Options{
 			Store: e.st, Drivers: e.drivers, Config: e.cfg, Host: testHost, Clock: e.clock,
 			Logger: slog.New(slog.DiscardHandler),
-			ObservePeriodic: func(name string, d time.Duration) {
+			ObservePeriodic: func(r conductor.PeriodicRun) {
 				mu.Lock()
 				defer mu.Unlock()
-				if d < 0 {
-					t.Errorf("%s took %v", name, d)
+				if r.Duration < 0 {
+					t.Errorf("%s took %v", r.Name, r.Duration)
 				}
-				seen[name]++
-				if seen[name] == 1 && name == "_check_deploy_timeouts" {
+				seen[r.Name]++
+				if seen[r.Name] == 1 && r.Name == "_check_deploy_timeouts" {
+					first = r
 					close(done)
 				}
 			},
@@ -46,6 +49,14 @@ func TestObservePeriodicHearsEachPass(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		// The first pass is due one interval after the start and starts
+		// then, give or take scheduling.
+		if first.Interval != time.Second {
+			t.Errorf("interval %v, want [conductor]/check_provision_state_interval (1 s)", first.Interval)
+		}
+		if first.Due.Before(started.Add(time.Second)) || first.Started.Before(first.Due) || first.Started.Sub(first.Due) >= first.Interval {
+			t.Errorf("first pass due %v started %v, want due a second after %v and started then", first.Due, first.Started, started)
+		}
 		// Only the tasks whose interval is on ran.
 		if seen["_sync_power_states"] != 0 || seen["manage_node_history"] != 0 {
 			t.Errorf("disabled tasks observed: %v", seen)

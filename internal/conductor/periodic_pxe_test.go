@@ -99,7 +99,7 @@ func (m bmcManagement) GetSensorsData(context.Context, *driver.Task) (map[string
 // pxe family of boot interfaces, configured from pxe, with the recording
 // BMC as "bmc" power and management. The conductor's own periodic loops
 // are off unless conf turns one on; observe hears every pass.
-func newPXERetryEnv(t *testing.T, db *sqldb.DB, pxeConf, conductorConf map[string]string, observe func(string, time.Duration)) (*env, *bmcLog) {
+func newPXERetryEnv(t *testing.T, db *sqldb.DB, pxeConf, conductorConf map[string]string, observe func(conductor.PeriodicRun)) (*env, *bmcLog) {
 	t.Helper()
 	overrides := map[string]map[string]string{
 		"conductor": {
@@ -260,10 +260,10 @@ func TestPXEBootRetryOffByDefault(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
 		var mu sync.Mutex
 		seen := map[string]int{}
-		e, bmc := newPXERetryEnv(t, db, nil, map[string]string{"check_provision_state_interval": "1"}, func(name string, _ time.Duration) {
+		e, bmc := newPXERetryEnv(t, db, nil, map[string]string{"check_provision_state_interval": "1"}, func(run conductor.PeriodicRun) {
 			mu.Lock()
 			defer mu.Unlock()
-			seen[name]++
+			seen[run.Name]++
 		})
 		ctx := context.Background()
 		n := e.waitingNode(states.DeployWait, "pxe")
@@ -300,10 +300,10 @@ func TestPXEBootRetryPeriodicLoop(t *testing.T) {
 		var mu sync.Mutex
 		seen := map[string]int{}
 		e, bmc := newPXERetryEnv(t, db, map[string]string{"boot_retry_timeout": "60", "boot_retry_check_interval": "1"}, nil,
-			func(name string, _ time.Duration) {
+			func(run conductor.PeriodicRun) {
 				mu.Lock()
 				defer mu.Unlock()
-				seen[name]++
+				seen[run.Name]++
 			})
 		n := e.waitingNode(states.DeployWait, "ipxe")
 		e.clock.Advance(2 * time.Minute)

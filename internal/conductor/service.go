@@ -52,9 +52,9 @@ type Options struct {
 	// ring; periodic tasks only touch nodes it accepts. All nodes when nil
 	// (a single conductor).
 	Owns func(n *model.Node) bool
-	// ObservePeriodic, when set, is told of every pass of a periodic task
-	// and how long it took (metrics).
-	ObservePeriodic func(name string, d time.Duration)
+	// ObservePeriodic, when set, is told of every pass of a periodic task:
+	// when it was due, when it started and how long it took (metrics).
+	ObservePeriodic func(PeriodicRun)
 	// ObserveLock, when set, hears of every exclusive node lock taken.
 	ObserveLock task.LockObserver
 }
@@ -71,7 +71,7 @@ type Conductor struct {
 	pool    *workers.Pool
 	tasks   *task.Manager
 	owns    func(n *model.Node) bool
-	observe func(name string, d time.Duration)
+	observe func(PeriodicRun)
 
 	// cleanOverrides and verifyOverrides are the step priority overrides.
 	cleanOverrides  map[string]int

@@ -29,10 +29,12 @@ func TestPeriodicSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := time.Now()
-	p.Observe("_sync_power_states", 2*time.Second)
-	p.Observe("_sync_power_states", 4*time.Second)
-	p.Observe("_check_deploy_timeouts", 30*time.Millisecond)
+	due := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	// On time, then 3 s late after an overrun; a start a little before
+	// the tick (clock steps) counts as no lag.
+	p.Observe("_sync_power_states", time.Minute, due, due, 2*time.Second)
+	p.Observe("_sync_power_states", time.Minute, due.Add(time.Minute), due.Add(time.Minute+3*time.Second), 4*time.Second)
+	p.Observe("_check_deploy_timeouts", time.Second, due, due.Add(-time.Millisecond), 30*time.Millisecond)
 	fams := scrape(t, serve(t, reg, http.NotFoundHandler()))
 
 	sync := map[string]string{"task": "_sync_power_states", "conductor": "cond-1"}
@@ -43,13 +45,23 @@ func TestPeriodicSeries(t *testing.T) {
 	if h.GetSampleCount() != 2 || h.GetSampleSum() != 6 {
 		t.Errorf("sync duration count %d sum %v, want 2 and 6", h.GetSampleCount(), h.GetSampleSum())
 	}
+	lag := find(fams, "ironic_conductor_periodic_lag_seconds", sync).GetHistogram()
+	if lag.GetSampleCount() != 2 || lag.GetSampleSum() != 3 {
+		t.Errorf("sync lag count %d sum %v, want 2 and 3", lag.GetSampleCount(), lag.GetSampleSum())
+	}
+	if v := find(fams, "ironic_conductor_periodic_interval_seconds", sync).GetGauge().GetValue(); v != 60 {
+		t.Errorf("sync interval %v, want 60", v)
+	}
 	deploy := map[string]string{"task": "_check_deploy_timeouts"}
 	if m := find(fams, "ironic_conductor_periodic_runs_total", deploy); m.GetCounter().GetValue() != 1 {
 		t.Errorf("deploy timeout runs = %v, want 1", m)
 	}
-	last := find(fams, "ironic_conductor_periodic_last_run_timestamp_seconds", sync).GetGauge().GetValue()
-	if last < float64(before.Unix()) || last > float64(time.Now().Unix()+1) {
-		t.Errorf("last run %v not between %v and now", last, before.Unix())
+	if l := find(fams, "ironic_conductor_periodic_lag_seconds", deploy).GetHistogram(); l.GetSampleCount() != 1 || l.GetSampleSum() != 0 {
+		t.Errorf("deploy timeout lag count %d sum %v, want 1 and 0", l.GetSampleCount(), l.GetSampleSum())
+	}
+	wantLast := float64(due.Add(time.Minute + 7*time.Second).Unix())
+	if last := find(fams, "ironic_conductor_periodic_last_run_timestamp_seconds", sync).GetGauge().GetValue(); last != wantLast {
+		t.Errorf("last run ended at %v, want %v", last, wantLast)
 	}
 }
 
