@@ -3,11 +3,11 @@ package conductor_test
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/fake"
@@ -247,8 +247,7 @@ func TestOutOfBandInspectHonoursInspectionHooks(t *testing.T) {
 // upstream's fail loading it, before the BMC is asked anything.
 func TestOutOfBandInspectInvalidHooks(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
-		bmc := redfishbmc.New(t).System("sys-1", oobSystem()...).WithBasicAuth(oobUser, oobPassword)
-		ctx := context.Background()
+		e := newOOBEnv(t, db, &settingsBIOS{})
 		for _, tc := range []struct{ hooks, msg string }{
 			{"validate-interfaces,ports,no-such-hook,architecture", "Driver, hardware type or interface redfish could not be loaded. " +
 				"Reason: The following hook(s) are missing or failed to load: no-such-hook."},
@@ -256,16 +255,14 @@ func TestOutOfBandInspectInvalidHooks(t *testing.T) {
 				"inspect hardware. Reason: Some hooks failed to load due to dependency problems: Hook ports requires these " +
 				"missing hooks to be enabled before it: validate-interfaces."},
 		} {
-			e := newOOBEnvWith(t, db, &settingsBIOS{}, map[string]string{"inspection_hooks": tc.hooks})
-			n := e.node(states.Manageable, redfishNode(bmc, "no-bios"))
-			before := bmc.Count(http.MethodGet, "/redfish/v1/Systems/sys-1/Processors")
-			if err := e.api.InspectHardware(ctx, "", n.UUID); err != nil {
+			cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{"redfish": {"inspection_hooks": tc.hooks}}})
+			if err != nil {
 				t.Fatal(err)
 			}
-			got := e.waitState(n, states.InspectFail)
-			e.expect(got, states.InspectFail, states.Manageable, tc.msg)
-			if bmc.Count(http.MethodGet, "/redfish/v1/Systems/sys-1/Processors") != before {
-				t.Errorf("%s: the BMC was read", tc.hooks)
+			_, err = conductor.New(conductor.Options{Store: e.st, Drivers: e.drivers, Config: cfg, Host: "bad-hooks",
+				Logger: slog.New(slog.DiscardHandler)})
+			if class(err) != "DriverLoadError" || err.Error() != tc.msg {
+				t.Errorf("%s: conductor start-up: %v", tc.hooks, err)
 			}
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -138,6 +139,14 @@ func New(o Options) (*Conductor, error) {
 	}
 	if c.verifyOverrides, err = priorityOverrides(o.Config, "verify_step_priority_override"); err != nil {
 		return nil, err
+	}
+	// Upstream loads the redfish inspect interface's hooks with the
+	// interface, so a bad [redfish]/inspection_hooks stops the conductor
+	// at start-up rather than failing each inspection.
+	if slices.Contains(o.Drivers.Enabled(driver.KindInspect), "redfish") {
+		if _, err := c.redfishInspectionHooks("redfish"); err != nil {
+			return nil, err
+		}
 	}
 	hist := o.History
 	if hist == nil {
