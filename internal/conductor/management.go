@@ -63,7 +63,7 @@ func (c *Conductor) InjectNMI(ctx context.Context, _ string, nodeID string) erro
 	return c.withManagement(ctx, nodeID, "inject nmi", false, func(t *task.Task, dt *driver.Task) error {
 		inj, ok := t.Driver.Management.(driver.NMIInjector)
 		if !ok {
-			return driver.Unsupported(dt, driver.KindManagement)
+			return unsupportedCall(dt, "inject_nmi")
 		}
 		return inj.InjectNMI(ctx, dt)
 	})
@@ -83,7 +83,7 @@ func (c *Conductor) ChangeNodeBootMode(ctx context.Context, _ string, nodeID, ne
 			}
 			err = bm.SetBootMode(ctx, dt, newState)
 		} else {
-			err = driver.Unsupported(dt, driver.KindManagement)
+			err = unsupportedCall(dt, "set_boot_mode")
 		}
 		if err != nil {
 			msg := fmt.Sprintf("Failed to change boot mode to '%s: %s", newState, err)
@@ -109,7 +109,7 @@ func (c *Conductor) ChangeNodeSecureBoot(ctx context.Context, _ string, nodeID s
 			}
 			err = sb.SetSecureBootState(ctx, dt, newState)
 		} else {
-			err = driver.Unsupported(dt, driver.KindManagement)
+			err = unsupportedCall(dt, "set_secure_boot_state")
 		}
 		if err != nil {
 			msg := fmt.Sprintf("Failed to change secure_boot state to '%s': %s", pyRepr(newState), err)
@@ -147,7 +147,7 @@ func (c *Conductor) SetIndicatorState(ctx context.Context, _ string, nodeID, com
 	return c.withManagement(ctx, nodeID, "setting indicator state", false, func(t *task.Task, dt *driver.Task) error {
 		s, ok := t.Driver.Management.(driver.IndicatorSetter)
 		if !ok {
-			return driver.Unsupported(dt, driver.KindManagement)
+			return unsupportedCall(dt, "set_indicator_state")
 		}
 		return s.SetIndicatorState(ctx, dt, component, indicator, state)
 	})
@@ -159,7 +159,7 @@ func (c *Conductor) GetIndicatorState(ctx context.Context, _ string, nodeID, com
 	err := c.withManagement(ctx, nodeID, "getting indicator state", true, func(t *task.Task, dt *driver.Task) error {
 		g, ok := t.Driver.Management.(driver.IndicatorGetter)
 		if !ok {
-			return driver.Unsupported(dt, driver.KindManagement)
+			return unsupportedCall(dt, "get_indicator_state")
 		}
 		var err error
 		out, err = g.GetIndicatorState(ctx, dt, component, indicator)
@@ -174,7 +174,7 @@ func (c *Conductor) GetSupportedIndicators(ctx context.Context, _ string, nodeID
 	err := c.withManagement(ctx, nodeID, "getting supported indicators", true, func(t *task.Task, dt *driver.Task) error {
 		l, ok := t.Driver.Management.(driver.IndicatorLister)
 		if !ok {
-			return driver.Unsupported(dt, driver.KindManagement)
+			return unsupportedCall(dt, "get_supported_indicators")
 		}
 		got, err := l.GetSupportedIndicators(ctx, dt, component)
 		if err != nil {

@@ -140,19 +140,21 @@ func TestManagementCalls(t *testing.T) {
 		}
 		// Fake management has no boot mode, secure boot or NMI support:
 		// the worker records the failure, the NMI call refuses.
-		unsupported := "Driver fake-hardware does not support management (disabled or not implemented)."
+		unsupported := func(call string) string {
+			return "Driver fake-hardware does not support " + call + " (disabled or not implemented)."
+		}
 		got := e.waitUnlocked(n)
-		if got.BootMode != nil || deref(got.LastError) != "Failed to change boot mode to 'uefi: "+unsupported {
+		if got.BootMode != nil || deref(got.LastError) != "Failed to change boot mode to 'uefi: "+unsupported("set_boot_mode") {
 			t.Fatalf("boot mode %v last_error %q", got.BootMode, deref(got.LastError))
 		}
 		if err := e.api.ChangeNodeSecureBoot(ctx, "", n.UUID, true); err != nil {
 			t.Fatal(err)
 		}
 		got = e.waitUnlocked(n)
-		if got.SecureBoot != nil || deref(got.LastError) != "Failed to change secure_boot state to 'True': "+unsupported {
+		if got.SecureBoot != nil || deref(got.LastError) != "Failed to change secure_boot state to 'True': "+unsupported("set_secure_boot_state") {
 			t.Fatalf("secure boot %v last_error %q", got.SecureBoot, deref(got.LastError))
 		}
-		if err := e.api.InjectNMI(ctx, "", n.UUID); class(err) != "UnsupportedDriverExtension" {
+		if err := e.api.InjectNMI(ctx, "", n.UUID); class(err) != "UnsupportedDriverExtension" || err.Error() != unsupported("inject_nmi") {
 			t.Fatalf("inject NMI: %v", err)
 		}
 		if err := e.api.SetConsoleMode(ctx, "", n.UUID, true); err != nil {
