@@ -67,8 +67,9 @@ func (m mode) overrides() map[string]map[string]string {
 			"deploy":      {"http_root": "ironic-data/httpboot", "http_url": "http://127.0.0.1:6386"},
 			"healthcheck": {"enabled": "true"},
 			// State a laptop user can write without root, next to the
-			// database, instead of upstream's /var/lib/ironic and /tftpboot.
-			"agent": {"certificates_path": "ironic-data/certificates"},
+			// database, instead of upstream's /var/lib/ironic, /var/log/ironic and
+			// /tftpboot.
+			"agent": {"certificates_path": "ironic-data/certificates", "deploy_logs_local_path": "ironic-data/deploy-logs"},
 			"pxe": {
 				"images_path": "ironic-data/images", "instance_master_path": "ironic-data/master_images",
 				"tftp_root": "ironic-data/tftpboot", "tftp_master_path": "ironic-data/tftpboot/master_images",
