@@ -506,6 +506,21 @@ func (b *base) cleanUp(ctx context.Context, task *driver.Task) error {
 	return nil
 }
 
+// ensurePoweredOff is upstream's node_power_action to power off: a node
+// already off is left alone, but its agent is forgotten all the same.
+func ensurePoweredOff(ctx context.Context, task *driver.Task) error {
+	current, err := task.Driver.Power.GetPowerState(ctx, task)
+	if err != nil {
+		return asUpstream(err, "get power state")
+	}
+	if current != "power off" {
+		return powerOff(ctx, task)
+	}
+	task.Node.PowerState = "power off"
+	wipeOnPowerAction(task.Node)
+	return nil
+}
+
 // powerOff turns the node off out of band; the agent is gone with it.
 func powerOff(ctx context.Context, task *driver.Task) error {
 	if err := task.Driver.Power.SetPowerState(ctx, task, "power off", 0); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/states"
 )
 
 // CustomAgent is upstream CustomAgentDeploy ("custom-agent"): it boots the
@@ -242,10 +243,40 @@ func (d *CustomAgent) TearDown(ctx context.Context, task *driver.Task) (string, 
 	return d.tearDown(ctx, task)
 }
 
-// Prepare attaches the provisioning network.
+// Prepare is upstream CustomAgentDeploy.prepare. A deployment validates
+// the network, powers the node off (unless fast track reuses its running
+// agent or it cannot be powered off), moves it from the tenant networks
+// (a rebuild's) to the provisioning network when an image is to be
+// written, and attaches its volumes; the ramdisk is prepared when the
+// deploy step boots it. An active node taken over by this conductor, or
+// one leaving rescue or being adopted, gets its instance boot back.
 func (d *CustomAgent) Prepare(ctx context.Context, task *driver.Task) error {
-	if err := task.Driver.Network.AddProvisioningNetwork(ctx, task); err != nil {
-		return asUpstream(err, "add provisioning network")
+	n := task.Node
+	switch n.ProvisionState {
+	case states.Deploying:
+		if err := task.Driver.Network.Validate(ctx, task); err != nil {
+			return err
+		}
+		if !d.opts.FastTrack.Active(ctx, task) && !n.DisablePowerOff {
+			if err := ensurePoweredOff(ctx, task); err != nil {
+				return err
+			}
+		}
+		if task.Driver.Storage.ShouldWriteImage(ctx, task) {
+			if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
+				return asUpstream(err, "unconfigure tenant networks")
+			}
+			if err := task.Driver.Network.AddProvisioningNetwork(ctx, task); err != nil {
+				return asUpstream(err, "add provisioning network")
+			}
+		}
+		if err := task.Driver.Storage.AttachVolumes(ctx, task); err != nil {
+			return asUpstream(err, "attach volumes")
+		}
+	case states.Active, states.Unrescuing, states.Adopting:
+		if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
+			return asUpstream(err, "prepare instance boot")
+		}
 	}
 	return nil
 }

@@ -139,17 +139,20 @@ func newImageEnv(t *testing.T, glance *image.GlanceService) *imageEnv {
 func (e *imageEnv) task(uuid string, ii map[string]any) *driver.Task {
 	n := &model.Node{
 		UUID: uuid, ProvisionState: states.Deploying, InstanceInfo: ii,
-		DriverInternalInfo: map[string]any{"agent_url": e.agent.URL(), "agent_secret_token": "tok"},
+		DriverInternalInfo: map[string]any{},
 		Properties:         map[string]any{},
 		DriverInfo:         map[string]any{},
 	}
-	return &driver.Task{Node: n, Driver: &driver.Interfaces{Boot: &fake.Boot{}, Network: noop.Network{}, Storage: noop.Storage{}, Deploy: e.d}}
+	return &driver.Task{Node: n, Driver: &driver.Interfaces{Boot: &fake.Boot{}, Network: noop.Network{}, Storage: noop.Storage{}, Power: &fake.Power{}, Deploy: e.d}}
 }
 
 // write runs write_image and answers the image_info and configdrive the
-// agent received.
+// agent received. The ramdisk has booted and heartbeated since Prepare
+// powered the node off.
 func (e *imageEnv) write(t *testing.T, task *driver.Task) (map[string]any, any) {
 	t.Helper()
+	task.Node.DriverInternalInfo["agent_url"] = e.agent.URL()
+	task.Node.DriverInternalInfo["agent_secret_token"] = "tok"
 	if _, err := e.d.writeImage(context.Background(), task, nil); err != nil {
 		t.Fatalf("write_image: %v", err)
 	}

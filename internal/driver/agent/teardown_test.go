@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/neutron"
+	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
 	fakeneutron "github.com/openkeel/ironic/testing/neutron"
@@ -112,8 +113,19 @@ func (p *journalPower) GetSupportedPowerStates(context.Context, *driver.Task) ([
 	return []string{"power on", "power off", "rebooting"}, nil
 }
 
+// journalBoot records the instance boot's preparation.
+type journalBoot struct {
+	fake.Boot
+	j *journal
+}
+
+func (b *journalBoot) PrepareInstance(context.Context, *driver.Task) error {
+	b.j.add("prepare_instance")
+	return nil
+}
+
 func newTask(j *journal, nw driver.NetworkInterface, disablePowerOff bool) *driver.Task {
-	n := &model.Node{UUID: "1f0b5a8e-2d3c-4b5a-8c7d-6e5f4a3b2c1d", DisablePowerOff: disablePowerOff,
+	n := &model.Node{UUID: "1f0b5a8e-2d3c-4b5a-8c7d-6e5f4a3b2c1d", DisablePowerOff: disablePowerOff, ProvisionState: states.Deploying,
 		DriverInfo: map[string]any{}, InstanceInfo: map[string]any{},
 		DriverInternalInfo: map[string]any{"agent_url": "https://127.0.0.1:9999", "boot_from_volume": "vol"}}
 	return &driver.Task{Node: n, Driver: &driver.Interfaces{
@@ -152,6 +164,46 @@ func TestTearDownLeavesTenantNetworksAfterPowerOff(t *testing.T) {
 			if _, ok := task.Node.DriverInternalInfo["boot_from_volume"]; ok {
 				t.Errorf("%s: boot_from_volume kept: %v", name, task.Node.DriverInternalInfo)
 			}
+		}
+	}
+}
+
+// Prepare is upstream CustomAgentDeploy.prepare: a deployment (a rebuild
+// among them) powers the node off and moves it from its tenant networks
+// to the provisioning network; a node that cannot be powered off is left
+// on, and one already off gets no power action. An active node taken
+// over by this conductor only gets its instance boot back, on no network
+// of the deployment.
+func TestPrepareFlipsNetworksOnlyForDeployments(t *testing.T) {
+	ctx := context.Background()
+	client := agentclient.New(agentclient.DefaultOptions())
+	t.Cleanup(client.Close)
+	d := NewCustomAgent(Options{Client: client})
+	for _, c := range []struct {
+		state   string
+		disable bool
+		power   string
+		want    string
+	}{
+		{states.Deploying, false, "power on", "power off,unconfigure_tenant_networks,add_provisioning_network"},
+		// Already off: no power action, as upstream's node_power_action.
+		{states.Deploying, false, "power off", "unconfigure_tenant_networks,add_provisioning_network"},
+		{states.Deploying, true, "power on", "unconfigure_tenant_networks,add_provisioning_network"},
+		{states.Active, false, "power on", "prepare_instance"},
+	} {
+		j := &journal{}
+		task := newTask(j, &journalNetwork{j: j}, c.disable)
+		task.Node.ProvisionState = c.state
+		task.Driver.Power.(*journalPower).state = c.power
+		task.Driver.Boot = &journalBoot{j: j}
+		if err := d.Prepare(ctx, task); err != nil {
+			t.Fatalf("%s: %v", c.state, err)
+		}
+		if got := j.String(); got != c.want {
+			t.Errorf("%s (disable_power_off %v): calls %q, want %q", c.state, c.disable, got, c.want)
+		}
+		if _, still := task.Node.DriverInternalInfo["agent_url"]; still == (c.state == states.Deploying && !c.disable) {
+			t.Errorf("%s (disable_power_off %v): agent_url %v after prepare", c.state, c.disable, task.Node.DriverInternalInfo["agent_url"])
 		}
 	}
 }
