@@ -186,9 +186,11 @@ func (s *ironic) callAt(version, method, path string, body any) (int, map[string
 	}
 	req.Header.Set("X-OpenStack-Ironic-API-Version", version)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	// A bounded wait turns an API call that never answers into a failure
+	// naming the request, not a test binary killed by go test's timeout.
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
