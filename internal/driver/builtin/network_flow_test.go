@@ -274,10 +274,9 @@ func TestNeutronFailureInLastError(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := f.wait(n, states.CleanFail, nil)
-	// Upstream's last_error is prefix+reason exactly; the agent deploy
-	// interface adds words of its own in between (reported to its owner).
+	// Upstream's last_error is prefix+reason exactly.
 	prefix, reason := "Failed to prepare node "+n.UUID+" for cleaning: ", "Failed to create neutron ports for node's "+n.UUID+" ports "+port.UUID+"."
-	if got := deref(failed.LastError); !strings.HasPrefix(got, prefix) || !strings.HasSuffix(got, reason) {
+	if got := deref(failed.LastError); got != prefix+reason {
 		t.Errorf("clean failure last_error:\n got  %q\n want %q", got, prefix+reason)
 	}
 
@@ -294,7 +293,7 @@ func TestNeutronFailureInLastError(t *testing.T) {
 	}
 	failed = f.wait(n2, states.DeployFail, nil)
 	prefix, reason = "Failed to prepare to deploy: ", "Failed to create neutron ports for node's "+n2.UUID+" ports "+port2.UUID+"."
-	if got := deref(failed.LastError); !strings.HasPrefix(got, prefix) || !strings.HasSuffix(got, reason) {
+	if got := deref(failed.LastError); got != prefix+reason {
 		t.Errorf("deploy failure last_error:\n got  %q\n want %q", got, prefix+reason)
 	}
 }
