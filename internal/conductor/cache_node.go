@@ -30,6 +30,13 @@ func (c *Conductor) nodeCacheVendor(ctx context.Context, t *task.Task) {
 	case vendor == "":
 		return
 	}
+	// Power sync calls this under a shared lock; the exclusive one reloads
+	// the node, so the vendor goes into what it read.
+	if err := upgradeFor(ctx, t, "caching node vendor"); err != nil {
+		t.Log().WarnContext(ctx, "could not lock the node to cache its vendor", "error", err)
+		return
+	}
+	n = t.Node
 	if n.Properties == nil {
 		n.Properties = map[string]any{}
 	}
@@ -69,16 +76,29 @@ func (c *Conductor) nodeCacheBootMode(ctx context.Context, t *task.Task) {
 			return
 		}
 	}
-	n := t.Node
-	if sameValue(mode, n.BootMode) && sameBool(secure, n.SecureBoot) {
+	if sameValue(mode, t.Node.BootMode) && sameBool(secure, t.Node.SecureBoot) {
 		return
 	}
+	if err := upgradeFor(ctx, t, "caching boot_mode or secure_boot state"); err != nil {
+		t.Log().WarnContext(ctx, "could not lock the node to cache its boot mode", "error", err)
+		return
+	}
+	n := t.Node
 	n.BootMode, n.SecureBoot = mode, secure
 	if err := t.Save(ctx); err != nil {
 		t.Log().ErrorContext(ctx, "saving boot_mode and secure_boot", "error", err)
 		return
 	}
 	t.Log().InfoContext(ctx, "updated boot_mode and secure_boot", "boot_mode", derefStr(mode), "secure_boot", secure != nil && *secure)
+}
+
+// upgradeFor takes the exclusive lock for purpose when the task holds a
+// shared one, leaving an exclusive task's purpose as it was.
+func upgradeFor(ctx context.Context, t *task.Task, purpose string) error {
+	if !t.Shared() {
+		return nil
+	}
+	return t.UpgradeLock(ctx, task.UpgradeOptions{Purpose: purpose})
 }
 
 func sameBool(a, b *bool) bool {

@@ -96,6 +96,11 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count in
 		t.Log().WarnContext(ctx, "during sync_power_state, could not get power state", "attempt", count, "retries", maxRetries, "error", err)
 		return count, nil
 	}
+	// As upstream: a vendor, boot mode or secure boot state that manage
+	// could not read (or that changed since) is cached by the sync.
+	c.nodeCacheVendor(ctx, t)
+	c.nodeCacheBootMode(ctx, t)
+	n = t.Node
 	if n.PowerState == actual {
 		return 0, clearLastErrorShared(ctx, t, clearLastError)
 	}
