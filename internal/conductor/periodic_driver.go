@@ -33,23 +33,37 @@ type asyncPoller struct {
 	poller driver.AsyncStepPoller
 }
 
-// asyncPollers lists the enabled implementations that poll BMC jobs, once
-// each, in kind and enabled order; an implementation no enabled hardware
-// type accepts is left out.
+// enabledImplementation is an enabled interface implementation by name.
+type enabledImplementation struct {
+	name string
+	impl driver.Interface
+}
+
+// enabledImplementations lists the enabled implementations of kind, once
+// each, in enabled order; an implementation no enabled hardware type
+// accepts is left out.
+func (c *Conductor) enabledImplementations(kind driver.Kind) []enabledImplementation {
+	var out []enabledImplementation
+	hws := c.drivers.EnabledHardwareTypes()
+	for _, name := range c.drivers.Enabled(kind) {
+		for _, ht := range hws {
+			if impl, err := c.drivers.Interface(ht, kind, name); err == nil {
+				out = append(out, enabledImplementation{name: name, impl: impl})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// asyncPollers lists the enabled implementations that poll BMC jobs, in
+// kind and enabled order.
 func (c *Conductor) asyncPollers() []asyncPoller {
 	var out []asyncPoller
-	hws := c.drivers.EnabledHardwareTypes()
 	for _, kind := range driver.AllKinds {
-		for _, name := range c.drivers.Enabled(kind) {
-			for _, ht := range hws {
-				impl, err := c.drivers.Interface(ht, kind, name)
-				if err != nil {
-					continue
-				}
-				if p, ok := impl.(driver.AsyncStepPoller); ok {
-					out = append(out, asyncPoller{kind: kind, name: name, poller: p})
-				}
-				break
+		for _, e := range c.enabledImplementations(kind) {
+			if p, ok := e.impl.(driver.AsyncStepPoller); ok {
+				out = append(out, asyncPoller{kind: kind, name: e.name, poller: p})
 			}
 		}
 	}

@@ -24,23 +24,14 @@ type bootRetrier struct {
 }
 
 // bootRetriers lists the enabled boot interfaces with a retry configured,
-// in enabled order; an implementation no enabled hardware type accepts is
-// left out.
+// in enabled order.
 func (c *Conductor) bootRetriers() []bootRetrier {
 	var out []bootRetrier
-	hws := c.drivers.EnabledHardwareTypes()
-	for _, name := range c.drivers.Enabled(driver.KindBoot) {
-		for _, ht := range hws {
-			impl, err := c.drivers.Interface(ht, driver.KindBoot, name)
-			if err != nil {
-				continue
+	for _, e := range c.enabledImplementations(driver.KindBoot) {
+		if r, ok := e.impl.(driver.BootRetrier); ok {
+			if p := r.BootRetryPolicy(); p.Interval > 0 && p.Timeout > 0 {
+				out = append(out, bootRetrier{name: e.name, retrier: r, policy: p})
 			}
-			if r, ok := impl.(driver.BootRetrier); ok {
-				if p := r.BootRetryPolicy(); p.Interval > 0 && p.Timeout > 0 {
-					out = append(out, bootRetrier{name: name, retrier: r, policy: p})
-				}
-			}
-			break
 		}
 	}
 	return out

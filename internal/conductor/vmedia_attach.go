@@ -205,10 +205,8 @@ func (c *Conductor) publishLocally(ctx context.Context, n *model.Node, imageURL,
 	}
 	dest := filepath.Join(dir, name)
 	perm := fs.FileMode(c.cfg.Int("redfish", "file_permission"))
-	if err := os.Link(src, dest); err != nil {
-		if err := copyFile(src, dest); err != nil {
-			return "", fmt.Errorf("publish %s: %w", name, err)
-		}
+	if err := image.HardLinkOrCopy(src, dest); err != nil {
+		return "", fmt.Errorf("publish %s: %w", name, err)
 	}
 	if err := os.Chmod(dest, perm); err != nil {
 		return "", fmt.Errorf("publish %s: %w", name, err)
@@ -221,21 +219,4 @@ func (c *Conductor) publishLocally(ctx context.Context, n *model.Node, imageURL,
 		root = c.cfg.String("deploy", "http_url")
 	}
 	return strings.TrimRight(root, "/") + "/" + subdir + "/" + name, nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := out.ReadFrom(in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -98,13 +98,19 @@ func (s *FileService) LinkOrCopy(href, dest string) error {
 	if err != nil {
 		return downloadFailed(href, err.Error())
 	}
-	if err := os.Link(real, dest); err == nil {
-		return nil
-	}
-	if err := copyFile(p, dest); err != nil {
+	if err := HardLinkOrCopy(real, dest); err != nil {
 		return downloadFailed(href, err.Error())
 	}
 	return nil
+}
+
+// HardLinkOrCopy makes dest a hard link to src, or a copy of it where the
+// file systems do not allow one; dest must not exist yet.
+func HardLinkOrCopy(src, dest string) error {
+	if err := os.Link(src, dest); err == nil {
+		return nil
+	}
+	return copyFile(src, dest)
 }
 
 func copyFile(src, dst string) error {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/pyfmt"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -34,7 +35,7 @@ func (b *Boot) BootRetryPolicy() driver.BootRetryPolicy {
 // still booting.
 func (b *Boot) ShouldRetryBoot(task *driver.Task, now time.Time) bool {
 	n := task.Node
-	if truthy(n.DriverInternalInfo["agent_secret_token"]) {
+	if pyfmt.Truthy(n.DriverInternalInfo["agent_secret_token"]) {
 		task.Logger().Debug("not retrying PXE boot: an agent token exists, so the agent has started")
 		return false
 	}
@@ -93,23 +94,4 @@ func withinTimeout(v any, timeout time.Duration, now time.Time) (bool, error) {
 		return false, fmt.Errorf("parse time %q: %w", s, err)
 	}
 	return !last.Before(now.UTC().Add(-timeout)), nil
-}
-
-// truthy is Python's truth value of a decoded JSON value.
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case string:
-		return x != ""
-	case float64:
-		return x != 0
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
-	}
-	return true
 }

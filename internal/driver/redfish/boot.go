@@ -624,32 +624,13 @@ func (b *VirtualMediaBoot) publish(src, name, nodeURL string) (string, error) {
 	if err := os.Remove(dest); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("publish %s: %w", name, err)
 	}
-	if err := os.Link(src, dest); err != nil {
-		if err := copyTo(src, dest); err != nil {
-			return "", fmt.Errorf("publish %s: %w", name, err)
-		}
+	if err := image.HardLinkOrCopy(src, dest); err != nil {
+		return "", fmt.Errorf("publish %s: %w", name, err)
 	}
 	if err := os.Chmod(dest, perm); err != nil {
 		return "", fmt.Errorf("publish %s: %w", name, err)
 	}
 	return strings.TrimRight(root, "/") + "/" + imageSubdir + "/" + name, nil
-}
-
-func copyTo(src, dst string) error {
-	data, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer data.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := out.ReadFrom(data); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // unpublish removes a published image; a missing file is no error.
