@@ -292,6 +292,10 @@ func ramdiskError(_ context.Context, r *hookRun) error {
 // validMAC is oslo netutils.is_valid_mac: six colon-separated hex pairs.
 var validMAC = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`)
 
+// ValidMAC is oslo netutils.is_valid_mac of a lower-cased address, for
+// the out-of-band inspections that build an inventory themselves.
+func ValidMAC(mac string) bool { return validMAC.MatchString(mac) }
+
 // pxeMAC is upstream get_pxe_mac: boot/pxe_interface, pxelinux's
 // "01-aa-bb-..." form turned into a MAC, lower-cased.
 func pxeMAC(inventory map[string]any) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/inspection"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -29,10 +29,6 @@ var processorInstructionSetMap = map[string]string{
 var essentialProperties = []string{"cpu_arch", "local_gb", "memory_mb"}
 
 const gib = int64(1) << 30
-
-// validMAC is oslo netutils.is_valid_mac, applied to the lower-cased
-// address: six colon-separated hex pairs.
-var validMAC = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`)
 
 // Inspect is upstream RedfishInspect: out-of-band inspection from the
 // system's processors, memory, storage, NICs, PCIe devices and boot mode.
@@ -264,7 +260,7 @@ func interfaceInfo(task *driver.Task, sys *system) ([]any, error) {
 		if doc.MACAddress != nil {
 			mac = strings.ToLower(*doc.MACAddress)
 		}
-		if !validMAC.MatchString(mac) {
+		if !inspection.ValidMAC(mac) {
 			task.Logger().Warn("ignoring NIC address because it is not a valid MAC", "node", task.Node.UUID,
 				"interface", doc.ID, "address", mac)
 			continue
