@@ -15,7 +15,7 @@ import (
 // order: a service network's VIF is the one in use while it is plugged,
 // the tenant's otherwise.
 var vifKeys = []string{
-	cleaningNet.key, provisioningNet.key, rescuingNet.key, inspectionNet.key, servicingNet.key, "tenant_vif_port_id",
+	cleaningNet.key, provisioningNet.key, rescuingNet.key, inspectionNet.key, servicingNet.key, TenantVIFKey,
 }
 
 // CurrentVIF is upstream's network.get_current_vif for the node's network
@@ -43,7 +43,8 @@ func tracksVIFs(task *driver.Task) bool {
 }
 
 // currentVIF is VIFPortIDMixin.get_current_vif: a service network's VIF
-// while it is plugged, the tenant's otherwise.
+// while it is plugged, the tenant's otherwise. As upstream, the first key
+// present wins even when its value is empty.
 func currentVIF(internal map[string]any) string {
 	for _, k := range vifKeys {
 		if v, ok := internal[k]; ok {

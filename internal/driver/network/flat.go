@@ -387,15 +387,7 @@ func cloneMap(m map[string]any) map[string]any {
 // GetCurrentVif is the VIF the node uses on that port now: a service
 // network's while cleaning, provisioning or rescuing, else the tenant's.
 func (*Flat) GetCurrentVif(_ context.Context, _ *driver.Task, internalInfo map[string]any) (string, error) {
-	// As upstream, the first key present wins even when its value is
-	// empty; the tenant's comes last.
-	for _, k := range []string{"cleaning_vif_port_id", "provisioning_vif_port_id", "rescuing_vif_port_id", "inspection_vif_port_id", "servicing_vif_port_id", TenantVIFKey} {
-		if v, ok := internalInfo[k]; ok {
-			s, _ := v.(string)
-			return s, nil
-		}
-	}
-	return "", nil
+	return currentVIF(internalInfo), nil
 }
 
 // PortChanged refuses, as upstream, a port in a portgroup without
