@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // Error is an authentication failure carrying the exact response upstream's
@@ -59,7 +61,7 @@ func (e *Error) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func basicError(status int, message string, header http.Header) *Error {
 	var b strings.Builder
 	b.WriteString(`{"error":{"message":`)
-	b.Write(pyJSONString(message))
+	b.Write(pyfmt.AppendJSONString(nil, message))
 	b.WriteString(`,"code":`)
 	b.WriteString(strconv.Itoa(status))
 	b.WriteString(`}}`)
@@ -98,7 +100,7 @@ const keystoneUnauthorizedMessage = "The request you have made requires authenti
 // www_authenticate_uri.
 func keystoneUnauthorized(wwwAuthenticateURI string, cause error) *Error {
 	body := `{"error": {"code": 401, "title": "Unauthorized", "message": ` +
-		string(pyJSONString(keystoneUnauthorizedMessage)) + `}}`
+		string(pyfmt.AppendJSONString(nil, keystoneUnauthorizedMessage)) + `}}`
 	return &Error{
 		Status: http.StatusUnauthorized,
 		Header: http.Header{
@@ -139,7 +141,7 @@ func renderUnavailable(r *http.Request) (string, []byte) {
 		return "text/html; charset=UTF-8", []byte("<html>\n <head>\n  <title>" + unavailableStatus +
 			"</title>\n </head>\n <body>\n  <h1>" + unavailableStatus + "</h1>\n  " + raw + "\n </body>\n</html>")
 	case "application/json":
-		return "application/json", []byte(`{"message": ` + string(pyJSONString(raw)) +
+		return "application/json", []byte(`{"message": ` + string(pyfmt.AppendJSONString(nil, raw)) +
 			`, "code": "` + unavailableStatus + `", "title": "Service Unavailable"}`)
 	default:
 		// plain_body strips the tags: newlines become spaces, <br /> a newline.
@@ -198,50 +200,4 @@ func quality(accept, offer string) float64 {
 		bestSpec, q = spec, pq
 	}
 	return q
-}
-
-// pyJSONString encodes s as Python's json.dumps does (ASCII only, \uXXXX
-// escapes), so bodies match upstream byte for byte.
-func pyJSONString(s string) []byte {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || r > 0x7e:
-			if r > 0xffff {
-				r -= 0x10000
-				writeU(&b, 0xd800+(r>>10))
-				writeU(&b, 0xdc00+(r&0x3ff))
-			} else {
-				writeU(&b, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return []byte(b.String())
-}
-
-func writeU(b *strings.Builder, r rune) {
-	const hex = "0123456789abcdef"
-	b.WriteString(`\u`)
-	b.WriteByte(hex[(r>>12)&0xf])
-	b.WriteByte(hex[(r>>8)&0xf])
-	b.WriteByte(hex[(r>>4)&0xf])
-	b.WriteByte(hex[r&0xf])
 }

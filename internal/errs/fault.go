@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // FaultOptions says how an error reaches the client.
@@ -50,7 +51,7 @@ func FaultBody(err error, opts FaultOptions) (int, []byte) {
 	}
 	out := make([]byte, 0, len(inner)+32)
 	out = append(out, `{"error_message": `...)
-	out = appendPyString(out, string(inner))
+	out = pyfmt.AppendJSONString(out, string(inner))
 	out = append(out, '}')
 	return status, out
 }
@@ -61,12 +62,12 @@ func routingBody(e *Error) []byte {
 	b := []byte(`{"code": `)
 	b = strconv.AppendInt(b, int64(e.Code), 10)
 	b = append(b, `, "title": `...)
-	b = appendPyString(b, e.title())
+	b = pyfmt.AppendJSONString(b, e.title())
 	b = append(b, `, "description": `...)
 	if e.detail == nil {
 		b = append(b, "null"...)
 	} else {
-		b = appendPyString(b, *e.detail)
+		b = pyfmt.AppendJSONString(b, *e.detail)
 	}
 	return append(b, '}')
 }
@@ -102,12 +103,12 @@ func faultInner(err error, e *Error, isErr bool, status int, debug bool) []byte 
 	}
 	b := []byte(`{"faultcode"`)
 	b = append(b, colon...)
-	b = appendPyString(b, faultCode)
+	b = pyfmt.AppendJSONString(b, faultCode)
 	b = append(b, sep+`"faultstring"`+colon...)
-	b = appendPyString(b, faultString)
+	b = pyfmt.AppendJSONString(b, faultString)
 	b = append(b, sep+`"debuginfo"`+colon...)
 	if hasDebug {
-		b = appendPyString(b, debugInfo)
+		b = pyfmt.AppendJSONString(b, debugInfo)
 	} else {
 		b = append(b, "null"...)
 	}
@@ -136,52 +137,4 @@ func WriteFault(w http.ResponseWriter, r *http.Request, err error, opts FaultOpt
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// appendPyString appends s as a JSON string the way Python's json.dumps
-// (ensure_ascii) writes it: only printable ASCII is literal; \" \\ \n \r
-// \t \b \f; everything else \uXXXX in lowercase hex, surrogate pairs above
-// the BMP. Go's encoder differs (it keeps UTF-8 and escapes <, >, &).
-func appendPyString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f {
-			if c == '"' || c == '\\' {
-				b = append(b, '\\')
-			}
-			b = append(b, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch r {
-		case '\n':
-			b = append(b, `\n`...)
-			continue
-		case '\r':
-			b = append(b, `\r`...)
-			continue
-		case '\t':
-			b = append(b, `\t`...)
-			continue
-		case '\b':
-			b = append(b, `\b`...)
-			continue
-		case '\f':
-			b = append(b, `\f`...)
-			continue
-		}
-		units := []rune{r}
-		if r > 0xffff {
-			r -= 0x10000
-			units = []rune{0xd800 + (r>>10)&0x3ff, 0xdc00 + r&0x3ff}
-		}
-		for _, u := range units {
-			b = append(b, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
-		}
-	}
-	return append(b, '"')
 }

@@ -141,16 +141,6 @@ func TestWriteFault(t *testing.T) {
 	}
 }
 
-// Python's json.dumps escapes everything outside printable ASCII and
-// nothing else; expected text produced by CPython 3.11.
-func TestPythonJSONString(t *testing.T) {
-	in := "\x00\x1f\x7f<>&\u2028\U0001F600é\"\\/\b\f\n\r\t"
-	want := `"\u0000\u001f\u007f<>&\u2028\ud83d\ude00\u00e9\"\\/\b\f\n\r\t"`
-	if got := string(appendPyString(nil, in)); got != want {
-		t.Errorf("got %s\nwant %s", got, want)
-	}
-}
-
 func BenchmarkFaultBody(b *testing.B) {
 	e := New("NodeNotFound", map[string]any{"node": "11111111-2222-3333-4444-555555555555"})
 	for b.Loop() {

@@ -1,7 +1,7 @@
 // Package pyfmt prints and parses values the way Python does, for the
-// texts upstream Ironic builds with str(), repr(), %-formatting and int():
-// error messages, last_error values and query parameters that clients
-// compare byte for byte.
+// texts upstream Ironic builds with str(), repr(), %-formatting, int() and
+// json.dumps(): error messages, last_error values, query parameters and
+// JSON bodies that clients compare byte for byte.
 package pyfmt
 
 import (
@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Str is Python's str(v).
@@ -231,4 +232,54 @@ func Truthy(v any) bool {
 		return len(x) > 0
 	}
 	return true
+}
+
+// AppendJSONString appends s as a JSON string the way Python's json.dumps
+// (ensure_ascii) writes it: only printable ASCII (0x20-0x7e) is literal;
+// \" \\ \n \r \t \b \f; everything else, DEL included, is \uXXXX in
+// lowercase hex, with surrogate pairs above the BMP. Go's encoder differs
+// (it keeps UTF-8 and escapes <, > and &). Invalid UTF-8 becomes \ufffd,
+// as Python's errors="replace" decoding would leave it.
+func AppendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f {
+			if c == '"' || c == '\\' {
+				b = append(b, '\\')
+			}
+			b = append(b, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch r {
+		case '\n':
+			b = append(b, `\n`...)
+			continue
+		case '\r':
+			b = append(b, `\r`...)
+			continue
+		case '\t':
+			b = append(b, `\t`...)
+			continue
+		case '\b':
+			b = append(b, `\b`...)
+			continue
+		case '\f':
+			b = append(b, `\f`...)
+			continue
+		}
+		units := []rune{r}
+		if r > 0xffff {
+			r -= 0x10000
+			units = []rune{0xd800 + (r>>10)&0x3ff, 0xdc00 + r&0x3ff}
+		}
+		for _, u := range units {
+			b = append(b, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
+		}
+	}
+	return append(b, '"')
 }

@@ -127,3 +127,34 @@ func TestTruthy(t *testing.T) {
 		}
 	}
 }
+
+// The edges are where a hand-written encoder goes wrong: 0x7e is the last
+// literal byte and DEL (0x7f) is escaped although it is ASCII; U+FFFF is the
+// last single unit and U+10000 the first surrogate pair.
+func TestAppendJSONString(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"", `""`},
+		{" ~", `" ~"`},
+		{"\x7f", `"\u007f"`},
+		{"\u0080", `"\u0080"`},
+		{"\x00\x1f", `"\u0000\u001f"`},
+		{"\uffff", `"\uffff"`},
+		{"\U00010000", `"\ud800\udc00"`},
+		{"\U0010ffff", `"\udbff\udfff"`},
+		{"<>&/\u2028", `"<>&/\u2028"`},
+		{"\"\\\b\f\n\r\t", `"\"\\\b\f\n\r\t"`},
+		{"é", `"\u00e9"`},
+		{"\x00\x1f\x7f<>&\u2028\U0001F600é\"\\/\b\f\n\r\t", `"\u0000\u001f\u007f<>&\u2028\ud83d\ude00\u00e9\"\\/\b\f\n\r\t"`},
+		// Go strings may hold bytes that are not UTF-8; Python would have
+		// decoded them to U+FFFD before encoding.
+		{"a\xffb", `"a\ufffdb"`},
+	}
+	for _, c := range cases {
+		if got := string(AppendJSONString(nil, c.in)); got != c.want {
+			t.Errorf("AppendJSONString(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	if got := string(AppendJSONString([]byte("x: "), "y")); got != `x: "y"` {
+		t.Errorf("appending to a prefix: %s", got)
+	}
+}

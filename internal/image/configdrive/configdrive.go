@@ -18,7 +18,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/image"
@@ -155,7 +154,7 @@ func writePyJSON(b *strings.Builder, v any) error {
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
 	case string:
-		writePyString(b, x)
+		b.Write(pyfmt.AppendJSONString(nil, x))
 	case float64:
 		if x == math.Trunc(x) && math.Abs(x) < 1e16 {
 			b.WriteString(strconv.FormatFloat(x, 'f', -1, 64))
@@ -190,7 +189,7 @@ func writePyJSON(b *strings.Builder, v any) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writePyString(b, k)
+			b.Write(pyfmt.AppendJSONString(nil, k))
 			b.WriteString(": ")
 			if err := writePyJSON(b, x[k]); err != nil {
 				return err
@@ -201,36 +200,6 @@ func writePyJSON(b *strings.Builder, v any) error {
 		return fmt.Errorf("cannot encode %T as JSON", v)
 	}
 	return nil
-}
-
-func writePyString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || (r > 0x7f && r <= 0xffff):
-			fmt.Fprintf(b, `\u%04x`, r)
-		case r > 0xffff:
-			r1, r2 := utf16.EncodeRune(r)
-			fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
 }
 
 // Build makes the ISO for a dict configdrive and returns it gzipped and
