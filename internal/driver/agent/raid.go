@@ -110,14 +110,10 @@ func (r *RAID) Validate(ctx context.Context, task *driver.Task) error {
 	return r.ValidateRAIDConfig(ctx, task, task.Node.TargetRAIDConfig)
 }
 
-// ValidateRAIDConfig checks raidConfig against upstream's RAID schema and
-// refuses more than one root volume.
+// ValidateRAIDConfig is the base check: upstream's agent RAID interface
+// has none of its own.
 func (r *RAID) ValidateRAIDConfig(_ context.Context, _ *driver.Task, raidConfig map[string]any) error {
-	if err := validateRAIDSchema(raidConfig); err != nil {
-		return driver.InvalidParameterValue("RAID config validation error: %s", err)
-	}
-	_, err := rootVolume(raidConfig)
-	return err
+	return driver.ValidateRAIDConfig(raidConfig)
 }
 
 // StepHandlers run the steps in band.

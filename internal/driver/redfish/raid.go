@@ -98,24 +98,15 @@ func boolArg(args map[string]any, name string, def bool) bool {
 	return def
 }
 
-// ValidateRAIDConfig checks the shape of a RAID configuration and rejects
-// SCSI disks, which Redfish RAID does not support.
+// ValidateRAIDConfig is the base check, then SCSI disks are refused:
+// Redfish RAID does not support them.
 func (r *RAID) ValidateRAIDConfig(_ context.Context, _ *driver.Task, raidConfig map[string]any) error {
-	list, ok := raidConfig["logical_disks"].([]any)
-	if !ok || len(list) == 0 {
-		return driver.InvalidParameterValue("RAID config validation error: 'logical_disks' must be a non-empty list")
+	if err := driver.ValidateRAIDConfig(raidConfig); err != nil {
+		return err
 	}
-	for _, item := range list {
-		ld, ok := item.(map[string]any)
-		if !ok {
-			return driver.InvalidParameterValue("RAID config validation error: %v is not of type 'object'", item)
-		}
-		for _, k := range []string{"raid_level", "size_gb"} {
-			if _, ok := ld[k]; !ok {
-				return driver.InvalidParameterValue("RAID config validation error: '%s' is a required property", k)
-			}
-		}
-		if ld["interface_type"] == "scsi" {
+	disks, _ := raidConfig["logical_disks"].([]any)
+	for _, d := range disks {
+		if ld, _ := d.(map[string]any); ld["interface_type"] == "scsi" {
 			return driver.InvalidParameterValue("interface type `scsi` not supported by Redfish RAID")
 		}
 	}

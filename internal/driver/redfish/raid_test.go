@@ -120,3 +120,20 @@ func TestRAIDValidateRejectsSCSI(t *testing.T) {
 		map[string]any{"raid_level": "1", "size_gb": float64(10), "interface_type": "scsi"}}})
 	wantClass(t, err, "InvalidParameterValue", "interface type `scsi` not supported by Redfish RAID")
 }
+
+// The base schema comes first, so a bad document is worded as jsonschema
+// words it even when it also has a SCSI disk.
+func TestRAIDValidateAppliesTheSchemaFirst(t *testing.T) {
+	e, r := newRAIDEnv(t)
+	for _, tc := range []struct {
+		cfg map[string]any
+		msg string
+	}{
+		{map[string]any{"logical_disks": []any{}}, "RAID config validation error: [] should be non-empty"},
+		{map[string]any{"logical_disks": []any{map[string]any{"raid_level": "7", "size_gb": float64(10), "interface_type": "scsi"}}},
+			"RAID config validation error: '7' is not one of ['JBOD', '0', '1', '2', '5', '6', '1+0', '5+0', '6+0']"},
+		{map[string]any{"logical_disks": []any{map[string]any{"size_gb": float64(10)}}}, "RAID config validation error: 'raid_level' is a required property"},
+	} {
+		wantClass(t, r.ValidateRAIDConfig(e.ctx, e.task, tc.cfg), "InvalidParameterValue", tc.msg)
+	}
+}
