@@ -1,18 +1,15 @@
 package image
 
 import (
-	"crypto/hmac"
-	"crypto/sha1" //nolint:gosec // Swift's tempurl middleware signs with HMAC-SHA1 as openstacksdk does
-	"encoding/hex"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/swift"
 )
 
 // SwiftTempURLs signs Swift temporary URLs of Glance images stored in
@@ -130,9 +127,7 @@ func (s *SwiftTempURLs) TempURL(info *Info) (string, error) {
 	}
 	path := fmt.Sprintf("/%s/%s/%s/%s", version, s.Account, s.container(info.ID), info.ID)
 	expires := s.now().Unix() + int64(s.Duration/time.Second)
-	mac := hmac.New(sha1.New, []byte(s.Key))
-	mac.Write([]byte("GET\n" + strconv.FormatInt(expires, 10) + "\n" + path))
-	u := endpoint + path + "?temp_url_sig=" + hex.EncodeToString(mac.Sum(nil)) + "&temp_url_expires=" + strconv.FormatInt(expires, 10)
+	u := endpoint + swift.SignTempURL(s.Key, "GET", path, expires)
 	if s.CacheEnabled {
 		if s.cache == nil {
 			s.cache = map[string]tempURL{}

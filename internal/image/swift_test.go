@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/internal/swift"
 )
 
 func TestSwiftTempURL(t *testing.T) {
@@ -18,6 +20,9 @@ func TestSwiftTempURL(t *testing.T) {
 	// The account path of the endpoint is dropped; the expiry is now + duration.
 	if !strings.HasPrefix(u, "https://swift.example/v1/AUTH_acct/glance/"+info.ID+"?temp_url_sig=") || !strings.HasSuffix(u, "&temp_url_expires=1800000600") {
 		t.Fatalf("url %s", u)
+	}
+	if sig := swift.TempURLSignature("k", "GET", "/v1/AUTH_acct/glance/"+info.ID, 1800000600); !strings.Contains(u, "temp_url_sig="+sig+"&") {
+		t.Fatalf("url %s not signed with the key", u)
 	}
 	for seed, want := range map[int]string{0: "glance", 3: "glance_6d9", 9: "glance_6d9c51a0-5", 32: "glance_6d9c51a0-52b6-4a8e-9d43-4a1f4e0e8f11"} {
 		s.MultipleContainersSeed = seed

@@ -1,0 +1,296 @@
+// Package swift is the part of the Swift v1 object-store API Ironic's
+// SwiftAPI (ironic/common/swift.py) uses: containers created on demand,
+// objects uploaded (with openstacksdk's checksum metadata when uploading
+// a file), read and deleted, the account's temporary URL key, and
+// temporary URLs signed with it. The session of the [swift] section
+// authenticates the calls and finds the object-store endpoint in the
+// service catalog.
+package swift
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/md5"  //nolint:gosec // openstacksdk's x-sdk-md5 metadata, not a security check
+	"crypto/sha1" //nolint:gosec // Swift's tempurl middleware signs with HMAC-SHA1
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/keystoneauth"
+)
+
+// Auth returns the token and the account endpoint (the catalog's
+// object-store URL, e.g. "http://swift:8080/v1/AUTH_<project>") for one
+// call.
+type Auth func(ctx context.Context) (token, endpoint string, err error)
+
+// Client talks to Swift.
+type Client struct {
+	Auth Auth
+	HTTP *http.Client
+	// Now is the clock temporary URLs expire by; nil is time.Now.
+	Now func() time.Time
+}
+
+// New is the client of a session (upstream's SwiftAPI over
+// get_swift_session).
+func New(s *keystoneauth.Session) *Client {
+	return &Client{Auth: s.Auth, HTTP: s.Client()}
+}
+
+// FromConfig is the client of the [swift] section's session. As upstream
+// loads the plugin lazily, a wrong [swift] setting shows on first use.
+func FromConfig(c *config.Config) *Client {
+	return New(keystoneauth.New(keystoneauth.OptionsFromConfig(c, "swift")))
+}
+
+// The metadata openstacksdk records on uploaded files (its
+// _OBJECT_MD5_KEY and _OBJECT_SHA256_KEY) and compares to skip uploading
+// an unchanged object again.
+const (
+	md5Header    = "X-Object-Meta-X-Sdk-Md5"
+	sha256Header = "X-Object-Meta-X-Sdk-Sha256"
+)
+
+// HTTPError is an answer Swift refused a call with, worded as
+// openstacksdk's HttpException.
+type HTTPError struct {
+	Method, URL string
+	Status      int
+	Body        string
+}
+
+func (e *HTTPError) Error() string {
+	kind := "Client"
+	if e.Status >= 500 {
+		kind = "Server"
+	}
+	msg := fmt.Sprintf("%d: %s Error for url: %s", e.Status, kind, e.URL)
+	if body := strings.TrimSpace(e.Body); body != "" {
+		msg += ", " + body
+	}
+	return msg
+}
+
+// operationError is upstream's SwiftOperationError.
+func operationError(operation string, err error) error {
+	return errs.New("SwiftOperationError", map[string]any{"operation": operation, "error": err.Error()})
+}
+
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// do sends one call to the account endpoint plus path (already escaped,
+// "" for the account itself) and answers the response with its body
+// read. Any status outside 2xx is an *HTTPError.
+func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, body []byte) (*http.Response, []byte, error) {
+	tok, endpoint, err := c.Auth(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	u := strings.TrimRight(endpoint, "/") + path
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("swift %s %s: %w", method, u, err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	if tok != "" {
+		req.Header.Set("X-Auth-Token", tok)
+	}
+	if body != nil {
+		// Swift needs the length of a PUT, an empty object included.
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("swift %s %s: %w", method, u, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("swift %s %s: read the answer: %w", method, u, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp, data, &HTTPError{Method: method, URL: u, Status: resp.StatusCode, Body: string(data)}
+	}
+	return resp, data, nil
+}
+
+func notFound(err error) bool {
+	he, ok := err.(*HTTPError)
+	return ok && he.Status == http.StatusNotFound
+}
+
+func objectPath(container, obj string) string {
+	return "/" + url.PathEscape(container) + "/" + escapeObject(obj)
+}
+
+// escapeObject keeps the slashes of pseudo-directories in object names.
+func escapeObject(obj string) string {
+	parts := strings.Split(obj, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
+}
+
+// CreateContainer is openstacksdk's create_container: nothing is sent
+// when the container exists, else it is created private (no ACL).
+func (c *Client) CreateContainer(ctx context.Context, container string) error {
+	p := "/" + url.PathEscape(container)
+	_, _, err := c.do(ctx, http.MethodHead, p, nil, nil)
+	if err == nil {
+		return nil
+	}
+	if !notFound(err) {
+		return operationError("put container", err)
+	}
+	if _, _, err := c.do(ctx, http.MethodPut, p, nil, []byte{}); err != nil {
+		return operationError("put container", err)
+	}
+	return nil
+}
+
+// CreateObject is upstream's create_object: the container is created if
+// needed and data, the content of a file, is uploaded with headers (e.g.
+// X-Delete-After) and openstacksdk's checksum metadata. As openstacksdk,
+// an existing object with the same checksums is left as it is.
+func (c *Client) CreateObject(ctx context.Context, container, obj string, data []byte, headers map[string]string) error {
+	if err := c.CreateContainer(ctx, container); err != nil {
+		return err
+	}
+	m := md5.Sum(data) //nolint:gosec // see md5Header
+	s := sha256.Sum256(data)
+	sumMD5, sumSHA := hex.EncodeToString(m[:]), hex.EncodeToString(s[:])
+	resp, _, err := c.do(ctx, http.MethodHead, objectPath(container, obj), nil, nil)
+	switch {
+	case err == nil:
+		if resp.Header.Get(md5Header) == sumMD5 && resp.Header.Get(sha256Header) == sumSHA {
+			return nil
+		}
+	case !notFound(err):
+		return operationError("put object", err)
+	}
+	hdr := http.Header{}
+	for k, v := range headers {
+		hdr.Set(k, v)
+	}
+	hdr.Set(md5Header, sumMD5)
+	hdr.Set(sha256Header, sumSHA)
+	if _, _, err := c.do(ctx, http.MethodPut, objectPath(container, obj), hdr, data); err != nil {
+		return operationError("put object", err)
+	}
+	return nil
+}
+
+// CreateObjectFromData is upstream's create_object_from_data: the
+// container is created if needed and data uploaded as the object, with
+// no checksum metadata.
+func (c *Client) CreateObjectFromData(ctx context.Context, container, obj string, data []byte) error {
+	if err := c.CreateContainer(ctx, container); err != nil {
+		return err
+	}
+	if _, _, err := c.do(ctx, http.MethodPut, objectPath(container, obj), nil, data); err != nil {
+		return operationError("put object", err)
+	}
+	return nil
+}
+
+// GetObject is upstream's get_object: the object's content. A missing
+// object is SwiftObjectNotFoundError (a SwiftOperationError).
+func (c *Client) GetObject(ctx context.Context, container, obj string) ([]byte, error) {
+	_, data, err := c.do(ctx, http.MethodGet, objectPath(container, obj), nil, nil)
+	if notFound(err) {
+		return nil, errs.New("SwiftObjectNotFoundError", map[string]any{"obj": obj, "container": container, "operation": "get object"})
+	}
+	if err != nil {
+		return nil, operationError("get object", err)
+	}
+	return data, nil
+}
+
+// DeleteObject is upstream's delete_object: a missing object is
+// SwiftObjectNotFoundError, any other failure SwiftOperationError.
+func (c *Client) DeleteObject(ctx context.Context, container, obj string) error {
+	_, _, err := c.do(ctx, http.MethodDelete, objectPath(container, obj), nil, nil)
+	if notFound(err) {
+		return errs.New("SwiftObjectNotFoundError", map[string]any{"obj": obj, "container": container, "operation": "delete object"})
+	}
+	if err != nil {
+		return operationError("delete object", err)
+	}
+	return nil
+}
+
+// TempURLKey is openstacksdk's get_temp_url_key for the account: its
+// second key when set (the one being rotated in), else its first; ""
+// when it has none.
+func (c *Client) TempURLKey(ctx context.Context) (string, error) {
+	resp, _, err := c.do(ctx, http.MethodHead, "", nil, nil)
+	if err != nil {
+		return "", operationError("head account", err)
+	}
+	if k := resp.Header.Get("X-Account-Meta-Temp-Url-Key-2"); k != "" {
+		return k, nil
+	}
+	return resp.Header.Get("X-Account-Meta-Temp-Url-Key"), nil
+}
+
+// TempURL is upstream's get_temp_url: a URL anyone can GET the object
+// with for timeout, signed with the account's key.
+func (c *Client) TempURL(ctx context.Context, container, obj string, timeout time.Duration) (string, error) {
+	_, endpoint, err := c.Auth(ctx)
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "", fmt.Errorf("swift endpoint %q: %w", endpoint, err)
+	}
+	key, err := c.TempURLKey(ctx)
+	if err != nil {
+		return "", err
+	}
+	if key == "" {
+		return "", errs.MissingParameterValue("Swift temporary URLs require a shared secret to be created. You must provide pre-generate the key on the project used to access Swift.")
+	}
+	path := strings.TrimRight(u.Path, "/") + "/" + container + "/" + obj
+	expires := c.now().Add(timeout).Unix()
+	return u.Scheme + "://" + u.Host + SignTempURL(key, http.MethodGet, path, expires), nil
+}
+
+// SignTempURL is openstacksdk's generate_temp_url for an absolute expiry:
+// path (/v1/<account>/<container>/<object>) with the HMAC-SHA1 signature
+// of method, expiry and path, and the expiry, as Swift's tempurl
+// middleware checks them.
+func SignTempURL(key, method, path string, expires int64) string {
+	exp := strconv.FormatInt(expires, 10)
+	return path + "?temp_url_sig=" + TempURLSignature(key, method, path, expires) + "&temp_url_expires=" + exp
+}
+
+// TempURLSignature is the hex HMAC-SHA1 of "<METHOD>\n<expires>\n<path>".
+func TempURLSignature(key, method, path string, expires int64) string {
+	mac := hmac.New(sha1.New, []byte(key))
+	mac.Write([]byte(strings.ToUpper(method) + "\n" + strconv.FormatInt(expires, 10) + "\n" + path))
+	return hex.EncodeToString(mac.Sum(nil))
+}
