@@ -88,7 +88,8 @@ func DefaultOptions() Options {
 		PostDeployGetPowerStateRetries:       6,
 		PostDeployGetPowerStateRetryInterval: 5 * time.Second,
 		RequireRescuePasswordHashed:          true,
-		DeployLogs:                           DeployLogs{Collect: LogsOnFailure, StorageBackend: "local", LocalPath: "/var/log/ironic/deploy"},
+		DeployLogs: DeployLogs{Collect: LogsOnFailure, StorageBackend: "local", LocalPath: "/var/log/ironic/deploy",
+			SwiftContainer: "ironic_deploy_logs_container", SwiftDaysToExpire: 30},
 	}
 }
 
@@ -107,11 +108,7 @@ func OptionsFromConfig(c *config.Config) Options {
 	o.PostDeployGetPowerStateRetries = c.Int("agent", "post_deploy_get_power_state_retries")
 	o.PostDeployGetPowerStateRetryInterval = secs("post_deploy_get_power_state_retry_interval")
 	o.RequireRescuePasswordHashed = c.Bool("conductor", "require_rescue_password_hashed")
-	o.DeployLogs = DeployLogs{
-		Collect:        c.String("agent", "deploy_logs_collect"),
-		StorageBackend: c.String("agent", "deploy_logs_storage_backend"),
-		LocalPath:      c.String("agent", "deploy_logs_local_path"),
-	}
+	o.DeployLogs = DeployLogsFromConfig(c)
 	return o
 }
 

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/swift"
 )
 
 // DeployLogs are the [agent]/deploy_logs_* options: when the ramdisk's
@@ -20,6 +23,33 @@ type DeployLogs struct {
 	StorageBackend string
 	// LocalPath is the directory of the local backend.
 	LocalPath string
+	// SwiftContainer and SwiftDaysToExpire are where the swift backend
+	// uploads and after how many days Swift deletes the upload.
+	SwiftContainer    string
+	SwiftDaysToExpire int
+	// Swift is the swift backend's object store.
+	Swift ObjectStore
+}
+
+// ObjectStore uploads files (internal/swift's Client).
+type ObjectStore interface {
+	CreateObject(ctx context.Context, container, obj string, data []byte, headers map[string]string) error
+}
+
+// DeployLogsFromConfig reads the [agent]/deploy_logs_* options; the swift
+// backend uploads with the [swift] section's credentials.
+func DeployLogsFromConfig(c *config.Config) DeployLogs {
+	d := DeployLogs{
+		Collect:           c.String("agent", "deploy_logs_collect"),
+		StorageBackend:    c.String("agent", "deploy_logs_storage_backend"),
+		LocalPath:         c.String("agent", "deploy_logs_local_path"),
+		SwiftContainer:    c.String("agent", "deploy_logs_swift_container"),
+		SwiftDaysToExpire: c.Int("agent", "deploy_logs_swift_days_to_expire"),
+	}
+	if d.StorageBackend == "swift" {
+		d.Swift = swift.FromConfig(c)
+	}
+	return d
 }
 
 // Values of [agent]/deploy_logs_collect.
@@ -71,15 +101,13 @@ func (c *Client) CollectRamdiskLogs(ctx context.Context, node *model.Node, label
 		log.ErrorContext(ctx, fmt.Sprintf("Failed to collect logs from the node %s deployment. Error: %v", node.UUID, CommandError(res)), "node", node.UUID)
 		return
 	}
-	if err := c.storeRamdiskLogs(node, logs, label); err != nil {
+	if err := c.storeRamdiskLogs(ctx, node, logs, label); err != nil {
 		log.ErrorContext(ctx, fmt.Sprintf("Failed to store the logs from the node %s deployment. Error: %s", node.UUID, err), "node", node.UUID)
 	}
 }
 
-// storeRamdiskLogs is upstream store_ramdisk_logs. Only the local backend
-// exists here: this conductor has no Swift object client, which is
-// reported as upstream reports a failed upload.
-func (c *Client) storeRamdiskLogs(node *model.Node, logs, label string) error {
+// storeRamdiskLogs is upstream store_ramdisk_logs.
+func (c *Client) storeRamdiskLogs(ctx context.Context, node *model.Node, logs, label string) error {
 	data, err := base64.StdEncoding.DecodeString(logs)
 	if err != nil {
 		return fmt.Errorf("decode the logs archive: %w", err)
@@ -98,7 +126,17 @@ func (c *Client) storeRamdiskLogs(node *model.Node, logs, label string) error {
 		c.opts.log().Info("stored the ramdisk logs", "node", node.UUID, "path", path)
 		return nil
 	case "swift":
-		return fmt.Errorf("cannot upload %s: deploy_logs_storage_backend swift is not supported by this conductor", name)
+		d := c.opts.DeployLogs
+		if d.Swift == nil {
+			return fmt.Errorf("cannot upload %s: no Swift client for deploy_logs_storage_backend swift", name)
+		}
+		// Swift deletes the logs once they are this old.
+		expire := strconv.Itoa(d.SwiftDaysToExpire * 86400)
+		if err := d.Swift.CreateObject(ctx, d.SwiftContainer, name, data, map[string]string{"X-Delete-After": expire}); err != nil {
+			return err
+		}
+		c.opts.log().InfoContext(ctx, fmt.Sprintf("Ramdisk logs were stored in swift for node %s", node.UUID), "node", node.UUID, "container", d.SwiftContainer, "object", name)
+		return nil
 	}
 	return fmt.Errorf("unknown deploy_logs_storage_backend %q", c.opts.DeployLogs.StorageBackend)
 }

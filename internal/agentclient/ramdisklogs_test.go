@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/testing/ipa"
+	"github.com/openkeel/ironic/testing/keystone"
+	fakeswift "github.com/openkeel/ironic/testing/swift"
 )
 
 func (e *env) logText() string {
@@ -83,10 +86,6 @@ func TestCollectRamdiskLogs(t *testing.T) {
 			{"command failed", func(t *testing.T) *ipa.Agent {
 				return ipa.New(t).WithToken(token).Handle("log.collect_system_logs", ipa.AsyncFail(0, ipa.CommandError("CommandExecutionError", "Command execution failed", "journalctl missing", 500)))
 			}, local(dir, LogsAlways), "Failed to collect logs from the node "},
-			{"swift", logsAgent, func(o *Options) {
-				local(dir, LogsAlways)(o)
-				o.DeployLogs.StorageBackend = "swift"
-			}, "deploy_logs_storage_backend swift is not supported by this conductor"},
 			{"unwritable path", logsAgent, local("/proc/no-such-dir", LogsAlways), "Failed to store the logs from the node "},
 		} {
 			t.Run(c.name, func(t *testing.T) {
@@ -111,10 +110,61 @@ func TestDeployLogsFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := OptionsFromConfig(c).DeployLogs
-	if got != (DeployLogs{Collect: LogsAlways, StorageBackend: "local", LocalPath: "/srv/ipa-logs"}) {
+	if got != (DeployLogs{Collect: LogsAlways, StorageBackend: "local", LocalPath: "/srv/ipa-logs",
+		SwiftContainer: "ironic_deploy_logs_container", SwiftDaysToExpire: 30}) {
 		t.Fatalf("deploy logs options %+v", got)
 	}
 	if d := DefaultOptions().DeployLogs; d.Collect != LogsOnFailure || d.LocalPath != "/var/log/ironic/deploy" {
 		t.Fatalf("defaults %+v", d)
+	}
+}
+
+// TestRamdiskLogsInSwift: with deploy_logs_storage_backend swift the
+// archive is uploaded, with the [swift] credentials, to
+// deploy_logs_swift_container under the same name as a local file, and
+// Swift deletes it after deploy_logs_swift_days_to_expire days.
+func TestRamdiskLogsInSwift(t *testing.T) {
+	ctx := context.Background()
+	archive := []byte("\x1f\x8b the ramdisk's journal")
+	ks := keystone.New(t).Project("service").User("ironic", "secret").Grant("ironic", "service", "admin")
+	sw := fakeswift.New(t).ValidateTokens(ks.TokenValid)
+	sw.Register(ks, ks.ProjectID("service"))
+	c, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+		"agent": {"deploy_logs_collect": "always", "deploy_logs_storage_backend": "swift",
+			"deploy_logs_swift_container": "ipa-logs", "deploy_logs_swift_days_to_expire": "2"},
+		"swift": fakeswift.IronicSection(ks, "ironic", "secret", "service"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := ipa.New(t).WithToken(token).Handle("log.collect_system_logs",
+		ipa.Sync(map[string]any{"system_logs": base64.StdEncoding.EncodeToString(archive)}))
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	e := newEnv(t, agent, func(o *Options) {
+		o.DeployLogs = DeployLogsFromConfig(c)
+		o.Now = func() time.Time { return at }
+	})
+	e.cl.CollectRamdiskLogs(ctx, e.node, "deploy")
+	account := fakeswift.AccountName(ks.ProjectID("service"))
+	name := e.node.UUID + "_deploy_2026-03-04-05-06-07.tar.gz"
+	o := sw.Object(account, "ipa-logs", name)
+	if o == nil {
+		t.Fatalf("no object %s in %v (log: %s)", name, sw.Objects(account, "ipa-logs"), e.logText())
+	}
+	if !bytes.Equal(o.Data, archive) {
+		t.Fatalf("uploaded %q, want the decoded archive", o.Data)
+	}
+	if want := sw.Now().Add(2 * 24 * time.Hour); !o.DeleteAt.Equal(want) {
+		t.Fatalf("object expires at %v, want %v", o.DeleteAt, want)
+	}
+	if !strings.Contains(e.logText(), "Ramdisk logs were stored in swift for node "+e.node.UUID) {
+		t.Fatalf("upload not logged:\n%s", e.logText())
+	}
+
+	// A failed upload is logged with upstream's SwiftOperationError.
+	sw.Fail(http.StatusServiceUnavailable)
+	e.cl.CollectRamdiskLogs(ctx, e.node, "clean")
+	if out := e.logText(); !strings.Contains(out, "Failed to store the logs from the node "+e.node.UUID+" deployment. Error: Swift operation 'put container' failed: 503") {
+		t.Fatalf("failed upload not logged:\n%s", out)
 	}
 }
