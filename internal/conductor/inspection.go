@@ -135,13 +135,7 @@ func (c *Conductor) processInspectionData(ctx context.Context, t *task.Task, inv
 	}
 	// Logs are big and kept apart upstream; they are not stored here.
 	delete(pluginData, "logs")
-	if c.cfg.String("inventory", "data_backend") == "database" {
-		id := n.ID
-		if _, err := c.store.CreateNodeInventory(ctx, &model.NodeInventory{NodeID: &id, InventoryData: inventory, PluginData: pluginData}); err != nil {
-			return storeErr(err, "store node inventory")
-		}
-	}
-	return nil
+	return c.storeInspectionData(ctx, t, inventory, pluginData)
 }
 
 // applyInspectionRules is upstream apply_rules for the main phase: the

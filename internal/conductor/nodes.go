@@ -174,7 +174,8 @@ func checkUpdateRetired(n *model.Node, delta map[string]bool) error {
 // DestroyNode deletes a node (upstream destroy_node). Outside maintenance
 // the node must have no instance and be in DELETE_ALLOWED_STATES (plus
 // available with [conductor]/allow_deleting_available_nodes); a protected
-// node is never deleted; an enabled console is stopped first.
+// node is never deleted; an enabled console is stopped first, and the
+// inspection data kept in Swift is deleted with the node.
 func (c *Conductor) DestroyNode(ctx context.Context, _ string, nodeID string) error {
 	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Purpose: "node deletion", NoDriver: true})
 	if err != nil {
@@ -208,6 +209,9 @@ func (c *Conductor) DestroyNode(ctx context.Context, _ string, nodeID string) er
 		} else {
 			n.ConsoleEnabled = false
 		}
+	}
+	if err := c.cleanUpInspectionData(ctx, t); err != nil {
+		return err
 	}
 	if err := c.store.DeleteNode(ctx, n.ID); err != nil {
 		return storeErr(err, "delete node "+n.UUID)

@@ -2,6 +2,7 @@ package conductor
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/inspection"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/swift"
 )
 
 // outOfBandInspector is an inspect interface that reads the hardware out
@@ -94,17 +96,26 @@ func driverLoadError(iface, reason string) error {
 	return errs.New("DriverLoadError", map[string]any{"driver": iface, "reason": reason})
 }
 
-// storeInspectionData is upstream store_inspection_data for the database
-// backend, the only one kept here; the inventory replaces any earlier one.
+// storeInspectionData is upstream store_inspection_data: the inventory
+// goes to the database (replacing any earlier one) or to Swift as
+// [inventory]/data_backend says, or nowhere with none.
 func (c *Conductor) storeInspectionData(ctx context.Context, t *task.Task, inventory, pluginData map[string]any) error {
-	if backend := c.cfg.String("inventory", "data_backend"); backend != "database" {
-		t.Log().DebugContext(ctx, "inspection data is not stored in the database", "backend", backend)
-		return nil
+	switch backend := c.cfg.String("inventory", "data_backend"); backend {
+	case "database":
+		id := t.Node.ID
+		if _, err := c.store.CreateNodeInventory(ctx, &model.NodeInventory{NodeID: &id, InventoryData: inventory, PluginData: pluginData}); err != nil {
+			return storeErr(err, "store node inventory")
+		}
+		t.Log().InfoContext(ctx, "inspection data was stored in database")
+	case "swift":
+		container := c.cfg.String("inventory", "swift_data_container")
+		if err := c.objectStore().StoreInspectionData(ctx, container, t.Node.UUID, inventory, pluginData); err != nil {
+			return err
+		}
+		invObj, plugObj := swift.InspectionObjects(t.Node.UUID)
+		t.Log().InfoContext(ctx, fmt.Sprintf("Inspection data was stored in Swift for node %s: objects %s and %s", t.Node.UUID, invObj, plugObj))
+	default:
+		t.Log().DebugContext(ctx, fmt.Sprintf("Inspection data storage is disabled, the data will not be saved for node %s", t.Node.UUID))
 	}
-	id := t.Node.ID
-	if _, err := c.store.CreateNodeInventory(ctx, &model.NodeInventory{NodeID: &id, InventoryData: inventory, PluginData: pluginData}); err != nil {
-		return storeErr(err, "store node inventory")
-	}
-	t.Log().InfoContext(ctx, "inspection data was stored in database")
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/swift"
 )
 
 var _ rpc.ConductorAPI = (*Conductor)(nil)
@@ -77,6 +78,11 @@ type Conductor struct {
 	// cleanOverrides and verifyOverrides are the step priority overrides.
 	cleanOverrides  map[string]int
 	verifyOverrides map[string]int
+
+	// swiftOnce builds swift, the [swift] object-store client, on first
+	// use (objectStore).
+	swiftOnce sync.Once
+	swift     *swift.Client
 
 	mu          sync.Mutex
 	conductorID int64

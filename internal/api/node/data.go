@@ -16,6 +16,7 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/swift"
 )
 
 // The BIOS and firmware field lists of upstream's bios.py and firmware.py.
@@ -35,7 +36,19 @@ func (h *handlers) inventory(w http.ResponseWriter, r *http.Request, rc *api.Req
 	if err != nil {
 		return err
 	}
-	if rc.Config.String("inventory", "data_backend") != "database" {
+	switch rc.Config.String("inventory", "data_backend") {
+	case "database":
+	case "swift":
+		h.swiftOnce.Do(func() { h.swift = swift.FromConfig(rc.Config) })
+		inventory, pluginData, err := h.swift.InspectionData(r.Context(), rc.Config.String("inventory", "swift_data_container"), n.UUID, h.Logger)
+		if err != nil {
+			return err
+		}
+		d := apiutil.NewDict()
+		d.Set("inventory", inventory)
+		d.Set("plugin_data", pluginData)
+		return api.WriteJSON(w, http.StatusOK, d)
+	default:
 		return errs.New("NodeInventoryNotFound", map[string]any{"node": n.UUID})
 	}
 	inv, err := h.Store.GetNodeInventory(r.Context(), n.ID)

@@ -14,6 +14,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
@@ -22,6 +23,7 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/swift"
 )
 
 // Topics chooses the conductor of a node (rpc.Router implements it).
@@ -65,6 +67,10 @@ type Deps struct {
 
 type handlers struct {
 	Deps
+	// swiftOnce builds swift, the [swift] client inventories are read
+	// with under [inventory]/data_backend swift, on first use.
+	swiftOnce sync.Once
+	swift     *swift.Client
 }
 
 // Register adds the handlers of every node route to m.
