@@ -31,16 +31,8 @@ func (c *Conductor) DoNodeClean(ctx context.Context, _ string, nodeID string, cl
 	if n.Maintenance {
 		return errs.NodeInMaintenance("cleaning", n.UUID)
 	}
-	dt := t.DriverTask()
-	verr := t.Driver.Power.Validate(ctx, dt)
-	if verr == nil {
-		verr = t.Driver.Network.Validate(ctx, dt)
-	}
-	if verr != nil {
-		if errs.Is(verr, "InvalidParameterValue") {
-			return errs.InvalidParameterValue(fmt.Sprintf("Validation of node %s for cleaning failed: %s", n.UUID, verr))
-		}
-		return verr
+	if err := validateStepsRequest(ctx, t, "cleaning"); err != nil {
+		return err
 	}
 	if err := c.checkDisallowedSteps(cleanSteps, "clean"); err != nil {
 		return err
@@ -91,12 +83,7 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []
 		c.cleaningErrorHandler(ctx, t, "Cleaning a node in maintenance mode is not allowed", cleanErrOpts{setFail: true})
 		return nil
 	}
-	dt := t.DriverTask()
-	verr := t.Driver.Power.Validate(ctx, dt)
-	if verr == nil && !disableRamdisk {
-		verr = t.Driver.Network.Validate(ctx, dt)
-	}
-	if verr != nil {
+	if verr := validatePowerNetwork(ctx, t, !disableRamdisk); verr != nil {
 		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Validation of node %s for cleaning failed: %s", n.UUID, verr), cleanErrOpts{tearDown: true, setFail: true})
 		return nil
 	}
@@ -139,28 +126,18 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []
 // against the driver, or the driver's enabled ones in order (upstream
 // set_node_cleaning_steps).
 func (c *Conductor) setNodeCleaningSteps(ctx context.Context, t *task.Task, useExisting, disableRamdisk bool) error {
-	n := t.Node
+	f := c.cleanFlow()
 	var list []map[string]any
+	var err error
 	if useExisting {
-		drv, err := c.driverSteps(ctx, t, driver.StepClean, false, false)
-		if err != nil {
-			return err
-		}
-		list, err = validateUserSteps(diiSteps(n, "clean_steps"), drv, "clean", "", false, disableRamdisk)
-		if err != nil {
-			return err
-		}
+		list, err = c.validatedUserSteps(ctx, t, f, disableRamdisk)
 	} else {
-		var err error
-		list, err = c.driverSteps(ctx, t, driver.StepClean, true, true)
-		if err != nil {
-			return err
-		}
+		list, err = c.driverSteps(ctx, t, f.kind, true, true)
 	}
-	list = c.filterDisallowed(list, "clean")
-	n.CleanStep = map[string]any{}
-	setDII(n, "clean_steps", stepsValue(list))
-	setDII(n, "clean_step_index", nil)
+	if err != nil {
+		return err
+	}
+	c.setFlowSteps(t.Node, f, list)
 	return t.Save(ctx)
 }
 
@@ -303,12 +280,8 @@ func (c *Conductor) continueNodeClean(ctx context.Context, t *task.Task) error {
 }
 
 // cleanAbortError is upstream cleaning.get_last_error.
-func cleanAbortError(n map[string]any) string {
-	msg := "By request, the clean operation was aborted"
-	if len(n) > 0 {
-		msg += fmt.Sprintf(" during or after the completion of step \"%s\"", stepID(n))
-	}
-	return msg
+func cleanAbortError(step map[string]any) string {
+	return abortError("clean", step)
 }
 
 // doNodeCleanAbort tears cleaning down after an abort (upstream

@@ -23,16 +23,8 @@ func (c *Conductor) DoNodeService(ctx context.Context, _ string, nodeID string, 
 	if n.Maintenance {
 		return errs.NodeInMaintenance("service", n.UUID)
 	}
-	dt := t.DriverTask()
-	verr := t.Driver.Power.Validate(ctx, dt)
-	if verr == nil {
-		verr = t.Driver.Network.Validate(ctx, dt)
-	}
-	if verr != nil {
-		if errs.Is(verr, "InvalidParameterValue") {
-			return errs.InvalidParameterValue(fmt.Sprintf("Validation of node %s for servicing failed: %s", n.UUID, verr))
-		}
-		return verr
+	if err := validateStepsRequest(ctx, t, "servicing"); err != nil {
+		return err
 	}
 	if err := c.checkDisallowedSteps(serviceSteps, "service"); err != nil {
 		return err
@@ -58,12 +50,7 @@ func (c *Conductor) DoNodeService(ctx context.Context, _ string, nodeID string, 
 // the agent reports its own.
 func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceSteps []map[string]any, disableRamdisk bool) error {
 	n := t.Node
-	dt := t.DriverTask()
-	verr := t.Driver.Power.Validate(ctx, dt)
-	if verr == nil && !disableRamdisk {
-		verr = t.Driver.Network.Validate(ctx, dt)
-	}
-	if verr != nil {
+	if verr := validatePowerNetwork(ctx, t, !disableRamdisk); verr != nil {
 		c.servicingErrorHandler(ctx, t, fmt.Sprintf("Validation of node %s for service failed: %s", n.UUID, verr), serviceErrOpts{tearDown: true, setFail: true})
 		return nil
 	}
@@ -121,19 +108,12 @@ func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceStep
 // steps in driver_internal_info validated against the driver's (the
 // agent's included once it has reported them).
 func (c *Conductor) setNodeServiceSteps(ctx context.Context, t *task.Task, disableRamdisk bool) error {
-	n := t.Node
-	drv, err := c.driverSteps(ctx, t, driver.StepService, false, false)
+	f := c.serviceFlow()
+	list, err := c.validatedUserSteps(ctx, t, f, disableRamdisk)
 	if err != nil {
 		return err
 	}
-	list, err := validateUserSteps(diiSteps(n, "service_steps"), drv, "service", "", false, disableRamdisk)
-	if err != nil {
-		return err
-	}
-	list = c.filterDisallowed(list, "service")
-	n.ServiceStep = map[string]any{}
-	setDII(n, "service_steps", stepsValue(list))
-	setDII(n, "service_step_index", nil)
+	c.setFlowSteps(t.Node, f, list)
 	return nil
 }
 
@@ -279,10 +259,7 @@ func (c *Conductor) doNodeServiceAbort(ctx context.Context, t *task.Task) error 
 			serviceErrOpts{errmsg: "Failed to tear down service after aborting the operation"})
 		return nil
 	}
-	msg := "By request, the service operation was aborted"
-	if len(n.ServiceStep) > 0 {
-		msg += fmt.Sprintf(" during or after the completion of step \"%s\"", stepID(n.ServiceStep))
-	}
+	msg := abortError("service", n.ServiceStep)
 	n.LastError = &msg
 	n.ServiceStep = nil
 	wipeServiceInternalInfo(n)
