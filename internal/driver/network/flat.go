@@ -556,18 +556,12 @@ func (f *Flat) UnconfigureTenantNetworks(ctx context.Context, task *driver.Task)
 
 // AddCleaningNetwork plugs the node into [neutron]/cleaning_network.
 func (f *Flat) AddCleaningNetwork(ctx context.Context, task *driver.Task) error {
-	if f.Neutron == nil {
-		return nil
-	}
-	return f.Neutron.addNetwork(ctx, task, f, cleaningNet, nil)
+	return f.addServiceNetwork(ctx, task, cleaningNet)
 }
 
 // RemoveCleaningNetwork unplugs it.
 func (f *Flat) RemoveCleaningNetwork(ctx context.Context, task *driver.Task) error {
-	if f.Neutron == nil {
-		return nil
-	}
-	return f.Neutron.removeNetwork(ctx, task, f, cleaningNet)
+	return f.removeServiceNetwork(ctx, task, cleaningNet)
 }
 
 // ValidateRescue accepts: the rescue ramdisk boots on the flat network.
@@ -586,18 +580,12 @@ func (f *Flat) RemoveRescuingNetwork(ctx context.Context, task *driver.Task) err
 
 // AddInspectionNetwork plugs the node into [neutron]/inspection_network.
 func (f *Flat) AddInspectionNetwork(ctx context.Context, task *driver.Task) error {
-	if f.Neutron == nil {
-		return nil
-	}
-	return f.Neutron.addNetwork(ctx, task, f, inspectionNet, nil)
+	return f.addServiceNetwork(ctx, task, inspectionNet)
 }
 
 // RemoveInspectionNetwork unplugs it.
 func (f *Flat) RemoveInspectionNetwork(ctx context.Context, task *driver.Task) error {
-	if f.Neutron == nil {
-		return nil
-	}
-	return f.Neutron.removeNetwork(ctx, task, f, inspectionNet)
+	return f.removeServiceNetwork(ctx, task, inspectionNet)
 }
 
 // AddServicingNetwork binds the VIFs again, as for rescue.
@@ -608,6 +596,24 @@ func (f *Flat) AddServicingNetwork(ctx context.Context, task *driver.Task) error
 // RemoveServicingNetwork unbinds them.
 func (f *Flat) RemoveServicingNetwork(ctx context.Context, task *driver.Task) error {
 	return f.unbindFlatPorts(ctx, task)
+}
+
+// addServiceNetwork is upstream's _add_service_network: the flat
+// interface plugs into a service network without security groups, and
+// standalone it has none to plug into.
+func (f *Flat) addServiceNetwork(ctx context.Context, task *driver.Task, s serviceNet) error {
+	if f.Neutron == nil {
+		return nil
+	}
+	return f.Neutron.addNetwork(ctx, task, f, s, nil)
+}
+
+// removeServiceNetwork is upstream's _remove_service_network.
+func (f *Flat) removeServiceNetwork(ctx context.Context, task *driver.Task, s serviceNet) error {
+	if f.Neutron == nil {
+		return nil
+	}
+	return f.Neutron.removeNetwork(ctx, task, f, s)
 }
 
 // bindFlatPorts is upstream's _bind_flat_ports: every port or portgroup

@@ -802,10 +802,16 @@ func (o *NeutronOptions) plugTenant(ctx context.Context, task *driver.Task, p po
 	return nil
 }
 
+// plug adds the node to s with the security groups configured for s, which
+// the flat interface does not apply.
+func (n *Neutron) plug(ctx context.Context, task *driver.Task, s serviceNet) error {
+	_, groups := n.Neutron.configured(s)
+	return n.Neutron.addNetwork(ctx, task, &n.Flat, s, groups)
+}
+
 // AddProvisioningNetwork plugs the node into the provisioning network.
 func (n *Neutron) AddProvisioningNetwork(ctx context.Context, task *driver.Task) error {
-	_, groups := n.Neutron.configured(provisioningNet)
-	return n.Neutron.addNetwork(ctx, task, &n.Flat, provisioningNet, groups)
+	return n.plug(ctx, task, provisioningNet)
 }
 
 // RemoveProvisioningNetwork unplugs it.
@@ -815,8 +821,7 @@ func (n *Neutron) RemoveProvisioningNetwork(ctx context.Context, task *driver.Ta
 
 // AddCleaningNetwork plugs the node into the cleaning network.
 func (n *Neutron) AddCleaningNetwork(ctx context.Context, task *driver.Task) error {
-	_, groups := n.Neutron.configured(cleaningNet)
-	return n.Neutron.addNetwork(ctx, task, &n.Flat, cleaningNet, groups)
+	return n.plug(ctx, task, cleaningNet)
 }
 
 // RemoveCleaningNetwork unplugs it.
@@ -826,8 +831,7 @@ func (n *Neutron) RemoveCleaningNetwork(ctx context.Context, task *driver.Task) 
 
 // AddRescuingNetwork plugs the node into the rescuing network.
 func (n *Neutron) AddRescuingNetwork(ctx context.Context, task *driver.Task) error {
-	_, groups := n.Neutron.configured(rescuingNet)
-	return n.Neutron.addNetwork(ctx, task, &n.Flat, rescuingNet, groups)
+	return n.plug(ctx, task, rescuingNet)
 }
 
 // RemoveRescuingNetwork unplugs it.
@@ -837,8 +841,7 @@ func (n *Neutron) RemoveRescuingNetwork(ctx context.Context, task *driver.Task) 
 
 // AddInspectionNetwork plugs the node into the inspection network.
 func (n *Neutron) AddInspectionNetwork(ctx context.Context, task *driver.Task) error {
-	_, groups := n.Neutron.configured(inspectionNet)
-	return n.Neutron.addNetwork(ctx, task, &n.Flat, inspectionNet, groups)
+	return n.plug(ctx, task, inspectionNet)
 }
 
 // RemoveInspectionNetwork unplugs it.
@@ -848,8 +851,7 @@ func (n *Neutron) RemoveInspectionNetwork(ctx context.Context, task *driver.Task
 
 // AddServicingNetwork plugs the node into the servicing network.
 func (n *Neutron) AddServicingNetwork(ctx context.Context, task *driver.Task) error {
-	_, groups := n.Neutron.configured(servicingNet)
-	return n.Neutron.addNetwork(ctx, task, &n.Flat, servicingNet, groups)
+	return n.plug(ctx, task, servicingNet)
 }
 
 // RemoveServicingNetwork unplugs it.
