@@ -606,42 +606,19 @@ func autonegCapabilities(v uint16) []any {
 // switch_info) from each interface's LLDP TLVs fill what the port's
 // local_link_connection lacks.
 func localLinkConnectionHook(ctx context.Context, r *hookRun) error {
-	ifaces, err := inventoryInterfaces(r.inventory)
-	if err != nil {
-		return err
-	}
-	all, _ := r.pluginData["all_interfaces"].(map[string]any)
-	ports, err := r.t.Ports(ctx)
-	if err != nil {
-		return err
-	}
-	for _, iface := range ifaces {
-		name, err := ifaceField(iface, "name")
-		if err != nil {
-			return err
-		}
-		if _, ok := all[pyStr(name)]; !ok {
-			continue
-		}
-		mac, err := ifaceField(iface, "mac_address")
-		if err != nil {
-			return err
-		}
+	return walkPortInterfaces(ctx, r, func(iface map[string]any, name, mac any, ports []*model.Port) error {
 		port := portByAddress(ports, pyStr(mac))
 		if port == nil {
 			r.log.Debug("Skipping LLDP processing: matching port not found", "mac", pyStr(mac))
-			continue
+			return nil
 		}
 		tlvs := lldpInterfaceTLVs(r, name, iface)
 		if tlvs == nil {
 			r.log.Warn("No LLDP data found for interface", "mac", pyStr(mac))
-			continue
+			return nil
 		}
-		if err := patchLocalLink(ctx, r, port, tlvs); err != nil {
-			return err
-		}
-	}
-	return nil
+		return patchLocalLink(ctx, r, port, tlvs)
+	})
 }
 
 // portByAddress finds the port as the database lookup does, ignoring case.

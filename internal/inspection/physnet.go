@@ -88,6 +88,53 @@ func interfaceIPs(iface map[string]any) []netip.Addr {
 // interface has an address in a mapped CIDR gets that physical network.
 // Ports are matched on the inventory's MAC exactly as written.
 func physicalNetworkHook(ctx context.Context, r *hookRun) error {
+	return walkPortInterfaces(ctx, r, func(iface map[string]any, _, mac any, ports []*model.Port) error {
+		var port *model.Port
+		for _, p := range ports {
+			if p.Address != nil && any(*p.Address) == mac {
+				port = p
+			}
+		}
+		if port == nil {
+			r.log.Debug("Skipping physical network processing: matching port not found", "mac", pyStr(mac))
+			return nil
+		}
+		cidrs, err := parseCIDRMap(r.o.PhysicalNetworkCIDRMap)
+		if err != nil {
+			return err
+		}
+		physnet, found := "", false
+		for _, ip := range interfaceIPs(iface) {
+			for _, c := range cidrs {
+				if c.prefix.Contains(ip) {
+					physnet, found = c.physnet, true
+					break
+				}
+			}
+			if found {
+				break
+			}
+		}
+		if !found {
+			r.log.Debug("Skipping physical network processing: no physical network mapping", "mac", pyStr(mac))
+			return nil
+		}
+		if port.PhysicalNetwork == nil || *port.PhysicalNetwork != physnet {
+			port.PhysicalNetwork = &physnet
+			if err := r.t.UpdatePort(ctx, port); err != nil {
+				return fmt.Errorf("update port %s: %w", port.UUID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// walkPortInterfaces is the walk upstream's local-link-connection and
+// physical-network hooks share: fn gets each inventory interface that
+// plugin data all_interfaces names, with its name and MAC, and the
+// node's ports to match it against. A missing key fails the hook as the
+// KeyError it is upstream, at the interface where it is missing.
+func walkPortInterfaces(ctx context.Context, r *hookRun, fn func(iface map[string]any, name, mac any, ports []*model.Port) error) error {
 	ifaces, err := inventoryInterfaces(r.inventory)
 	if err != nil {
 		return err
@@ -109,41 +156,8 @@ func physicalNetworkHook(ctx context.Context, r *hookRun) error {
 		if err != nil {
 			return err
 		}
-		var port *model.Port
-		for _, p := range ports {
-			if p.Address != nil && any(*p.Address) == mac {
-				port = p
-			}
-		}
-		if port == nil {
-			r.log.Debug("Skipping physical network processing: matching port not found", "mac", pyStr(mac))
-			continue
-		}
-		cidrs, err := parseCIDRMap(r.o.PhysicalNetworkCIDRMap)
-		if err != nil {
+		if err := fn(iface, name, mac, ports); err != nil {
 			return err
-		}
-		physnet, found := "", false
-		for _, ip := range interfaceIPs(iface) {
-			for _, c := range cidrs {
-				if c.prefix.Contains(ip) {
-					physnet, found = c.physnet, true
-					break
-				}
-			}
-			if found {
-				break
-			}
-		}
-		if !found {
-			r.log.Debug("Skipping physical network processing: no physical network mapping", "mac", pyStr(mac))
-			continue
-		}
-		if port.PhysicalNetwork == nil || *port.PhysicalNetwork != physnet {
-			port.PhysicalNetwork = &physnet
-			if err := r.t.UpdatePort(ctx, port); err != nil {
-				return fmt.Errorf("update port %s: %w", port.UUID, err)
-			}
 		}
 	}
 	return nil
@@ -156,19 +170,9 @@ func inventoryInterfaces(inventory map[string]any) ([]map[string]any, error) {
 	if !ok {
 		return nil, keyError("interfaces")
 	}
-	l, err := pyList(raw)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]map[string]any, 0, len(l))
-	for _, it := range l {
-		m, ok := it.(map[string]any)
-		if !ok {
-			return nil, pyErr("TypeError", "'%s' object is not subscriptable", pyType(it))
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return pyDicts(raw, func(it any) error {
+		return pyErr("TypeError", "'%s' object is not subscriptable", pyType(it))
+	})
 }
 
 func ifaceField(iface map[string]any, key string) (any, error) {

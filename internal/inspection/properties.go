@@ -305,6 +305,25 @@ func pyList(v any) ([]any, error) {
 	return l, nil
 }
 
+// pyDicts is pyList whose items must all be dicts; notDict is the error
+// Python raises at the first item that is not, which depends on what the
+// upstream code does with the item first.
+func pyDicts(v any, notDict func(item any) error) ([]map[string]any, error) {
+	l, err := pyList(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, 0, len(l))
+	for _, it := range l {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, notDict(it)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 // acceleratorsHook is upstream's accelerators hook: the known devices
 // among the PCI devices, each with its bus address, become the
 // accelerators property (an empty list when none is known).

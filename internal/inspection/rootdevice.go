@@ -103,19 +103,9 @@ func floorDivGiB(size any) (int64, error) {
 }
 
 func diskList(v any) ([]map[string]any, error) {
-	l, err := pyList(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]map[string]any, 0, len(l))
-	for _, it := range l {
-		m, ok := it.(map[string]any)
-		if !ok {
-			return nil, pyErr("AttributeError", "'%s' object has no attribute 'get'", pyType(it))
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return pyDicts(v, func(it any) error {
+		return pyErr("AttributeError", "'%s' object has no attribute 'get'", pyType(it))
+	})
 }
 
 // skippedDevices is upstream _get_skip_list_for_node: the names of the
