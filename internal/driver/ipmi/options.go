@@ -9,7 +9,6 @@
 package ipmi
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
 )
 
 // Options are the ironic.conf settings the ipmitool interfaces read, plus
@@ -61,8 +61,9 @@ type Options struct {
 	Support *Support
 	// Exec runs one ipmitool process; nil means run it for real.
 	Exec Executor
-	// Clock waits and tells the time; nil means the real clock.
-	Clock Clock
+	// Clock is the time source of every wait in this package; nil means
+	// the real clock.
+	Clock driver.Clock
 	// Log receives what happens below a task (retries, throttling); nil
 	// means slog.Default(). The BMC password is never logged.
 	Log *slog.Logger
@@ -75,31 +76,6 @@ type Options struct {
 
 // PortRange is one [console]port_range item, inclusive at both ends.
 type PortRange struct{ Start, End int }
-
-// Clock is the time source of every wait in this package.
-type Clock interface {
-	Now() time.Time
-	// Sleep waits for d or until ctx ends.
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // DefaultOptions are upstream's defaults.
 func DefaultOptions() Options {
@@ -168,9 +144,9 @@ func parsePortRange(s string) (PortRange, error) {
 	return PortRange{Start: start, End: end}, nil
 }
 
-func (o *Options) clock() Clock {
+func (o *Options) clock() driver.Clock {
 	if o.Clock == nil {
-		return realClock{}
+		return driver.RealClock{}
 	}
 	return o.Clock
 }

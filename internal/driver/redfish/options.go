@@ -7,12 +7,12 @@
 package redfish
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
 )
 
 // Options are the ironic.conf settings the redfish interfaces read, plus
@@ -60,8 +60,9 @@ type Options struct {
 	PowerStateChangeTimeout time.Duration
 	SoftPowerOffTimeout     time.Duration
 
-	// Clock waits and tells the time; nil means the real clock.
-	Clock Clock
+	// Clock is the time source of every wait in this package; nil means
+	// the real clock.
+	Clock driver.Clock
 	// Log receives what happens below a task (sessions, retries); nil
 	// means slog.Default(). Credentials are never logged.
 	Log *slog.Logger
@@ -69,31 +70,6 @@ type Options struct {
 	// connection, so that each HTTP exchange (retries and session logins
 	// included) can be timed for /metrics.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
-}
-
-// Clock is the time source of every wait in this package.
-type Clock interface {
-	Now() time.Time
-	// Sleep waits for d or until ctx ends.
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // DefaultOptions are upstream's defaults.
@@ -166,9 +142,9 @@ func OptionsFromConfig(c *config.Config) Options {
 	return o
 }
 
-func (o *Options) clock() Clock {
+func (o *Options) clock() driver.Clock {
 	if o.Clock == nil {
-		return realClock{}
+		return driver.RealClock{}
 	}
 	return o.Clock
 }
