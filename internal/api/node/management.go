@@ -25,7 +25,7 @@ func (h *handlers) setBootDevice(w http.ResponseWriter, r *http.Request, rc *api
 	if err := apiutil.UUIDOrName("node_ident", rc.Param("node_ident")); err != nil {
 		return err
 	}
-	device, err := argString(args, "boot_device")
+	device, err := apiutil.StringArg(args, "boot_device")
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (h *handlers) setIndicator(w http.ResponseWriter, r *http.Request, rc *api.
 	if err != nil {
 		return err
 	}
-	state, err := argString(args, "state")
+	state, err := apiutil.StringArg(args, "state")
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ func (h *handlers) setBootMode(w http.ResponseWriter, r *http.Request, rc *api.R
 	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
 		return err
 	}
-	target, err := argString(args, "target")
+	target, err := apiutil.StringArg(args, "target")
 	if err != nil {
 		return err
 	}

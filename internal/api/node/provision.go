@@ -102,7 +102,7 @@ func parseProvisionArgs(r *http.Request) (*provisionArgs, error) {
 		return nil, err
 	}
 	p := &provisionArgs{}
-	target, err := argString(args, "target")
+	target, err := apiutil.StringArg(args, "target")
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func parseProvisionArgs(r *http.Request) (*provisionArgs, error) {
 	if p.deploySteps, err = list("deploy_steps"); err != nil {
 		return nil, err
 	}
-	if p.rescuePassword, err = argString(args, "rescue_password"); err != nil {
+	if p.rescuePassword, err = apiutil.StringArg(args, "rescue_password"); err != nil {
 		return nil, err
 	}
 	if p.disableRamdisk, err = argBool(args, "disable_ramdisk"); err != nil {

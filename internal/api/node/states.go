@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
@@ -37,30 +36,10 @@ func callArgs(r *http.Request, allowed ...string) (map[string]any, error) {
 		v, _ := d.Get(k)
 		out[k] = apiutil.Plain(v)
 	}
-	var extra []string
-	for k := range out {
-		if !slices.Contains(allowed, k) {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) > 0 {
-		slices.Sort(extra)
-		return nil, errs.InvalidParameterValue("Unexpected arguments: " + strings.Join(extra, ", "))
+	if err := apiutil.UnexpectedArgs(out, allowed); err != nil {
+		return nil, err
 	}
 	return out, nil
-}
-
-// argString is args.string.
-func argString(args map[string]any, name string) (*string, error) {
-	v, ok := args[name]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, errs.InvalidParameterValue(fmt.Sprintf("Expected string for %s: %s", name, apiutil.PyRepr(v)))
-	}
-	return &s, nil
 }
 
 // argInt is args.integer (Python's int() of a string or number).
@@ -128,7 +107,7 @@ func (h *handlers) power(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if err != nil {
 		return err
 	}
-	target, err := argString(args, "target")
+	target, err := apiutil.StringArg(args, "target")
 	if err != nil {
 		return err
 	}
@@ -191,7 +170,7 @@ func (h *handlers) maintenance(w http.ResponseWriter, r *http.Request, rc *api.R
 		if err != nil {
 			return err
 		}
-		if reason, err = argString(args, "reason"); err != nil {
+		if reason, err = apiutil.StringArg(args, "reason"); err != nil {
 			return err
 		}
 	} else if _, err := callArgs(r); err != nil {

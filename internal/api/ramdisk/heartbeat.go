@@ -1,7 +1,6 @@
 package ramdisk
 
 import (
-	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -47,32 +46,11 @@ func callArgs(r *http.Request, allowed []string) (map[string]any, error) {
 			}
 		}
 	}
-	var extra []string
-	for k := range out {
-		if !slices.Contains(allowed, k) {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) > 0 {
-		slices.Sort(extra)
-		return nil, errs.InvalidParameterValue("Unexpected arguments: " + strings.Join(extra, ", "))
+	if err := apiutil.UnexpectedArgs(out, allowed); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
-
-// stringArg is args.string; nil when absent or null.
-func stringArg(args map[string]any, name string) (*string, error) {
-	v, ok := args[name]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, errs.InvalidParameterValue(fmt.Sprintf("Expected string for %s: %s", name, apiutil.PyRepr(v)))
-	}
-	return &s, nil
-}
-
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -120,7 +98,7 @@ func (h *handlers) heartbeat(w http.ResponseWriter, r *http.Request, rc *api.Req
 	}
 	vals := map[string]*string{}
 	for _, name := range heartbeatArgs {
-		s, err := stringArg(args, name)
+		s, err := apiutil.StringArg(args, name)
 		if err != nil {
 			return err
 		}
