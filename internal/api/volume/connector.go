@@ -1,11 +1,7 @@
 package volume
 
 import (
-	"fmt"
 	"net/http"
-	"slices"
-
-	"github.com/google/uuid"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
@@ -45,25 +41,11 @@ func connectorNotFound(ident string) error {
 func connectorKind() *kind {
 	return bind(&kind{
 		item: "connectors", param: "volume_connector_id", arg: "connector_uuid",
+		schema: "volume_connector", name: "connector",
 		invalidSortKeys: []string{"extra"},
 		defaultFields:   []string{"uuid", "node_uuid", "type", "connector_id"},
 		notFound:        connectorNotFound,
 	}, getConnector, store.Store.ListVolumeConnectors, rpc.ConductorAPI.DestroyVolumeConnector, connectorRecord)
-}
-
-// validateConnector is CONNECTOR_VALIDATOR.
-func validateConnector(arg string, m map[string]any) error {
-	if err := apiutil.MustSchema("volume_connector").Validate(arg, m); err != nil {
-		return err
-	}
-	for _, f := range []string{"node_uuid", "uuid"} {
-		if v, ok := m[f]; ok && v != nil {
-			if err := apiutil.BodyUUID(f, v); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 func setConnectorFields(c *model.VolumeConnector, m map[string]any) {
@@ -84,26 +66,9 @@ func setConnectorFields(c *model.VolumeConnector, m map[string]any) {
 }
 
 func (h *handlers) createConnector(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	body, err := apiutil.DecodeBody(r)
+	m, node, err := h.createBody(r, connectors)
 	if err != nil {
 		return err
-	}
-	if err := apiutil.MustSchema("volume_connector").Validate("connector", body); err != nil {
-		return err
-	}
-	m, ok := apiutil.Plain(body).(map[string]any)
-	if !ok {
-		return errs.InvalidParameterValue("Schema error for connector: None is not of type 'object'")
-	}
-	if err := validateConnector("connector", m); err != nil {
-		return err
-	}
-	node, err := h.createNode(r, m)
-	if err != nil {
-		return err
-	}
-	if u, _ := m["uuid"].(string); u == "" {
-		m["uuid"] = uuid.NewString()
 	}
 	c := &model.VolumeConnector{NodeID: &node.ID}
 	setConnectorFields(c, m)
@@ -112,23 +77,11 @@ func (h *handlers) createConnector(w http.ResponseWriter, r *http.Request, rc *a
 		return apiutil.CreateErr(err, "volume connector "+c.UUID, c)
 	}
 	rc.SetLocation(w, "volume/connectors", created.UUID)
-	d, err := h.convert(r, rc, connectors, connectorRecord(created), nil)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusCreated, d)
+	return h.writeRecord(w, r, rc, http.StatusCreated, connectors, connectorRecord(created))
 }
 
 func (h *handlers) patchConnector(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	ident := rc.Param("volume_connector_id")
-	if _, err := collection.UUID("connector_uuid", &ident); err != nil {
-		return err
-	}
-	body, err := apiutil.DecodeBody(r)
-	if err != nil {
-		return err
-	}
-	ops, err := apiutil.DecodePatch(body)
+	ident, ops, err := patchRequest(r, rc, connectors)
 	if err != nil {
 		return err
 	}
@@ -136,35 +89,16 @@ func (h *handlers) patchConnector(w http.ResponseWriter, r *http.Request, rc *ap
 	if err != nil {
 		return err
 	}
-	node, err := h.retrieve(r, "baremetal:volume:update", c.NodeID, connectors.notFound(ident))
+	node, err := h.patchNode(r, rc, connectors, ident, c.NodeID, connectorPatchAllowed, ops)
 	if err != nil {
 		return err
 	}
-	if _, err := apiutil.ValidateAllowedFields(ops, connectorPatchAllowed, rc.Version); err != nil {
-		return err
-	}
-	if node, err = h.linkNode(r, rc, node, ops); err != nil {
-		return err
-	}
-	if node == nil {
-		return errs.NodeNotFound(fmt.Sprint(model.Deref(c.NodeID)))
-	}
-	doc, err := apiutil.ApplyPatch(apiutil.CopyJSON(map[string]any{
+	doc, err := patchedDoc(connectors, map[string]any{
 		"id": c.ID, "uuid": c.UUID, "created_at": apiutil.ISOTime(c.CreatedAt), "updated_at": apiutil.OptISOTime(c.UpdatedAt),
 		"type": apiutil.OptString(c.Type), "connector_id": apiutil.OptString(c.ConnectorID), "extra": apiutil.CopyEmptyMap(c.Extra),
 		"node_uuid": nil,
-	}), ops)
+	}, ops, node)
 	if err != nil {
-		return err
-	}
-	doc["node_uuid"] = node.UUID
-	props := apiutil.MustSchema("volume_connector").Properties()
-	for k := range doc {
-		if !slices.Contains(props, k) {
-			delete(doc, k)
-		}
-	}
-	if err := validateConnector("patch", doc); err != nil {
 		return err
 	}
 	updated := *c
@@ -178,9 +112,5 @@ func (h *handlers) patchConnector(w http.ResponseWriter, r *http.Request, rc *ap
 	if err != nil {
 		return err
 	}
-	d, err := h.convert(r, rc, connectors, connectorRecord(saved), nil)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return h.writeRecord(w, r, rc, http.StatusOK, connectors, connectorRecord(saved))
 }

@@ -27,7 +27,10 @@ type kind struct {
 	// item is the collection key and path segment ("connectors").
 	item string
 	// param is the path parameter of one record; arg its name in messages.
-	param, arg      string
+	param, arg string
+	// schema is the request schema of a record; name names the body in
+	// its messages ("connector").
+	schema, name    string
 	invalidSortKeys []string
 	defaultFields   []string
 	notFound        func(ident string) error
@@ -256,21 +259,32 @@ func (h *handlers) list(k *kind, underNode bool) api.HandlerFunc {
 	}
 }
 
+// lookup is the record ident names and its node, once rule allows it
+// (check_volume_policy_and_retrieve).
+func (h *handlers) lookup(r *http.Request, k *kind, ident, rule string) (*record, *model.Node, error) {
+	rec, err := k.get(h, r, ident)
+	if err != nil {
+		return nil, nil, err
+	}
+	node, err := h.retrieve(r, rule, rec.nodeID, k.notFound(ident))
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, node, nil
+}
+
 func (h *handlers) getOne(k *kind) api.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 		q, err := apiutil.ParseQuery(r, "fields")
 		if err != nil {
 			return err
 		}
-		ident := rc.Param(k.param)
-		if _, err := collection.UUID(k.arg, &ident); err != nil {
-			return err
-		}
-		rec, err := k.get(h, r, ident)
+		ident, err := recordIdent(rc, k)
 		if err != nil {
 			return err
 		}
-		if _, err := h.retrieve(r, "baremetal:volume:get", rec.nodeID, k.notFound(ident)); err != nil {
+		rec, _, err := h.lookup(r, k, ident, "baremetal:volume:get")
+		if err != nil {
 			return err
 		}
 		d, err := h.convert(r, rc, k, rec, collection.StringList(q.Get("fields")))
@@ -283,15 +297,11 @@ func (h *handlers) getOne(k *kind) api.HandlerFunc {
 
 func (h *handlers) delete(k *kind) api.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-		ident := rc.Param(k.param)
-		if _, err := collection.UUID(k.arg, &ident); err != nil {
-			return err
-		}
-		rec, err := k.get(h, r, ident)
+		ident, err := recordIdent(rc, k)
 		if err != nil {
 			return err
 		}
-		node, err := h.retrieve(r, "baremetal:volume:delete", rec.nodeID, k.notFound(ident))
+		rec, node, err := h.lookup(r, k, ident, "baremetal:volume:delete")
 		if err != nil {
 			return err
 		}

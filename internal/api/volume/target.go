@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"slices"
-
-	"github.com/google/uuid"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
@@ -62,26 +59,12 @@ func targetNotFound(ident string) error {
 func targetKind() *kind {
 	return bind(&kind{
 		item: "targets", param: "volume_target_id", arg: "target_uuid",
+		schema: "volume_target", name: "target",
 		invalidSortKeys: []string{"extra", "properties"},
 		defaultFields:   []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
 		masked:          true,
 		notFound:        targetNotFound,
 	}, getTarget, store.Store.ListVolumeTargets, rpc.ConductorAPI.DestroyVolumeTarget, targetRecord)
-}
-
-// validateTarget is TARGET_VALIDATOR.
-func validateTarget(arg string, m map[string]any) error {
-	if err := apiutil.MustSchema("volume_target").Validate(arg, m); err != nil {
-		return err
-	}
-	for _, f := range []string{"node_uuid", "uuid"} {
-		if v, ok := m[f]; ok && v != nil {
-			if err := apiutil.BodyUUID(f, v); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // intOf is the integer a validated boot_index holds.
@@ -137,26 +120,9 @@ func setTargetFields(t *model.VolumeTarget, m map[string]any) error {
 }
 
 func (h *handlers) createTarget(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	body, err := apiutil.DecodeBody(r)
+	m, node, err := h.createBody(r, targets)
 	if err != nil {
 		return err
-	}
-	if err := apiutil.MustSchema("volume_target").Validate("target", body); err != nil {
-		return err
-	}
-	m, ok := apiutil.Plain(body).(map[string]any)
-	if !ok {
-		return errs.InvalidParameterValue("Schema error for target: None is not of type 'object'")
-	}
-	if err := validateTarget("target", m); err != nil {
-		return err
-	}
-	node, err := h.createNode(r, m)
-	if err != nil {
-		return err
-	}
-	if u, _ := m["uuid"].(string); u == "" {
-		m["uuid"] = uuid.NewString()
 	}
 	t := &model.VolumeTarget{NodeID: &node.ID}
 	if err := setTargetFields(t, m); err != nil {
@@ -183,15 +149,7 @@ func (h *handlers) convertUnredacted(r *http.Request, rc *api.RequestContext, t 
 }
 
 func (h *handlers) patchTarget(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	ident := rc.Param("volume_target_id")
-	if _, err := collection.UUID("target_uuid", &ident); err != nil {
-		return err
-	}
-	body, err := apiutil.DecodeBody(r)
-	if err != nil {
-		return err
-	}
-	ops, err := apiutil.DecodePatch(body)
+	ident, ops, err := patchRequest(r, rc, targets)
 	if err != nil {
 		return err
 	}
@@ -199,39 +157,20 @@ func (h *handlers) patchTarget(w http.ResponseWriter, r *http.Request, rc *api.R
 	if err != nil {
 		return err
 	}
-	node, err := h.retrieve(r, "baremetal:volume:update", t.NodeID, targets.notFound(ident))
+	node, err := h.patchNode(r, rc, targets, ident, t.NodeID, targetPatchAllowed, ops)
 	if err != nil {
 		return err
-	}
-	if _, err := apiutil.ValidateAllowedFields(ops, targetPatchAllowed, rc.Version); err != nil {
-		return err
-	}
-	if node, err = h.linkNode(r, rc, node, ops); err != nil {
-		return err
-	}
-	if node == nil {
-		return errs.NodeNotFound(fmt.Sprint(model.Deref(t.NodeID)))
 	}
 	var boot any
 	if t.BootIndex != nil {
 		boot = *t.BootIndex
 	}
-	doc, err := apiutil.ApplyPatch(apiutil.CopyJSON(map[string]any{
+	doc, err := patchedDoc(targets, map[string]any{
 		"id": t.ID, "uuid": t.UUID, "created_at": apiutil.ISOTime(t.CreatedAt), "updated_at": apiutil.OptISOTime(t.UpdatedAt),
 		"volume_type": apiutil.OptString(t.VolumeType), "properties": apiutil.CopyEmptyMap(t.Properties), "boot_index": boot,
 		"volume_id": apiutil.OptString(t.VolumeID), "extra": apiutil.CopyEmptyMap(t.Extra), "node_uuid": nil,
-	}), ops)
+	}, ops, node)
 	if err != nil {
-		return err
-	}
-	doc["node_uuid"] = node.UUID
-	props := apiutil.MustSchema("volume_target").Properties()
-	for k := range doc {
-		if !slices.Contains(props, k) {
-			delete(doc, k)
-		}
-	}
-	if err := validateTarget("patch", doc); err != nil {
 		return err
 	}
 	updated := *t
@@ -248,9 +187,5 @@ func (h *handlers) patchTarget(w http.ResponseWriter, r *http.Request, rc *api.R
 	if err != nil {
 		return err
 	}
-	d, err := h.convert(r, rc, targets, targetRecord(saved), nil)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return h.writeRecord(w, r, rc, http.StatusOK, targets, targetRecord(saved))
 }
