@@ -112,10 +112,16 @@ func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task, configdrive 
 	n := t.Node
 	c.keepAgentIfFastTrack(ctx, t, func() { wipeDeployInternalInfo(n) })
 	if configdrive != nil && configdrive != "" {
+		stored, err := c.storeConfigdrive(ctx, t, configdrive)
+		if err != nil {
+			c.deployingErrorHandler(ctx, t, fmt.Sprintf("Error while uploading the configdrive for %s to Swift", n.UUID),
+				fmt.Sprintf("Failed to upload the configdrive to Swift: %s", err), false)
+			return err
+		}
 		if n.InstanceInfo == nil {
 			n.InstanceInfo = map[string]any{}
 		}
-		n.InstanceInfo["configdrive"] = configdrive
+		n.InstanceInfo["configdrive"] = stored
 		if err := t.Save(ctx); err != nil {
 			c.deployingErrorHandler(ctx, t, fmt.Sprintf("Error while storing the configdrive for %s into the database: %s", n.UUID, err),
 				fmt.Sprintf("Failed to store the configdrive in the database. %s", err), false)
