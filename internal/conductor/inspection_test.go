@@ -64,7 +64,10 @@ func newInspectEnv(t *testing.T, db *sqldb.DB, extra map[string]map[string]strin
 	if err := noop.Register(r); err != nil {
 		t.Fatal(err)
 	}
-	if err := agent.RegisterInspect(r, agent.InspectOptions{CallbackURL: agent.InspectCallbackURL("", "http://127.0.0.1:6385")}); err != nil {
+	if err := agent.RegisterInspect(r, agent.InspectOptions{
+		CallbackURL: agent.InspectCallbackURL("", "http://127.0.0.1:6385"),
+		PowerOff:    cfg.Bool("inspector", "power_off"),
+	}); err != nil {
 		t.Fatal(err)
 	}
 	fakeOnly := []string{"fake"}

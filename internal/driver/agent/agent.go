@@ -400,16 +400,11 @@ func (b *base) RebootToFinishStep(ctx context.Context, task *driver.Task, kind d
 		disableRamdisk, _ = n.DriverInternalInfo["service_disable_ramdisk"].(bool)
 	}
 	if disableRamdisk {
-		wipeOnPowerAction(n)
-		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-			return asUpstream(err, "reboot")
-		}
-		n.PowerState = "power on"
-		return nil
+		return rebootNode(ctx, task, "reboot")
 	}
 	if b.opts.FastTrack.Active(ctx, task) && !n.DisablePowerOff {
 		task.Logger().DebugContext(ctx, "forcing power off for a clean reboot into the agent image", "node", n.UUID)
-		if err := powerOff(ctx, task); err != nil {
+		if err := ensurePoweredOff(ctx, task); err != nil {
 			return err
 		}
 	}
@@ -438,12 +433,7 @@ func rebootToRamdisk(ctx context.Context, task *driver.Task, params map[string]a
 	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, params); err != nil {
 		return asUpstream(err, "prepare ramdisk")
 	}
-	wipeOnPowerAction(task.Node)
-	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-		return asUpstream(err, "reboot into the ramdisk")
-	}
-	task.Node.PowerState = "power on"
-	return nil
+	return rebootNode(ctx, task, "reboot into the ramdisk")
 }
 
 // asUpstream returns err as it is when it carries an Ironic exception: the
@@ -468,7 +458,7 @@ func asUpstream(err error, doing string) error {
 // interfaces have no access to the database, so they are kept.
 func (b *base) tearDown(ctx context.Context, task *driver.Task) (string, error) {
 	if !task.Node.DisablePowerOff {
-		if err := powerOff(ctx, task); err != nil {
+		if err := ensurePoweredOff(ctx, task); err != nil {
 			return "", err
 		}
 	}
@@ -497,37 +487,70 @@ func (b *base) cleanUp(ctx context.Context, task *driver.Task) error {
 		return asUpstream(err, "clean up instance")
 	}
 	if task.Node.DisablePowerOff {
-		wipeOnPowerAction(task.Node)
-		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-			return asUpstream(err, "reboot")
-		}
-		task.Node.PowerState = "power on"
+		return rebootNode(ctx, task, "reboot")
 	}
 	return nil
 }
 
-// ensurePoweredOff is upstream's node_power_action to power off: a node
-// already off is left alone, but its agent is forgotten all the same.
+// ensurePoweredOff is upstream's node_power_action to power off, which
+// every agent interface powers off through: it is refused for a node that
+// must stay on, and a node already off is not sent the action. The agent
+// is forgotten before the action either way, as it cannot have survived
+// it, and the node may have been turned off behind our back.
 func ensurePoweredOff(ctx context.Context, task *driver.Task) error {
+	n := task.Node
+	if n.DisablePowerOff {
+		task.Logger().ErrorContext(ctx, "refusing to power off node with disable_power_off flag set", "node", n.UUID)
+		return errs.New("PowerStateFailure", map[string]any{"pstate": "power off"})
+	}
 	current, err := task.Driver.Power.GetPowerState(ctx, task)
 	if err != nil {
 		return asUpstream(err, "get power state")
 	}
+	wipeOnPowerAction(n)
 	if current != "power off" {
-		return powerOff(ctx, task)
+		if err := task.Driver.Power.SetPowerState(ctx, task, "power off", 0); err != nil {
+			return asUpstream(err, "power off")
+		}
 	}
-	task.Node.PowerState = "power off"
-	wipeOnPowerAction(task.Node)
+	n.PowerState = "power off"
 	return nil
 }
 
-// powerOff turns the node off out of band; the agent is gone with it.
-func powerOff(ctx context.Context, task *driver.Task) error {
-	if err := task.Driver.Power.SetPowerState(ctx, task, "power off", 0); err != nil {
-		return asUpstream(err, "power off")
+// ensurePoweredOn is upstream's node_power_action to power on: a node
+// already on is not sent the action. doing words a failed action.
+func ensurePoweredOn(ctx context.Context, task *driver.Task, doing string) error {
+	current, err := task.Driver.Power.GetPowerState(ctx, task)
+	if err != nil {
+		return asUpstream(err, "get power state")
 	}
-	task.Node.PowerState = "power off"
+	if current != "power on" {
+		if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
+			return asUpstream(err, doing)
+		}
+	}
+	task.Node.PowerState = "power on"
+	return nil
+}
+
+// powerOnOrReboot is how upstream ends power_off_and_on and inband
+// inspection or servicing: the node is powered on, or reset when it must
+// stay on (and so was never powered off).
+func powerOnOrReboot(ctx context.Context, task *driver.Task) error {
+	if task.Node.DisablePowerOff {
+		return rebootNode(ctx, task, "reboot")
+	}
+	return ensurePoweredOn(ctx, task, "power on")
+}
+
+// rebootNode is upstream's node_power_action to reboot, which is never
+// skipped: the agent is forgotten and the node reset.
+func rebootNode(ctx context.Context, task *driver.Task, doing string) error {
 	wipeOnPowerAction(task.Node)
+	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
+		return asUpstream(err, doing)
+	}
+	task.Node.PowerState = "power on"
 	return nil
 }
 
@@ -577,20 +600,21 @@ func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, 
 		}
 		return "", nil
 	}
-	wipeOnPowerAction(task.Node)
-	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-		return "", asUpstream(err, "reboot into the ramdisk")
+	if err := rebootNode(ctx, task, "reboot into the ramdisk"); err != nil {
+		return "", err
 	}
-	task.Node.PowerState = "power on"
 	return "clean wait", nil
 }
 
 // TearDownCleaning powers the node off and removes the ramdisk and the
 // cleaning network (upstream tear_down_inband_cleaning). Under fast track
-// the node stays on with its agent, for the deployment to reuse.
+// the node stays on with its agent, for the deployment to reuse; one that
+// must stay on is reset out of the ramdisk at the end instead.
 func (b *base) TearDownCleaning(ctx context.Context, task *driver.Task) error {
-	if !b.opts.FastTrack.Active(ctx, task) {
-		if err := powerOff(ctx, task); err != nil {
+	n := task.Node
+	fastTrack := b.opts.FastTrack.Active(ctx, task)
+	if !fastTrack && !n.DisablePowerOff {
+		if err := ensurePoweredOff(ctx, task); err != nil {
 			return err
 		}
 	}
@@ -600,38 +624,81 @@ func (b *base) TearDownCleaning(ctx context.Context, task *driver.Task) error {
 	if err := task.Driver.Network.RemoveCleaningNetwork(ctx, task); err != nil {
 		return asUpstream(err, "remove cleaning network")
 	}
+	if !fastTrack && n.DisablePowerOff {
+		return rebootNode(ctx, task, "reboot")
+	}
 	return nil
 }
 
-// PrepareService and TearDownService do the same for servicing.
+// PrepareService is upstream prepare_inband_service: with the node
+// powered off (one that must stay on is reset at the end instead), the
+// instance boot goes, the node leaves its tenant networks for the
+// servicing network and the ramdisk is prepared; powered on, it boots
+// the agent, whose first heartbeat starts the steps.
 func (b *base) PrepareService(ctx context.Context, task *driver.Task) (string, error) {
-	if err := rebootToRamdisk(ctx, task, nil); err != nil {
+	if !task.Node.DisablePowerOff {
+		if err := ensurePoweredOff(ctx, task); err != nil {
+			return "", err
+		}
+	}
+	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
+		return "", asUpstream(err, "clean up instance boot")
+	}
+	if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
+		return "", asUpstream(err, "unconfigure tenant networks")
+	}
+	if nw, ok := task.Driver.Network.(driver.ServicingNetworker); ok {
+		if err := nw.AddServicingNetwork(ctx, task); err != nil {
+			return "", asUpstream(err, "add servicing network")
+		}
+	}
+	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, nil); err != nil {
+		return "", asUpstream(err, "prepare ramdisk")
+	}
+	if err := powerOnOrReboot(ctx, task); err != nil {
 		return "", err
 	}
 	return "service wait", nil
 }
 
-// TearDownService reboots back into the instance. A node that cannot be
-// powered off has its agent locked down first, as far as it still runs.
+// TearDownService is upstream tear_down_service: a node that cannot be
+// powered off has its agent locked down, as far as it still runs; the
+// node is powered off and the ramdisk removed. After a failed step that
+// is all, the node is left for the operator; otherwise it goes back to
+// its tenant networks and is powered on (reset, when it must stay on)
+// into the instance.
 func (b *base) TearDownService(ctx context.Context, task *driver.Task) error {
-	if task.Node.DisablePowerOff {
-		task.Logger().DebugContext(ctx, "locking down the agent before exiting servicing", "node", task.Node.UUID)
-		if err := b.client().Lockdown(ctx, task.Node, false); err != nil {
+	n := task.Node
+	if n.DisablePowerOff {
+		task.Logger().DebugContext(ctx, "locking down the agent before exiting servicing", "node", n.UUID)
+		if err := b.client().Lockdown(ctx, n, false); err != nil {
 			return fmt.Errorf("lock down the agent: %w", err)
+		}
+	}
+	serviceFailure := n.Fault != nil && *n.Fault == "service failure"
+	if !serviceFailure && !n.DisablePowerOff {
+		if err := ensurePoweredOff(ctx, task); err != nil {
+			return err
 		}
 	}
 	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
 		return asUpstream(err, "clean up ramdisk")
 	}
+	if serviceFailure {
+		return nil
+	}
+	if nw, ok := task.Driver.Network.(driver.ServicingNetworker); ok {
+		if err := nw.RemoveServicingNetwork(ctx, task); err != nil {
+			return asUpstream(err, "remove servicing network")
+		}
+	}
+	if err := task.Driver.Network.ConfigureTenantNetworks(ctx, task); err != nil {
+		return asUpstream(err, "configure tenant networks")
+	}
 	if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
 		return asUpstream(err, "prepare instance boot")
 	}
-	wipeTokenAndURL(task.Node)
-	if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-		return asUpstream(err, "reboot to instance")
-	}
-	task.Node.PowerState = "power on"
-	return nil
+	return powerOnOrReboot(ctx, task)
 }
 
 // waitPowerOff polls the power state after the agent was told to power

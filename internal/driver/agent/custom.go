@@ -171,12 +171,7 @@ func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ ma
 		if _, err := d.client().Sync(ctx, n); err != nil {
 			return "", fmt.Errorf("sync before the reboot: %w", err)
 		}
-		wipeOnPowerAction(n)
-		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-			return "", asUpstream(err, "reboot")
-		}
-		n.PowerState = "power on"
-		return "", nil
+		return "", rebootNode(ctx, task, "reboot")
 	}
 	oob := d.opts.DeployForcesOOBReboot
 	if v, ok := n.DriverInfo["deploy_forces_oob_reboot"].(bool); ok {
@@ -195,7 +190,7 @@ func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ ma
 	} else if _, err := d.client().Sync(ctx, n); err != nil {
 		task.Logger().WarnContext(ctx, "sync before out-of-band power off failed", "node", n.UUID, "error", err)
 	}
-	return "", powerOff(ctx, task)
+	return "", ensurePoweredOff(ctx, task)
 }
 
 func (d *CustomAgent) switchToTenantNetwork(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
@@ -212,22 +207,13 @@ func (d *CustomAgent) switchToTenantNetwork(ctx context.Context, task *driver.Ta
 // still runs the locked-down agent and is reset instead, and one whose
 // power interface cannot power on was rebooted by tear_down_agent.
 func (d *CustomAgent) bootInstance(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
-	n := task.Node
 	switch {
-	case n.DisablePowerOff:
-		wipeOnPowerAction(n)
-		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-			return "", asUpstream(err, "reboot into the instance")
-		}
+	case task.Node.DisablePowerOff:
+		return "", rebootNode(ctx, task, "reboot into the instance")
 	case canPowerOn(ctx, task):
-		if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
-			return "", asUpstream(err, "power on instance")
-		}
-	default:
-		task.Logger().DebugContext(ctx, "not trying to power on a node that does not support powering on, assuming already running", "node", n.UUID)
-		return "", nil
+		return "", ensurePoweredOn(ctx, task, "power on instance")
 	}
-	n.PowerState = "power on"
+	task.Logger().DebugContext(ctx, "not trying to power on a node that does not support powering on, assuming already running", "node", task.Node.UUID)
 	return "", nil
 }
 

@@ -134,7 +134,7 @@ func TestTearDownServiceLocksDown(t *testing.T) {
 		power := &recordingPower{state: "power on"}
 		n := &model.Node{UUID: "6d3f0f2c-7c8e-4a8e-9d0b-2a1c3e4f5a61", DisablePowerOff: true,
 			DriverInfo: map[string]any{}, DriverInternalInfo: map[string]any{"agent_url": a.URL(), "agent_secret_token": "tok"}}
-		task := &driver.Task{Node: n, Driver: &driver.Interfaces{Power: power, Boot: &fake.Boot{}}}
+		task := &driver.Task{Node: n, Driver: &driver.Interfaces{Power: power, Boot: &fake.Boot{}, Network: &journalNetwork{j: &journal{}}}}
 		if err := d.TearDownService(context.Background(), task); err != nil {
 			t.Fatalf("agent gone %v: %v", gone, err)
 		}

@@ -103,7 +103,7 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 		return "", errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("unable to start inspection: %s", err)})
 	}
 	if !n.DisablePowerOff {
-		if err := powerOff(ctx, task); err != nil {
+		if err := ensurePoweredOff(ctx, task); err != nil {
 			return fail(err)
 		}
 	}
@@ -115,14 +115,9 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, params); err != nil {
 		return fail(asUpstream(err, "prepare ramdisk"))
 	}
-	if n.DisablePowerOff {
-		if err := task.Driver.Power.Reboot(ctx, task, 0); err != nil {
-			return fail(asUpstream(err, "reboot"))
-		}
-	} else if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
-		return fail(asUpstream(err, "power on"))
+	if err := powerOnOrReboot(ctx, task); err != nil {
+		return fail(err)
 	}
-	n.PowerState = "power on"
 	return "inspect wait", nil
 }
 
@@ -147,10 +142,13 @@ func (i *Inspect) Abort(ctx context.Context, task *driver.Task) error {
 }
 
 // tearDown is upstream tear_down_managed_boot: ramdisk and inspection
-// network go, the node is powered off when asked to or configured to.
+// network go; [inspector]/power_off then powers off a node whose boot was
+// managed here, or any node when asked to (one that must stay on is
+// rebooted out of the ramdisk instead).
 func (i *Inspect) tearDown(ctx context.Context, task *driver.Task, alwaysPowerOff bool) []string {
 	var out []string
 	n := task.Node
+	managed, _ := n.DriverInternalInfo[manageBootKey].(bool)
 	delete(n.DriverInternalInfo, manageBootKey)
 	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
 		out = append(out, fmt.Sprintf("unable to clean up ramdisk boot: %s", err))
@@ -160,10 +158,16 @@ func (i *Inspect) tearDown(ctx context.Context, task *driver.Task, alwaysPowerOf
 			out = append(out, fmt.Sprintf("unable to remove inspection ports: %s", err))
 		}
 	}
-	if (alwaysPowerOff || i.o.PowerOff) && !n.DisablePowerOff {
-		if err := powerOff(ctx, task); err != nil {
-			out = append(out, fmt.Sprintf("unable to power off the node: %s", err))
+	if !(managed || alwaysPowerOff) || !i.o.PowerOff {
+		return out
+	}
+	if n.DisablePowerOff {
+		task.Logger().DebugContext(ctx, "rebooting node instead of powering it off because disable_power_off is set", "node", n.UUID)
+		if err := rebootNode(ctx, task, "reboot"); err != nil {
+			out = append(out, fmt.Sprintf("unable to reboot the node: %s", err))
 		}
+	} else if err := ensurePoweredOff(ctx, task); err != nil {
+		out = append(out, fmt.Sprintf("unable to power off the node: %s", err))
 	}
 	return out
 }

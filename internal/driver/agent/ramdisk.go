@@ -95,7 +95,7 @@ func (d *Ramdisk) Deploy(ctx context.Context, task *driver.Task) (string, error)
 		task.Logger().WarnContext(ctx, "a configuration drive is present in the ramdisk deployment request but the boot interface cannot use it; it is ignored",
 			"node", n.UUID, "boot_interface", n.BootInterface)
 	}
-	if err := powerOff(ctx, task); err != nil {
+	if err := ensurePoweredOff(ctx, task); err != nil {
 		return "", err
 	}
 	if err := task.Driver.Network.ConfigureTenantNetworks(ctx, task); err != nil {
@@ -104,10 +104,9 @@ func (d *Ramdisk) Deploy(ctx context.Context, task *driver.Task) (string, error)
 	if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
 		return "", asUpstream(err, "prepare instance boot")
 	}
-	if err := task.Driver.Power.SetPowerState(ctx, task, states.PowerOn, 0); err != nil {
-		return "", asUpstream(err, "power on instance")
+	if err := ensurePoweredOn(ctx, task, "power on instance"); err != nil {
+		return "", err
 	}
-	n.PowerState = states.PowerOn
 	task.Logger().InfoContext(ctx, "deployment setup done", "node", n.UUID)
 	return "", nil
 }
@@ -121,7 +120,7 @@ func (d *Ramdisk) Prepare(ctx context.Context, task *driver.Task) error {
 		if err := task.Driver.Network.Validate(ctx, task); err != nil {
 			return err
 		}
-		if err := powerOff(ctx, task); err != nil {
+		if err := ensurePoweredOff(ctx, task); err != nil {
 			return err
 		}
 		if err := task.Driver.Storage.AttachVolumes(ctx, task); err != nil {

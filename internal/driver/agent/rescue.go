@@ -67,8 +67,9 @@ func (r *Rescue) Validate(ctx context.Context, task *driver.Task) error {
 	return nil
 }
 
-// Rescue powers off, leaves the tenant networks for the rescuing one,
-// boots the ramdisk and waits for it (rescue wait).
+// Rescue powers off (a node that must stay on is reset at the end
+// instead), leaves the tenant networks for the rescuing one, boots the
+// ramdisk and waits for it (rescue wait).
 func (r *Rescue) Rescue(ctx context.Context, task *driver.Task) (string, error) {
 	n := task.Node
 	if p, _ := n.InstanceInfo["rescue_password"].(string); p != "" {
@@ -78,8 +79,10 @@ func (r *Rescue) Rescue(ctx context.Context, task *driver.Task) (string, error) 
 		}
 		n.InstanceInfo["hashed_rescue_password"] = hashed
 	}
-	if err := powerOff(ctx, task); err != nil {
-		return "", err
+	if !n.DisablePowerOff {
+		if err := ensurePoweredOff(ctx, task); err != nil {
+			return "", err
+		}
 	}
 	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
 		return "", asUpstream(err, "clean up instance boot")
@@ -95,18 +98,19 @@ func (r *Rescue) Rescue(ctx context.Context, task *driver.Task) (string, error) 
 	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, map[string]any{}); err != nil {
 		return "", asUpstream(err, "prepare rescue ramdisk")
 	}
-	if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
-		return "", asUpstream(err, "power on")
+	if err := powerOnOrReboot(ctx, task); err != nil {
+		return "", err
 	}
-	n.PowerState = "power on"
 	return "rescue wait", nil
 }
 
-// Unrescue powers off, tears the rescue down, goes back to the tenant
-// networks and boots the instance.
+// Unrescue powers off (or resets at the end, as Rescue), tears the
+// rescue down, goes back to the tenant networks and boots the instance.
 func (r *Rescue) Unrescue(ctx context.Context, task *driver.Task) (string, error) {
-	if err := powerOff(ctx, task); err != nil {
-		return "", err
+	if !task.Node.DisablePowerOff {
+		if err := ensurePoweredOff(ctx, task); err != nil {
+			return "", err
+		}
 	}
 	if err := r.CleanUp(ctx, task); err != nil {
 		return "", err
@@ -117,10 +121,9 @@ func (r *Rescue) Unrescue(ctx context.Context, task *driver.Task) (string, error
 	if err := task.Driver.Boot.PrepareInstance(ctx, task); err != nil {
 		return "", asUpstream(err, "prepare instance boot")
 	}
-	if err := task.Driver.Power.SetPowerState(ctx, task, "power on", 0); err != nil {
-		return "", asUpstream(err, "power on")
+	if err := powerOnOrReboot(ctx, task); err != nil {
+		return "", err
 	}
-	task.Node.PowerState = "power on"
 	return "active", nil
 }
 
