@@ -2,12 +2,14 @@ package conductor_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/config"
@@ -252,6 +254,46 @@ func TestRamdiskDeployReachesActive(t *testing.T) {
 		}
 		if active.DriverInternalInfo["agent_secret_token"] != nil {
 			t.Error("ramdisk deploy involved an agent token")
+		}
+	})
+}
+
+// Tearing down an agent deployment destroys the node's volume targets,
+// as upstream's tear_down_storage_configuration does, and leaves other
+// nodes' targets alone.
+func TestAgentTearDownDestroysVolumeTargets(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e, _ := newFastTrackEnvWith(t, db, map[string]map[string]string{"conductor": {"automated_clean": "false"}})
+		ctx := context.Background()
+		n := e.node(states.Active, func(n *model.Node) {
+			n.DeployInterface = "ramdisk"
+			n.BootInterface = "ramdisk-able"
+			n.PowerInterface = "counted"
+			n.PowerState = states.PowerOn
+		})
+		other := e.node(states.Active)
+		target := func(node *model.Node, index int) *model.VolumeTarget {
+			typ, vol := "iscsi", fmt.Sprintf("vol-%d-%d", node.ID, index)
+			vt, err := e.st.CreateVolumeTarget(ctx, &model.VolumeTarget{
+				UUID: uuid.NewString(), NodeID: &node.ID, VolumeType: &typ, BootIndex: &index, VolumeID: &vol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return vt
+		}
+		mine := []*model.VolumeTarget{target(n, 0), target(n, 1)}
+		kept := target(other, 0)
+		if err := e.api.DoNodeTearDown(ctx, "", n.UUID); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState(n, states.Available)
+		for _, vt := range mine {
+			if _, err := e.st.GetVolumeTargetByID(ctx, vt.ID); err == nil {
+				t.Errorf("volume target %s of the torn down node kept", vt.UUID)
+			}
+		}
+		if _, err := e.st.GetVolumeTargetByID(ctx, kept.ID); err != nil {
+			t.Errorf("volume target of another node: %v", err)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/openkeel/ironic/internal/model"
@@ -15,6 +16,16 @@ type Task struct {
 	// Shared is true when the task holds a shared (read-only) lock.
 	Shared bool
 	Log    *slog.Logger
+	// VolumeTargets are the node's volume targets (upstream's
+	// task.volume_targets); nil when the caller has no database.
+	VolumeTargets VolumeTargets
+}
+
+// VolumeTargets reaches the volume targets of a task's node, which
+// interfaces otherwise have no access to.
+type VolumeTargets interface {
+	// DestroyAll deletes every volume target of the node.
+	DestroyAll(ctx context.Context) error
 }
 
 // Logger returns the task's logger, or the default one.

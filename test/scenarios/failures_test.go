@@ -15,8 +15,9 @@ import (
 // The failure paths of seed 001's diagnostics, on real processes: a clean
 // step failing on the agent fails cleaning naming the step, keeps the
 // ramdisk's logs ([agent]/deploy_logs_collect = on_failure, the default)
-// and leaves the node off in maintenance; an abort while the agent runs a
-// step fails cleaning naming that step.
+// and leaves the node on in maintenance, as upstream's tear down of a
+// cleaning failure does; an abort while the agent runs a step fails
+// cleaning naming that step and powers the node off.
 func TestScenarioCleaningFailures(t *testing.T) {
 	s := newScenario(t, "")
 	broken := s.lab.Machine("node-f1", "52:54:00:00:f1:01")
@@ -40,7 +41,7 @@ func TestScenarioCleaningFailures(t *testing.T) {
 	if !strings.HasPrefix(le, "Clean step deploy.erase_devices_metadata failed on node "+id+". ") || !strings.Contains(le, "disk on fire") {
 		t.Errorf("last_error %q", le)
 	}
-	if n["maintenance"] != true || n["fault"] != "clean failure" || n["power_state"] != "power off" {
+	if n["maintenance"] != true || n["fault"] != "clean failure" || n["power_state"] != "power on" {
 		t.Errorf("after the failed step: maintenance %v fault %v power %v", n["maintenance"], n["fault"], n["power_state"])
 	}
 	logs, _ := filepath.Glob(filepath.Join(s.dir, "deploy-logs", id+"_"+broken.ID+"_cleaning_*.tar.gz"))

@@ -74,7 +74,30 @@ func (t *Task) Manager() *Manager { return t.m }
 // DriverTask is the view of the task handed to driver interfaces; it shares
 // Node with the task, so what the driver changes is saved with the task.
 func (t *Task) DriverTask() *driver.Task {
-	return &driver.Task{Node: t.Node, Driver: t.Driver, Shared: t.shared, Log: t.log}
+	dt := &driver.Task{Node: t.Node, Driver: t.Driver, Shared: t.shared, Log: t.log}
+	if t.m != nil && t.m.store != nil {
+		dt.VolumeTargets = nodeVolumeTargets{t}
+	}
+	return dt
+}
+
+// nodeVolumeTargets are the volume targets of a task's node in the store.
+type nodeVolumeTargets struct{ t *Task }
+
+// DestroyAll is the loop of upstream's tear_down_storage_configuration.
+func (v nodeVolumeTargets) DestroyAll(ctx context.Context) error {
+	n := v.t.Node
+	targets, err := v.t.m.store.ListVolumeTargets(ctx, store.VolumeFilter{NodeID: &n.ID}, store.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list the volume targets of node %s: %w", n.UUID, err)
+	}
+	for _, vt := range targets {
+		if err := v.t.m.store.DeleteVolumeTarget(ctx, vt.ID); err != nil {
+			return fmt.Errorf("delete volume target %s of node %s: %w", vt.UUID, n.UUID, err)
+		}
+		v.t.log.InfoContext(ctx, fmt.Sprintf("Successfully deleted volume target %s. The node associated with the target was %s.", vt.UUID, n.UUID))
+	}
+	return nil
 }
 
 // RequireExclusive fails with ExclusiveLockRequired (403) on a shared task

@@ -454,8 +454,8 @@ func asUpstream(err error, doing string) error {
 // unless it cannot be, its volumes are detached, and it leaves the
 // tenant networks and any provisioning ports a failed deployment left,
 // so that nothing of the instance stays bound to it during cleaning.
-// Upstream also destroys the node's volume targets there; the deploy
-// interfaces have no access to the database, so they are kept.
+// The node's volume targets are destroyed with the storage
+// configuration, as upstream's tear_down_storage_configuration does.
 func (b *base) tearDown(ctx context.Context, task *driver.Task) (string, error) {
 	if !task.Node.DisablePowerOff {
 		if err := ensurePoweredOff(ctx, task); err != nil {
@@ -464,6 +464,11 @@ func (b *base) tearDown(ctx context.Context, task *driver.Task) (string, error) 
 	}
 	if err := task.Driver.Storage.DetachVolumes(ctx, task); err != nil {
 		return "", asUpstream(err, "detach volumes")
+	}
+	if task.VolumeTargets != nil {
+		if err := task.VolumeTargets.DestroyAll(ctx); err != nil {
+			return "", err
+		}
 	}
 	delete(task.Node.DriverInternalInfo, "boot_from_volume")
 	delete(task.Node.DriverInternalInfo, "boot_from_volume_deploy")
@@ -613,7 +618,10 @@ func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, 
 func (b *base) TearDownCleaning(ctx context.Context, task *driver.Task) error {
 	n := task.Node
 	fastTrack := b.opts.FastTrack.Active(ctx, task)
-	if !fastTrack && !n.DisablePowerOff {
+	// A node whose cleaning failed stays on, in maintenance, so that the
+	// operator can look at the ramdisk that failed.
+	keepOn := fastTrack || (n.Fault != nil && *n.Fault == "clean failure")
+	if !keepOn && !n.DisablePowerOff {
 		if err := ensurePoweredOff(ctx, task); err != nil {
 			return err
 		}
@@ -624,7 +632,7 @@ func (b *base) TearDownCleaning(ctx context.Context, task *driver.Task) error {
 	if err := task.Driver.Network.RemoveCleaningNetwork(ctx, task); err != nil {
 		return asUpstream(err, "remove cleaning network")
 	}
-	if !fastTrack && n.DisablePowerOff {
+	if !keepOn && n.DisablePowerOff {
 		return rebootNode(ctx, task, "reboot")
 	}
 	return nil

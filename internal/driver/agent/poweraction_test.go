@@ -208,7 +208,8 @@ func TestRescuePowerOffAndOn(t *testing.T) {
 
 // Cleaning is torn down as upstream's tear_down_inband_cleaning: a node
 // that must stay on is not powered off but reset out of the ramdisk once
-// the cleaning network is gone.
+// the cleaning network is gone, and a node whose cleaning failed is left
+// as it is.
 func TestTearDownCleaningPowerActions(t *testing.T) {
 	ctx := context.Background()
 	client := agentclient.New(agentclient.DefaultOptions())
@@ -217,14 +218,21 @@ func TestTearDownCleaningPowerActions(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		disable bool
+		fault   string
 		want    string
 	}{
-		{"normal", false, "power off,remove_cleaning_network"},
-		{"disable_power_off", true, "remove_cleaning_network,reboot"},
+		{"normal", false, "", "power off,remove_cleaning_network"},
+		{"disable_power_off", true, "", "remove_cleaning_network,reboot"},
+		{"clean failure", false, "clean failure", "remove_cleaning_network"},
+		{"clean failure, disable_power_off", true, "clean failure", "remove_cleaning_network"},
+		{"other fault", false, "power failure", "power off,remove_cleaning_network"},
 	} {
 		j := &journal{}
 		task := newTask(j, &journalNetwork{j: j}, c.disable)
 		task.Node.ProvisionState = states.Cleaning
+		if c.fault != "" {
+			task.Node.Fault = &c.fault
+		}
 		if err := d.TearDownCleaning(ctx, task); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
