@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -97,17 +98,32 @@ func (c *Client) now() time.Time {
 // "" for the account itself) and answers the response with its body
 // read. Any status outside 2xx is an *HTTPError.
 func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, body []byte) (*http.Response, []byte, error) {
+	if body == nil {
+		return c.send(ctx, method, path, hdr, nil, 0)
+	}
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return c.send(ctx, method, path, hdr, open, int64(len(body)))
+}
+
+// send is do with the request body opened by open (nil for none), size
+// bytes long; it is opened again when the call is repeated.
+func (c *Client) send(ctx context.Context, method, path string, hdr http.Header, open func() (io.ReadCloser, error), size int64) (*http.Response, []byte, error) {
 	tok, endpoint, err := c.Auth(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	u := strings.TrimRight(endpoint, "/") + path
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	var rd io.ReadCloser
+	if open != nil {
+		if rd, err = open(); err != nil {
+			return nil, nil, fmt.Errorf("swift %s %s: %w", method, u, err)
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
+		if rd != nil {
+			rd.Close()
+		}
 		return nil, nil, fmt.Errorf("swift %s %s: %w", method, u, err)
 	}
 	for k, v := range hdr {
@@ -116,10 +132,10 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 	if tok != "" {
 		req.Header.Set("X-Auth-Token", tok)
 	}
-	if body != nil {
+	if open != nil {
 		// Swift needs the length of a PUT, an empty object included.
-		req.ContentLength = int64(len(body))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.ContentLength = size
+		req.GetBody = open
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
@@ -176,12 +192,34 @@ func (c *Client) CreateContainer(ctx context.Context, container string) error {
 // X-Delete-After) and openstacksdk's checksum metadata. As openstacksdk,
 // an existing object with the same checksums is left as it is.
 func (c *Client) CreateObject(ctx context.Context, container, obj string, data []byte, headers map[string]string) error {
+	m := md5.Sum(data) //nolint:gosec // see md5Header
+	s := sha256.Sum256(data)
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	return c.createObject(ctx, container, obj, open, int64(len(data)), hex.EncodeToString(m[:]), hex.EncodeToString(s[:]), headers)
+}
+
+// CreateObjectFromFile is CreateObject with the file at path, streamed
+// rather than held in memory (ISO images). Unlike openstacksdk, a file
+// over Swift's 5 GiB object limit is not split into segments.
+func (c *Client) CreateObjectFromFile(ctx context.Context, container, obj, path string, headers map[string]string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", path, err)
+	}
+	defer f.Close()
+	hm, hs := md5.New(), sha256.New() //nolint:gosec // see md5Header
+	size, err := io.Copy(io.MultiWriter(hm, hs), f)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", path, err)
+	}
+	open := func() (io.ReadCloser, error) { return os.Open(path) }
+	return c.createObject(ctx, container, obj, open, size, hex.EncodeToString(hm.Sum(nil)), hex.EncodeToString(hs.Sum(nil)), headers)
+}
+
+func (c *Client) createObject(ctx context.Context, container, obj string, open func() (io.ReadCloser, error), size int64, sumMD5, sumSHA string, headers map[string]string) error {
 	if err := c.CreateContainer(ctx, container); err != nil {
 		return err
 	}
-	m := md5.Sum(data) //nolint:gosec // see md5Header
-	s := sha256.Sum256(data)
-	sumMD5, sumSHA := hex.EncodeToString(m[:]), hex.EncodeToString(s[:])
 	resp, _, err := c.do(ctx, http.MethodHead, objectPath(container, obj), nil, nil)
 	switch {
 	case err == nil:
@@ -197,7 +235,7 @@ func (c *Client) CreateObject(ctx context.Context, container, obj string, data [
 	}
 	hdr.Set(md5Header, sumMD5)
 	hdr.Set(sha256Header, sumSHA)
-	if _, _, err := c.do(ctx, http.MethodPut, objectPath(container, obj), hdr, data); err != nil {
+	if _, _, err := c.send(ctx, http.MethodPut, objectPath(container, obj), hdr, open, size); err != nil {
 		return operationError("put object", err)
 	}
 	return nil

@@ -1,10 +1,15 @@
 package swift
 
 import (
+	"bytes"
 	"context"
+	"crypto/md5" //nolint:gosec // the checksum openstacksdk records
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -226,4 +231,27 @@ func get(t *testing.T, u string) (string, int) {
 	b := new(strings.Builder)
 	_, _ = io.Copy(b, resp.Body)
 	return b.String(), resp.StatusCode
+}
+
+func TestCreateObjectFromFile(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "boot.iso")
+	content := bytes.Repeat([]byte("CD001"), 100000)
+	if err := os.WriteFile(path, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.CreateObjectFromFile(ctx, "isos", "boot-n1.iso", path, map[string]string{"X-Delete-After": "900"}); err != nil {
+		t.Fatal(err)
+	}
+	o := e.sw.Object(e.account, "isos", "boot-n1.iso")
+	sum := md5.Sum(content)
+	if o == nil || !bytes.Equal(o.Data, content) || o.Header.Get("X-Object-Meta-X-Sdk-Md5") != hex.EncodeToString(sum[:]) ||
+		!o.DeleteAt.Equal(e.sw.Now().Add(900*time.Second)) {
+		t.Fatalf("uploaded object %v", o != nil)
+	}
+	err := e.c.CreateObjectFromFile(ctx, "isos", "x", filepath.Join(t.TempDir(), "missing"), nil)
+	if err == nil || errs.Is(err, "SwiftOperationError") {
+		t.Fatalf("missing file: %v", err)
+	}
 }
