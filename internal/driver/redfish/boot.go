@@ -13,7 +13,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -24,6 +26,7 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
+	"github.com/openkeel/ironic/internal/swift"
 )
 
 // BootOptions are the ironic.conf settings and services of the
@@ -72,6 +75,21 @@ type BootOptions struct {
 	// get_single_nic_with_vif_port_id finds it.
 	Ports      PortLister
 	CurrentVIF func(task *driver.Task, internalInfo map[string]any) string
+	// Swift, set with [redfish]/use_swift, publishes the images in
+	// SwiftContainer ([redfish]/swift_container) instead of http_root,
+	// each for SwiftObjectExpiry ([redfish]/swift_object_expiry_timeout)
+	// under a temporary URL, as upstream's SwiftPublisher.
+	Swift             ObjectStore
+	SwiftContainer    string
+	SwiftObjectExpiry time.Duration
+}
+
+// ObjectStore is the part of internal/swift's Client images are
+// published with.
+type ObjectStore interface {
+	CreateObjectFromFile(ctx context.Context, container, obj, path string, headers map[string]string) error
+	TempURL(ctx context.Context, container, obj string, timeout time.Duration) (string, error)
+	DeleteObject(ctx context.Context, container, obj string) error
 }
 
 // PortLister lists a node's ports; store.Store satisfies it.
@@ -80,9 +98,10 @@ type PortLister interface {
 }
 
 // BootOptionsFromConfig reads the options; the image services are the
-// caller's to set.
+// caller's to set. With [redfish]/use_swift the images are published
+// with the [swift] section's credentials.
 func BootOptionsFromConfig(c *config.Config) BootOptions {
-	return BootOptions{
+	o := BootOptions{
 		HTTPRoot:            c.String("deploy", "http_root"),
 		HTTPURL:             c.String("deploy", "http_url"),
 		ExternalHTTPURL:     c.String("deploy", "external_http_url"),
@@ -100,7 +119,13 @@ func BootOptionsFromConfig(c *config.Config) BootOptions {
 		APICAFile:           c.String("agent", "api_ca_file"),
 		Debug:               c.Bool("DEFAULT", "debug"),
 		Image:               image.OptionsFromConfig(c),
+		SwiftContainer:      c.String("redfish", "swift_container"),
+		SwiftObjectExpiry:   time.Duration(c.Int("redfish", "swift_object_expiry_timeout")) * time.Second,
 	}
+	if c.Bool("redfish", "use_swift") {
+		o.Swift = swift.FromConfig(c)
+	}
+	return o
 }
 
 // DefaultBootOptions are upstream's defaults, without image services.
@@ -568,7 +593,7 @@ func (b *VirtualMediaBoot) buildAndPublish(ctx context.Context, task *driver.Tas
 	if err := image.BuildBootISO(ctx, b.opts.Image, out, iso); err != nil {
 		return "", err
 	}
-	return b.publish(out, isoName(n), d.externalHTTPURLNode)
+	return b.publish(ctx, out, isoName(n), d.externalHTTPURLNode)
 }
 
 // prepareRemoteISO is upstream prepare_remote_image for a pre-built ISO;
@@ -595,13 +620,17 @@ func (b *VirtualMediaBoot) prepareRemoteISO(ctx context.Context, task *driver.Ta
 	if err := b.fetch(ctx, href, tmp); err != nil {
 		return "", err
 	}
-	return b.publish(tmp, isoName(task.Node), d.externalHTTPURLNode)
+	return b.publish(ctx, tmp, isoName(task.Node), d.externalHTTPURLNode)
 }
 
-// publish is upstream LocalPublisher.publish: a hard link (or a copy) in
-// http_root/redfish and its URL under the node's external_http_url,
-// [deploy]/external_http_url or http_url.
-func (b *VirtualMediaBoot) publish(src, name, nodeURL string) (string, error) {
+// publish is upstream ImageHandler.publish_image: to Swift when
+// configured, else as LocalPublisher.publish does, a hard link (or a
+// copy) in http_root/redfish and its URL under the node's
+// external_http_url, [deploy]/external_http_url or http_url.
+func (b *VirtualMediaBoot) publish(ctx context.Context, src, name, nodeURL string) (string, error) {
+	if b.opts.Swift != nil {
+		return b.publishSwift(ctx, src, name)
+	}
 	root := nodeURL
 	if root == "" {
 		root = b.opts.ExternalHTTPURL
@@ -633,8 +662,55 @@ func (b *VirtualMediaBoot) publish(src, name, nodeURL string) (string, error) {
 	return strings.TrimRight(root, "/") + "/" + imageSubdir + "/" + name, nil
 }
 
-// unpublish removes a published image; a missing file is no error.
-func (b *VirtualMediaBoot) unpublish(name string) error {
+// publishSwift is upstream SwiftPublisher.publish: the object expires
+// with its temporary URL, which gets a filename parameter naming the
+// source file because some BMCs want the URL to look like an ISO file's.
+func (b *VirtualMediaBoot) publishSwift(ctx context.Context, src, name string) (string, error) {
+	expire := map[string]string{"X-Delete-After": strconv.Itoa(int(b.opts.SwiftObjectExpiry / time.Second))}
+	if err := b.opts.Swift.CreateObjectFromFile(ctx, b.opts.SwiftContainer, name, src, expire); err != nil {
+		return "", err
+	}
+	u, err := b.opts.Swift.TempURL(ctx, b.opts.SwiftContainer, name, b.opts.SwiftObjectExpiry)
+	if err != nil {
+		return "", err
+	}
+	return appendFilenameParam(u, filepath.Base(src)), nil
+}
+
+// appendFilenameParam adds filename=<name> to u's query unless it has a
+// filename parameter (in any case) already.
+func appendFilenameParam(u, name string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	for k := range p.Query() {
+		if strings.EqualFold(k, "filename") {
+			return u
+		}
+	}
+	q := p.RawQuery
+	if q != "" {
+		q += "&"
+	}
+	p.RawQuery = q + "filename=" + url.QueryEscape(name)
+	return p.String()
+}
+
+// unpublish removes a published image; a missing file is no error. In
+// Swift, as upstream's SwiftPublisher.unpublish, a failure to delete is
+// only logged.
+func (b *VirtualMediaBoot) unpublish(ctx context.Context, task *driver.Task, name string) error {
+	if b.opts.Swift != nil {
+		task.Logger().DebugContext(ctx, fmt.Sprintf("Cleaning up image %s from Swift container %s", name, b.opts.SwiftContainer), "node", task.Node.UUID)
+		if err := b.opts.Swift.DeleteObject(ctx, b.opts.SwiftContainer, name); err != nil {
+			if !errs.Is(err, "SwiftOperationError") {
+				return err
+			}
+			task.Logger().WarnContext(ctx, fmt.Sprintf("Failed to clean up image %s. Error: %s.", name, err), "node", task.Node.UUID)
+		}
+		return nil
+	}
 	err := os.Remove(filepath.Join(b.opts.HTTPRoot, imageSubdir, name))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove published image %s: %w", name, err)
@@ -653,11 +729,11 @@ func (b *VirtualMediaBoot) ejectAll(ctx context.Context, task *driver.Task) erro
 		if err := b.mgmt.DetachVirtualMedia(ctx, task, []string{"disk", "floppy"}); err != nil {
 			return err
 		}
-		if err := b.unpublish(configImageName(n)); err != nil {
+		if err := b.unpublish(ctx, task, configImageName(n)); err != nil {
 			return err
 		}
 	}
-	return b.unpublish(isoName(n))
+	return b.unpublish(ctx, task, isoName(n))
 }
 
 // CleanUpRamdisk ejects the ramdisk ISO and removes it.
@@ -723,5 +799,5 @@ func (b *VirtualMediaBoot) CleanUpInstance(ctx context.Context, task *driver.Tas
 	if err := b.mgmt.DetachVirtualMedia(ctx, task, []string{"disk"}); err != nil {
 		return err
 	}
-	return b.unpublish(configdriveImageName(task.Node))
+	return b.unpublish(ctx, task, configdriveImageName(task.Node))
 }

@@ -136,17 +136,17 @@ func (b *HTTPSBoot) setBootDevice(ctx context.Context, task *driver.Task, device
 
 // cleanUp is upstream cleanup_iso_image: the published ISO goes. The BMC
 // keeps its HttpBootUri until the next boot override replaces it.
-func (b *HTTPSBoot) cleanUp(task *driver.Task) error {
-	return b.vm.unpublish(isoName(task.Node))
+func (b *HTTPSBoot) cleanUp(ctx context.Context, task *driver.Task) error {
+	return b.vm.unpublish(ctx, task, isoName(task.Node))
 }
 
 // CleanUpRamdisk removes the published ramdisk ISO.
-func (b *HTTPSBoot) CleanUpRamdisk(_ context.Context, task *driver.Task) error {
+func (b *HTTPSBoot) CleanUpRamdisk(ctx context.Context, task *driver.Task) error {
 	if err := requireExclusive(task); err != nil {
 		return err
 	}
 	task.Logger().Debug("cleaning up deploy boot", "node", task.Node.UUID)
-	return b.cleanUp(task)
+	return b.cleanUp(ctx, task)
 }
 
 // PrepareInstance sets a persistent boot from disk for a local boot or a
@@ -159,7 +159,7 @@ func (b *HTTPSBoot) PrepareInstance(ctx context.Context, task *driver.Task) erro
 		return err
 	}
 	n := task.Node
-	if err := b.cleanUp(task); err != nil {
+	if err := b.cleanUp(ctx, task); err != nil {
 		return err
 	}
 	iwdi, _ := n.DriverInternalInfo["is_whole_disk_image"].(bool)
@@ -186,9 +186,9 @@ func (b *HTTPSBoot) PrepareInstance(ctx context.Context, task *driver.Task) erro
 }
 
 // CleanUpInstance removes the published ISO.
-func (b *HTTPSBoot) CleanUpInstance(_ context.Context, task *driver.Task) error {
+func (b *HTTPSBoot) CleanUpInstance(ctx context.Context, task *driver.Task) error {
 	if err := requireExclusive(task); err != nil {
 		return err
 	}
-	return b.cleanUp(task)
+	return b.cleanUp(ctx, task)
 }
