@@ -1,7 +1,7 @@
 // Package swift is the part of the Swift v1 object-store API Ironic's
 // SwiftAPI (ironic/common/swift.py) uses: containers created on demand,
 // objects uploaded (with openstacksdk's checksum metadata when uploading
-// a file), read and deleted, the account's temporary URL key, and
+// a file), listed, read and deleted, the account's temporary URL key, and
 // temporary URLs signed with it. The session of the [swift] section
 // authenticates the calls and finds the object-store endpoint in the
 // service catalog.
@@ -15,6 +15,7 @@ import (
 	"crypto/sha1" //nolint:gosec // Swift's tempurl middleware signs with HMAC-SHA1
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -265,6 +266,39 @@ func (c *Client) GetObject(ctx context.Context, container, obj string) ([]byte, 
 		return nil, operationError("get object", err)
 	}
 	return data, nil
+}
+
+// ListObjects is openstacksdk's list_objects of a whole container: the
+// names of its objects, page after page (each starting after the last
+// name of the one before) until Swift answers an empty one.
+func (c *Client) ListObjects(ctx context.Context, container string) ([]string, error) {
+	var names []string
+	marker := ""
+	for {
+		q := url.Values{"format": {"json"}}
+		if marker != "" {
+			q.Set("marker", marker)
+		}
+		_, data, err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(container)+"?"+q.Encode(), nil, nil)
+		if err != nil {
+			return nil, operationError("list objects", err)
+		}
+		var page []struct {
+			Name string `json:"name"`
+		}
+		if len(bytes.TrimSpace(data)) > 0 {
+			if err := json.Unmarshal(data, &page); err != nil {
+				return nil, operationError("list objects", fmt.Errorf("listing of container %s: %w", container, err))
+			}
+		}
+		if len(page) == 0 {
+			return names, nil
+		}
+		for _, o := range page {
+			names = append(names, o.Name)
+		}
+		marker = page[len(page)-1].Name
+	}
 }
 
 // DeleteObject is upstream's delete_object: a missing object is

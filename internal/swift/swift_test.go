@@ -255,3 +255,43 @@ func TestCreateObjectFromFile(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// TestListObjects: every object is listed across pages of the server's
+// listing limit; an empty container lists nothing and a missing one is a
+// SwiftOperationError.
+func TestListObjects(t *testing.T) {
+	e := newEnv(t)
+	e.sw.ListingLimit(2)
+	ctx := context.Background()
+	want := []string{"n1/a.bin", "n1/b.bin", "n2/c.bin", "other"}
+	for _, n := range want {
+		e.sw.PutObject(e.account, "fw", n, []byte(n))
+	}
+	got, err := e.c.ListObjects(ctx, "fw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("listed %v, want %v", got, want)
+	}
+	lists := 0
+	for _, r := range e.sw.Requests() {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.Path, "/fw") {
+			lists++
+		}
+	}
+	if lists != 3 {
+		t.Fatalf("%d listing requests, want 3 (two full pages and an empty one)", lists)
+	}
+	if err := e.c.CreateContainer(ctx, "empty"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.c.ListObjects(ctx, "empty"); err != nil || len(got) != 0 {
+		t.Fatalf("empty container: %v %v", got, err)
+	}
+	_, err = e.c.ListObjects(ctx, "missing")
+	wantClass(t, err, "SwiftOperationError", "")
+	if !strings.Contains(err.Error(), "Swift operation 'list objects' failed: 404") {
+		t.Fatalf("error %q", err)
+	}
+}

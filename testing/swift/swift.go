@@ -4,7 +4,8 @@
 // HEAD, GET listing, DELETE), objects (PUT with X-Object-Meta-*,
 // X-Delete-After and X-Delete-At, GET, HEAD, DELETE) and temporary URLs
 // (GET and HEAD checked against the account's keys as the tempurl
-// middleware does). Objects expire by the fixture's clock, which moves
+// middleware does). Container listings take prefix, marker and limit and
+// are cut at a listing limit, as Swift's container_listing_limit. Objects expire by the fixture's clock, which moves
 // only with Advance. Token checks, fault injection and a request log
 // make the client's behaviour observable.
 //
@@ -68,7 +69,12 @@ type Fixture struct {
 	valid    func(token string) bool
 	fail     int
 	log      []Request
+	// listingLimit is the most names one listing answers.
+	listingLimit int
 }
+
+// defaultListingLimit is Swift's container_listing_limit default.
+const defaultListingLimit = 10000
 
 // New starts a Swift on 127.0.0.1 and stops it when the test ends. Any
 // account named in a path exists; calls need a token only once
@@ -79,7 +85,7 @@ func New(t testing.TB) *Fixture {
 	if err != nil {
 		t.Fatalf("swift fixture: listen: %v", err)
 	}
-	f := &Fixture{t: t, addr: ln.Addr().String(), now: time.Now(), accounts: map[string]*account{}}
+	f := &Fixture{t: t, addr: ln.Addr().String(), now: time.Now(), accounts: map[string]*account{}, listingLimit: defaultListingLimit}
 	f.srv = &http.Server{Handler: http.HandlerFunc(f.handle), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = f.srv.Serve(ln) }()
 	t.Cleanup(func() { _ = f.srv.Close() })
@@ -125,6 +131,15 @@ func (f *Fixture) SetTempURLKey(accountName, key string, second bool) *Fixture {
 		h += "-2"
 	}
 	f.accountLocked(accountName).meta.Set(h, key)
+	return f
+}
+
+// ListingLimit sets the most names a container listing answers (Swift's
+// container_listing_limit), so that a client has to page with marker.
+func (f *Fixture) ListingLimit(n int) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listingLimit = n
 	return f
 }
 
@@ -372,7 +387,12 @@ func (f *Fixture) serveContainer(w http.ResponseWriter, r *http.Request, acct *a
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		writeListing(w, r, names)
+		page, ok := f.pageLocked(r, names)
+		if !ok {
+			http.Error(w, "Invalid limit", http.StatusPreconditionFailed)
+			return
+		}
+		writeListing(w, r, page)
 	case http.MethodDelete:
 		if c == nil {
 			http.Error(w, "Not Found", http.StatusNotFound)
@@ -387,6 +407,33 @@ func (f *Fixture) serveContainer(w http.ResponseWriter, r *http.Request, acct *a
 	default:
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 	}
+}
+
+// pageLocked is the part of a sorted listing a request asks for: names
+// with its prefix after its marker, at most limit of them and never more
+// than the listing limit. A limit that is no number or over the listing
+// limit is refused, as Swift does.
+func (f *Fixture) pageLocked(r *http.Request, names []string) ([]string, bool) {
+	q := r.URL.Query()
+	limit := f.listingLimit
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > f.listingLimit {
+			return nil, false
+		}
+		limit = n
+	}
+	prefix, marker := q.Get("prefix"), q.Get("marker")
+	page := []string{}
+	for _, n := range names {
+		if len(page) == limit {
+			break
+		}
+		if strings.HasPrefix(n, prefix) && (marker == "" || n > marker) {
+			page = append(page, n)
+		}
+	}
+	return page, true
 }
 
 func (f *Fixture) serveObject(w http.ResponseWriter, r *http.Request, acct *account, cname, name string, body []byte) {

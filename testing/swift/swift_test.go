@@ -83,3 +83,30 @@ func TestFixture(t *testing.T) {
 		t.Fatalf("injected failure: %d", st)
 	}
 }
+
+// TestListingPages: a container listing takes prefix, marker and limit
+// and stops at the listing limit, so clients page with marker.
+func TestListingPages(t *testing.T) {
+	f := New(t).ListingLimit(2)
+	for _, n := range []string{"a/1", "a/2", "a/3", "b/1"} {
+		f.PutObject("AUTH_p", "c", n, []byte(n))
+	}
+	c := f.AccountURL("p") + "/c"
+	for _, tc := range []struct{ query, want string }{
+		{"", "a/1\na/2\n"},
+		{"?marker=a/2", "a/3\nb/1\n"},
+		{"?marker=b/1", ""},
+		{"?prefix=a/&marker=a/1", "a/2\na/3\n"},
+		{"?limit=1&marker=a/1", "a/2\n"},
+	} {
+		if _, _, body := call(t, "GET", c+tc.query, "", nil, ""); body != tc.want {
+			t.Errorf("GET %s: %q, want %q", tc.query, body, tc.want)
+		}
+	}
+	if st, _, body := call(t, "GET", c+"?format=json&marker=a/3", "", nil, ""); st != http.StatusOK || body != `[{"name":"b/1"}]`+"\n" {
+		t.Fatalf("json listing: %d %q", st, body)
+	}
+	if st, _, _ := call(t, "GET", c+"?limit=3", "", nil, ""); st != http.StatusPreconditionFailed {
+		t.Fatalf("limit over the listing limit: %d", st)
+	}
+}
