@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -212,7 +211,7 @@ func storeUpdates(n *model.Node, updates []map[string]any) {
 func (f *Firmware) executeUpdate(ctx context.Context, task *driver.Task, updates []map[string]any) error {
 	n := task.Node
 	upd := updates[0]
-	if err := f.submitSimpleUpdate(ctx, task, upd); err != nil {
+	if err := f.submitSimpleUpdate(ctx, task, upd, false); err != nil {
 		return err
 	}
 	storeUpdates(n, updates)
@@ -241,17 +240,22 @@ func (f *Firmware) executeUpdate(ctx context.Context, task *driver.Task, updates
 	return nil
 }
 
-// submitSimpleUpdate is upstream _submit_simple_update: the image URL as
-// given (firmware_source http) with Targets when the BMC has several
-// systems; the task monitor goes into the update.
-func (f *Firmware) submitSimpleUpdate(ctx context.Context, task *driver.Task, upd map[string]any) error {
+// submitSimpleUpdate is upstream _submit_simple_update: the image, staged
+// as firmware_source says (stageFirmware), goes to SimpleUpdate with
+// Targets when the BMC has several systems; the task monitor goes into
+// the update and where the image was staged into firmware_cleanup.
+// verify checks the download against the update's checksum
+// (update_firmware).
+func (f *Firmware) submitSimpleUpdate(ctx context.Context, task *driver.Task, upd map[string]any, verify bool) error {
 	n := task.Node
 	upd[fwPowerTimeoutKey] = int(f.core.opts.FirmwareUpdateRebootDelay / time.Second)
 	imageURL, _ := upd["url"].(string)
-	if err := f.checkSource(imageURL); err != nil {
+	checksum, _ := upd["checksum"].(string)
+	componentURL, staged, err := f.stageFirmware(ctx, task, imageURL, checksum, verify)
+	if err != nil {
 		return err
 	}
-	return f.core.withConnection(ctx, task, func(cl *client, info DriverInfo) error {
+	err = f.core.withConnection(ctx, task, func(cl *client, info DriverInfo) error {
 		target, err := simpleUpdateTarget(cl)
 		if err != nil {
 			task.Logger().Error("the attribute #UpdateService.SimpleUpdate is missing", "node", n.UUID, "error", err)
@@ -266,7 +270,7 @@ func (f *Firmware) submitSimpleUpdate(ctx context.Context, task *driver.Task, up
 			task.Logger().Error("failed getting the Redfish Systems collection", "node", n.UUID, "error", err)
 			return redfishError(err.Error())
 		}
-		body := map[string]any{"ImageURI": imageURL}
+		body := map[string]any{"ImageURI": componentURL}
 		if len(coll.ItemLinks) > 1 && info.SystemID != "" {
 			body["Targets"] = []string{info.SystemID}
 		}
@@ -283,24 +287,14 @@ func (f *Firmware) submitSimpleUpdate(ctx context.Context, task *driver.Task, up
 		upd[fwTaskMonitorKey] = monitor
 		return nil
 	})
-}
-
-// checkSource: images are handed to the BMC at their own HTTP(S) URL, as
-// upstream does with firmware_source http; staging them locally or in
-// Swift is not built.
-func (f *Firmware) checkSource(imageURL string) error {
-	u, err := url.Parse(imageURL)
-	if err != nil {
-		return driver.InvalidParameterValue("%s is not a valid firmware URL: %s", imageURL, err)
+	recordStaging(n, staged)
+	if err != nil && staged != "" {
+		// Upstream leaves what it staged behind when the BMC refuses
+		// the update; nothing would use it again.
+		f.cleanupFirmware(ctx, task)
+		delete(n.DriverInternalInfo, fwCleanupKey)
 	}
-	scheme := strings.ToLower(u.Scheme)
-	source := strings.ToLower(f.core.opts.FirmwareSource)
-	if (scheme == "http" || scheme == "https") && (source == "" || source == "http") {
-		return nil
-	}
-	return errs.NewMessage("UnsupportedDriverExtension", fmt.Sprintf(
-		"Serving firmware %s with firmware_source %s is not supported by this conductor; use an HTTP(S) URL and firmware_source http",
-		imageURL, f.core.opts.FirmwareSource))
+	return err
 }
 
 // simpleUpdateTarget reads the UpdateService's SimpleUpdate action.

@@ -38,7 +38,7 @@ func (f *Firmware) PollAsyncStep(ctx context.Context, task *driver.Task) (driver
 	if len(updates) == 0 {
 		return driver.AsyncStepRunning, nil
 	}
-	if err := f.checkOverallTimeout(task); err != nil {
+	if err := f.checkOverallTimeout(ctx, task); err != nil {
 		return driver.AsyncStepRunning, err
 	}
 	cur := updates[0]
@@ -73,7 +73,7 @@ func (f *Firmware) PollAsyncStep(ctx context.Context, task *driver.Task) (driver
 }
 
 // checkOverallTimeout is upstream _check_overall_timeout.
-func (f *Firmware) checkOverallTimeout(task *driver.Task) error {
+func (f *Firmware) checkOverallTimeout(ctx context.Context, task *driver.Task) error {
 	n := task.Node
 	limit := f.core.opts.FirmwareUpdateOverallTimeout
 	if limit <= 0 {
@@ -83,13 +83,16 @@ func (f *Firmware) checkOverallTimeout(task *driver.Task) error {
 	if !ok || el < limit {
 		return nil
 	}
-	f.clearUpdates(n)
+	f.clearUpdates(ctx, task)
 	return stepError("Firmware update on node %s has exceeded the overall timeout of %d seconds. Elapsed time: %d seconds.",
 		n.UUID, int(limit/time.Second), int(el/time.Second))
 }
 
-// clearUpdates is upstream _clear_updates.
-func (f *Firmware) clearUpdates(n *model.Node) {
+// clearUpdates is upstream _clear_updates: the staged images are cleaned
+// up with the update state.
+func (f *Firmware) clearUpdates(ctx context.Context, task *driver.Task) {
+	n := task.Node
+	f.cleanupFirmware(ctx, task)
 	for _, k := range []string{fwUpdatesKey, fwUpdateStartKey, fwCleanupKey, bmcVersionBeforeKey, fwRebootRequestedKey} {
 		delete(n.DriverInternalInfo, k)
 	}
@@ -193,7 +196,7 @@ func (f *Firmware) handleTaskCompletion(ctx context.Context, task *driver.Task, 
 	cur := updates[0]
 	imageURL, _ := cur["url"].(string)
 	if !info.succeeded() {
-		f.clearUpdates(n)
+		f.clearUpdates(ctx, task)
 		return driver.AsyncStepRunning, stepError("Firmware update failed for node %s, firmware %s. Error: %s",
 			n.UUID, imageURL, strings.Join(info.messages, ",  "))
 	}
@@ -251,7 +254,7 @@ func (f *Firmware) handleWaitCompletion(ctx context.Context, task *driver.Task, 
 			return driver.AsyncStepRunning, nil
 		}
 		if err == nil && !info.succeeded() {
-			f.clearUpdates(n)
+			f.clearUpdates(ctx, task)
 			imageURL, _ := cur["url"].(string)
 			return driver.AsyncStepRunning, stepError("Firmware update failed for node %s, firmware %s. Error: %s",
 				n.UUID, imageURL, strings.Join(info.messages, ",  "))
@@ -323,7 +326,7 @@ func (f *Firmware) continueUpdates(ctx context.Context, task *driver.Task, updat
 	}
 	if len(updates) == 1 {
 		rebootRequested, _ := n.DriverInternalInfo[fwRebootRequestedKey].(bool)
-		f.clearUpdates(n)
+		f.clearUpdates(ctx, task)
 		task.Logger().Info("firmware updates completed", "node", n.UUID)
 		if rebootRequested {
 			if err := f.reboot(ctx, task, cur); err != nil {
@@ -401,8 +404,8 @@ func (f *Firmware) AsyncStepFailInterval() time.Duration {
 
 // DiscardAsyncStep is upstream _query_update_failed: the remaining updates
 // are dropped.
-func (f *Firmware) DiscardAsyncStep(_ context.Context, task *driver.Task) error {
+func (f *Firmware) DiscardAsyncStep(ctx context.Context, task *driver.Task) error {
 	task.Logger().Error("firmware update failed, discarding remaining firmware updates", "node", task.Node.UUID)
-	f.clearUpdates(task.Node)
+	f.clearUpdates(ctx, task)
 	return nil
 }

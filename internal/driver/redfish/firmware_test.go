@@ -124,12 +124,6 @@ func TestFirmwareComponents(t *testing.T) {
 	wantClass(t, err, "UnsupportedDriverExtension", "Cannot retrieve firmware for node "+testNode+": no supported components")
 }
 
-func TestFirmwareSourceNotHTTP(t *testing.T) {
-	e, f := newFirmwareEnv(t, redfishbmc.New(t).System("sys-1"), func(o *Options) { o.FirmwareSource = "local" })
-	_, err := f.Update(e.ctx, e.task, []map[string]any{{"component": "bios", "url": fwBIOSImage}})
-	wantClass(t, err, "UnsupportedDriverExtension", "")
-}
-
 func TestRAIDFailedTaskOnlyLogged(t *testing.T) {
 	// Upstream logs a failed RAID task and ends the step: the raid_config
 	// read back shows what the BMC did (here: nothing).

@@ -112,7 +112,7 @@ func (m *Management) applyFirmwareUpdate(ctx context.Context, task *driver.Task,
 	upd := updates[0]
 	source, _ := upd["source"].(string)
 	f := m.firmwareHelper(source)
-	if err := f.submitSimpleUpdate(ctx, task, upd); err != nil {
+	if err := f.submitSimpleUpdate(ctx, task, upd, true); err != nil {
 		return err
 	}
 	// The firmware interface's power timeout is not part of this flow.
@@ -186,8 +186,7 @@ func (m *Management) PollAsyncStep(ctx context.Context, task *driver.Task) (driv
 		task.Logger().Debug("firmware update in progress", "node", n.UUID, "firmware_image", imageURL)
 		return driver.AsyncStepRunning, nil
 	case !info.succeeded():
-		delete(n.DriverInternalInfo, mgmtFirmwareUpdatesKey)
-		delete(n.DriverInternalInfo, fwCleanupKey)
+		m.clearFirmwareUpdates(ctx, task)
 		return driver.AsyncStepRunning, stepError("Firmware update failed for node %s, firmware %s. Error: %s",
 			n.UUID, imageURL, strings.Join(info.messages, ",  "))
 	}
@@ -206,8 +205,7 @@ func (m *Management) continueFirmwareUpdates(ctx context.Context, task *driver.T
 		return driver.AsyncStepRunning, nil
 	}
 	if len(updates) == 1 {
-		delete(n.DriverInternalInfo, mgmtFirmwareUpdatesKey)
-		delete(n.DriverInternalInfo, fwCleanupKey)
+		m.clearFirmwareUpdates(ctx, task)
 		task.Logger().Info("firmware updates completed", "node", n.UUID)
 		return driver.AsyncStepDone, nil
 	}
@@ -224,9 +222,16 @@ func (m *Management) AsyncStepFailInterval() time.Duration {
 }
 
 // DiscardAsyncStep is upstream _query_firmware_update_failed.
-func (m *Management) DiscardAsyncStep(_ context.Context, task *driver.Task) error {
+func (m *Management) DiscardAsyncStep(ctx context.Context, task *driver.Task) error {
 	task.Logger().Warn("firmware update failed, discarding remaining firmware updates", "node", task.Node.UUID)
+	m.clearFirmwareUpdates(ctx, task)
+	return nil
+}
+
+// clearFirmwareUpdates is upstream _clear_firmware_updates: the staged
+// images are cleaned up with the update state.
+func (m *Management) clearFirmwareUpdates(ctx context.Context, task *driver.Task) {
+	m.firmwareHelper("").cleanupFirmware(ctx, task)
 	delete(task.Node.DriverInternalInfo, mgmtFirmwareUpdatesKey)
 	delete(task.Node.DriverInternalInfo, fwCleanupKey)
-	return nil
 }

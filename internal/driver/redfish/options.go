@@ -7,12 +7,17 @@
 package redfish
 
 import (
+	"context"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/image"
+	"github.com/openkeel/ironic/internal/swift"
 )
 
 // Options are the ironic.conf settings the redfish interfaces read, plus
@@ -55,6 +60,9 @@ type Options struct {
 	FirmwareUpdateResourceValidationTimeout time.Duration
 	FirmwareUpdateValidationInterval        time.Duration
 	FirmwareSource                          string
+	// FirmwareStaging is where firmware images that are not handed to the
+	// BMC at their own URL are put for it.
+	FirmwareStaging FirmwareStaging
 
 	// [conductor]
 	PowerStateChangeTimeout time.Duration
@@ -70,6 +78,49 @@ type Options struct {
 	// connection, so that each HTTP exchange (retries and session logins
 	// included) can be timed for /metrics.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+}
+
+// FirmwareStaging are the settings upstream's firmware_utils stages
+// firmware images with: downloaded to <Image.TempDir>/<node uuid>, then
+// hard-linked or copied to <HTTPRoot>/firmware/<node uuid>/ and served
+// under ExternalHTTPURL (or HTTPURL) with FilePermission, or uploaded to
+// SwiftContainer as <node uuid>/<file> for SwiftObjectExpiry.
+type FirmwareStaging struct {
+	// HTTPRoot, HTTPURL and ExternalHTTPURL are [deploy]/http_root,
+	// http_url and external_http_url.
+	HTTPRoot, HTTPURL, ExternalHTTPURL string
+	// FilePermission is [redfish]/file_permission.
+	FilePermission fs.FileMode
+	// Image are the download settings: [DEFAULT]/tempdir, the webserver
+	// options of HTTP downloads, [conductor]/file_url_allowed_paths.
+	Image image.Options
+	// Swift, SwiftContainer and SwiftObjectExpiry are the [swift] client,
+	// [redfish]/swift_container and swift_object_expiry_timeout; the
+	// latter is also the life of the temporary URLs of swift:// images.
+	Swift             FirmwareObjectStore
+	SwiftContainer    string
+	SwiftObjectExpiry time.Duration
+}
+
+// FirmwareObjectStore is the part of internal/swift's Client firmware
+// images are staged in: the calls images are published with, and the
+// listing their clean-up searches.
+type FirmwareObjectStore interface {
+	ObjectStore
+	ListObjects(ctx context.Context, container string) ([]string, error)
+}
+
+// firmwareStagingFromConfig takes the settings the boot interface reads
+// for publishing images; the [swift] client is built whatever
+// [redfish]/use_swift says, since firmware_source and swift:// URLs need
+// it on their own (it authenticates on first use only).
+func firmwareStagingFromConfig(c *config.Config) FirmwareStaging {
+	bo := BootOptionsFromConfig(c)
+	return FirmwareStaging{
+		HTTPRoot: bo.HTTPRoot, HTTPURL: bo.HTTPURL, ExternalHTTPURL: bo.ExternalHTTPURL,
+		FilePermission: bo.FilePermission, Image: bo.Image,
+		Swift: swift.FromConfig(c), SwiftContainer: bo.SwiftContainer, SwiftObjectExpiry: bo.SwiftObjectExpiry,
+	}
 }
 
 // DefaultOptions are upstream's defaults.
@@ -103,7 +154,19 @@ func DefaultOptions() Options {
 		FirmwareUpdateResourceValidationTimeout: 480 * time.Second,
 		FirmwareUpdateValidationInterval:        30 * time.Second,
 		FirmwareSource:                          "http",
+		FirmwareStaging: FirmwareStaging{
+			HTTPRoot: "/httpboot", FilePermission: 0o644, Image: defaultFirmwareImageOptions(),
+			SwiftContainer: "ironic_redfish_container", SwiftObjectExpiry: 900 * time.Second,
+		},
 	}
+}
+
+// defaultFirmwareImageOptions are the download defaults with
+// [DEFAULT]/tempdir's, the system's temporary directory.
+func defaultFirmwareImageOptions() image.Options {
+	o := image.DefaultOptions()
+	o.TempDir = os.TempDir()
+	return o
 }
 
 // OptionsFromConfig reads [redfish] and [conductor] options.
@@ -139,6 +202,7 @@ func OptionsFromConfig(c *config.Config) Options {
 	o.FirmwareUpdateResourceValidationTimeout = secs("redfish", "firmware_update_resource_validation_timeout")
 	o.FirmwareUpdateValidationInterval = secs("redfish", "firmware_update_validation_interval")
 	o.FirmwareSource = c.String("redfish", "firmware_source")
+	o.FirmwareStaging = firmwareStagingFromConfig(c)
 	return o
 }
 
