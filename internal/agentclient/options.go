@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/config"
 )
 
@@ -59,22 +60,6 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-type realClock struct{}
-
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // DefaultOptions are upstream's defaults.
 func DefaultOptions() Options {
 	return Options{
@@ -114,7 +99,7 @@ func OptionsFromConfig(c *config.Config) Options {
 
 func (o *Options) clock() Clock {
 	if o.Clock == nil {
-		return realClock{}
+		return clock.Real{}
 	}
 	return o.Clock
 }

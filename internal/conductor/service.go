@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/conductor/steps"
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/conductor/workers"
@@ -92,21 +93,6 @@ type Conductor struct {
 	powerFails  map[string]int
 }
 
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // New builds a conductor; Start registers it.
 func New(o Options) (*Conductor, error) {
 	if o.Store == nil || o.Drivers == nil || o.Config == nil {
@@ -127,7 +113,7 @@ func New(o Options) (*Conductor, error) {
 	}
 	c.log = c.log.With("conductor", c.host)
 	if c.clock == nil {
-		c.clock = wallClock{}
+		c.clock = clock.Real{}
 	}
 	if c.owns == nil {
 		c.owns = func(*model.Node) bool { return true }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/errs"
 )
 
@@ -59,7 +60,7 @@ type catalogService struct {
 
 // New returns the session for o; nothing is sent before the first call.
 func New(o Options) *Session {
-	s := &Session{opts: o, now: time.Now, sleep: sleepCtx, base: http.DefaultTransport}
+	s := &Session{opts: o, now: time.Now, sleep: clock.Sleep, base: http.DefaultTransport}
 	s.err = o.check()
 	if s.err == nil {
 		if tr, err := o.transport(); err != nil {
@@ -462,17 +463,6 @@ func keystoneMessage(b []byte) string {
 		b = b[:200]
 	}
 	return strings.TrimSpace(string(b))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // transport is the session's request path to the service.

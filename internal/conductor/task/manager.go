@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
@@ -66,26 +67,7 @@ var _ DriverResolver = (*driver.Drivers)(nil)
 
 // Clock is the time source of lock retries and history durations; tests
 // replace it to cross retry intervals without sleeping.
-type Clock interface {
-	Now() time.Time
-	// Sleep waits d or until ctx ends, returning ctx's error then.
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+type Clock = clock.Clock
 
 // Manager hands out tasks for one conductor.
 type Manager struct {
@@ -124,7 +106,7 @@ func WithLockObserver(o LockObserver) Option { return func(m *Manager) { m.obser
 // NewManager returns a manager locking nodes in st under s.Host. drivers
 // may be nil, in which case tasks carry no driver interfaces.
 func NewManager(st store.Store, drivers DriverResolver, s Settings, opts ...Option) *Manager {
-	m := &Manager{store: st, drivers: drivers, settings: s, clock: realClock{}, log: slog.Default()}
+	m := &Manager{store: st, drivers: drivers, settings: s, clock: clock.Real{}, log: slog.Default()}
 	for _, o := range opts {
 		o(m)
 	}

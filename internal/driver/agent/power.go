@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/agentclient"
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/states"
@@ -127,12 +128,8 @@ func (p *Power) Reboot(ctx context.Context, task *driver.Task, _ time.Duration) 
 	}
 	delete(n.DriverInternalInfo, "agent_url")
 	task.Logger().DebugContext(ctx, "requested reboot via the agent, waiting for the node to power down", "node", n.UUID, "wait", p.opts.Wait)
-	t := time.NewTimer(p.opts.Wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for node %s to reboot through its agent: %w", n.UUID, ctx.Err())
+	if err := clock.Sleep(ctx, p.opts.Wait); err != nil {
+		return fmt.Errorf("waiting for node %s to reboot through its agent: %w", n.UUID, err)
 	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/driver"
 )
 
@@ -53,14 +54,7 @@ func (d delay) sleep(ctx context.Context) error {
 	if d.latest != d.earliest {
 		secs = triangular(d.earliest, d.latest, d.earliest)
 	}
-	t := time.NewTimer(time.Duration(secs * float64(time.Second)))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return clock.Sleep(ctx, time.Duration(secs*float64(time.Second)))
 }
 
 // triangular draws from the triangular distribution on [low, high] with the

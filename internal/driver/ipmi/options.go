@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/config"
-	"github.com/openkeel/ironic/internal/driver"
 )
 
 // Options are the ironic.conf settings the ipmitool interfaces read, plus
@@ -63,7 +63,7 @@ type Options struct {
 	Exec Executor
 	// Clock is the time source of every wait in this package; nil means
 	// the real clock.
-	Clock driver.Clock
+	Clock clock.Clock
 	// Log receives what happens below a task (retries, throttling); nil
 	// means slog.Default(). The BMC password is never logged.
 	Log *slog.Logger
@@ -144,9 +144,9 @@ func parsePortRange(s string) (PortRange, error) {
 	return PortRange{Start: start, End: end}, nil
 }
 
-func (o *Options) clock() driver.Clock {
+func (o *Options) clock() clock.Clock {
 	if o.Clock == nil {
-		return driver.RealClock{}
+		return clock.Real{}
 	}
 	return o.Clock
 }

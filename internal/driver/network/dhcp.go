@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/store"
@@ -126,13 +127,7 @@ func (d *DHCP) UpdateDHCPOpts(ctx context.Context, task *driver.Task, opts []map
 		task.Logger().WarnContext(ctx, "some errors were encountered when updating the DHCP BOOT options", "node", n.UUID, "ports", failed)
 	}
 	if d.PortSetupDelay > 0 {
-		t := time.NewTimer(d.PortSetupDelay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return clock.Sleep(ctx, d.PortSetupDelay)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
@@ -333,12 +334,8 @@ func (o *NeutronOptions) waitHostAgent(ctx context.Context, client *neutron.Clie
 	var last error
 	for i := range attempts {
 		if i > 0 {
-			t := time.NewTimer(o.StatusInterval)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return fmt.Errorf("wait for the neutron agent on %s: %w", host, ctx.Err())
-			case <-t.C:
+			if err := clock.Sleep(ctx, o.StatusInterval); err != nil {
+				return fmt.Errorf("wait for the neutron agent on %s: %w", host, err)
 			}
 		}
 		agents, err := client.ListAgents(ctx, url.Values{"host": {host}})
@@ -395,12 +392,8 @@ func (o *NeutronOptions) waitActive(ctx context.Context, client *neutron.Client,
 	var last error
 	for i := range attempts {
 		if i > 0 {
-			t := time.NewTimer(o.StatusInterval)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return fmt.Errorf("wait for neutron port %s: %w", id, ctx.Err())
-			case <-t.C:
+			if err := clock.Sleep(ctx, o.StatusInterval); err != nil {
+				return fmt.Errorf("wait for neutron port %s: %w", id, err)
 			}
 		}
 		p, err := client.ShowPort(ctx, id)

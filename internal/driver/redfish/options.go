@@ -14,8 +14,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/config"
-	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/image"
 	"github.com/openkeel/ironic/internal/swift"
 )
@@ -70,7 +70,7 @@ type Options struct {
 
 	// Clock is the time source of every wait in this package; nil means
 	// the real clock.
-	Clock driver.Clock
+	Clock clock.Clock
 	// Log receives what happens below a task (sessions, retries); nil
 	// means slog.Default(). Credentials are never logged.
 	Log *slog.Logger
@@ -206,9 +206,9 @@ func OptionsFromConfig(c *config.Config) Options {
 	return o
 }
 
-func (o *Options) clock() driver.Clock {
+func (o *Options) clock() clock.Clock {
 	if o.Clock == nil {
-		return driver.RealClock{}
+		return clock.Real{}
 	}
 	return o.Clock
 }

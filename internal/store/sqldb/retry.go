@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"modernc.org/sqlite"
+
+	"github.com/openkeel/ironic/internal/clock"
 )
 
 // RetryPolicy bounds the retries of a transaction that lost a lock race.
@@ -58,12 +60,8 @@ func (db *DB) Retry(ctx context.Context, fn func(context.Context) error) error {
 		if sleep > 1 {
 			sleep = sleep/2 + rand.N(sleep/2+1)
 		}
-		t := time.NewTimer(sleep)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (while retrying after: %v)", ctx.Err(), err)
-		case <-t.C:
+		if serr := clock.Sleep(ctx, sleep); serr != nil {
+			return fmt.Errorf("%w (while retrying after: %v)", serr, err)
 		}
 		wait *= 2
 		if wait > p.Max {
