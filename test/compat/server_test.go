@@ -144,25 +144,12 @@ func startAllInOne(t *testing.T, extra string) *server {
 func startAPIConductor(t *testing.T, extra string) *server {
 	t.Helper()
 	c := cluster.Start(t, cluster.Options{Conductors: 1, Database: mysqlURL(t), Config: extra})
-	waitConductor(t, c)
 	return &server{URL: c.URL(), cluster: c, kill: func() {
 		c.API.Kill()
 		for _, p := range c.Conductors {
 			p.Kill()
 		}
 	}}
-}
-
-// waitConductor waits until c's conductor has registered itself and its
-// hardware types: before, the API has no conductor to send a node to and
-// answers 503. The log says so, where an API request might need
-// credentials.
-func waitConductor(t *testing.T, c *cluster.Cluster) {
-	t.Helper()
-	eventually(t, func() (bool, string) {
-		out := c.Conductors[0].Output()
-		return strings.Contains(out, "successfully started conductor"), lastLines(out, 5)
-	})
 }
 
 // mysqlURL is a new database on IRONIC_TEST_MYSQL_DSN's server. Without

@@ -140,6 +140,7 @@ connection = %s
 		}
 	})
 	c.waitAPI()
+	c.waitConductors()
 	return c
 }
 
@@ -168,6 +169,22 @@ func (c *Cluster) waitAPI() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	c.t.Fatalf("API never answered:\n%s", c.API.Output())
+}
+
+// waitConductors waits until every conductor says it has started, which
+// it does once it has registered itself and its hardware types: before,
+// the API has no conductor to send a node to and answers 503. The log is
+// read rather than the API, which may want credentials.
+func (c *Cluster) waitConductors() {
+	deadline := time.Now().Add(60 * time.Second)
+	for _, p := range c.Conductors {
+		for !strings.Contains(p.Output(), "successfully started conductor") {
+			if time.Now().After(deadline) {
+				c.t.Fatalf("%s never started:\n%s", p.Name, tail(p.Output(), 20))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 }
 
 func (p *Process) start(t testing.TB) {
