@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -65,10 +66,24 @@ type BootOptions struct {
 	// Image are the ISO building options ([DEFAULT]/isolinux_bin,
 	// esp_image, tempdir, …).
 	Image image.Options
-	// Fetcher downloads kernels, ramdisks, ESP images and deploy ISOs;
-	// Cache, when set, is used instead (upstream's ISO image cache).
+	// Fetcher downloads kernels, ramdisks, ESP images and pre-built ISOs.
 	Fetcher *image.Fetcher
-	Cache   *image.Cache
+	// ISOMasterPath, ISOCacheSize (bytes) and ISOCacheTTL are
+	// [deploy]/iso_master_path, iso_cache_size and iso_cache_ttl:
+	// pre-built ISOs the conductor republishes (deploy_iso, rescue_iso,
+	// the instance's boot_iso) are downloaded once into this master cache
+	// and handed to each node as a hard link, as upstream's ISOImageCache.
+	// An empty path downloads them every time, as upstream does without
+	// an iso_master_path.
+	ISOMasterPath string
+	ISOCacheSize  int64
+	ISOCacheTTL   time.Duration
+	// isoCache is that cache, made at its first use and shared by every
+	// copy of these options (both boot interfaces of a registration), so
+	// that one set of locks guards the directory. Only
+	// BootOptionsFromConfig and DefaultBootOptions set it: options made
+	// otherwise download every time.
+	isoCache *lazyISOCache
 	// Ports lists the node's ports and CurrentVIF tells the VIF one boots
 	// through (network.CurrentVIF); with both, the ramdisk is told the MAC
 	// address of the NIC to boot from (BOOTIF) as upstream's
@@ -121,6 +136,10 @@ func BootOptionsFromConfig(c *config.Config) BootOptions {
 		Image:               image.OptionsFromConfig(c),
 		SwiftContainer:      c.String("redfish", "swift_container"),
 		SwiftObjectExpiry:   time.Duration(c.Int("redfish", "swift_object_expiry_timeout")) * time.Second,
+		ISOMasterPath:       c.String("deploy", "iso_master_path"),
+		ISOCacheSize:        int64(c.Int("deploy", "iso_cache_size")) << 20,
+		ISOCacheTTL:         time.Duration(c.Int("deploy", "iso_cache_ttl")) * time.Minute,
+		isoCache:            &lazyISOCache{},
 	}
 	if c.Bool("redfish", "use_swift") {
 		o.Swift = swift.FromConfig(c)
@@ -128,12 +147,39 @@ func BootOptionsFromConfig(c *config.Config) BootOptions {
 	return o
 }
 
-// DefaultBootOptions are upstream's defaults, without image services.
+// DefaultBootOptions are upstream's defaults, without image services and
+// without an ISO cache directory (set ISOMasterPath to cache ISOs).
 func DefaultBootOptions() BootOptions {
 	return BootOptions{
 		HTTPRoot: "/httpboot", KernelAppendParams: "nofb vga=normal", FilePermission: 0o644,
 		DownloadSource: "local", DefaultBootMode: "uefi", Image: image.DefaultOptions(),
+		ISOCacheSize: 20480 << 20, ISOCacheTTL: 10080 * time.Minute, isoCache: &lazyISOCache{},
 	}
+}
+
+// lazyISOCache is the ISO master cache, made at the first download of a
+// pre-built ISO so that a conductor that never republishes one does not
+// need its directory.
+type lazyISOCache struct {
+	once  sync.Once
+	cache *image.Cache
+	err   error
+}
+
+// get is the cache for o, nil when o caches no ISO.
+func (l *lazyISOCache) get(o *BootOptions) (*image.Cache, error) {
+	if l == nil || o.ISOMasterPath == "" || o.Fetcher == nil {
+		return nil, nil
+	}
+	l.once.Do(func() {
+		// Upstream's ISOImageCache: ISOs are neither inspected nor
+		// converted.
+		l.cache, l.err = image.NewCache(o.ISOMasterPath, o.ISOCacheSize, o.ISOCacheTTL, false, o.Fetcher)
+		if l.err == nil {
+			l.cache.DisableValidation = true
+		}
+	})
+	return l.cache, l.err
 }
 
 // imageSubdir is where the interface publishes under http_root
@@ -541,15 +587,27 @@ func formatParams(params map[string]any) string {
 	return strings.Join(parts, " ")
 }
 
+// fetch downloads a kernel, ramdisk or ESP image for one ISO build; as
+// upstream's create_boot_iso, they bypass the ISO cache.
 func (b *VirtualMediaBoot) fetch(ctx context.Context, href, dest string) error {
-	if b.opts.Cache != nil {
-		raw := false
-		return b.opts.Cache.FetchImage(ctx, href, dest, &raw, image.FetchOptions{DisableValidation: true})
-	}
 	if b.opts.Fetcher == nil {
 		return fmt.Errorf("no image fetcher configured to download %s", href)
 	}
 	return b.opts.Fetcher.Download(ctx, href, dest, image.FetchOptions{DisableValidation: true})
+}
+
+// fetchISO downloads a pre-built ISO through the ISO master cache, as
+// upstream's prepare_remote_image, or directly without one.
+func (b *VirtualMediaBoot) fetchISO(ctx context.Context, href, dest string) error {
+	cache, err := b.opts.isoCache.get(&b.opts)
+	if err != nil {
+		return err
+	}
+	if cache == nil {
+		return b.fetch(ctx, href, dest)
+	}
+	raw := false
+	return cache.FetchImage(ctx, href, dest, &raw, image.FetchOptions{DisableValidation: true})
 }
 
 func (b *VirtualMediaBoot) tempDir() (string, error) {
@@ -617,7 +675,7 @@ func (b *VirtualMediaBoot) prepareRemoteISO(ctx context.Context, task *driver.Ta
 	}
 	defer os.RemoveAll(dir)
 	tmp := filepath.Join(dir, isoName(task.Node))
-	if err := b.fetch(ctx, href, tmp); err != nil {
+	if err := b.fetchISO(ctx, href, tmp); err != nil {
 		return "", err
 	}
 	return b.publish(ctx, tmp, isoName(task.Node), d.externalHTTPURLNode)
