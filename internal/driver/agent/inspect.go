@@ -27,6 +27,13 @@ type InspectOptions struct {
 	// continue_inspection lookup; nil is the system resolver. Tests give
 	// their own so that no made-up name reaches DNS.
 	Resolver HostResolver
+	// FastTrack is [deploy]/fast_track: with it on for the node, the
+	// ramdisk is told the API URL so that it keeps heartbeating after the
+	// inspection, and the node is left on with it for the next operation.
+	FastTrack FastTrack
+	// APIURL is the Ironic API URL given to a fast-track ramdisk as
+	// ipa-api-url; empty leaves the ramdisk to find the API itself.
+	APIURL string
 }
 
 // InspectCallbackURL is upstream get_inspection_callback: the override
@@ -99,8 +106,17 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 		params["ipa-inspection-callback-url"] = i.o.CallbackURL
 	}
 	fail := func(err error) (string, error) {
-		i.tearDown(ctx, task, false)
+		if _, tdErr := i.tearDown(ctx, task, false); tdErr != nil {
+			return "", tdErr
+		}
 		return "", errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("unable to start inspection: %s", err)})
+	}
+	fastTrack, err := i.o.FastTrack.EnabledFor(n)
+	if err != nil {
+		return fail(err)
+	}
+	if fastTrack && i.o.APIURL != "" {
+		params["ipa-api-url"] = strings.TrimRight(i.o.APIURL, "/")
 	}
 	if !n.DisablePowerOff {
 		if err := ensurePoweredOff(ctx, task); err != nil {
@@ -126,16 +142,25 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 // conductor to finish.
 func (i *Inspect) ContinueInspection(ctx context.Context, task *driver.Task, _, _ map[string]any) (string, error) {
 	delete(task.Node.DriverInternalInfo, lookupCacheKey)
-	if errsList := i.tearDown(ctx, task, true); len(errsList) > 0 {
+	errsList, err := i.tearDown(ctx, task, true)
+	if err != nil {
+		return "", err
+	}
+	if len(errsList) > 0 {
 		return "", errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("Inspection clean up failed: %s", strings.Join(errsList, ", "))})
 	}
 	return "", nil
 }
 
-// Abort tears down the inspection boot and powers off.
+// Abort tears down the inspection boot and powers off (unless fast track
+// keeps the ramdisk running).
 func (i *Inspect) Abort(ctx context.Context, task *driver.Task) error {
 	delete(task.Node.DriverInternalInfo, lookupCacheKey)
-	if errsList := i.tearDown(ctx, task, true); len(errsList) > 0 {
+	errsList, err := i.tearDown(ctx, task, true)
+	if err != nil {
+		return err
+	}
+	if len(errsList) > 0 {
 		return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("Inspection clean up failed: %s", strings.Join(errsList, ", "))})
 	}
 	return nil
@@ -144,8 +169,11 @@ func (i *Inspect) Abort(ctx context.Context, task *driver.Task) error {
 // tearDown is upstream tear_down_managed_boot: ramdisk and inspection
 // network go; [inspector]/power_off then powers off a node whose boot was
 // managed here, or any node when asked to (one that must stay on is
-// rebooted out of the ramdisk instead).
-func (i *Inspect) tearDown(ctx context.Context, task *driver.Task, alwaysPowerOff bool) []string {
+// rebooted out of the ramdisk instead), unless fast track keeps the
+// ramdisk running for the next operation. The returned error is a
+// driver_info fast_track that cannot be read, which upstream raises as
+// it is rather than as a clean-up failure.
+func (i *Inspect) tearDown(ctx context.Context, task *driver.Task, alwaysPowerOff bool) ([]string, error) {
 	var out []string
 	n := task.Node
 	managed, _ := n.DriverInternalInfo[manageBootKey].(bool)
@@ -159,7 +187,14 @@ func (i *Inspect) tearDown(ctx context.Context, task *driver.Task, alwaysPowerOf
 		}
 	}
 	if !(managed || alwaysPowerOff) || !i.o.PowerOff {
-		return out
+		return out, nil
+	}
+	fastTrack, err := i.o.FastTrack.EnabledFor(n)
+	if err != nil {
+		return out, err
+	}
+	if fastTrack {
+		return out, nil
 	}
 	if n.DisablePowerOff {
 		task.Logger().DebugContext(ctx, "rebooting node instead of powering it off because disable_power_off is set", "node", n.UUID)
@@ -169,5 +204,5 @@ func (i *Inspect) tearDown(ctx context.Context, task *driver.Task, alwaysPowerOf
 	} else if err := ensurePoweredOff(ctx, task); err != nil {
 		out = append(out, fmt.Sprintf("unable to power off the node: %s", err))
 	}
-	return out
+	return out, nil
 }
