@@ -91,6 +91,10 @@ type Options struct {
 	Autodetect AutodetectOptions
 	// Bootc holds the pull credentials of the bootc deploy interface.
 	Bootc BootcOptions
+	// UnmanagedAgentBoot is [agent]/manage_agent_boot false: the agent
+	// ramdisk boots by other means, so the custom-agent, direct and bootc
+	// interfaces neither prepare nor clean up its boot for cleaning.
+	UnmanagedAgentBoot bool
 }
 
 // Register adds the agent-based interfaces to r.
@@ -120,7 +124,15 @@ func Register(r *driver.Registry, o Options) error {
 // execution, and the ramdisk boot for cleaning.
 type base struct {
 	opts Options
+	// bootByConfig is upstream CustomAgentDeploy.should_manage_boot, which
+	// leaves the agent boot to [agent]/manage_agent_boot; the other agent
+	// interfaces always manage it (AgentBaseMixin's).
+	bootByConfig bool
 }
+
+// managesBoot is upstream should_manage_boot: whether the agent ramdisk's
+// boot is prepared and cleaned up here.
+func (b *base) managesBoot() bool { return !b.bootByConfig || !b.opts.UnmanagedAgentBoot }
 
 func (b *base) client() *agentclient.Client { return b.opts.Client }
 
@@ -481,12 +493,14 @@ func (b *base) tearDown(ctx context.Context, task *driver.Task) (string, error) 
 	return "deleted", nil
 }
 
-// cleanUp is upstream AgentBaseMixin.clean_up: the ramdisk and instance
-// boot files go; a node that tear down cannot power off is rebooted so
-// that it no longer runs the instance.
+// cleanUp is upstream AgentBaseMixin.clean_up: the ramdisk (when its
+// boot is managed here) and instance boot files go; a node that tear down
+// cannot power off is rebooted so that it no longer runs the instance.
 func (b *base) cleanUp(ctx context.Context, task *driver.Task) error {
-	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
-		return asUpstream(err, "clean up ramdisk")
+	if b.managesBoot() {
+		if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
+			return asUpstream(err, "clean up ramdisk")
+		}
 	}
 	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
 		return asUpstream(err, "clean up instance")
@@ -581,7 +595,8 @@ func wipeOnPowerAction(n *model.Node) {
 
 // PrepareCleaning is upstream prepare_inband_cleaning: the cleaning
 // network is added, the clean parameters recorded for the agent and the
-// ramdisk prepared; the node is then rebooted into it and the agent's
+// ramdisk prepared (when its boot is managed here; else the node boots it
+// by other means); the node is then rebooted into it and the agent's
 // first heartbeat starts the steps. Under fast track, with the agent of
 // an earlier operation still alive and the node on, there is no reboot:
 // the running agent's clean steps are fetched and cleaning goes on at
@@ -593,9 +608,11 @@ func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, 
 	for k, v := range b.opts.CleanParams {
 		setDII(task.Node, k, v)
 	}
-	setDII(task.Node, "agent_start_attempted", true)
-	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, nil); err != nil {
-		return "", asUpstream(err, "prepare ramdisk")
+	if b.managesBoot() {
+		setDII(task.Node, "agent_start_attempted", true)
+		if err := task.Driver.Boot.PrepareRamdisk(ctx, task, nil); err != nil {
+			return "", asUpstream(err, "prepare ramdisk")
+		}
 	}
 	// Preparing the ramdisk may have powered the node off, so fast track
 	// is decided after it, as upstream does.
@@ -611,8 +628,9 @@ func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, 
 	return "clean wait", nil
 }
 
-// TearDownCleaning powers the node off and removes the ramdisk and the
-// cleaning network (upstream tear_down_inband_cleaning). Under fast track
+// TearDownCleaning powers the node off and removes the ramdisk (when its
+// boot is managed here) and the cleaning network (upstream
+// tear_down_inband_cleaning). Under fast track
 // the node stays on with its agent, for the deployment to reuse; one that
 // must stay on is reset out of the ramdisk at the end instead.
 func (b *base) TearDownCleaning(ctx context.Context, task *driver.Task) error {
@@ -626,8 +644,10 @@ func (b *base) TearDownCleaning(ctx context.Context, task *driver.Task) error {
 			return err
 		}
 	}
-	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
-		return asUpstream(err, "clean up ramdisk")
+	if b.managesBoot() {
+		if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
+			return asUpstream(err, "clean up ramdisk")
+		}
 	}
 	if err := task.Driver.Network.RemoveCleaningNetwork(ctx, task); err != nil {
 		return asUpstream(err, "remove cleaning network")

@@ -49,7 +49,7 @@ var (
 
 // NewBootc builds the bootc deploy interface.
 func NewBootc(o Options) *Bootc {
-	return &Bootc{CustomAgent: CustomAgent{base{opts: o}}, bopts: o.Bootc}
+	return &Bootc{CustomAgent: CustomAgent{base{opts: o, bootByConfig: true}}, bopts: o.Bootc}
 }
 
 // Steps are custom-agent's plus the bootc install and the boot device.

@@ -29,7 +29,7 @@ var (
 )
 
 // NewCustomAgent builds the custom-agent deploy interface.
-func NewCustomAgent(o Options) *CustomAgent { return &CustomAgent{base{opts: o}} }
+func NewCustomAgent(o Options) *CustomAgent { return &CustomAgent{base{opts: o, bootByConfig: true}} }
 
 // Properties are upstream's COMMON_PROPERTIES of the agent deploys.
 func (d *CustomAgent) Properties() map[string]string {

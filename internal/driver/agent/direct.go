@@ -32,7 +32,9 @@ var (
 )
 
 // NewDirect builds the direct deploy interface.
-func NewDirect(o Options) *Direct { return &Direct{CustomAgent: CustomAgent{base{opts: o}}} }
+func NewDirect(o Options) *Direct {
+	return &Direct{CustomAgent: CustomAgent{base{opts: o, bootByConfig: true}}}
+}
 
 // Steps declares the out-of-band deploy steps in upstream's order.
 func (d *Direct) Steps() []driver.StepSpec {

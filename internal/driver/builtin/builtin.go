@@ -117,11 +117,13 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 				ImageServerPassword: c.String("deploy", "image_server_password"),
 				OCIAuthConfig:       c.String("oci", "authentication_config"),
 			},
+			UnmanagedAgentBoot: !c.Bool("agent", "manage_agent_boot"),
 		},
 		AgentInspect: agent.InspectOptions{
 			CallbackURL:    agent.InspectCallbackURL(c.String("inspector", "callback_endpoint_override"), c.String("service_catalog", "endpoint_override")),
 			PowerOff:       c.Bool("inspector", "power_off"),
 			PreCreatePorts: c.Bool("inspector", "pre_create_ports"),
+			APIURL:         c.String("service_catalog", "endpoint_override"),
 		},
 		AgentRescue: agent.RescueOptions{HashAlgorithm: c.String("conductor", "rescue_password_hash_algorithm")},
 	}
@@ -264,6 +266,9 @@ func Registry(o Options) (*driver.Registry, error) {
 		}
 	}
 	inspectOpts := o.AgentInspect
+	// [deploy]/fast_track is one setting for deployment, cleaning and
+	// inspection alike.
+	inspectOpts.FastTrack = o.Agent.FastTrack
 	if pc, ok := o.Ports.(agent.PortCreator); ok && inspectOpts.Ports == nil {
 		inspectOpts.Ports = pc
 	}
