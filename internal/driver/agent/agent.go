@@ -664,29 +664,44 @@ func (b *base) TearDownCleaning(ctx context.Context, task *driver.Task) error {
 // servicing network and the ramdisk is prepared; powered on, it boots
 // the agent, whose first heartbeat starts the steps.
 func (b *base) PrepareService(ctx context.Context, task *driver.Task) (string, error) {
-	if !task.Node.DisablePowerOff {
-		if err := ensurePoweredOff(ctx, task); err != nil {
-			return "", err
-		}
-	}
-	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
-		return "", asUpstream(err, "clean up instance boot")
-	}
-	if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
-		return "", asUpstream(err, "unconfigure tenant networks")
-	}
+	var add func(context.Context, *driver.Task) error
 	if nw, ok := task.Driver.Network.(driver.ServicingNetworker); ok {
-		if err := nw.AddServicingNetwork(ctx, task); err != nil {
-			return "", asUpstream(err, "add servicing network")
-		}
+		add = nw.AddServicingNetwork
 	}
-	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, nil); err != nil {
-		return "", asUpstream(err, "prepare ramdisk")
-	}
-	if err := powerOnOrReboot(ctx, task); err != nil {
+	if err := bootRamdiskFromInstance(ctx, task, add, "add servicing network", nil, "prepare ramdisk"); err != nil {
 		return "", err
 	}
 	return "service wait", nil
+}
+
+// bootRamdiskFromInstance is what upstream's rescue and
+// prepare_inband_service share: with the node powered off (one that must
+// stay on is reset at the end instead), the instance boot goes, the node
+// leaves its tenant networks for the operation's network (add, when the
+// network interface has one) and the ramdisk is prepared with params;
+// then the node is powered on into it.
+func bootRamdiskFromInstance(ctx context.Context, task *driver.Task, add func(context.Context, *driver.Task) error,
+	addDoing string, params map[string]any, prepareDoing string) error {
+	if !task.Node.DisablePowerOff {
+		if err := ensurePoweredOff(ctx, task); err != nil {
+			return err
+		}
+	}
+	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
+		return asUpstream(err, "clean up instance boot")
+	}
+	if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
+		return asUpstream(err, "unconfigure tenant networks")
+	}
+	if add != nil {
+		if err := add(ctx, task); err != nil {
+			return asUpstream(err, addDoing)
+		}
+	}
+	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, params); err != nil {
+		return asUpstream(err, prepareDoing)
+	}
+	return powerOnOrReboot(ctx, task)
 }
 
 // TearDownService is upstream tear_down_service: a node that cannot be

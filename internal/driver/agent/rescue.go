@@ -79,26 +79,11 @@ func (r *Rescue) Rescue(ctx context.Context, task *driver.Task) (string, error) 
 		}
 		n.InstanceInfo["hashed_rescue_password"] = hashed
 	}
-	if !n.DisablePowerOff {
-		if err := ensurePoweredOff(ctx, task); err != nil {
-			return "", err
-		}
-	}
-	if err := task.Driver.Boot.CleanUpInstance(ctx, task); err != nil {
-		return "", asUpstream(err, "clean up instance boot")
-	}
-	if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
-		return "", asUpstream(err, "unconfigure tenant networks")
-	}
+	var add func(context.Context, *driver.Task) error
 	if nw, ok := task.Driver.Network.(driver.RescuingNetworker); ok {
-		if err := nw.AddRescuingNetwork(ctx, task); err != nil {
-			return "", asUpstream(err, "add rescuing network")
-		}
+		add = nw.AddRescuingNetwork
 	}
-	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, map[string]any{}); err != nil {
-		return "", asUpstream(err, "prepare rescue ramdisk")
-	}
-	if err := powerOnOrReboot(ctx, task); err != nil {
+	if err := bootRamdiskFromInstance(ctx, task, add, "add rescuing network", map[string]any{}, "prepare rescue ramdisk"); err != nil {
 		return "", err
 	}
 	return "rescue wait", nil
