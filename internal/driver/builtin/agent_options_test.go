@@ -30,21 +30,10 @@ func (b *paramsBoot) PrepareRamdisk(_ context.Context, _ *driver.Task, params ma
 func TestAgentInspectGetsFastTrack(t *testing.T) {
 	ctx := context.Background()
 	for _, fastTrack := range []string{"true", "false"} {
-		c, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+		r := registryFrom(t, map[string]map[string]string{
 			"deploy":          {"fast_track": fastTrack},
 			"service_catalog": {"endpoint_override": "http://127.0.0.1:6385/"},
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := OptionsFromConfig(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Registry(o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		})
 		impl, ok := r.Implementation(driver.KindInspect, "agent")
 		if !ok {
 			t.Fatal("agent inspect interface not registered")
@@ -99,18 +88,7 @@ func (b *ramdiskBoot) CleanUpRamdisk(context.Context, *driver.Task) error {
 func TestManageAgentBootReachesDirect(t *testing.T) {
 	ctx := context.Background()
 	for _, manage := range []string{"true", "false"} {
-		c, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{"agent": {"manage_agent_boot": manage}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := OptionsFromConfig(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Registry(o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := registryFrom(t, map[string]map[string]string{"agent": {"manage_agent_boot": manage}})
 		impl, ok := r.Implementation(driver.KindDeploy, "direct")
 		if !ok {
 			t.Fatal("direct deploy interface not registered")
@@ -134,4 +112,23 @@ func TestManageAgentBootReachesDirect(t *testing.T) {
 			t.Errorf("manage_agent_boot %s: ramdisk cleaned up %d times, want %d", manage, boot.cleanUps, want)
 		}
 	}
+}
+
+// registryFrom is the registry built from the configuration with
+// overrides.
+func registryFrom(t *testing.T, overrides map[string]map[string]string) *driver.Registry {
+	t.Helper()
+	c, err := config.Load(config.LoadOptions{Overrides: overrides})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := OptionsFromConfig(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Registry(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/spectest"
 )
@@ -21,18 +20,7 @@ func TestBootImageNetworkInterfacesRegistered(t *testing.T) {
 		} `json:"classes"`
 	}
 	spectest.LoadJSON(t, "ironic/core/drivers.json", &spec)
-	c, err := config.Load(config.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := OptionsFromConfig(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Registry(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := registryFrom(t, nil)
 	want := map[driver.Kind][]string{
 		driver.KindBoot:    {"redfish-virtual-media", "redfish-https", "pxe", "ipxe", "http-ipxe", "http", "fake"},
 		driver.KindDeploy:  {"ramdisk", "direct", "fake"},
