@@ -34,9 +34,16 @@ type Error struct {
 	// argument, nil when raised without one (rendered as JSON null).
 	webob  bool
 	detail *string
+	// cause is the failure behind an Unavailable fault, kept for logs and
+	// debuginfo; clients see only Message.
+	cause error
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the failure an Unavailable fault stands for, nil for
+// other errors.
+func (e *Error) Unwrap() error { return e.cause }
 
 type classInfo struct {
 	Name        string

@@ -89,6 +89,9 @@ func faultInner(err error, e *Error, isErr bool, status int, debug bool) []byte 
 	hasDebug := false
 	if !client && debug {
 		debugInfo, hasDebug = err.Error(), true
+		if isErr && e.cause != nil {
+			debugInfo = e.cause.Error()
+		}
 	}
 	// Upstream's after-hook rewrites the body when it strips a traceback,
 	// and that rewrite serializes compactly.
@@ -132,6 +135,13 @@ func WriteFault(w http.ResponseWriter, r *http.Request, err error, opts FaultOpt
 		for k, v := range e.Headers {
 			w.Header().Set(k, v)
 		}
+	}
+	// Every 503 says when to come back, also those rebuilt from a
+	// conductor's JSON-RPC answer (which carries no headers) and those of
+	// classes raised without one (NoFreeConductorWorker…): clients such as
+	// openstacksdk pace their retries of 503 by it.
+	if status == http.StatusServiceUnavailable && w.Header().Get(headerRetryAfter) == "" {
+		w.Header().Set(headerRetryAfter, strconv.Itoa(RetryAfterSeconds))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
