@@ -3,6 +3,7 @@ module github.com/openkeel/ironic
 go 1.26.8
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/google/uuid v1.6.0
