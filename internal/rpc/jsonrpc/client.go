@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/rpc"
 )
 
@@ -191,15 +193,19 @@ func (c *Client) request(ctx context.Context, topic, method, version string, kwa
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("json-rpc %s to %s: %w", method, url, err)
+		return transportError(ctx, fmt.Errorf("json-rpc %s to %s: %w", method, url, err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
-		return fmt.Errorf("json-rpc %s to %s: read response: %w", method, url, err)
+		return transportError(ctx, fmt.Errorf("json-rpc %s to %s: read response: %w", method, url, err))
 	}
 	if resp.StatusCode >= 300 {
-		return fmt.Errorf("json-rpc %s to %s: HTTP %d: %s", method, url, resp.StatusCode, bytes.TrimSpace(data))
+		err := fmt.Errorf("json-rpc %s to %s: HTTP %d: %s", method, url, resp.StatusCode, bytes.TrimSpace(data))
+		if retryableStatus(resp.StatusCode) {
+			return errs.Unavailable(err)
+		}
+		return err
 	}
 	if cast {
 		return nil
@@ -217,6 +223,42 @@ func (c *Client) request(ctx context.Context, topic, method, version string, kwa
 		}
 	}
 	return nil
+}
+
+// transportError classifies a failure to get a conductor's answer. A
+// conductor that is down, restarting, unreachable or that died before
+// finishing its answer (connection refused or reset, EOF mid-answer, a
+// name that no longer resolves, the call's timeout) is a fault the caller
+// may retry: errs.Unavailable, a 503 with Retry-After, as clients retry
+// 503 and not 500. The call may have run on the conductor before it died;
+// a retry then meets the state it left, as it would after upstream's
+// messaging timeout. Two failures are not retryable: the caller giving up
+// (its context canceled, e.g. the API client disconnected), which stays a
+// context error, and TLS verification failures, which are configuration
+// errors no retry cures.
+func transportError(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return err
+	}
+	var (
+		unknownCA   x509.UnknownAuthorityError
+		invalidCert x509.CertificateInvalidError
+		hostname    x509.HostnameError
+		verify      *tls.CertificateVerificationError
+		plainHTTP   tls.RecordHeaderError
+	)
+	if errors.As(err, &unknownCA) || errors.As(err, &invalidCert) || errors.As(err, &hostname) ||
+		errors.As(err, &verify) || errors.As(err, &plainHTTP) {
+		return err
+	}
+	return errs.Unavailable(err)
+}
+
+// retryableStatus reports whether an HTTP status in front of the JSON-RPC
+// server (the conductor's listener while it shuts down, or a proxy between
+// API and conductor) says the conductor cannot answer now.
+func retryableStatus(code int) bool {
+	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
 }
 
 // encodeParams flattens kwargs (a struct with json tags) into the params
