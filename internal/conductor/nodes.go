@@ -55,57 +55,55 @@ func nodeDelta(old, cur *model.Node) map[string]bool {
 	return out
 }
 
-// UpdateNode saves a changed node (upstream update_node): maintenance off
-// clears its reason and fault; protected and retired follow upstream's
-// rules; interfaces change only in the allowed states or in maintenance
-// and are validated (reset to defaults with resetInterfaces when the
-// driver changes); instance_uuid is never overwritten. Provision and power
-// fields and the lock are the conductor's and are kept as stored.
-func (c *Conductor) UpdateNode(ctx context.Context, _ string, node *model.Node, resetInterfaces bool) (*model.Node, error) {
-	cur, err := c.lookupNode(ctx, node.UUID)
+// conductorColumns are the node columns an update never writes: keys and
+// timestamps, the lock, the power and provision fields the conductor owns
+// and the traits and tags that have their own calls.
+var conductorColumns = map[string]bool{
+	"id": true, "uuid": true, "created_at": true, "updated_at": true,
+	"power_state": true, "target_power_state": true,
+	"provision_state": true, "target_provision_state": true, "provision_updated_at": true,
+	"reservation": true, "traits": true, "tags": true,
+}
+
+// UpdateNode applies a change to a node (upstream update_node). The
+// change is applied to the node as read under its exclusive lock, so it
+// writes only what it edits: nothing the caller read earlier is written
+// back. A conditional edit whose value changed since the caller read it
+// fails with NodeChanged and writes nothing; the API then re-reads the
+// node and applies its PATCH again. Maintenance off clears its reason and
+// fault; protected and retired follow upstream's rules; interfaces change
+// only in the allowed states or in maintenance and are validated (reset to
+// defaults with resetInterfaces when the driver changes); instance_uuid is
+// never overwritten.
+func (c *Conductor) UpdateNode(ctx context.Context, _ string, nodeID string, upd *model.NodeUpdate, resetInterfaces bool) (*model.Node, error) {
+	if upd == nil {
+		upd = &model.NodeUpdate{}
+	}
+	for _, col := range upd.Columns() {
+		if conductorColumns[col] {
+			return nil, errs.InvalidParameterValue(fmt.Sprintf("The %s field of node %s cannot be updated.", col, nodeID))
+		}
+	}
+	// Upstream validates before it takes the lock, so that a bad update
+	// is refused even while the node is busy: check a preview on the
+	// node as read now, then again under the lock on what is stored.
+	cur, err := c.lookupNode(ctx, nodeID)
 	if err != nil {
 		return nil, err
 	}
-	in := *node
-	delta := nodeDelta(cur, &in)
-	if delta["maintenance"] && !in.Maintenance {
-		in.MaintenanceReason = nil
-		in.Fault = nil
-	}
-	if err := checkUpdateProtected(&in, delta); err != nil {
+	if _, _, err := c.updatedNode(cur, upd, resetInterfaces); err != nil {
 		return nil, err
 	}
-	if err := checkUpdateRetired(&in, delta); err != nil {
-		return nil, err
-	}
-	updatingDriver := delta["driver"]
-	checkInterfaces := updatingDriver
-	for _, kind := range driver.AllKinds {
-		field := string(kind) + "_interface"
-		if !delta[field] {
-			if updatingDriver && resetInterfaces {
-				driver.SetNodeInterface(&in, kind, "")
-			}
-			continue
-		}
-		if !containsStr(nodeUpdateAllowedStates, in.ProvisionState) && !in.Maintenance {
-			return nil, errs.NewMessage("InvalidState", fmt.Sprintf(
-				"Node %s can not have %s updated unless it is in one of allowed (%s) states or in maintenance mode. Current state is '%s'.",
-				in.UUID, field, strings.Join(nodeUpdateAllowedStates, ", "), in.ProvisionState))
-		}
-		checkInterfaces = true
-	}
-	if checkInterfaces {
-		if _, err := c.drivers.CheckAndUpdateNodeInterfaces(&in); err != nil {
-			return nil, err
-		}
-	}
-	t, err := c.tasks.Acquire(ctx, in.UUID, task.AcquireOptions{Purpose: "node update", NoDriver: true})
+	t, err := c.tasks.Acquire(ctx, cur.UUID, task.AcquireOptions{Purpose: "node update", NoDriver: true})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Release()
 	stored := t.Node
+	in, delta, err := c.updatedNode(stored, upd, resetInterfaces)
+	if err != nil {
+		return nil, err
+	}
 	if delta["instance_uuid"] && in.InstanceUUID != nil && stored.InstanceUUID != nil {
 		return nil, errs.New("NodeAssociated", map[string]any{"node": in.UUID, "instance": *stored.InstanceUUID})
 	}
@@ -126,17 +124,58 @@ func (c *Conductor) UpdateNode(ctx context.Context, _ string, node *model.Node, 
 		}
 		in.AllocationID = nil
 	}
-	// The conductor owns these; the caller's copy may be stale.
-	in.ID, in.CreatedAt, in.UpdatedAt = stored.ID, stored.CreatedAt, stored.UpdatedAt
-	in.PowerState, in.TargetPowerState = stored.PowerState, stored.TargetPowerState
-	in.ProvisionState, in.TargetProvisionState = stored.ProvisionState, stored.TargetProvisionState
-	in.ProvisionUpdatedAt, in.Reservation = stored.ProvisionUpdatedAt, stored.Reservation
-	in.Traits, in.Tags = stored.Traits, stored.Tags
-	*t.Node = in
+	*t.Node = *in
 	if err := t.Save(ctx); err != nil {
 		return nil, storeErr(err, "update node "+in.UUID)
 	}
 	return cloneNode(t.Node), nil
+}
+
+// updatedNode is n with upd applied and upstream's update rules followed,
+// and the columns that changed.
+func (c *Conductor) updatedNode(n *model.Node, upd *model.NodeUpdate, resetInterfaces bool) (*model.Node, map[string]bool, error) {
+	in := cloneNode(n)
+	if err := upd.Apply(in); err != nil {
+		var changed *model.NodeChangedError
+		if errors.As(err, &changed) {
+			return nil, nil, errs.NodeChanged(n.UUID, changed.Path)
+		}
+		return nil, nil, errs.InvalidParameterValue(err.Error())
+	}
+	delta := nodeDelta(n, in)
+	if delta["maintenance"] && !in.Maintenance {
+		in.MaintenanceReason = nil
+		in.Fault = nil
+	}
+	if err := checkUpdateProtected(in, delta); err != nil {
+		return nil, nil, err
+	}
+	if err := checkUpdateRetired(in, delta); err != nil {
+		return nil, nil, err
+	}
+	updatingDriver := delta["driver"]
+	checkInterfaces := updatingDriver
+	for _, kind := range driver.AllKinds {
+		field := string(kind) + "_interface"
+		if !delta[field] {
+			if updatingDriver && resetInterfaces {
+				driver.SetNodeInterface(in, kind, "")
+			}
+			continue
+		}
+		if !containsStr(nodeUpdateAllowedStates, in.ProvisionState) && !in.Maintenance {
+			return nil, nil, errs.NewMessage("InvalidState", fmt.Sprintf(
+				"Node %s can not have %s updated unless it is in one of allowed (%s) states or in maintenance mode. Current state is '%s'.",
+				in.UUID, field, strings.Join(nodeUpdateAllowedStates, ", "), in.ProvisionState))
+		}
+		checkInterfaces = true
+	}
+	if checkInterfaces {
+		if _, err := c.drivers.CheckAndUpdateNodeInterfaces(in); err != nil {
+			return nil, nil, err
+		}
+	}
+	return in, delta, nil
 }
 
 func checkUpdateProtected(n *model.Node, delta map[string]bool) error {
@@ -361,6 +400,9 @@ func cloneNode(n *model.Node) *model.Node {
 	c.CleanStep = cloneMap(n.CleanStep)
 	c.DeployStep = cloneMap(n.DeployStep)
 	c.ServiceStep = cloneMap(n.ServiceStep)
+	c.RAIDConfig = cloneMap(n.RAIDConfig)
+	c.TargetRAIDConfig = cloneMap(n.TargetRAIDConfig)
+	c.NetworkData = cloneMap(n.NetworkData)
 	return &c
 }
 

@@ -37,13 +37,18 @@ func TestUpdateNodeRules(t *testing.T) {
 		fault := "power failure"
 		n := e.node(states.Active, func(n *model.Node) { n.Maintenance = true; n.MaintenanceReason = &reason; n.Fault = &fault })
 
-		// Leaving maintenance clears the reason and the fault; provision
-		// and power fields sent by the caller are not taken.
-		upd := e.get(n)
-		upd.Maintenance = false
-		upd.ProvisionState = states.Available
-		upd.PowerState = states.PowerOn
-		got, err := e.api.UpdateNode(ctx, "", upd, false)
+		// Provision and power fields are the conductor's: an update that
+		// edits them is refused and writes nothing.
+		_, err := e.update(n, false, func(u *model.Node) {
+			u.Maintenance = false
+			u.ProvisionState = states.Available
+			u.PowerState = states.PowerOn
+		})
+		if class(err) != "InvalidParameterValue" || !e.get(n).Maintenance {
+			t.Fatalf("provision state edit: %v", err)
+		}
+		// Leaving maintenance clears the reason and the fault.
+		got, err := e.update(n, false, func(u *model.Node) { u.Maintenance = false })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,10 +56,7 @@ func TestUpdateNodeRules(t *testing.T) {
 			t.Fatalf("updated node %+v", got)
 		}
 
-		upd = e.get(n)
-		upd.DeployInterface = "fake"
-		upd.PowerInterface = "flaky"
-		_, err = e.api.UpdateNode(ctx, "", upd, false)
+		_, err = e.update(n, false, func(u *model.Node) { u.DeployInterface = "fake"; u.PowerInterface = "flaky" })
 		want := "Node " + n.UUID + " can not have power_interface updated unless it is in one of allowed (enroll, inspecting, inspect wait, manageable, available) states or in maintenance mode. Current state is 'active'."
 		if class(err) != "InvalidState" || err.Error() != want {
 			t.Fatalf("interface change in active: %v", err)
@@ -67,49 +69,34 @@ func TestUpdateNodeRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		other := "0b0a1b1c-0000-4000-8000-000000000002"
-		upd = e.get(n)
-		upd.InstanceUUID = &other
-		if _, err := e.api.UpdateNode(ctx, "", upd, false); class(err) != "NodeAssociated" {
+		if _, err := e.update(n, false, func(u *model.Node) { u.InstanceUUID = &other }); class(err) != "NodeAssociated" {
 			t.Fatalf("instance_uuid overwrite: %v", err)
 		}
 
-		upd = e.get(n)
-		upd.Protected = true
-		got, err = e.api.UpdateNode(ctx, "", upd, false)
+		got, err = e.update(n, false, func(u *model.Node) { u.Protected = true })
 		if err != nil || !got.Protected {
 			t.Fatalf("protect active node: %v", err)
 		}
 		m := e.node(states.Manageable)
-		upd = e.get(m)
-		upd.Protected = true
-		if _, err := e.api.UpdateNode(ctx, "", upd, false); class(err) != "InvalidState" {
+		if _, err := e.update(m, false, func(u *model.Node) { u.Protected = true }); class(err) != "InvalidState" {
 			t.Fatalf("protect manageable node: %v", err)
 		}
-		upd = e.get(m)
 		r := "why"
-		upd.ProtectedReason = &r
-		if _, err := e.api.UpdateNode(ctx, "", upd, false); class(err) != "InvalidParameterValue" ||
+		if _, err := e.update(m, false, func(u *model.Node) { u.ProtectedReason = &r }); class(err) != "InvalidParameterValue" ||
 			err.Error() != "The protected_reason field can only be set when protected is True" {
 			t.Fatalf("protected_reason alone: %v", err)
 		}
 		av := e.node(states.Available)
-		upd = e.get(av)
-		upd.Retired = true
-		if _, err := e.api.UpdateNode(ctx, "", upd, false); class(err) != "InvalidState" {
+		if _, err := e.update(av, false, func(u *model.Node) { u.Retired = true }); class(err) != "InvalidState" {
 			t.Fatalf("retire available node: %v", err)
 		}
 
 		// Changing the driver with reset_interfaces recomputes them.
-		upd = e.get(m)
-		upd.PowerInterface = "flaky"
-		got, err = e.api.UpdateNode(ctx, "", upd, false)
+		got, err = e.update(m, false, func(u *model.Node) { u.PowerInterface = "flaky" })
 		if err != nil || got.PowerInterface != "flaky" {
 			t.Fatalf("set power interface: %v", err)
 		}
-		upd = e.get(m)
-		upd.Driver = "fake-hardware"
-		upd.Extra = map[string]any{"k": "v"}
-		got, err = e.api.UpdateNode(ctx, "", upd, true)
+		got, err = e.update(m, true, func(u *model.Node) { u.Driver = "fake-hardware"; u.Extra = map[string]any{"k": "v"} })
 		if err != nil || got.PowerInterface != "flaky" || got.Extra["k"] != "v" {
 			t.Fatalf("same driver: %v %q", err, got.PowerInterface)
 		}
@@ -211,4 +198,91 @@ func TestNodeTraits(t *testing.T) {
 
 func fmtID(n *model.Node) string {
 	return fmtInt(n.ID)
+}
+
+// update has the conductor apply to n the change that mut makes to the
+// node as stored now, as the API sends a PATCH.
+func (e *env) update(n *model.Node, reset bool, mut func(*model.Node)) (*model.Node, error) {
+	old := e.get(n)
+	cur := e.get(n)
+	mut(cur)
+	upd, err := model.DiffNode(old, cur, nil)
+	if err != nil {
+		return nil, err
+	}
+	return e.api.UpdateNode(context.Background(), "", n.UUID, upd, reset)
+}
+
+// TestUpdateNodeWritesOnlyItsEdits: updates built from a node read before
+// other writers changed it write only what they edit, under the lock: the
+// conductor's own fields and other writers' keys survive, and a
+// conditional edit of a key another writer changed writes nothing.
+func TestUpdateNodeWritesOnlyItsEdits(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		n := e.node(states.Manageable, func(n *model.Node) { n.Extra = map[string]any{"a": 1.0} })
+		stale := e.get(n)
+
+		// The conductor writes its own fields after the API read the node.
+		cur := e.get(n)
+		cur.DriverInternalInfo = map[string]any{"agent_url": "http://127.0.0.1:9999"}
+		cur.LastError = model.Ptr("boom")
+		cur.ConsoleEnabled = true
+		if _, err := e.st.UpdateNode(ctx, cur, "driver_internal_info", "last_error", "console_enabled"); err != nil {
+			t.Fatal(err)
+		}
+		stalePatch := func(paths [][]string, mut func(*model.Node)) error {
+			after := e.get(n)
+			*after = *stale
+			after.Extra = map[string]any{}
+			for k, v := range stale.Extra {
+				after.Extra[k] = v
+			}
+			after.Properties = map[string]any{}
+			for k, v := range stale.Properties {
+				after.Properties[k] = v
+			}
+			mut(after)
+			upd, err := model.DiffNode(stale, after, paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.api.UpdateNode(ctx, "", n.UUID, upd, false)
+			return err
+		}
+		if err := stalePatch([][]string{{"extra", "e1"}}, func(u *model.Node) { u.Extra["e1"] = "x" }); err != nil {
+			t.Fatal(err)
+		}
+		if err := stalePatch([][]string{{"extra", "e2"}, {"properties", "p1"}}, func(u *model.Node) {
+			u.Extra["e2"] = "y"
+			u.Properties["p1"] = 2.0
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got := e.get(n)
+		if got.Extra["a"] != 1.0 || got.Extra["e1"] != "x" || got.Extra["e2"] != "y" || got.Properties["p1"] != 2.0 {
+			t.Fatalf("extra %v properties %v", got.Extra, got.Properties)
+		}
+		if got.DriverInternalInfo["agent_url"] != "http://127.0.0.1:9999" || got.LastError == nil || *got.LastError != "boom" || !got.ConsoleEnabled {
+			t.Fatalf("conductor fields reverted: dii %v last_error %v console %v", got.DriverInternalInfo, got.LastError, got.ConsoleEnabled)
+		}
+
+		// Another writer replaces extra/a; a stale removal of it fails
+		// its condition and writes nothing, not even its other edits.
+		if _, err := e.update(n, false, func(u *model.Node) { u.Extra["a"] = 2.0 }); err != nil {
+			t.Fatal(err)
+		}
+		err := stalePatch([][]string{{"extra", "a"}, {"extra", "e3"}}, func(u *model.Node) {
+			delete(u.Extra, "a")
+			u.Extra["e3"] = "z"
+		})
+		if class(err) != "NodeChanged" {
+			t.Fatalf("stale removal: %v", err)
+		}
+		got = e.get(n)
+		if got.Extra["a"] != 2.0 || got.Extra["e3"] != nil {
+			t.Fatalf("a failed update wrote: %v", got.Extra)
+		}
+	})
 }

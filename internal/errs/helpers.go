@@ -43,3 +43,15 @@ func TemporaryFailure() *Error { return New("TemporaryFailure", nil) }
 // NoFreeConductorWorker is the 503 when the conductor's worker pool is
 // full.
 func NoFreeConductorWorker() *Error { return New("NoFreeConductorWorker", nil) }
+
+// ClassNodeChanged is our own class (upstream has none): a conditional
+// node update whose condition no longer holds because another writer
+// changed the node since it was read. It travels from the conductor to
+// the API, which re-reads the node and applies its PATCH again; a client
+// sees it only as a 409 once those retries are exhausted.
+const ClassNodeChanged = "NodeChanged"
+
+// NodeChanged reports that path of node changed since the writer read it.
+func NodeChanged(node, path string) *Error {
+	return NewMessageKw(ClassNodeChanged, "Node "+node+" was changed by another request ("+path+") while this update was applied; please retry.", map[string]any{"code": 409})
+}

@@ -25,7 +25,10 @@ const APIVersion = "1.62"
 type ConductorAPI interface {
 	// Nodes.
 	CreateNode(ctx context.Context, topic string, node *model.Node) (*model.Node, error)
-	UpdateNode(ctx context.Context, topic string, node *model.Node, resetInterfaces bool) (*model.Node, error)
+	// UpdateNode applies upd to the node under its exclusive lock and
+	// returns the node as saved; a failed condition of upd is the class
+	// errs.ClassNodeChanged.
+	UpdateNode(ctx context.Context, topic, nodeID string, upd *model.NodeUpdate, resetInterfaces bool) (*model.Node, error)
 	DestroyNode(ctx context.Context, topic, nodeID string) error
 	ValidateDriverInterfaces(ctx context.Context, topic, nodeID string) (map[string]InterfaceValidation, error)
 

@@ -59,6 +59,15 @@ func decodePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 }
 
+// Parts is the operation's path as keys (JSON pointer escapes decoded).
+func (p PatchOp) Parts() []string {
+	parts := strings.Split(p.Path, "/")[1:]
+	for i := range parts {
+		parts[i] = decodePointer(parts[i])
+	}
+	return parts
+}
+
 // Field is the top-level field an operation touches (from 1.98 with JSON
 // pointer escapes decoded).
 func (p PatchOp) Field(v microversion.Version) string {
@@ -142,10 +151,7 @@ func ApplyPatch(doc map[string]any, ops []PatchOp) (map[string]any, error) {
 // applyOne applies one operation as python-jsonpatch does, returning the
 // new root or the reason it failed.
 func applyOne(root any, p PatchOp) (any, string) {
-	parts := strings.Split(p.Path, "/")[1:]
-	for i := range parts {
-		parts[i] = decodePointer(parts[i])
-	}
+	parts := p.Parts()
 	if p.Op != "remove" && !p.HasValue {
 		return nil, "The operation does not contain a 'value' member"
 	}

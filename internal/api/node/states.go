@@ -180,13 +180,20 @@ func (h *handlers) maintenance(w http.ResponseWriter, r *http.Request, rc *api.R
 	if err != nil {
 		return err
 	}
-	c := *n
-	c.Maintenance, c.MaintenanceReason = on, reason
-	topic, err := h.topic(r.Context(), &c)
+	topic, err := h.topic(r.Context(), n)
 	if err != nil {
 		return err
 	}
-	if _, err := h.Conductor.UpdateNode(r.Context(), topic, &c, false); err != nil {
+	// Setting maintenance is unconditional: it writes the flag and the
+	// reason to the node as it is under the lock, whatever else changed.
+	upd := &model.NodeUpdate{}
+	if err := upd.Set("maintenance", on); err != nil {
+		return err
+	}
+	if err := upd.Set("maintenance_reason", reason); err != nil {
+		return err
+	}
+	if _, err := h.Conductor.UpdateNode(r.Context(), topic, n.UUID, upd, false); err != nil {
 		return err
 	}
 	api.WriteEmpty(w, http.StatusAccepted)

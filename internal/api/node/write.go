@@ -433,15 +433,55 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 			return errs.NewMessage("Invalid", "Invalid network_data: "+strings.TrimPrefix(e.Message, "Schema error for network_data: ")+" ")
 		}
 	}
-	n, err := h.node(r, rc, h.patchRule(ops), ident)
+	var saved *model.Node
+	for attempt := 1; ; attempt++ {
+		saved, err = h.patchOnce(r, rc, ident, ops, reset)
+		if !errs.Is(err, errs.ClassNodeChanged) {
+			break
+		}
+		if attempt == patchAttempts {
+			return errs.ClientSideError(fmt.Sprintf("Node %s was changed by other requests while this one was applied, %d times; please retry.", ident, patchAttempts), http.StatusConflict, "")
+		}
+	}
 	if err != nil {
 		return err
+	}
+	d, err := h.convert(r.Context(), rc, h.view(r), saved, nil)
+	if err != nil {
+		return err
+	}
+	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+// patchAttempts bounds how often a PATCH is applied again to a node that
+// another writer changed at the paths it edits.
+const patchAttempts = 10
+
+// patchPaths are the paths the operations write, as keys: column first.
+func patchPaths(ops []apiutil.PatchOp) [][]string {
+	out := make([][]string, len(ops))
+	for i, op := range ops {
+		out[i] = op.Parts()
+	}
+	return out
+}
+
+// patchOnce reads the node, applies the PATCH to it and has the conductor
+// apply the difference under the node's lock, on the condition that what
+// the PATCH edits is still as read (NodeChanged otherwise, and nothing is
+// written): the PATCH takes effect as if applied to the node under the
+// lock, as upstream's does, but writes only the keys it changes.
+func (h *handlers) patchOnce(r *http.Request, rc *api.RequestContext, ident string, ops []apiutil.PatchOp, reset *bool) (*model.Node, error) {
+	v := rc.Version
+	n, err := h.node(r, rc, h.patchRule(ops), ident)
+	if err != nil {
+		return nil, err
 	}
 	var parentOverride *string
 	if pv := apiutil.PatchValues(ops, "/parent_node"); len(pv) > 0 {
 		p, err := h.parentNode(r, rc, n.Owner, str(pv[0]))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if p.UUID != n.UUID {
 			parentOverride = &p.UUID
@@ -451,19 +491,19 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	switch {
 	case n.Maintenance && onlyRemoveInstance:
 	case n.TargetProvisionState != "" && !states.UpdateAllowedStates.Contains(n.ProvisionState):
-		return errs.ClientSideError(fmt.Sprintf("Node %s can not be updated while a state transition is in progress.", ident), http.StatusConflict, "")
+		return nil, errs.ClientSideError(fmt.Sprintf("Node %s can not be updated while a state transition is in progress.", ident), http.StatusConflict, "")
 	case n.ProvisionState == states.Inspecting && microversion.AllowInspectWaitState.Allows(v):
-		return errs.ClientSideError(fmt.Sprintf("Cannot update node \"%s\" while it is in state \"%s\".", n.UUID, states.Inspecting), http.StatusConflict, "")
+		return nil, errs.ClientSideError(fmt.Sprintf("Cannot update node \"%s\" while it is in state \"%s\".", n.UUID, states.Inspecting), http.StatusConflict, "")
 	case len(apiutil.PatchValues(ops, "/owner")) > 0:
 		if n.ProvisionState == states.Active && h.Authorize != nil {
 			if err := h.Authorize(r, "baremetal:node:update_owner_provisioned", n); err != nil {
-				return errs.ClientSideError(fmt.Sprintf("Cannot update owner of node \"%s\" while it is in state \"%s\".", n.UUID, states.Active), http.StatusConflict, "")
+				return nil, errs.ClientSideError(fmt.Sprintf("Cannot update owner of node \"%s\" while it is in state \"%s\".", n.UUID, states.Active), http.StatusConflict, "")
 			}
 		}
 		if n.AllocationID != nil {
 			a, err := h.Store.GetAllocationByID(r.Context(), *n.AllocationID)
 			if err == nil && a.Owner != nil {
-				return errs.ClientSideError(fmt.Sprintf("Cannot update owner of node \"%s\" while it is allocated to an allocation with an  owner.", n.UUID), http.StatusConflict, "")
+				return nil, errs.ClientSideError(fmt.Sprintf("Cannot update owner of node \"%s\" while it is allocated to an allocation with an  owner.", n.UUID), http.StatusConflict, "")
 			}
 		}
 	}
@@ -471,20 +511,20 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		if err := h.checkNames(names, v, func(name string) string {
 			return fmt.Sprintf("Node %s: Cannot change name to invalid name %s", ident, name)
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	cu, err := h.chassisUUID(r.Context(), n)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	doc, err := patchDoc(n, cu)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	doc, err = apiutil.ApplyPatch(doc, ops)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if parentOverride != nil {
 		doc["parent_node"] = *parentOverride
@@ -496,32 +536,27 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		}
 	}
 	if err := schema.Validate("patch", doc); err != nil {
-		return err
+		return nil, err
 	}
 	if err := validateExtra(doc); err != nil {
-		return err
+		return nil, err
 	}
 	updated, err := h.applyPatched(r, n, doc, cu, v)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	topic, err := h.topic(r.Context(), updated)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if updated.Driver != n.Driver && n.ConsoleEnabled {
-		return errs.ClientSideError(fmt.Sprintf("Node %s can not update the driver while the console is enabled. Please stop the console first.", ident), http.StatusConflict, "")
+		return nil, errs.ClientSideError(fmt.Sprintf("Node %s can not update the driver while the console is enabled. Please stop the console first.", ident), http.StatusConflict, "")
 	}
-	resetIfaces := reset != nil && *reset
-	saved, err := h.Conductor.UpdateNode(r.Context(), topic, updated, resetIfaces)
+	upd, err := model.DiffNode(n, updated, patchPaths(ops))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	d, err := h.convert(r.Context(), rc, h.view(r), saved, nil)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return h.Conductor.UpdateNode(r.Context(), topic, n.UUID, upd, reset != nil && *reset)
 }
 
 // applyPatched is _update_changed_fields: a copy of n with the patched

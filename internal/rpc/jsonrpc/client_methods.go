@@ -18,9 +18,9 @@ func (c *Client) CreateNode(ctx context.Context, topic string, node *model.Node)
 }
 
 // UpdateNode calls update_node.
-func (c *Client) UpdateNode(ctx context.Context, topic string, node *model.Node, resetInterfaces bool) (*model.Node, error) {
+func (c *Client) UpdateNode(ctx context.Context, topic, nodeID string, upd *model.NodeUpdate, resetInterfaces bool) (*model.Node, error) {
 	var out *model.Node
-	err := c.call(ctx, topic, "update_node", "1.1", updateNodeParams{NodeObj: node, ResetInterfaces: resetInterfaces}, &out)
+	err := c.call(ctx, topic, "update_node", "1.1", updateNodeParams{NodeID: nodeID, NodeUpdate: upd, ResetInterfaces: resetInterfaces}, &out)
 	return out, err
 }
 

@@ -16,8 +16,8 @@ func (f *fakeConductor) CreateNode(ctx context.Context, topic string, node *mode
 	return out, err
 }
 
-func (f *fakeConductor) UpdateNode(ctx context.Context, topic string, node *model.Node, resetInterfaces bool) (*model.Node, error) {
-	err := f.record(ctx, "UpdateNode", node, resetInterfaces)
+func (f *fakeConductor) UpdateNode(ctx context.Context, topic string, nodeID string, upd *model.NodeUpdate, resetInterfaces bool) (*model.Node, error) {
+	err := f.record(ctx, "UpdateNode", nodeID, upd, resetInterfaces)
 	out, _ := f.result("UpdateNode").(*model.Node)
 	return out, err
 }
@@ -315,10 +315,10 @@ var roundTripCases = []roundTripCase{
 	},
 	{
 		method: "UpdateNode",
-		args:   []any{sampleNode(), true},
+		args:   []any{"nodeID-value", sampleNodeUpdate(), true},
 		result: sampleNode(),
 		call: func(ctx context.Context, c rpc.ConductorAPI, topic string) (any, error) {
-			return c.UpdateNode(ctx, topic, sampleNode(), true)
+			return c.UpdateNode(ctx, topic, "nodeID-value", sampleNodeUpdate(), true)
 		},
 	},
 	{

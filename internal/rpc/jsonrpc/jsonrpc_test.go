@@ -88,6 +88,16 @@ func sampleNode() *model.Node {
 	}
 }
 
+// sampleNodeUpdate has one edit of each kind: a conditional key edit, a
+// key removal and an unconditional column edit.
+func sampleNodeUpdate() *model.NodeUpdate {
+	return &model.NodeUpdate{Edits: []model.NodeEdit{
+		{Path: []string{"extra", "rack"}, Value: []byte(`"r1"`), Check: true, WasAbsent: true},
+		{Path: []string{"properties", "cpus"}, Remove: true, Check: true, Was: []byte(`8`)},
+		{Path: []string{"maintenance"}, Value: []byte(`true`)},
+	}}
+}
+
 func samplePort() *model.Port {
 	return &model.Port{ID: 3, UUID: "5e1c3d1c-0a44-4a5a-8a4f-9b2f0a1c2d3e", Address: model.Ptr("52:54:00:12:34:56"), NodeID: model.Ptr[int64](7), CreatedAt: when}
 }

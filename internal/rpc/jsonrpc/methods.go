@@ -45,9 +45,13 @@ type (
 	nodeObjParams struct {
 		NodeObj *model.Node `json:"node_obj"`
 	}
+	// Upstream's update_node sends the whole node object; ours sends the
+	// node's id and the edits, so that the conductor applies them to the
+	// node as read under its lock.
 	updateNodeParams struct {
-		NodeObj         *model.Node `json:"node_obj"`
-		ResetInterfaces bool        `json:"reset_interfaces" rpc:"optional"`
+		NodeID          string            `json:"node_id"`
+		NodeUpdate      *model.NodeUpdate `json:"node_update"`
+		ResetInterfaces bool              `json:"reset_interfaces" rpc:"optional"`
 	}
 	powerStateParams struct {
 		NodeID   string `json:"node_id"`
@@ -180,7 +184,7 @@ var methodList = []*method{
 		return h.CreateNode(ctx, "", p.NodeObj)
 	}),
 	def("update_node", func(ctx context.Context, h rpc.ConductorAPI, p *updateNodeParams) (any, error) {
-		return h.UpdateNode(ctx, "", p.NodeObj, p.ResetInterfaces)
+		return h.UpdateNode(ctx, "", p.NodeID, p.NodeUpdate, p.ResetInterfaces)
 	}),
 	def("destroy_node", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
 		return none(h.DestroyNode(ctx, "", p.NodeID))
