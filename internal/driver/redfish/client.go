@@ -99,9 +99,17 @@ done:
 }
 
 // ConnectionError is a transport failure (sushy ConnectionError).
+// Permanent ones (a scheme the client cannot speak, a TLS handshake that
+// cannot succeed, a certificate that does not verify) would fail the same
+// way on every attempt, so the caller does not retry them.
 type ConnectionError struct {
-	URL string
-	Err error
+	URL       string
+	Err       error
+	Permanent bool
+}
+
+func newConnectionError(url string, err error) *ConnectionError {
+	return &ConnectionError{URL: url, Err: err, Permanent: permanentTransport(err)}
 }
 
 func (e *ConnectionError) Error() string {
@@ -214,8 +222,10 @@ func loadCAs(path string) (*x509.CertPool, error) {
 func (c *conn) bind(ctx context.Context) *client { return &client{c: c, ctx: ctx} }
 
 // request sends one request: it authenticates first if needed, retries
-// transport errors and 5xx answers to GETs as sushy does, and logs in again
-// once when a session is refused with a 401.
+// 5xx answers to GETs and the "not ready yet" answers as sushy's
+// connector does, and logs in again once when a session is refused with a
+// 401. A transport error is returned at once, as sushy raises it: the
+// caller's connection attempts are the only retry of those.
 func (c *conn) request(ctx context.Context, method, path string, payload any, headers map[string]string) (*http.Response, error) {
 	var body []byte
 	if payload != nil {
@@ -294,63 +304,70 @@ func (c *conn) displayURL(path string) string {
 	return c.info.SafeAddress() + strings.TrimPrefix(full, c.info.Address)
 }
 
-// send performs one HTTP exchange, retrying transport errors; auth says
-// whether to attach the connection's credentials.
+// send performs one HTTP exchange; auth says whether to attach the
+// connection's credentials. A transport error is not retried here: sushy
+// (as Ironic uses it up to 2025.1) raises ConnectionError at once and
+// leaves retrying to [redfish]connection_attempts, so that a BMC that does
+// not answer releases the node after attempts × interval, not after a
+// retry loop nested in every attempt.
 func (c *conn) send(ctx context.Context, method, path string, body []byte, headers map[string]string, auth bool) (*http.Response, []byte, error) {
 	u := c.url(path)
-	attempts := max(c.opts.ServerSideRetries, 1)
-	var lastErr error
-	for attempt := 1; ; attempt++ {
-		var rd io.Reader
-		if body != nil {
-			rd = bytes.NewReader(body)
-		}
-		req, err := http.NewRequestWithContext(ctx, method, u, rd)
-		if err != nil {
-			return nil, nil, &ConnectionError{URL: c.displayURL(path), Err: err}
-		}
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("OData-Version", "4.0")
-		req.Header.Set("Accept-Encoding", "identity")
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		for k, v := range headers {
-			if k != "" && v != "" {
-				req.Header.Set(k, v)
-			}
-		}
-		if auth {
-			c.authorize(req)
-		}
-		resp, err := c.hc.Do(req)
-		if err == nil {
-			data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-			_ = resp.Body.Close()
-			if rerr == nil {
-				return resp, data, nil
-			}
-			err = rerr
-		}
-		lastErr = err
-		if ctx.Err() != nil || !retriableTransport(err) || attempt >= attempts {
-			return nil, nil, &ConnectionError{URL: c.displayURL(path), Err: lastErr}
-		}
-		c.log.Warn("transient error during redfish request", "url", u, "attempt", attempt, "attempts", attempts, "error", err)
-		if serr := c.opts.clock().Sleep(ctx, c.opts.ServerSideRetriesDelay); serr != nil {
-			return nil, nil, &ConnectionError{URL: c.displayURL(path), Err: lastErr}
+	if scheme, _, _ := strings.Cut(u, "://"); !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		return nil, nil, &ConnectionError{URL: c.displayURL(path), Err: fmt.Errorf("unsupported protocol scheme %q", scheme), Permanent: true}
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, nil, &ConnectionError{URL: c.displayURL(path), Err: err, Permanent: true}
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("OData-Version", "4.0")
+	req.Header.Set("Accept-Encoding", "identity")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		if k != "" && v != "" {
+			req.Header.Set(k, v)
 		}
 	}
+	if auth {
+		c.authorize(req)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, nil, newConnectionError(c.displayURL(path), err)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, nil, newConnectionError(c.displayURL(path), err)
+	}
+	return resp, data, nil
 }
 
-// retriableTransport is false for certificate problems, which no retry
-// fixes.
-func retriableTransport(err error) bool {
+// permanentTransport reports the transport errors no retry can fix:
+// certificate problems, and a TLS handshake with a peer that does not
+// speak TLS (a plain-HTTP BMC given an https address) or refuses every
+// version and cipher offered.
+func permanentTransport(err error) bool {
 	var unknown x509.UnknownAuthorityError
 	var hostname x509.HostnameError
 	var invalid x509.CertificateInvalidError
 	var verify *tls.CertificateVerificationError
-	return !errors.As(err, &unknown) && !errors.As(err, &hostname) && !errors.As(err, &invalid) && !errors.As(err, &verify)
+	var record tls.RecordHeaderError
+	if errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
+		errors.As(err, &verify) || errors.As(err, &record) || errors.Is(err, http.ErrSchemeMismatch) {
+		return true
+	}
+	// crypto/tls reports an alert the peer sent during the handshake
+	// (protocol version, handshake failure, bad certificate) as a
+	// "remote error" of an unexported type.
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "remote error"
 }
 
 func (c *conn) authorize(req *http.Request) {

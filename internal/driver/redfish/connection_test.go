@@ -139,41 +139,6 @@ func TestServerSideErrorsOnGetAreRetried(t *testing.T) {
 	}
 }
 
-func TestDroppedConnectionsAreRetried(t *testing.T) {
-	bmc := redfishbmc.New(t).System("sys-1").WithBasicAuth(testUser, testPassword)
-	e := newEnv(t, bmc, nil)
-	// Two drops are absorbed by the per-request retry (2 attempts), the
-	// third makes the operation retry with a new connection.
-	bmc.DropNext(3)
-	_, err := e.power.GetPowerState(e.ctx, e.task)
-	must(t, err)
-	if !strings.Contains(e.logs.String(), "connection error from redfish BMC") {
-		t.Fatalf("no connection retry logged:\n%s", e.logs)
-	}
-	found := false
-	for _, d := range e.clock.sleeps {
-		found = found || d == 4*time.Second
-	}
-	if !found {
-		t.Fatalf("no connection_retry_interval wait: %v", e.clock.sleeps)
-	}
-}
-
-func TestConnectionAttemptsExhausted(t *testing.T) {
-	bmc := redfishbmc.New(t).System("sys-1").WithBasicAuth(testUser, testPassword)
-	e := newEnv(t, bmc, nil)
-	bmc.DropNext(100)
-	_, err := e.power.GetPowerState(e.ctx, e.task)
-	wantClass(t, err, "RedfishConnectionError", "")
-	if !strings.HasPrefix(err.Error(), "Redfish connection failed for node "+testNode+": Unable to connect to "+bmc.URL()) {
-		t.Fatalf("message %q", err)
-	}
-	// 3 connection attempts of 2 tries each.
-	if n := bmc.Requests(); n != 6 {
-		t.Fatalf("%d requests, want 6", n)
-	}
-}
-
 func TestSlowBMCAnswerWithinReadTimeout(t *testing.T) {
 	bmc := redfishbmc.New(t).System("sys-1").WithBasicAuth(testUser, testPassword)
 	e := newEnv(t, bmc, func(o *Options) {

@@ -40,8 +40,10 @@ type Options struct {
 	PostBootRetryDelay           time.Duration
 	EnableVerifyBMCClock         bool
 	// ServerSideRetries and ServerSideRetriesDelay are sushy's own retry
-	// of GETs answered with a 5xx and of transport errors (sushy defaults
-	// 10 and 3 s; Ironic does not change them).
+	// of GETs answered with a 5xx and of the "not ready yet" answers to
+	// other methods (sushy defaults 10 and 3 s; Ironic does not change
+	// them). Transport errors are not retried within a request: only
+	// ConnectionAttempts, ConnectionRetryInterval apart.
 	ServerSideRetries      int
 	ServerSideRetriesDelay time.Duration
 

@@ -52,8 +52,12 @@ type system struct {
 
 // withConnection runs fn on the node's cached connection as upstream's
 // _get_connection does: connection errors drop the cached connection and
-// are retried [redfish]connection_attempts times, access errors drop it and
-// fail at once.
+// are retried [redfish]connection_attempts times,
+// [redfish]connection_retry_interval apart, access errors drop it and fail
+// at once. Permanent connection errors (an address whose scheme is not
+// http or https, TLS spoken to a plain-HTTP BMC, a certificate that does
+// not verify) fail at once too: upstream retries them, though every
+// attempt fails the same way while the node stays locked.
 func (c *core) withConnection(ctx context.Context, task *driver.Task, fn func(cl *client, info DriverInfo) error) error {
 	info, err := ParseDriverInfo(task.Node, &c.opts)
 	if err != nil {
@@ -78,7 +82,12 @@ func (c *core) withConnection(ctx context.Context, task *driver.Task, fn func(cl
 			c.cache.drop(key)
 			lastErr = err
 			log.Warn("connection error from redfish BMC", "node", task.Node.UUID, "address", info.SafeAddress(),
-				"auth_type", info.AuthType, "attempt", attempt, "error", err)
+				"auth_type", info.AuthType, "attempt", attempt, "attempts", attempts, "error", err)
+			if cerr.Permanent {
+				log.Error("failed to connect to redfish BMC; the error is permanent, not retrying",
+					"node", task.Node.UUID, "address", info.SafeAddress(), "error", err)
+				return errs.New("RedfishConnectionError", map[string]any{"node": task.Node.UUID, "error": err.Error()})
+			}
 			if ctx.Err() != nil {
 				return errs.New("RedfishConnectionError", map[string]any{"node": task.Node.UUID, "error": err.Error()})
 			}
