@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/middleware"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/store/sqldb"
 )
 
 // Deps is what the API needs from the rest of the service.
@@ -138,8 +139,19 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rt.setVersionHeaders(w, v)
 	tw := &trackingWriter{ResponseWriter: w}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		// A write either completes or does not happen: a client that goes
+		// away does not cut its handler (and the conductor call it makes)
+		// half-way; the RPC and database calls keep their own deadlines.
+		r = r.WithContext(context.WithoutCancel(r.Context()))
+	}
 	if err := h(tw, r, rc); err != nil {
 		if tw.wrote {
+			if middleware.ClientGone(r) {
+				// Broken pipe or reset while writing the answer.
+				rt.log.Info("client disconnected", "route", route.ID, "error", err)
+				return
+			}
 			rt.log.Error("handler failed after answering", "route", route.ID, "error", err)
 			return
 		}
@@ -212,8 +224,24 @@ func (rt *router) handlerError(w http.ResponseWriter, r *http.Request, v microve
 	rt.writeFault(w, r, err)
 }
 
+// writeFault answers err. A database outage becomes the 503 clients
+// retry (conductor outages already are, see jsonrpc). When the client has
+// gone away, the work its disconnect canceled is not a server error: it
+// is logged as a disconnect, and a client that only half-closed its side
+// and still reads gets a 503 to retry rather than a 500.
 func (rt *router) writeFault(w http.ResponseWriter, r *http.Request, err error) {
-	if st := errs.Status(err); st >= 500 && st != http.StatusNotImplemented {
+	err = sqldb.Fault(err)
+	st := errs.Status(err)
+	switch {
+	case middleware.ClientGone(r):
+		rt.log.Info("client disconnected", "method", r.Method, "path", r.URL.Path, "error", err)
+		if _, typed := errs.As(err); !typed {
+			err = errs.Unavailable(err)
+		}
+	case st == http.StatusServiceUnavailable:
+		rt.log.Warn("request failed, answered 503 for the client to retry", "method", r.Method, "path", r.URL.Path,
+			"error", err, "cause", errs.Cause(err))
+	case st >= 500 && st != http.StatusNotImplemented:
 		rt.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	errs.WriteFault(w, r, err, errs.FaultOptions{DebugTracebacks: rt.debug})

@@ -466,3 +466,58 @@ func TestReleaseOfDeletedNode(t *testing.T) {
 		}
 	})
 }
+
+// stoppedClock never moves: a Sleep lasts until its context ends, and each
+// one is announced on sleeping.
+type stoppedClock struct {
+	now      time.Time
+	sleeping chan time.Duration
+}
+
+func (c *stoppedClock) Now() time.Time { return c.now }
+
+func (c *stoppedClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.sleeping <- d
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestLocalReleaseWakesWaiter: a task waiting for a node this conductor
+// holds gets the lock when it is released, not an interval later, and a
+// wake-up does not use up one of its attempts.
+func TestLocalReleaseWakesWaiter(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db)
+		n := e.node(t, states.Available, "")
+		clock := &stoppedClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), sleeping: make(chan time.Duration, 8)}
+		m := task.NewManager(e.st, e.drivers, task.Settings{Host: host, RetryAttempts: 1, RetryInterval: time.Second}, task.WithClock(clock))
+		for round := 0; round < 3; round++ {
+			holder, err := m.Acquire(ctx, n.UUID, task.AcquireOptions{RetryAttempts: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan error, 1)
+			go func() {
+				// Two attempts: one wait, woken by the release (or
+				// failing when the context ends, if nothing wakes it).
+				wctx, cancel := context.WithTimeout(ctx, time.Minute)
+				defer cancel()
+				waiter, err := m.Acquire(wctx, n.UUID, task.AcquireOptions{RetryAttempts: 2})
+				if err == nil {
+					err = waiter.Release()
+				}
+				got <- err
+			}()
+			if d := <-clock.sleeping; d != time.Second {
+				t.Fatalf("waited %v, want the 1s interval", d)
+			}
+			if err := holder.Release(); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-got; err != nil {
+				t.Fatalf("round %d: waiter: %v", round, err)
+			}
+		}
+	})
+}

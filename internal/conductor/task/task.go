@@ -151,11 +151,17 @@ func (t *Task) lock(ctx context.Context, node *model.Node) (*model.Node, error) 
 			m.observe(m.clock.Now().Sub(start), conflicts, outcome)
 		}
 	}
-	for try := 1; ; try++ {
+	// A retry waits node_locked_retry_interval, as upstream's, but a lock
+	// released by this conductor wakes its waiters at once: such a wake-up
+	// is a free try within the same interval, so the time a caller may
+	// wait is unchanged while contended nodes change hands without idling.
+	intervalEnd := start.Add(interval)
+	for try := 1; ; {
 		if elapsed := m.clock.Now().Sub(start); elapsed > maxLockTime {
 			t.log.WarnContext(ctx, "exceeded the normal maximum time window to reserve the node",
 				"purpose", t.purpose, "seconds", elapsed.Seconds())
 		}
+		released := m.releases.signal(node.ID)
 		n, err := m.store.ReserveNode(ctx, m.settings.Host, node.ID)
 		if err == nil {
 			t.log.DebugContext(ctx, "node reserved", "purpose", t.purpose, "seconds", m.clock.Now().Sub(start).Seconds())
@@ -175,11 +181,37 @@ func (t *Task) lock(ctx context.Context, node *model.Node) (*model.Node, error) 
 			}
 			return nil, err
 		}
-		if serr := m.clock.Sleep(ctx, interval); serr != nil {
+		woken, serr := m.sleepUntilReleased(ctx, released, intervalEnd.Sub(m.clock.Now()))
+		if serr != nil {
 			observe("locked")
 			return nil, fmt.Errorf("%w (gave up waiting: %w)", err, serr)
 		}
+		if !woken {
+			try++
+			intervalEnd = m.clock.Now().Add(interval)
+		}
 	}
+}
+
+// sleepUntilReleased waits d, or less when released closes first (woken).
+func (m *Manager) sleepUntilReleased(ctx context.Context, released <-chan struct{}, d time.Duration) (woken bool, err error) {
+	if d <= 0 {
+		return false, ctx.Err()
+	}
+	wait, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-released:
+			cancel()
+		case <-wait.Done():
+		}
+	}()
+	err = m.clock.Sleep(wait, d)
+	if err != nil && ctx.Err() == nil {
+		return true, nil
+	}
+	return false, err
 }
 
 // UpgradeOptions are upgrade_lock's arguments.
@@ -226,6 +258,7 @@ func (t *Task) DowngradeLock(ctx context.Context) error {
 	if err := t.m.store.ReleaseNode(ctx, t.m.settings.Host, t.Node.ID); err != nil {
 		return storeError(err, "release node "+t.Node.UUID)
 	}
+	t.m.releases.notify(t.Node.ID)
 	t.shared = true
 	n, err := t.m.store.GetNodeByID(ctx, t.Node.ID)
 	if err != nil {
@@ -336,6 +369,7 @@ func (t *Task) release() error {
 		if errors.Is(err, store.ErrNotFound) {
 			err = nil
 		}
+		t.m.releases.notify(t.Node.ID)
 	}
 	t.log.DebugContext(t.base, "released lock", "type", t.lockType(), "purpose", t.purpose,
 		"held_seconds", t.m.clock.Now().Sub(t.held).Seconds())
