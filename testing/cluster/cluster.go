@@ -78,6 +78,9 @@ type Process struct {
 	Host string
 	args []string
 	conf string
+	// dir is the working directory: relative paths of a mode's defaults
+	// land in the test's folder, not in the package under test.
+	dir  string
 	log  string
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -144,12 +147,49 @@ connection = %s
 	return c
 }
 
+// StartAllInOne runs the binary as one all-in-one process (API and
+// conductor, in-process RPC) and waits until it answers. The database is
+// opts.Database, or an SQLite file in the test's folder when empty (the
+// all-in-one mode migrates it itself); opts.Conductors is ignored. The
+// process is the cluster's API; Conductors is empty.
+func StartAllInOne(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, dir: t.TempDir(), bin: Binary(t), opts: opts}
+	if opts.Database == "" {
+		opts.Database = "sqlite:///" + filepath.Join(c.dir, "ironic.sqlite")
+	}
+	c.apiPort = freePort(t)
+	// The mode's own defaults put its state under ./ironic-data and serve
+	// http_root on a fixed port: both are moved into the test's folder and
+	// a free port so that runs side by side do not meet.
+	conf := fmt.Sprintf(`[api]
+host_ip = 127.0.0.1
+port = %d
+[database]
+connection = %s
+[deploy]
+http_root = %s
+http_url = http://127.0.0.1:%d
+%s
+`, c.apiPort, opts.Database, filepath.Join(c.dir, "httpboot"), freePort(t), opts.Config)
+	c.API = c.newProcess("all-in-one", "", conf, "all-in-one")
+	c.API.start(t)
+	t.Cleanup(func() {
+		c.API.stop()
+		if t.Failed() {
+			t.Logf("--- %s output (last 40 lines):\n%s", c.API.Name, tail(c.API.Output(), 40))
+		}
+	})
+	c.waitAPI()
+	return c
+}
+
 func (c *Cluster) newProcess(name, host, conf string, args ...string) *Process {
 	path := filepath.Join(c.dir, name+".conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		c.t.Fatal(err)
 	}
-	return &Process{Name: name, Host: host, conf: path, log: filepath.Join(c.dir, name+".log"),
+	return &Process{Name: name, Host: host, conf: path, dir: c.dir, log: filepath.Join(c.dir, name+".log"),
 		args: append([]string{"--config-file", path}, args...)}
 }
 
@@ -194,6 +234,7 @@ func (p *Process) start(t testing.TB) {
 		t.Fatal(err)
 	}
 	p.cmd = exec.Command(buildPath, p.args...)
+	p.cmd.Dir = p.dir
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	if err := p.cmd.Start(); err != nil {
 		f.Close()

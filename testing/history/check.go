@@ -208,5 +208,5 @@ func (m Model) expected(s State, in Input) string {
 	if in.Kind != Read {
 		alts = append(alts, "409")
 	}
-	return "expected " + strings.Join(alts, " or ")
+	return "expected " + strings.Join(slices.Compact(alts), " or ")
 }

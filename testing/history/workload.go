@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +64,7 @@ func CreateNodes(ctx context.Context, baseURL string, n int) ([]string, error) {
 	hc := &http.Client{Timeout: time.Minute}
 	uuids := make([]string, n)
 	for i := range uuids {
-		status, data, err := send(ctx, hc, "POST", baseURL+"/v1/nodes", map[string]any{"driver": "fake-hardware"})
+		status, data, _, err := send(ctx, hc, "POST", baseURL+"/v1/nodes", map[string]any{"driver": "fake-hardware"})
 		if err != nil || status != http.StatusCreated {
 			return nil, fmt.Errorf("create node %d: %d %s %v", i, status, data, err)
 		}
@@ -190,7 +191,7 @@ func (c *client) next() Input {
 func (c *client) run(ctx context.Context, in Input) {
 	method, path, body := request(c.nodes[in.Node], in)
 	call := c.rec.now()
-	status, data, err := send(ctx, c.hc, method, c.w.BaseURL+path, body)
+	status, data, retryAfter, err := send(ctx, c.hc, method, c.w.BaseURL+path, body)
 	ret := c.rec.now()
 	op := porcupine.Operation{ClientId: c.id, Input: in, Call: call, Return: ret}
 	out := Output{Status: status}
@@ -213,6 +214,9 @@ func (c *client) run(ctx context.Context, in Input) {
 	case status >= 400:
 		out.Detail = fault(data)
 	}
+	if out.Unknown {
+		defer c.backOff(ctx, retryAfter)
+	}
 	// A read without a node says nothing of it.
 	if in.Kind == Read && out.Node == nil && (out.Unknown || status != http.StatusOK) {
 		c.rec.add(porcupine.Operation{}, stat)
@@ -220,6 +224,24 @@ func (c *client) run(ctx context.Context, in Input) {
 	}
 	op.Output = out
 	c.rec.add(op, stat)
+}
+
+// backOff waits before the next request after a fault, as openstacksdk and
+// Nova do: Retry-After when the answer gave one (at most 2 s), else half a
+// second. A client hammering a dead conductor would fill the history with
+// operations of unknown outcome, each of which porcupine must try both
+// ways, and real clients do not do that.
+func (c *client) backOff(ctx context.Context, retryAfter string) {
+	d := 500 * time.Millisecond
+	if s, err := strconv.Atoi(retryAfter); err == nil && s >= 0 {
+		d = min(time.Duration(s)*time.Second, 2*time.Second)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 var kindNames = map[Kind]string{
@@ -261,18 +283,20 @@ func request(uuid string, in Input) (method, path string, body any) {
 	return "GET", node + "?fields=" + readFields, nil
 }
 
-func send(ctx context.Context, hc *http.Client, method, url string, body any) (int, []byte, error) {
+// send sends one API request and returns the status, the body and the
+// Retry-After header.
+func send(ctx context.Context, hc *http.Client, method, url string, body any) (int, []byte, string, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, "", err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, "", err
 	}
 	req.Header.Set("X-OpenStack-Ironic-API-Version", version)
 	if body != nil {
@@ -280,14 +304,14 @@ func send(ctx context.Context, hc *http.Client, method, url string, body any) (i
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, "", err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, nil, fmt.Errorf("read answer %d: %w", resp.StatusCode, err)
+		return 0, nil, "", fmt.Errorf("read answer %d: %w", resp.StatusCode, err)
 	}
-	return resp.StatusCode, data, nil
+	return resp.StatusCode, data, resp.Header.Get("Retry-After"), nil
 }
 
 // fault is the faultstring of an Ironic error body, shortened.
