@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -49,7 +50,7 @@ func NewAPI(reg prometheus.Registerer, routes []api.Route) (*API, error) {
 	a := &API{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ironic_api_requests_total",
-			Help: "API requests answered, by method, route ID and status code.",
+			Help: "API requests answered, by method, route ID and status code (499: the client disconnected first).",
 		}, []string{"method", "route", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ironic_api_request_duration_seconds",
@@ -90,10 +91,9 @@ func (a *API) Middleware(next http.Handler) http.Handler {
 				method = MethodOther
 			}
 			route := a.Route(r.Method, r.URL.Path)
-			code := sw.code
-			if code == 0 {
-				code = http.StatusOK
-			}
+			// A client that went away is counted under 499, not as the
+			// 5xx its canceled work may have produced.
+			code := middleware.LoggedStatus(r, sw.code)
 			a.requests.WithLabelValues(method, route, strconv.Itoa(code)).Inc()
 			a.duration.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 		}()

@@ -12,7 +12,8 @@ import (
 // RequestLog logs one line per request at info level, as upstream's
 // RequestLogMiddleware: source address, method, path, status and duration,
 // plus the request id (read back from the response header, since the id is
-// made by an inner stage).
+// made by an inner stage). A request whose client disconnected before its
+// answer is logged with status 499 (see LoggedStatus).
 //
 // Bodies and headers are never logged, so tokens and passwords never reach
 // the log. The query string is logged with the value of every parameter
@@ -25,15 +26,18 @@ func RequestLog(log *slog.Logger) Middleware {
 			rec := &statusRecorder{ResponseWriter: w}
 			method, path, query := r.Method, r.URL.Path, r.URL.RawQuery
 			defer func() {
-				status := rec.status
-				if status == 0 {
-					status = http.StatusOK
-				}
+				status := LoggedStatus(r, rec.status)
 				full := path
 				if query != "" {
 					full += "?" + redactQuery(query)
 				}
-				log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				// A client that went away is its own business, not a
+				// server error: the line says so and carries 499.
+				msg := "request"
+				if status == StatusClientClosedRequest {
+					msg = "request: client disconnected"
+				}
+				log.LogAttrs(r.Context(), slog.LevelInfo, msg,
 					slog.String("source_ip", RealIP(r)),
 					slog.String("method", method),
 					slog.String("path", full),

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/store/sqldb"
 )
 
 // JSON-RPC 2.0 error codes upstream's server uses for bad requests.
@@ -90,6 +91,9 @@ func encodeError(err error) *wireError {
 	if p, ok := err.(*protocolError); ok {
 		return &wireError{Code: p.code, Message: p.msg}
 	}
+	// A database outage met by the conductor reaches the caller as the
+	// 503 TemporaryFailure it would have met reading the database itself.
+	err = sqldb.Fault(err)
 	if e, ok := errs.As(err); ok {
 		w := &wireError{Code: e.Code, Message: e.Message}
 		// Web framework errors (webob.exc.*) are not Ironic exceptions;

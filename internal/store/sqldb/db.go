@@ -58,7 +58,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("database connection %q: %w", redact(rawURL), err)
 		}
-		sqlDB = sql.OpenDB(connector)
+		sqlDB = sql.OpenDB(outageConnector{connector})
 		sqlDB.SetMaxOpenConns(mysqlMaxOpen)
 		sqlDB.SetMaxIdleConns(mysqlMaxOpen / 4)
 		// Below the server's default wait_timeout (8 h) and below what
