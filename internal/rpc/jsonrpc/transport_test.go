@@ -3,7 +3,9 @@ package jsonrpc
 import (
 	"bufio"
 	"context"
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -198,5 +200,22 @@ func TestAPIAnswers503WhenTheConductorIsGone(t *testing.T) {
 	want := `{"error_message": "{\"faultcode\": \"Server\", \"faultstring\": \"Resource temporarily unavailable, please retry.\", \"debuginfo\": null}"}`
 	if w.Body.String() != want {
 		t.Errorf("body\n got %s\nwant %s", w.Body, want)
+	}
+}
+
+// A database outage the conductor meets reaches the caller as the 503 it
+// would have met reading the database itself, not as an unexpected 500.
+func TestConductorDatabaseOutageIsUnavailable(t *testing.T) {
+	fake := newFake()
+	fake.errors["ChangeNodePowerState"] = fmt.Errorf("save node: %w", driver.ErrBadConn)
+	fake.errors["SetBootDevice"] = errors.New("something else broke")
+	c, topic := newNoauth(t, fake)
+	err := c.ChangeNodePowerState(context.Background(), topic, "n", "power on", 0)
+	if !errs.IsUnavailable(err) || !errs.Is(err, "TemporaryFailure") {
+		t.Errorf("database outage on the conductor: %v, want TemporaryFailure 503", err)
+	}
+	err = c.SetBootDevice(context.Background(), topic, "n", "pxe", false)
+	if errs.IsUnavailable(err) || errs.Status(err) != http.StatusInternalServerError {
+		t.Errorf("other conductor error: %v (status %d), want a 500", err, errs.Status(err))
 	}
 }
