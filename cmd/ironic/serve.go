@@ -91,6 +91,12 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 		return err
 	}
 	log = log.With("mode", string(m))
+	if m == modeConductor {
+		// Before the database: a refused start says so at once.
+		if err := checkJSONRPCExposure(ctx, cfg, log); err != nil {
+			return err
+		}
+	}
 	db, err := openDatabase(ctx, cfg, m == modeAllInOne)
 	if err != nil {
 		return err
@@ -139,7 +145,9 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 			return err
 		}
 		opts.Logger = log
-		if m == modeAllInOne {
+		if m == modeAllInOne && !cfg.Has("openkeel_http", "http_root_host_ip") {
+			// A laptop's files are served where its API is, loopback
+			// unless said otherwise.
 			opts.HostIP = cfg.String("api", "host_ip")
 		}
 		fctx, stopFiles := context.WithCancel(ctx)
@@ -259,6 +267,7 @@ func apiServerOptions(cfg *config.Config, log *slog.Logger) httpserver.Options {
 		KeyFile:         cfg.String("api", "key_file"),
 		TLSMinVersion:   cfg.String("api", "tls_minimum_version"),
 		ShutdownTimeout: cfg.Duration("conductor", "graceful_shutdown_timeout"),
+		Limits:          httpserver.LimitsFromConfig(cfg),
 		Logger:          log,
 	}
 	if cfg.Has("api", "unix_socket_mode") {

@@ -70,6 +70,9 @@ type Option struct {
 	Schemes     []string // URI schemes allowed
 	Deprecated  []Name   // older section/name pairs still honoured
 	Secret      bool     // value masked in Dump and Display
+	// Help describes an option of openkeel's own (ourOptions); upstream's
+	// options are described by upstream's reference.
+	Help string
 }
 
 func bound(v float64) *float64 { return &v }
@@ -102,6 +105,7 @@ func buildRegistry() *table {
 	}
 	add(generatedOptions)
 	add(libraryOptions)
+	add(ourOptions)
 	for n, v := range registrationDefaults {
 		o, ok := t.byName[n]
 		if !ok {

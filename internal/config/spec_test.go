@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/spectest"
@@ -169,6 +170,16 @@ func TestTableMatchesSpecInventory(t *testing.T) {
 	for _, o := range libraryOptions {
 		if seen[Name{o.Section, o.Name}] {
 			t.Errorf("library option %s is also in the spec; it belongs to the generated table", Name{o.Section, o.Name})
+		}
+	}
+	// Ours stay out of upstream's sections and say what they do.
+	for _, o := range ourOptions {
+		n := Name{o.Section, o.Name}
+		if !strings.HasPrefix(o.Section, "openkeel_") || seen[n] {
+			t.Errorf("our option %s must be in an openkeel_* section upstream does not have", n)
+		}
+		if o.Help == "" {
+			t.Errorf("our option %s has no Help", n)
 		}
 	}
 }

@@ -33,7 +33,8 @@ import (
 type Options struct {
 	// Root is [deploy]/http_root.
 	Root string
-	// HostIP is the address to listen on ("" = all addresses).
+	// HostIP is the address to listen on ("" = all addresses):
+	// [openkeel_http]/http_root_host_ip.
 	HostIP string
 	// Port is the port of [deploy]/http_url (0 = any free port).
 	Port int
@@ -42,7 +43,9 @@ type Options struct {
 	CertFile, KeyFile string
 	// TLSMinVersion is "1.2" or "1.3".
 	TLSMinVersion string
-	Logger        *slog.Logger
+	// Limits bound connections and slow clients ([openkeel_http]).
+	Limits httpserver.Limits
+	Logger *slog.Logger
 	// LinkTargets are directories outside Root that symbolic links under
 	// Root may lead into ([pxe]/images_path).
 	LinkTargets []string
@@ -50,7 +53,8 @@ type Options struct {
 
 // OptionsFromConfig derives the server from [deploy]/http_url: its port
 // (80 or 443 when it has none) and, for an https URL, TLS with the
-// certificate of [api]/cert_file and key_file.
+// certificate of [api]/cert_file and key_file; it listens on
+// [openkeel_http]/http_root_host_ip (every address when unset).
 func OptionsFromConfig(c *config.Config) (Options, error) {
 	raw := c.String("deploy", "http_url")
 	if raw == "" {
@@ -60,7 +64,10 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	if err != nil {
 		return Options{}, fmt.Errorf("[deploy]/http_url %q: %w", raw, err)
 	}
-	o := Options{Root: c.String("deploy", "http_root"), TLS: u.Scheme == "https"}
+	o := Options{
+		Root: c.String("deploy", "http_root"), TLS: u.Scheme == "https",
+		HostIP: c.String("openkeel_http", "http_root_host_ip"), Limits: httpserver.LimitsFromConfig(c),
+	}
 	if p := c.String("pxe", "images_path"); p != "" {
 		o.LinkTargets = []string{p}
 	}
@@ -113,7 +120,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	srv, err := httpserver.Listen(httpserver.Options{
 		HostIP: o.HostIP, Port: o.Port, EnableSSL: o.TLS, CertFile: o.CertFile, KeyFile: o.KeyFile,
-		TLSMinVersion: o.TLSMinVersion, Logger: o.Logger,
+		TLSMinVersion: o.TLSMinVersion, Limits: o.Limits, Logger: o.Logger,
 	}, h)
 	if err != nil {
 		h.Close()

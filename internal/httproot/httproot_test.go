@@ -303,3 +303,45 @@ func TestHandlerLinkTargets(t *testing.T) {
 		t.Fatalf("link targets %v", o.LinkTargets)
 	}
 }
+
+// TestBindAddress: [openkeel_http]/http_root_host_ip binds the file
+// server; unset, it listens on every address as before.
+func TestBindAddress(t *testing.T) {
+	for _, tc := range []struct {
+		conf map[string]string
+		want string
+	}{
+		{nil, ""},
+		{map[string]string{"http_root_host_ip": "127.0.0.1"}, "127.0.0.1"},
+	} {
+		c, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+			"deploy":        {"http_url": "http://127.0.0.1:0", "http_root": t.TempDir()},
+			"openkeel_http": tc.conf,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := OptionsFromConfig(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.HostIP != tc.want || o.Limits.MaxConnections != 4096 {
+			t.Fatalf("%v: host %q, limits %+v", tc.conf, o.HostIP, o.Limits)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := Start(ctx, o)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		host, _, _ := net.SplitHostPort(s.Addr().String())
+		cancel()
+		if err := s.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		ip := net.ParseIP(host)
+		if every := tc.want == ""; every != ip.IsUnspecified() || !every && host != tc.want {
+			t.Fatalf("%v: listening on %s, want %q (every address when empty)", tc.conf, host, tc.want)
+		}
+	}
+}

@@ -30,7 +30,12 @@ type Options struct {
 	TLSMinVersion string
 	// ShutdownTimeout bounds how long in-flight requests may finish.
 	ShutdownTimeout time.Duration
-	Logger          *slog.Logger
+	// Limits bound connections and slow clients ([openkeel_http]); the
+	// zero value has safe defaults.
+	Limits Limits
+	Logger *slog.Logger
+	// afterFunc arms the body timers; tests replace time.AfterFunc.
+	afterFunc afterFunc
 }
 
 // Server is a listening HTTP server; Serve blocks until it stops.
@@ -46,10 +51,14 @@ func Listen(opts Options, h http.Handler) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	limits := opts.Limits.withDefaults()
+	if opts.afterFunc == nil {
+		opts.afterFunc = realAfterFunc
+	}
 	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		Handler:           bodyDeadline(h, limits.BodyTimeout, opts.afterFunc, opts.Logger),
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       limits.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
 	}
 	var ln net.Listener
@@ -62,6 +71,9 @@ func Listen(opts Options, h http.Handler) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	// Below TLS, so that a handshake never started still holds a slot
+	// only until the header timeout closes it.
+	ln = newLimitListener(ln, limits.MaxConnections, opts.Logger)
 	if opts.EnableSSL {
 		cfg, err := tlsConfig(opts)
 		if err != nil {

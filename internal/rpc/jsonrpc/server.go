@@ -55,6 +55,7 @@ func ListenOptions(cfg *config.Config) httpserver.Options {
 		CertFile:       cfg.String("json_rpc", "cert_file"),
 		KeyFile:        cfg.String("json_rpc", "key_file"),
 		TLSMinVersion:  cfg.String("json_rpc", "tls_minimum_version"),
+		Limits:         httpserver.LimitsFromConfig(cfg),
 	}
 }
 

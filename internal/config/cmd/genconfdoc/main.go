@@ -147,6 +147,8 @@ it changes with the code; regenerate this file with
 ` + "`go run ./internal/config/cmd/genconfdoc`" + `. What an option means is
 described in upstream's configuration reference, which each option's
 name links to; where openkeel differs, see [operators.md](operators.md).
+Sections named ` + "`openkeel_*`" + ` are openkeel's own, for what upstream has no
+option for; their options are described here and in operators.md.
 
 Defaults: *None* means the option has no value unless set; *(machine)*
 means the default is computed on the running machine (its host name, IP
@@ -167,10 +169,23 @@ addresses or the binary's folder).
 	for _, s := range sections {
 		fmt.Fprintf(&b, "\n## [%s]\n\n| Option | Type | Default | Used | Notes |\n|---|---|---|---|---|\n", s)
 		for _, o := range bySection[s] {
-			fmt.Fprintf(&b, "| [`%s`](%s#%s.%s) | %s | %s | %s | %s |\n", o.Name, upstreamRef, o.Section, o.Name, typeText(o), defaultText(o), usageText(classify(o, uses)), notes(o))
+			fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s | %s |\n", o.Name, link(o), typeText(o), defaultText(o), usageText(classify(o, uses)), notes(o))
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// ours reports an option of openkeel's own sections, which upstream's
+// reference does not describe.
+func ours(o config.Option) bool { return strings.HasPrefix(o.Section, "openkeel_") }
+
+// link is where an option is described: upstream's reference, or for ours
+// the section of operators.md that has the same heading "[section]".
+func link(o config.Option) string {
+	if ours(o) {
+		return "operators.md#" + anchor(o.Section)
+	}
+	return upstreamRef + "#" + o.Section + "." + o.Name
 }
 
 // anchor is the GitHub heading anchor of "## [section]".
@@ -222,6 +237,9 @@ func usageText(u usage) string {
 
 func notes(o config.Option) string {
 	var parts []string
+	if o.Help != "" {
+		parts = append(parts, cell(strings.TrimSuffix(o.Help, ".")))
+	}
 	if len(o.Choices) > 0 {
 		parts = append(parts, "one of "+codeList(o.Choices))
 	}

@@ -1,0 +1,21 @@
+package config
+
+// ourOptions are openkeel's own options, for what upstream Ironic has no
+// option for. They live in sections named openkeel_*, so that upstream's
+// sections keep exactly upstream's options; docs/operators.md describes
+// them and the configuration reference lists them with their Help.
+var ourOptions = []Option{
+	// Listeners: the API, the conductor's JSON-RPC and its http_root file
+	// server. Upstream leaves these bounds to the WSGI server or the web
+	// server in front of it.
+	{Section: "openkeel_http", Name: "max_connections", Type: TypeInt, Default: 4096, Min: bound(1),
+		Help: "Connections each listener keeps open at once; clients beyond it wait in the kernel's accept queue until one closes."},
+	{Section: "openkeel_http", Name: "request_body_timeout", Type: TypeInt, Default: 60, Min: bound(1),
+		Help: "Seconds a request body may take to arrive after its headers; a client still sending is disconnected."},
+	{Section: "openkeel_http", Name: "idle_timeout", Type: TypeInt, Default: 120, Min: bound(1),
+		Help: "Seconds a kept-alive connection may wait for its next request."},
+	{Section: "openkeel_http", Name: "http_root_host_ip", Type: TypeHostAddress,
+		Help: "Address the conductor's http_root file server listens on; unset: every address (conductor mode) or [api]/host_ip (all-in-one)."},
+	{Section: "openkeel_http", Name: "allow_unauthenticated_json_rpc", Type: TypeBool, Default: false,
+		Help: "Let a conductor serve JSON-RPC without authentication on an address other than loopback; without it such a conductor refuses to start."},
+}
