@@ -6,6 +6,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -139,6 +140,8 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rt.setVersionHeaders(w, v)
 	tw := &trackingWriter{ResponseWriter: w}
+	// client keeps the client's own context, which ends when it goes away.
+	client := r
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		// A write either completes or does not happen: a client that goes
 		// away does not cut its handler (and the conductor call it makes)
@@ -147,15 +150,16 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := h(tw, r, rc); err != nil {
 		if tw.wrote {
-			if middleware.ClientGone(r) {
+			if middleware.ClientGone(client) {
 				// Broken pipe or reset while writing the answer.
+				middleware.MarkClientClosed(w)
 				rt.log.Info("client disconnected", "route", route.ID, "error", err)
 				return
 			}
 			rt.log.Error("handler failed after answering", "route", route.ID, "error", err)
 			return
 		}
-		rt.writeFault(w, r, err)
+		rt.writeFault(w, client, err)
 	}
 }
 
@@ -233,7 +237,8 @@ func (rt *router) writeFault(w http.ResponseWriter, r *http.Request, err error) 
 	err = sqldb.Fault(err)
 	st := errs.Status(err)
 	switch {
-	case middleware.ClientGone(r):
+	case middleware.ClientGone(r) && errors.Is(err, context.Canceled):
+		middleware.MarkClientClosed(w)
 		rt.log.Info("client disconnected", "method", r.Method, "path", r.URL.Path, "error", err)
 		if _, typed := errs.As(err); !typed {
 			err = errs.Unavailable(err)

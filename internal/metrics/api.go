@@ -93,7 +93,7 @@ func (a *API) Middleware(next http.Handler) http.Handler {
 			route := a.Route(r.Method, r.URL.Path)
 			// A client that went away is counted under 499, not as the
 			// 5xx its canceled work may have produced.
-			code := middleware.LoggedStatus(r, sw.code)
+			code := middleware.LoggedStatus(r, sw.code, sw.clientClosed)
 			a.requests.WithLabelValues(method, route, strconv.Itoa(code)).Inc()
 			a.duration.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 		}()
@@ -170,11 +170,18 @@ func matches(pattern, segs []string) bool {
 	return true
 }
 
-// statusWriter remembers the status code of the answer.
+// statusWriter remembers the status code of the answer and whether the
+// API's router found the client gone.
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code         int
+	clientClosed bool
 }
+
+var _ middleware.ClientClosedMarker = (*statusWriter)(nil)
+
+// MarkClientClosed implements middleware.ClientClosedMarker.
+func (s *statusWriter) MarkClientClosed() { s.clientClosed = true }
 
 func (s *statusWriter) WriteHeader(code int) {
 	if s.code == 0 {

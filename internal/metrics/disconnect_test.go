@@ -68,7 +68,7 @@ func TestClientDisconnectIsNotAServerError(t *testing.T) {
 	}{
 		{name: "client closes", code: "499"},
 		{name: "client half-closes", halfClose: true, code: "499"},
-		{name: "client gone while the answer is written", writeAfter: true, code: "200"},
+		{name: "client gone while the answer is written", writeAfter: true, code: "499"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,5 +161,54 @@ func TestClientDisconnectIsNotAServerError(t *testing.T) {
 				t.Errorf("%d \"client disconnected\" lines, want 1", disconnects)
 			}
 		})
+	}
+}
+
+// A server error is one even when its client also left: only failures
+// the disconnect itself caused are recorded as 499.
+func TestServerErrorOfAGoneClientStaysAServerError(t *testing.T) {
+	logs := &logRecorder{}
+	reg := metrics.NewRegistry()
+	a, err := metrics.NewAPI(reg, api.Routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	h := api.New(api.Deps{Logger: slog.New(logs), Handlers: map[string]api.HandlerFunc{
+		"GET /v1/nodes": func(w http.ResponseWriter, r *http.Request, _ *api.RequestContext) error {
+			close(started)
+			<-r.Context().Done()
+			return errors.New("the conductor's answer made no sense")
+		},
+	}})
+	served := make(chan struct{}, 1)
+	inner := a.Middleware(h)
+	srv := httptest.NewServer(metrics.Mount(metrics.Handler(reg), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner.ServeHTTP(w, r)
+		served <- struct{}{}
+	})))
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write([]byte("GET /v1/nodes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	conn.Close()
+	<-served
+	m := find(scrape(t, srv), "ironic_api_requests_total", map[string]string{"route": "GET /v1/nodes", "code": "500"})
+	if m == nil || m.GetCounter().GetValue() != 1 {
+		t.Errorf("ironic_api_requests_total{code=500} = %v, want 1", m)
+	}
+	errorLines := 0
+	for _, r := range logs.snapshot() {
+		if r.Level == slog.LevelError {
+			errorLines++
+		}
+	}
+	if errorLines != 1 {
+		t.Errorf("%d error lines, want 1", errorLines)
 	}
 }

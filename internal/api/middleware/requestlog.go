@@ -26,7 +26,7 @@ func RequestLog(log *slog.Logger) Middleware {
 			rec := &statusRecorder{ResponseWriter: w}
 			method, path, query := r.Method, r.URL.Path, r.URL.RawQuery
 			defer func() {
-				status := LoggedStatus(r, rec.status)
+				status := LoggedStatus(r, rec.status, rec.clientClosed)
 				full := path
 				if query != "" {
 					full += "?" + redactQuery(query)
@@ -99,11 +99,16 @@ func redactQuery(raw string) string {
 	return strings.Join(parts, "&")
 }
 
-// statusRecorder remembers the status written through it.
+// statusRecorder remembers the status written through it and whether the
+// router found the client gone.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status       int
+	clientClosed bool
 }
+
+// MarkClientClosed implements ClientClosedMarker.
+func (s *statusRecorder) MarkClientClosed() { s.clientClosed = true }
 
 func (s *statusRecorder) WriteHeader(code int) {
 	if s.status == 0 {
