@@ -71,6 +71,7 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count in
 	maxRetries := c.cfg.Int("conductor", "power_state_sync_max_retries")
 	clearLastError := func() error {
 		if c.cfg.Bool("conductor", "node_history") && n.LastError != nil {
+			logClearLastError(ctx, t, "confirmed power state match")
 			n.LastError = nil
 			return t.Save(ctx)
 		}
@@ -116,7 +117,8 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count in
 	case n.PowerState == states.NoState:
 		t.Log().InfoContext(ctx, "during sync_power_state, node has no previous known state, recording current state", "state", actual)
 		n.PowerState = actual
-		if c.cfg.Bool("conductor", "node_history") {
+		if c.cfg.Bool("conductor", "node_history") && n.LastError != nil {
+			logClearLastError(ctx, t, "no previous known state")
 			n.LastError = nil
 		}
 		return 0, t.Save(ctx)
@@ -140,6 +142,15 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count in
 		"actual", actual, "state", n.PowerState)
 	n.PowerState = actual
 	return count, t.Save(ctx)
+}
+
+// logClearLastError says why the sync drops the node's last_error, and
+// what it said, as upstream's "Clearing last_error for node ... after
+// ...": otherwise the reason a deploy failed (during a conductor crash,
+// say) would vanish without trace.
+func logClearLastError(ctx context.Context, t *task.Task, reason string) {
+	t.Log().InfoContext(ctx, "Clearing last_error for node "+t.Node.UUID+" after "+reason+".",
+		"reason", reason, "last_error", *t.Node.LastError)
 }
 
 // clearLastErrorShared clears last_error on a match; the task is shared

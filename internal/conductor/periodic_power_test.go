@@ -3,8 +3,11 @@ package conductor_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
@@ -107,6 +110,49 @@ func TestPeriodicsOnlyTouchOwnedNodes(t *testing.T) {
 		e.c.SyncPowerStates(context.Background())
 		if sets := e.power.Sets(); len(sets) != 1 {
 			t.Fatalf("%d power actions, want 1 (owned node only)", len(sets))
+		}
+	})
+}
+
+// TestSyncPowerStatesLogsClearedLastError: the sync drops a node's
+// last_error once the power state is confirmed or first recorded, and
+// says so with the message it drops, as upstream's "Clearing last_error
+// for node ... after ...".
+func TestSyncPowerStatesLogsClearedLastError(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db, withoutStart())
+		logs := &hwLog{}
+		c, err := conductor.New(conductor.Options{Store: e.st, Drivers: e.drivers, Config: e.cfg, Host: testHost, Clock: e.clock, Logger: logs.logger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.c = c
+		e.start(c)
+		failed := func(msg string) func(*model.Node) { return func(n *model.Node) { n.LastError = &msg } }
+		match := e.node(states.Active, flaky, failed("Deploy failed: conductor went away"), func(n *model.Node) { n.PowerState = states.PowerOff })
+		unknown := e.node(states.Manageable, flaky, failed("Failed to get power state"), func(n *model.Node) { n.PowerState = "" })
+		e.power.reading(states.PowerOff, nil)
+		c.SyncPowerStates(context.Background())
+		for _, tc := range []struct {
+			n              *model.Node
+			reason, before string
+		}{
+			{match, "confirmed power state match", "Deploy failed: conductor went away"},
+			{unknown, "no previous known state", "Failed to get power state"},
+		} {
+			if got := e.get(tc.n); got.LastError != nil {
+				t.Fatalf("%s: last_error %q not cleared", tc.reason, *got.LastError)
+			}
+			want := fmt.Sprintf("Clearing last_error for node %s after %s.", tc.n.UUID, tc.reason)
+			var line string
+			for l := range strings.SplitSeq(logs.String(), "\n") {
+				if strings.Contains(l, want) {
+					line = l
+				}
+			}
+			if line == "" || !strings.Contains(line, tc.before) {
+				t.Fatalf("no line %q with the cleared message %q in:\n%s", want, tc.before, logs.String())
+			}
 		}
 	})
 }
