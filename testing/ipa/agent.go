@@ -9,6 +9,12 @@
 //	agent.BusyNext(1)
 //	url := agent.URL()
 //
+// Like IPA, the agent powers its machine off some time after
+// standby.power_off (PowerOffDelay, on the fixture's clock): it syncs and
+// flushes the disks first. PoweredOff tells a power interface or BMC
+// fixture whether the machine is off yet; once it is, the API stops
+// answering.
+//
 // The server starts on the first call of URL (so TLS and the token can be
 // chosen first) and stops when the test ends. Every request is logged to
 // the test with the agent token left out; counters let tests assert what
@@ -31,6 +37,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/clock"
 )
 
 // Command statuses as IPA reports them.
@@ -43,6 +51,13 @@ const (
 
 // Version is the agent version the fixture reports.
 const Version = "10.2.0"
+
+// DefaultPowerOffDelay is how long the machine stays on after
+// standby.power_off unless WithPowerOffDelay says otherwise. IPA syncs
+// and flushes the disks before powering off (39 s measured in a VM); a
+// few seconds are enough for a conductor that powers off out of band at
+// once to be seen doing it, and short enough for tests on the real clock.
+const DefaultPowerOffDelay = 2 * time.Second
 
 // Outcome is what a command handler decides.
 type Outcome struct {
@@ -62,6 +77,9 @@ type Outcome struct {
 	// Fault, when not nil, is returned as an HTTP error instead of a
 	// command result (IPA's InvalidContentError and friends).
 	Fault *Fault
+	// PowersOff makes the machine power off the agent's PowerOffDelay
+	// after the command was accepted (standby.power_off).
+	PowersOff bool
 }
 
 // Fault is an HTTP error answer in IPA's (WSME-like) shape.
@@ -82,6 +100,12 @@ func Sync(result any) Handler {
 // reads, then succeeds with result.
 func Async(polls int, result any) Handler {
 	return func(map[string]any) Outcome { return Outcome{Async: true, Polls: polls, Result: result} }
+}
+
+// PowerOff is IPA's standby.power_off: an asynchronous command after which
+// the machine powers off, once the disks are flushed.
+func PowerOff() Handler {
+	return func(map[string]any) Outcome { return Outcome{Async: true, PowersOff: true} }
 }
 
 // AsyncFail is an asynchronous command that fails with err after polls
@@ -135,6 +159,13 @@ type Agent struct {
 	delayN      int
 	down        bool
 
+	// clk dates the power off; powerOffDelay < 0 never powers off;
+	// powerOffAt is when the current session's machine goes off (zero:
+	// not asked to).
+	clk           clock.Clock
+	powerOffDelay time.Duration
+	powerOffAt    time.Time
+
 	counts map[string]int
 }
 
@@ -154,10 +185,12 @@ type TB interface {
 func New(t TB) *Agent {
 	t.Helper()
 	a := &Agent{
-		t:         t,
-		startedAt: float64(time.Now().UnixNano()) / 1e9,
-		handlers:  defaultHandlers(),
-		counts:    map[string]int{},
+		t:             t,
+		startedAt:     float64(time.Now().UnixNano()) / 1e9,
+		handlers:      defaultHandlers(),
+		counts:        map[string]int{},
+		clk:           clock.Real{},
+		powerOffDelay: DefaultPowerOffDelay,
 	}
 	t.Cleanup(a.close)
 	return a
@@ -169,6 +202,46 @@ func (a *Agent) WithToken(token string) *Agent {
 	defer a.mu.Unlock()
 	a.token = token
 	return a
+}
+
+// WithClock replaces the real clock that times the power off, so that a
+// test can share a virtual clock with the conductor code that waits for it.
+func (a *Agent) WithClock(c clock.Clock) *Agent {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.clk = c
+	return a
+}
+
+// WithPowerOffDelay sets how long the machine stays on after
+// standby.power_off (DefaultPowerOffDelay).
+func (a *Agent) WithPowerOffDelay(d time.Duration) *Agent {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.powerOffDelay = max(d, 0)
+	return a
+}
+
+// NeverPowerOff makes a machine whose shutdown hangs: standby.power_off is
+// accepted, the agent keeps answering and the machine stays on.
+func (a *Agent) NeverPowerOff() *Agent {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.powerOffDelay = -1
+	return a
+}
+
+// PoweredOff reports whether the machine has powered off after
+// standby.power_off, by the fixture's clock; what a BMC would read.
+func (a *Agent) PoweredOff() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.poweredOff()
+}
+
+// poweredOff runs with a.mu held.
+func (a *Agent) poweredOff() bool {
+	return !a.powerOffAt.IsZero() && !a.clk.Now().Before(a.powerOffAt)
 }
 
 // WithTLS serves HTTPS with httptest's self-signed certificate (valid for
@@ -265,18 +338,19 @@ func (a *Agent) SlowNext(n int, d time.Duration) {
 // locked-down ramdisk.
 func (a *Agent) Down() { a.mu.Lock(); a.down = true; a.mu.Unlock() }
 
-// Up starts the agent after Down as a machine booting the ramdisk again
-// does: a new IPA process on the same address, with a new started_at and
-// an empty command list (the conductor tells a fresh boot from one whose
-// step is still running by that list). Commands keeps the history of every
-// session.
+// Up starts the agent after Down or its power off as a machine booting
+// the ramdisk again does: a new IPA process on the same address, with a
+// new started_at and an empty command list (the conductor tells a fresh
+// boot from one whose step is still running by that list). Commands keeps
+// the history of every session.
 func (a *Agent) Up() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.down {
+	if !a.down && !a.poweredOff() {
 		return
 	}
 	a.down = false
+	a.powerOffAt = time.Time{}
 	a.session = len(a.commands)
 	a.startedAt = float64(time.Now().UnixNano()) / 1e9
 }
@@ -430,7 +504,7 @@ func werkzeugText(status int, description string) string {
 
 // route answers a request; it runs with a.mu held.
 func (a *Agent) route(r *http.Request, body []byte) (int, any, bool) {
-	if a.down {
+	if a.down || a.poweredOff() {
 		a.counts["dropped"]++
 		return 0, nil, true
 	}
@@ -572,6 +646,10 @@ func (a *Agent) run(r *http.Request, body []byte) (int, any, bool) {
 		c.finish()
 	}
 	a.commands = append(a.commands, c)
+	if o.PowersOff && a.powerOffDelay >= 0 && a.powerOffAt.IsZero() {
+		a.powerOffAt = a.clk.Now().Add(a.powerOffDelay)
+		a.t.Logf("ipa: %s: syncing disks, the machine powers off in %s", method, a.powerOffDelay)
+	}
 	// IPA stops serving its API once locked down or rescued.
 	if c.Status == Succeeded && (method == "system.lockdown" || method == "rescue.finalize_rescue") {
 		a.down = true

@@ -131,7 +131,7 @@ func defaultHandlers() map[string]Handler {
 		"service.execute_service_step": ExecuteStep("service", 1, nil),
 		"image.install_bootloader":     Async(1, nil),
 		"standby.get_partition_uuids":  Sync(DefaultPartitionUUIDs()),
-		"standby.power_off":            Async(0, nil),
+		"standby.power_off":            PowerOff(),
 		"standby.run_image":            Async(0, nil),
 		"standby.sync":                 Sync(nil),
 		// A gzipped, base64-encoded empty tar archive.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/agentclient"
+	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -95,6 +96,22 @@ type Options struct {
 	// ramdisk boots by other means, so the custom-agent, direct and bootc
 	// interfaces neither prepare nor clean up its boot for cleaning.
 	UnmanagedAgentBoot bool
+	// PostDeployGetPowerStateRetries and ...RetryInterval are the [agent]
+	// options of the same names: after standby.power_off the power state
+	// is read that many more times, that far apart, before the node is
+	// powered off out of band. Zero reads it once (the zero Options of
+	// tests); the builtin wiring sets upstream's 6 and 5 s.
+	PostDeployGetPowerStateRetries       int
+	PostDeployGetPowerStateRetryInterval time.Duration
+	// Clock paces those reads; nil means the real clock.
+	Clock clock.Clock
+}
+
+func (o *Options) clock() clock.Clock {
+	if o.Clock == nil {
+		return clock.Real{}
+	}
+	return o.Clock
 }
 
 // Register adds the agent-based interfaces to r.
@@ -744,19 +761,56 @@ func (b *base) TearDownService(ctx context.Context, task *driver.Task) error {
 	return powerOnOrReboot(ctx, task)
 }
 
-// waitPowerOff polls the power state after the agent was told to power
-// the node off; false when it never went off.
-func (b *base) waitPowerOff(ctx context.Context, task *driver.Task, retries int, interval time.Duration) bool {
-	for i := 0; i < retries; i++ {
+// softPowerOff is upstream agent.soft_power_off: the agent is told to
+// power the machine off, then the power state is read up to
+// [agent]/post_deploy_get_power_state_retries more times,
+// post_deploy_get_power_state_retry_interval apart, because the ramdisk
+// syncs and flushes the disks it wrote before the machine goes off (39 s
+// measured with IPA in a VM); a hard power off in the middle of that can
+// corrupt the image. Only a node still on after the last read is powered
+// off out of band. The power state is read even when the command failed,
+// since the request may have gone through with its answer lost.
+func (b *base) softPowerOff(ctx context.Context, task *driver.Task) error {
+	n := task.Node
+	if _, err := b.client().PowerOff(ctx, n); err != nil {
+		class := fmt.Sprintf("%T", err)
+		if e, ok := errs.As(err); ok {
+			class = e.Class
+		}
+		task.Logger().WarnContext(ctx, fmt.Sprintf("Failed to soft power off node %s. %s: %s", n.UUID, class, err), "node", n.UUID)
+	}
+	off, err := b.waitPowerOff(ctx, task)
+	if err != nil {
+		return fmt.Errorf("wait for node %s to power off: %w", n.UUID, err)
+	}
+	if off {
+		n.PowerState = "power off"
+		wipeTokenAndURL(n)
+		return nil
+	}
+	timeout := b.opts.PostDeployGetPowerStateRetryInterval * time.Duration(b.opts.PostDeployGetPowerStateRetries)
+	task.Logger().WarnContext(ctx, fmt.Sprintf("Failed to soft power off node %s in at least %d seconds. Forcing hard power off and proceeding.", n.UUID, int(timeout/time.Second)), "node", n.UUID)
+	return ensurePoweredOff(ctx, task)
+}
+
+// waitPowerOff reads the power state until it is off, at most retries+1
+// times, interval apart on the interfaces' clock; a failed read counts as
+// not off yet, as upstream's tenacity loop retries on exceptions. The
+// error is the context's, when it ends first.
+func (b *base) waitPowerOff(ctx context.Context, task *driver.Task) (bool, error) {
+	for i := range max(b.opts.PostDeployGetPowerStateRetries, 0) + 1 {
+		if i > 0 {
+			if err := b.opts.clock().Sleep(ctx, b.opts.PostDeployGetPowerStateRetryInterval); err != nil {
+				return false, err
+			}
+		}
 		st, err := task.Driver.Power.GetPowerState(ctx, task)
 		if err == nil && st == "power off" {
-			return true
+			return true, nil
 		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(interval):
+		if err != nil {
+			task.Logger().DebugContext(ctx, "reading the power state while waiting for the agent to power off failed", "node", task.Node.UUID, "error", err)
 		}
 	}
-	return false
+	return false, nil
 }

@@ -151,7 +151,8 @@ func (d *CustomAgent) prepareInstanceBoot(ctx context.Context, task *driver.Task
 }
 
 // tearDownAgent stops the agent: soft power off through the agent, then
-// out of band when the node stays on (or when driver_info asks for it).
+// out of band when the node stays on past the [agent] wait (or at once
+// after a sync when driver_info asks for it).
 func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
 	n := task.Node
 	if d.client().DeployLogsCollect() == agentclient.LogsAlways {
@@ -178,16 +179,9 @@ func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ ma
 		oob = v
 	}
 	if !oob {
-		if _, err := d.client().PowerOff(ctx, n); err == nil {
-			if d.waitPowerOff(ctx, task, 3, 0) {
-				n.PowerState = "power off"
-				wipeTokenAndURL(n)
-				return "", nil
-			}
-		} else {
-			task.Logger().WarnContext(ctx, "soft power off through the agent failed, powering off out of band", "node", n.UUID, "error", err)
-		}
-	} else if _, err := d.client().Sync(ctx, n); err != nil {
+		return "", d.softPowerOff(ctx, task)
+	}
+	if _, err := d.client().Sync(ctx, n); err != nil {
 		task.Logger().WarnContext(ctx, "sync before out-of-band power off failed", "node", n.UUID, "error", err)
 	}
 	return "", ensurePoweredOff(ctx, task)

@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
@@ -111,6 +112,37 @@ func TestManageAgentBootReachesDirect(t *testing.T) {
 		if boot.cleanUps != want {
 			t.Errorf("manage_agent_boot %s: ramdisk cleaned up %d times, want %d", manage, boot.cleanUps, want)
 		}
+	}
+}
+
+// [agent]/post_deploy_get_power_state_retries and ..._retry_interval
+// reach the agent deploys, which wait that long for the node to go off
+// after standby.power_off; upstream's defaults are 6 and 5 s.
+func TestPostDeployPowerStateWaitFromConfig(t *testing.T) {
+	cases := []struct {
+		name      string
+		overrides map[string]map[string]string
+		retries   int
+		interval  time.Duration
+	}{
+		{"defaults", nil, 6, 5 * time.Second},
+		{"set", map[string]map[string]string{"agent": {"post_deploy_get_power_state_retries": "2", "post_deploy_get_power_state_retry_interval": "11"}}, 2, 11 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := config.Load(config.LoadOptions{Overrides: c.overrides})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := OptionsFromConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Agent.PostDeployGetPowerStateRetries != c.retries || o.Agent.PostDeployGetPowerStateRetryInterval != c.interval {
+				t.Errorf("agent options wait %d × %s, want %d × %s", o.Agent.PostDeployGetPowerStateRetries,
+					o.Agent.PostDeployGetPowerStateRetryInterval, c.retries, c.interval)
+			}
+		})
 	}
 }
 

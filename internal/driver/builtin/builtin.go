@@ -80,6 +80,7 @@ type Options struct {
 
 // OptionsFromConfig reads the implementations' sections of ironic.conf.
 func OptionsFromConfig(c *config.Config) (Options, error) {
+	ao := agentclient.OptionsFromConfig(c)
 	o := Options{
 		Fake: fake.Delays{
 			BIOS: c.String("fake", "bios_delay"), Boot: c.String("fake", "boot_delay"),
@@ -92,8 +93,12 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		Redfish:     redfish.OptionsFromConfig(c),
 		RedfishBoot: redfish.BootOptionsFromConfig(c),
 		Agent: agent.Options{
-			Client:          agentclient.New(agentclient.OptionsFromConfig(c)),
+			Client:          agentclient.New(ao),
 			DefaultBootMode: c.String("deploy", "default_boot_mode"),
+			// The client reads the two [agent] options for its lockdown
+			// wait; the soft power off waits as long.
+			PostDeployGetPowerStateRetries:       ao.PostDeployGetPowerStateRetries,
+			PostDeployGetPowerStateRetryInterval: ao.PostDeployGetPowerStateRetryInterval,
 			FastTrack: agent.FastTrack{
 				Enabled: c.Bool("deploy", "fast_track"),
 				Timeout: time.Duration(c.Int("deploy", "fast_track_timeout")) * time.Second,

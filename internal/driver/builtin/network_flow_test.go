@@ -59,7 +59,10 @@ func newFlowWith(t *testing.T, extra map[string]map[string]string) *flow {
 			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
 			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
 		},
-		"agent":   {"require_tls": "false", "command_wait_interval": "0"},
+		// Fake power reads the node's recorded state, which the agent's
+		// power off cannot change (as upstream's): the wait for it after
+		// standby.power_off would last its full 6 × 5 s.
+		"agent":   {"require_tls": "false", "command_wait_interval": "0", "post_deploy_get_power_state_retry_interval": "0"},
 		"DEFAULT": {"enabled_deploy_interfaces": "direct,fake"},
 	}
 	for sec, opts := range extra {
