@@ -3,6 +3,7 @@ package conductor_test
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,27 +134,51 @@ func TestAgentRescue(t *testing.T) {
 	})
 }
 
+// TestAgentRescueFinalizeFails: a rescue the agent cannot finish fails
+// with the agent's reason in last_error and the node's history, worded as
+// upstream's _heartbeat_rescue_wait and _finalize_rescue, not only that it
+// failed.
 func TestAgentRescueFinalizeFails(t *testing.T) {
-	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
-		e := newRescueEnv(t, db)
-		n := rescueNode(e)
-		if err := e.api.DoNodeRescue(context.Background(), "", n.UUID, "s3cret"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.RescueWait)
-		token := lookup(t, e, n)
-		a := ipa.New(t).WithToken(token).Handle("rescue.finalize_rescue", func(map[string]any) ipa.Outcome {
-			return ipa.Outcome{Error: ipa.CommandError("RescueError", "Rescue failed", "no shadow file", 500)}
+	cases := []struct {
+		name    string
+		outcome ipa.Outcome
+		// reason follows "Failed to rescue instance None for node <uuid>: ".
+		reason string
+	}{
+		{"finalize_rescue failed in the agent",
+			ipa.Outcome{Error: ipa.CommandError("RescueError", "Rescue failed", "no shadow file", 500)},
+			"Agent returned bad result for command finalize_rescue: no shadow file"},
+		{"agent refuses the hashed password",
+			ipa.Outcome{Fault: &ipa.Fault{Status: 400, Faultstring: "Invalid command: unexpected keyword argument 'hashed'"}},
+			"Unable to rescue node due to an out of date agent ramdisk. Please contact the administrator to update the rescue ramdisk to contain an ironic-python-agent version of at least 6.0.0."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+				e := newRescueEnv(t, db)
+				n := rescueNode(e)
+				if err := e.api.DoNodeRescue(context.Background(), "", n.UUID, "s3cret"); err != nil {
+					t.Fatal(err)
+				}
+				e.waitState(n, states.RescueWait)
+				token := lookup(t, e, n)
+				a := ipa.New(t).WithToken(token).Handle("rescue.finalize_rescue", func(map[string]any) ipa.Outcome { return c.outcome })
+				failed := heartbeatUntil(t, e, n, a, token, states.RescueFail)
+				want := "Node failed to perform rescue operation: Failed to rescue instance None for node " + n.UUID + ": " + c.reason
+				e.expect(failed, states.RescueFail, states.Rescue, want)
+				if failed.PowerState != states.PowerOff || failed.DriverInternalInfo["agent_url"] != nil {
+					t.Errorf("failed node: power %q dii %v", failed.PowerState, failed.DriverInternalInfo)
+				}
+				if _, ok := failed.InstanceInfo["rescue_password"]; ok {
+					t.Errorf("rescue password kept after failure")
+				}
+				h := e.history(n)
+				if !slices.ContainsFunc(h, func(line string) bool { return strings.HasPrefix(line, "ERROR|rescue|"+want+"|") }) {
+					t.Errorf("history %q lacks the failure", h)
+				}
+			})
 		})
-		failed := heartbeatUntil(t, e, n, a, token, states.RescueFail)
-		e.expect(failed, states.RescueFail, states.Rescue, "Node failed to perform rescue operation.")
-		if failed.PowerState != states.PowerOff || failed.DriverInternalInfo["agent_url"] != nil {
-			t.Errorf("failed node: power %q dii %v", failed.PowerState, failed.DriverInternalInfo)
-		}
-		if _, ok := failed.InstanceInfo["rescue_password"]; ok {
-			t.Errorf("rescue password kept after failure")
-		}
-	})
+	}
 }
 
 func TestAgentRescueNeedsPassword(t *testing.T) {
