@@ -7,7 +7,7 @@
 //
 // Knobs, from the environment: IRONIC_HISTORY_CLIENTS (16),
 // IRONIC_HISTORY_NODES (4), IRONIC_HISTORY_DURATION (8s per run),
-// IRONIC_HISTORY_SEED (random, logged), IRONIC_HISTORY_CHECK_TIMEOUT (30s;
+// IRONIC_HISTORY_SEED (random, logged), IRONIC_HISTORY_CHECK_TIMEOUT (45s;
 // a check that cannot decide within it fails), IRONIC_HISTORY_DIR (where
 // the visualization of a failed check is written; the system's temporary
 // folder). The MariaDB runs need IRONIC_TEST_MYSQL_DSN.
@@ -116,7 +116,7 @@ func checkHistory(t *testing.T, base string, crashes bool, faults func(context.C
 		dir = os.TempDir()
 	}
 	start := time.Now()
-	res, err := history.Check(history.Model{Crashes: crashes}, hist, envDuration(t, "IRONIC_HISTORY_CHECK_TIMEOUT", 30*time.Second), dir)
+	res, err := history.Check(history.Model{Crashes: crashes}, hist, envDuration(t, "IRONIC_HISTORY_CHECK_TIMEOUT", 45*time.Second), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
