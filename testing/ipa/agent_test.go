@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // recorder is a testing.TB that keeps what the fixture logs.
@@ -238,5 +239,86 @@ func TestRebootStartsNewSession(t *testing.T) {
 	a.Up()
 	if _, m := do(t, "GET", base+"/v1/commands/"+q, ""); len(m["commands"].([]any)) != 1 {
 		t.Fatalf("Up on a running agent dropped its commands: %v", m)
+	}
+}
+
+// manualClock is moved by the test only.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.advance(d)
+	return ctx.Err()
+}
+
+func (c *manualClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// TestPowerOffTakesItsTime: standby.power_off is answered at once, but
+// the machine stays on (and the agent answers) for the power off delay of
+// the fixture's clock, as IPA flushing the disks; then the API is gone
+// until the machine boots the ramdisk again. A hung shutdown never ends.
+func TestPowerOffTakesItsTime(t *testing.T) {
+	answers := func(base string) bool {
+		resp, err := http.Get(base + "/v1/status")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	cases := []struct {
+		name  string
+		setup func(a *Agent)
+		// off is how long after the command the machine is off; 0: never.
+		off time.Duration
+	}{
+		{"default delay", func(*Agent) {}, DefaultPowerOffDelay},
+		{"39 s flush", func(a *Agent) { a.WithPowerOffDelay(39 * time.Second) }, 39 * time.Second},
+		{"hung shutdown", func(a *Agent) { a.NeverPowerOff() }, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clk := &manualClock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+			a := New(t).WithToken("tok").WithClock(clk)
+			c.setup(a)
+			base := a.URL()
+			if st, m := do(t, "POST", base+"/v1/commands/?agent_token=tok", `{"name": "standby.power_off", "params": {}}`); st != 200 || m["command_status"] != Running {
+				t.Fatalf("power_off %d %v", st, m)
+			}
+			if a.PoweredOff() || !answers(base) {
+				t.Fatalf("machine off as soon as standby.power_off was answered")
+			}
+			if c.off == 0 {
+				clk.advance(time.Hour)
+				if a.PoweredOff() || !answers(base) {
+					t.Fatalf("a hung shutdown powered off")
+				}
+				return
+			}
+			clk.advance(c.off - time.Millisecond)
+			if a.PoweredOff() || !answers(base) {
+				t.Fatalf("machine off before its delay")
+			}
+			clk.advance(time.Millisecond)
+			if !a.PoweredOff() || answers(base) {
+				t.Fatalf("machine still on, or its agent answering, after its delay")
+			}
+			a.Up()
+			if a.PoweredOff() || !answers(base) {
+				t.Fatalf("machine booted again is off")
+			}
+		})
 	}
 }

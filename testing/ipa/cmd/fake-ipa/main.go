@@ -3,11 +3,14 @@
 // the inspection data when given some, looks its node up by MAC and
 // heartbeats with its callback URL until it is stopped (SIGINT or
 // SIGTERM). Switches inject the failures tests need: a step that fails,
-// an agent that never calls back, a heartbeat with a wrong token.
+// an agent that never calls back, a heartbeat with a wrong token. After
+// standby.power_off the machine goes off -power-off-delay later (negative:
+// never): the API stops answering and the heartbeats stop.
 //
 //	fake-ipa -api-url http://127.0.0.1:6385 -mac 52:54:00:12:34:56 [-tls]
 //	         [-token T] [-inspection-data data.json]
 //	         [-fail-step erase_devices_metadata] [-no-heartbeat] [-wrong-token]
+//	         [-power-off-delay 2s]
 //
 // Once listening it prints "IPA_URL=<url>" on stdout; its log goes to
 // stderr.
@@ -52,7 +55,7 @@ type options struct {
 	apiURL, token, inspectionData, failStep string
 	macs                                    []string
 	tls, noHeartbeat, wrongToken            bool
-	interval                                time.Duration
+	interval, powerOffDelay                 time.Duration
 }
 
 func parse(args []string) (options, error) {
@@ -67,6 +70,7 @@ func parse(args []string) (options, error) {
 	fs.BoolVar(&o.noHeartbeat, "no-heartbeat", false, "look the node up but never heartbeat")
 	fs.BoolVar(&o.wrongToken, "wrong-token", false, "heartbeat with a token that is not the node's")
 	fs.DurationVar(&o.interval, "heartbeat-interval", time.Second, "time between heartbeats")
+	fs.DurationVar(&o.powerOffDelay, "power-off-delay", ipa.DefaultPowerOffDelay, "time from standby.power_off to the machine being off (disks flushed); negative: never")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -94,6 +98,11 @@ func run(ctx context.Context, p *process, o options) error {
 	agent := ipa.New(p)
 	if o.tls {
 		agent.WithTLS()
+	}
+	if o.powerOffDelay < 0 {
+		agent.NeverPowerOff()
+	} else {
+		agent.WithPowerOffDelay(o.powerOffDelay)
 	}
 	if o.failStep != "" {
 		for _, kind := range []string{"clean", "deploy", "service"} {
@@ -142,6 +151,11 @@ func run(ctx context.Context, p *process, o options) error {
 		client.Token = "not-" + client.Token
 	}
 	for {
+		if agent.PoweredOff() {
+			p.Logf("powered off after standby.power_off")
+			<-ctx.Done()
+			return nil
+		}
 		if err := client.Heartbeat(ctx, node, agent.URL(), agent.CAPEM()); err != nil && ctx.Err() == nil {
 			p.Logf("heartbeat: %v", err)
 		}
