@@ -32,9 +32,10 @@ const patchPathPattern = `^(/[\w-]+)+$`
 
 // DecodePatch is args.patch: body (from DecodeBody) must be a list of
 // {op, path[, value]} with op add/replace/remove and a path of one or more
-// "/word" segments, else 400 "Schema error for patch: ...".
+// "/word" segments, else 400 "Schema error for patch: ..."; a null body
+// is "None is not of type 'array'" (upstream fails on it with a 500).
 func DecodePatch(body any) ([]PatchOp, error) {
-	if err := MustSchema("patch").Validate("patch", body); err != nil {
+	if err := MustSchema("patch").ValidateBody("patch", body); err != nil {
 		// Upstream's pattern uses Python's \w; ours spells it out.
 		if e, ok := errs.As(err); ok {
 			e.Message = strings.ReplaceAll(e.Message, PyRepr(`^(/[\p{L}\p{N}_-]+)+\n?$`), PyRepr(patchPathPattern))

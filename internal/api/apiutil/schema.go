@@ -155,11 +155,22 @@ func sortedKeys(m map[string]any) []string {
 // Validate is args.schema: value (decoded with json.Number numbers) must
 // satisfy the schema, else 400 InvalidParameterValue "Schema error for
 // <arg>: <message>" with the message Python's jsonschema writes for the
-// error upstream reports. A nil value passes, as upstream.
+// error upstream reports. A nil value passes, as upstream: an argument
+// left out is not checked.
 func (s *Schema) Validate(arg string, value any) error {
 	if value == nil {
 		return nil
 	}
+	return s.ValidateBody(arg, value)
+}
+
+// ValidateBody is Validate for a whole request body (from DecodeBody),
+// where nil is the JSON null the client sent, not an argument left out.
+// Upstream's args.schema lets None through and its controllers then fail
+// on it with a 500; null gets the schema's own 400 here ("Schema error
+// for <arg>: None is not of type 'object'"), as every other non-object
+// body does.
+func (s *Schema) ValidateBody(arg string, value any) error {
 	err := s.compiled.Validate(normalize(value))
 	if err == nil {
 		return nil

@@ -206,7 +206,7 @@ func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.Reques
 
 // validate is CHASSIS_VALIDATOR.
 func validate(arg string, body any) error {
-	if err := apiutil.MustSchema("chassis").Validate(arg, body); err != nil {
+	if err := apiutil.MustSchema("chassis").ValidateBody(arg, body); err != nil {
 		return err
 	}
 	m, _ := apiutil.Plain(body).(map[string]any)
@@ -229,10 +229,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err := validate("chassis", body); err != nil {
 		return err
 	}
-	m, ok := apiutil.Plain(body).(map[string]any)
-	if !ok {
-		return errs.InvalidParameterValue("Schema error for chassis: None is not of type 'object'")
-	}
+	m := apiutil.Plain(body).(map[string]any)
 	c := &model.Chassis{}
 	if u, _ := m["uuid"].(string); u != "" {
 		c.UUID = u

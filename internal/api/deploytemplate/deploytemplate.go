@@ -226,13 +226,10 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	plain := apiutil.Plain(body)
-	if err := templateSchema.Validate("template", plain); err != nil {
+	if err := templateSchema.ValidateBody("template", plain); err != nil {
 		return err
 	}
-	m, ok := plain.(map[string]any)
-	if !ok {
-		return errs.InvalidParameterValue("Schema error for template: None is not of type 'object'")
-	}
+	m := plain.(map[string]any)
 	if err := apiutil.ValidateStepDoc(templateSchema, "template", m); err != nil {
 		return err
 	}

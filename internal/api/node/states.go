@@ -18,7 +18,11 @@ import (
 
 // callArgs are a handler's arguments from the query string and the JSON
 // body together, as upstream's method.expose passes both as keyword
-// arguments; anything else is 400 "Unexpected arguments".
+// arguments; anything else is 400 "Unexpected arguments". Only an
+// object's members are arguments: pecan passes no keyword arguments for a
+// null, list or scalar body, so upstream answers those as it answers {}
+// ("Missing mandatory parameter: target" where one is required; checked
+// against Ironic 21.4).
 func callArgs(r *http.Request, allowed ...string) (map[string]any, error) {
 	out := map[string]any{}
 	for k, v := range r.URL.Query() {
@@ -28,13 +32,11 @@ func callArgs(r *http.Request, allowed ...string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, ok := body.(*apiutil.Dict)
-	if !ok {
-		return nil, errs.InvalidParameterValue("Expected a JSON object")
-	}
-	for _, k := range d.Keys() {
-		v, _ := d.Get(k)
-		out[k] = apiutil.Plain(v)
+	if d, ok := body.(*apiutil.Dict); ok {
+		for _, k := range d.Keys() {
+			v, _ := d.Get(k)
+			out[k] = apiutil.Plain(v)
+		}
 	}
 	if err := apiutil.UnexpectedArgs(out, allowed); err != nil {
 		return nil, err

@@ -72,7 +72,9 @@ func (h *handlers) putTraits(w http.ResponseWriter, r *http.Request, rc *api.Req
 	}
 	replace := true
 	if trait != "" {
-		if d, ok := body.(*apiutil.Dict); !ok || d.Len() > 0 {
+		// Upstream refuses a body only when its JSON is truthy, so null
+		// and {} add the trait as no body does.
+		if apiutil.Truthy(apiutil.Plain(body)) {
 			return errs.NewMessage("Invalid", "No body should be provided when adding a trait")
 		}
 		traits, replace = []string{trait}, false

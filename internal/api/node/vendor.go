@@ -116,7 +116,7 @@ func (h *handlers) attachVmedia(w http.ResponseWriter, r *http.Request, rc *api.
 	if err != nil {
 		return err
 	}
-	if err := apiutil.MustSchema("vmedia_attach").Validate("vmedia", body); err != nil {
+	if err := apiutil.MustSchema("vmedia_attach").ValidateBody("vmedia", body); err != nil {
 		return err
 	}
 	vm := apiutil.Plain(body).(map[string]any)

@@ -50,7 +50,7 @@ func (h *handlers) attachVIF(w http.ResponseWriter, r *http.Request, rc *api.Req
 	if err != nil {
 		return err
 	}
-	if err := apiutil.MustSchema("vif").Validate("vif", body); err != nil {
+	if err := apiutil.MustSchema("vif").ValidateBody("vif", body); err != nil {
 		return err
 	}
 	vif := apiutil.Plain(body).(map[string]any)

@@ -160,7 +160,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
-	if err := apiutil.MustSchema("node").Validate("node", body); err != nil {
+	if err := apiutil.MustSchema("node").ValidateBody("node", body); err != nil {
 		return err
 	}
 	m := apiutil.Plain(body).(map[string]any)

@@ -74,13 +74,10 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
-	if err := apiutil.MustSchema("port").Validate("port", body); err != nil {
+	if err := apiutil.MustSchema("port").ValidateBody("port", body); err != nil {
 		return err
 	}
-	m, ok := apiutil.Plain(body).(map[string]any)
-	if !ok {
-		return errs.InvalidParameterValue("Schema error for port: None is not of type 'object'")
-	}
+	m := apiutil.Plain(body).(map[string]any)
 	if err := validate("port", m); err != nil {
 		return err
 	}

@@ -86,13 +86,10 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
-	if err := apiutil.MustSchema("portgroup").Validate("portgroup", body); err != nil {
+	if err := apiutil.MustSchema("portgroup").ValidateBody("portgroup", body); err != nil {
 		return err
 	}
-	m, ok := apiutil.Plain(body).(map[string]any)
-	if !ok {
-		return errs.InvalidParameterValue("Schema error for portgroup: None is not of type 'object'")
-	}
+	m := apiutil.Plain(body).(map[string]any)
 	if err := validate("portgroup", m); err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func (h *handlers) continueInspection(w http.ResponseWriter, r *http.Request, rc
 		return err
 	}
 	plain := apiutil.Plain(body)
-	if err := inspectionData.Validate("data", plain); err != nil {
+	if err := inspectionData.ValidateBody("data", plain); err != nil {
 		return err
 	}
 	nodeUUID, err := collection.UUID("node_uuid", q.Get("node_uuid"))

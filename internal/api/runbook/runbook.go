@@ -262,13 +262,10 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if traitsAllowed(rc.Version) {
 		schema = mutationSchema
 	}
-	if err := schema.Validate("runbook", plain); err != nil {
+	if err := schema.ValidateBody("runbook", plain); err != nil {
 		return err
 	}
-	m, ok := plain.(map[string]any)
-	if !ok {
-		return errs.InvalidParameterValue("Schema error for runbook: None is not of type 'object'")
-	}
+	m := plain.(map[string]any)
 	if err := apiutil.ValidateStepDoc(schema, "runbook", m); err != nil {
 		return err
 	}

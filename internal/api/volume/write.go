@@ -51,13 +51,10 @@ func (h *handlers) createBody(r *http.Request, k *kind) (map[string]any, *model.
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := apiutil.MustSchema(k.schema).Validate(k.name, body); err != nil {
+	if err := apiutil.MustSchema(k.schema).ValidateBody(k.name, body); err != nil {
 		return nil, nil, err
 	}
-	m, ok := apiutil.Plain(body).(map[string]any)
-	if !ok {
-		return nil, nil, errs.InvalidParameterValue(fmt.Sprintf("Schema error for %s: None is not of type 'object'", k.name))
-	}
+	m := apiutil.Plain(body).(map[string]any)
 	if err := validateBody(k, k.name, m); err != nil {
 		return nil, nil, err
 	}
