@@ -22,6 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/authz"
@@ -432,7 +433,7 @@ func rbacHandler(t *testing.T, template string, cfg *config.Config, observe func
 	}
 	// Every topic lookup fails first, so the conductor is never called.
 	var cond rpc.ConductorAPI
-	h := api.New(api.Deps{Config: cfg, Logger: log, Handlers: Handlers(st, cond, noConductor{router, observe}, cfg, log, az),
+	h := apitest.New(t, api.Deps{Config: cfg, Logger: log, Handlers: Handlers(st, cond, noConductor{router, observe}, cfg, log, az),
 		Authenticate: headerAuth{}, Authorize: az.Route})
 	return h, func() { _ = db.Close() }
 }

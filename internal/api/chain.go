@@ -3,6 +3,7 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 
 	"github.com/openkeel/ironic/internal/api/middleware"
 	"github.com/openkeel/ironic/internal/config"
@@ -35,13 +36,14 @@ func New(d Deps) http.Handler {
 		middleware.ProxyHeaders(cfg.Bool("oslo_middleware", "enable_proxy_headers_parsing")),
 		middleware.Authenticate(d.Authenticate, cfg.String("DEFAULT", "auth_strategy"), nil),
 		middleware.BodyLimits(middleware.BodyLimitConfigFrom(cfg)),
-		recoverPanics(d.Logger, cfg.Bool("DEFAULT", "debug_tracebacks_in_api")),
+		recoverPanics(d.Logger, cfg.Bool("DEFAULT", "debug_tracebacks_in_api"), d.Panicked),
 	)
 }
 
 // recoverPanics turns a handler panic into upstream's 500 fault instead
-// of a dropped connection.
-func recoverPanics(log *slog.Logger, debug bool) middleware.Middleware {
+// of a dropped connection, logging it with its stack (upstream logs the
+// traceback) and telling panicked when set.
+func recoverPanics(log *slog.Logger, debugTracebacks bool, panicked func(*http.Request, any, []byte)) middleware.Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			tw := &trackingWriter{ResponseWriter: w}
@@ -53,9 +55,14 @@ func recoverPanics(log *slog.Logger, debug bool) middleware.Middleware {
 					}
 					return
 				}
-				log.Error("panic while serving a request", "method", r.Method, "path", r.URL.Path, "panic", p)
+				stack := debug.Stack()
+				log.Error("panic while serving a request", "method", r.Method, "path", r.URL.Path, "panic", p,
+					"stack", string(stack))
 				if !tw.wrote {
-					errs.WriteFault(w, r, errs.HTTPStatus(http.StatusInternalServerError, ""), errs.FaultOptions{DebugTracebacks: debug})
+					errs.WriteFault(w, r, errs.HTTPStatus(http.StatusInternalServerError, ""), errs.FaultOptions{DebugTracebacks: debugTracebacks})
+				}
+				if panicked != nil {
+					panicked(r, p, stack)
 				}
 			}()
 			next.ServeHTTP(tw, r)

@@ -35,6 +35,11 @@ type Deps struct {
 	// before-policy version gate and before its after-policy one; nil
 	// allows everything.
 	Authorize func(r *http.Request, rc *RequestContext) error
+	// Panicked, when set, is told of every handler panic the API
+	// recovers (after it is logged and answered 500), with the stack it
+	// was raised on: test harnesses fail the test on it, so a panic is
+	// never a 500 to live with.
+	Panicked func(r *http.Request, p any, stack []byte)
 }
 
 // router is the innermost stage: version negotiation, routing, gates and

@@ -49,6 +49,9 @@ type Env struct {
 	// Local is the conductor behind the in-process RPC transport.
 	Local  rpc.ConductorAPI
 	Logger *slog.Logger
+	// t is the test the environment serves; its handlers fail it on a
+	// panic.
+	t testing.TB
 }
 
 // Options adjust NewEnv; the zero value is a fresh first storetest backend.
@@ -97,18 +100,32 @@ func NewEnv(t testing.TB, o Options) *Env {
 		t.Fatalf("start conductor: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	return &Env{Store: s, Config: cfg, Drivers: drivers, Conductor: c, Local: rpc.NewLocal(c, discard), Logger: discard}
+	return &Env{Store: s, Config: cfg, Drivers: drivers, Conductor: c, Local: rpc.NewLocal(c, discard), Logger: discard, t: t}
 }
 
-// Handler is the real router over the given resource handlers.
+// Handler is the real router over the given resource handlers; a panic
+// fails the test.
 func (e *Env) Handler(handlers map[string]api.HandlerFunc) http.Handler {
-	return Handler(e.Config, handlers)
+	return Handler(e.t, e.Config, handlers)
 }
 
 // Handler is the real router over the given resource handlers with cfg
-// (nil for none) and logs discarded.
-func Handler(cfg *config.Config, handlers map[string]api.HandlerFunc) http.Handler {
-	return api.New(api.Deps{Config: cfg, Logger: slog.New(slog.DiscardHandler), Handlers: handlers})
+// (nil for none) and logs discarded; a panic fails t.
+func Handler(t testing.TB, cfg *config.Config, handlers map[string]api.HandlerFunc) http.Handler {
+	return New(t, api.Deps{Config: cfg, Handlers: handlers})
+}
+
+// New is api.New for a test: logs are discarded unless d names a logger,
+// and a handler panic, which the API recovers and answers 500, fails t
+// with the panic and its stack, so that no test passes over one.
+func New(t testing.TB, d api.Deps) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	d.Panicked = func(r *http.Request, p any, stack []byte) {
+		t.Errorf("%s %s panicked: %v\n%s", r.Method, r.URL.Path, p, stack)
+	}
+	return api.New(d)
 }
 
 // Keys are the keys of m, sorted.

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
 	"github.com/openkeel/ironic/internal/store"
@@ -30,7 +31,7 @@ func newEnv(t testing.TB) *env {
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: s})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return &env{t: t, h: api.New(api.Deps{Logger: log, Handlers: handlers}), s: s}
+	return &env{t: t, h: apitest.New(t, api.Deps{Logger: log, Handlers: handlers}), s: s}
 }
 
 func (e *env) do(method, path, version, body string) (int, http.Header, map[string]any) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
 	"github.com/openkeel/ironic/internal/store"
@@ -29,7 +30,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, s: store.New(storetest.Backends(t)[0].DB), now: time.Now()}
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: e.s, Now: func() time.Time { return e.now }})
-	e.h = api.New(api.Deps{Handlers: m, Logger: slog.New(slog.DiscardHandler)})
+	e.h = apitest.New(t, api.Deps{Handlers: m, Logger: slog.New(slog.DiscardHandler)})
 	return e
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/spectest"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
@@ -25,7 +26,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: store.New(storetest.Backends(t)[0].DB)})
-	return &env{t: t, h: api.New(api.Deps{Handlers: m, Logger: slog.New(slog.DiscardHandler)})}
+	return &env{t: t, h: apitest.New(t, api.Deps{Handlers: m, Logger: slog.New(slog.DiscardHandler)})}
 }
 
 type resp struct {

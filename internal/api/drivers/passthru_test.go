@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/rpc"
 )
 
@@ -30,7 +31,7 @@ func TestPassthruAnswers(t *testing.T) {
 	stub := &vendorStub{ConductorAPI: e.cond}
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: e.s, Conductor: stub, Topics: constTopic{}})
-	e.h = api.New(api.Deps{Config: e.cfg, Handlers: m, Logger: discardLogger()})
+	e.h = apitest.New(t, api.Deps{Config: e.cfg, Handlers: m, Logger: discardLogger()})
 	cases := []struct {
 		name, method, path, body string
 		result                   rpc.VendorPassthruResult
@@ -82,7 +83,7 @@ func TestRAIDPropertiesCached(t *testing.T) {
 	stub := &raidStub{ConductorAPI: e.cond}
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: e.s, Conductor: stub, Topics: constTopic{}})
-	e.h = api.New(api.Deps{Config: e.cfg, Handlers: m, Logger: discardLogger()})
+	e.h = apitest.New(t, api.Deps{Config: e.cfg, Handlers: m, Logger: discardLogger()})
 	for _, v := range []string{"1.12", "1.115"} {
 		r := e.do("GET", "/v1/drivers/fake-hardware/raid/logical_disk_properties", v, "")
 		if r.status != 200 || string(r.body) != `{"size_gb": "Size in GiB. Required."}` {

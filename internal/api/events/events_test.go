@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/spectest"
@@ -30,7 +31,7 @@ func serve(t *testing.T) (http.Handler, *bytes.Buffer) {
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Logger: log})
-	return api.New(api.Deps{Logger: log, Handlers: handlers}), &logs
+	return apitest.New(t, api.Deps{Logger: log, Handlers: handlers}), &logs
 }
 
 func post(h http.Handler, version, body string) *httptest.ResponseRecorder {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
@@ -47,7 +48,7 @@ func TestInventoryFromSwift(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&syncBuffer{}, nil))
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: s, Config: cfg, Logger: log})
-	h := api.New(api.Deps{Config: cfg, Logger: log, Handlers: handlers})
+	h := apitest.New(t, api.Deps{Config: cfg, Logger: log, Handlers: handlers})
 	get := func() (int, map[string]any) {
 		req := httptest.NewRequest("GET", "http://127.0.0.1:6385/v1/nodes/"+n.UUID+"/inventory", nil)
 		req.Header.Set("X-OpenStack-Ironic-API-Version", "1.81")

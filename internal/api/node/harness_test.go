@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
@@ -136,7 +137,7 @@ func newEnvWith(t testing.TB, with func(*Deps)) *env {
 		with(&deps)
 	}
 	Register(handlers, deps)
-	return &env{t: t, h: api.New(api.Deps{Logger: log, Handlers: handlers}), s: s, cond: cond, logs: logs}
+	return &env{t: t, h: apitest.New(t, api.Deps{Logger: log, Handlers: handlers}), s: s, cond: cond, logs: logs}
 }
 
 type resp struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -79,7 +80,7 @@ func listEnv(t testing.TB, n int) (*env, http.Handler) {
 	deps.Store = fullRowStore{deps.Store}
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, deps)
-	return e, api.New(api.Deps{Logger: deps.Logger, Handlers: handlers})
+	return e, apitest.New(t, api.Deps{Logger: deps.Logger, Handlers: handlers})
 }
 
 func TestListReadsOnlyNeededColumnsSameBytes(t *testing.T) {

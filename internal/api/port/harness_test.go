@@ -83,7 +83,7 @@ func newEnv(t testing.TB) *env {
 	cond := &storeConductor{s: s}
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: s, Conductor: cond, Topics: fixedTopics{}})
-	return &env{t: t, h: api.New(api.Deps{Logger: slog.New(slog.DiscardHandler), Handlers: handlers}), s: s, cond: cond}
+	return &env{t: t, h: apitest.New(t, api.Deps{Logger: slog.New(slog.DiscardHandler), Handlers: handlers}), s: s, cond: cond}
 }
 
 type resp struct {

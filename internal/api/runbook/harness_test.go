@@ -19,7 +19,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: store.New(storetest.Backends(t)[0].DB)})
-	return &env{t: t, h: apitest.Handler(nil, m)}
+	return &env{t: t, h: apitest.Handler(t, nil, m)}
 }
 
 type resp struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
@@ -16,7 +17,7 @@ func TestShards(t *testing.T) {
 	s := store.New(storetest.Backends(t)[0].DB)
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: s})
-	h := api.New(api.Deps{Handlers: m, Logger: slog.New(slog.DiscardHandler)})
+	h := apitest.New(t, api.Deps{Handlers: m, Logger: slog.New(slog.DiscardHandler)})
 	get := func(path, version string) (int, string) {
 		req := httptest.NewRequest("GET", "http://127.0.0.1:6385"+path, nil)
 		req.Header.Set("X-OpenStack-Ironic-API-Version", version)

@@ -62,5 +62,5 @@ func newHandlerDenyingProperties(t testing.TB, e *env) http.Handler {
 	t.Helper()
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: e.s, Topics: fixedTopics{}, ViewTargetProperties: func(*http.Request) bool { return false }})
-	return apitest.Handler(nil, handlers)
+	return apitest.Handler(t, nil, handlers)
 }
