@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/image"
-	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/pyfmt"
 	"github.com/openkeel/ironic/internal/rpc"
 )
@@ -23,9 +21,15 @@ import (
 // vmediaDevices are upstream's boot_devices.VMEDIA_DEVICES.
 var vmediaDevices = []string{"disk", "cdrom", "floppy"}
 
-// vmediaPublishers are the hardware types upstream's ImageHandler can
-// publish images for, and the directory of http_root they use.
-var vmediaPublishers = map[string]string{"redfish": "redfish", "idrac": "redfish"}
+// vmediaFileName is upstream's _virtual_media_file_name: what an image
+// attached to the device is published as.
+func vmediaFileName(deviceType, nodeUUID string) string {
+	ext := "img"
+	if deviceType == "cdrom" {
+		ext = "iso"
+	}
+	return fmt.Sprintf("%s-%s.%s", deviceType, nodeUUID, ext)
+}
 
 // unsupportedCall is the UnsupportedDriverExtension of upstream's base
 // ManagementInterface methods, which name the call.
@@ -68,7 +72,10 @@ func (c *Conductor) AttachVirtualMedia(ctx context.Context, _ string, args rpc.A
 
 // DetachVirtualMedia is upstream detach_virtual_media: the devices (all
 // when deviceTypes is nil) are detached in a worker, a failure recorded
-// in last_error.
+// in last_error. Once ejected, the images published for those devices
+// are withdrawn, as upstream's do_detach_virtual_media does: the URL the
+// BMC was given stops serving them. An image the BMC may still hold (the
+// eject failed) stays published.
 func (c *Conductor) DetachVirtualMedia(ctx context.Context, _ string, nodeID string, deviceTypes []string) error {
 	return c.spawnVirtualMedia(ctx, nodeID, "detach", func(ctx context.Context, t *task.Task) error {
 		types := "None"
@@ -82,9 +89,63 @@ func (c *Conductor) DetachVirtualMedia(ctx context.Context, _ string, nodeID str
 		} else {
 			err = unsupportedCall(dt, "detach_virtual_media")
 		}
+		if err == nil {
+			devices := deviceTypes
+			if devices == nil {
+				devices = vmediaDevices
+			}
+			err = unpublishVirtualMedia(ctx, dt, devices)
+		}
 		c.nodeActionResult(ctx, t, err, fmt.Sprintf("Could not detach device(s) %s from node %s", types, t.Node.UUID))
 		return nil
 	})
+}
+
+// unpublishVirtualMedia withdraws the images published for the devices
+// (upstream cleanup_remote_image); a management interface that cannot
+// publish has nothing to withdraw.
+func unpublishVirtualMedia(ctx context.Context, dt *driver.Task, devices []string) error {
+	pub, ok := dt.Driver.Management.(driver.ImagePublisher)
+	if !ok {
+		return nil
+	}
+	var failed []error
+	for _, d := range devices {
+		if err := pub.UnpublishImage(ctx, dt, vmediaFileName(d, dt.Node.UUID)); err != nil {
+			failed = append(failed, err)
+		}
+	}
+	return errors.Join(failed...)
+}
+
+// removePublishedImages withdraws everything published for the node
+// before it is deleted: the images of attach_virtual_media and those the
+// node's interfaces published under names of their own (boot ISOs,
+// configuration images). A failure is logged and does not stop the
+// deletion: the node would otherwise stay undeletable for a file.
+func (c *Conductor) removePublishedImages(ctx context.Context, t *task.Task) {
+	n := t.Node
+	ifaces, err := c.drivers.ForNode(n)
+	if err != nil {
+		t.Log().WarnContext(ctx, "cannot load the node's driver to remove the images published for it", "error", err)
+		return
+	}
+	dt := &driver.Task{Node: n, Driver: ifaces, Log: t.Log()}
+	if err := unpublishVirtualMedia(ctx, dt, vmediaDevices); err != nil {
+		t.Log().ErrorContext(ctx, "failed to remove the virtual media images published for the node", "error", err)
+	}
+	seen := map[driver.Interface]bool{}
+	for _, kind := range append(append([]driver.Kind{}, driver.CoreKinds...), driver.OptionalKinds...) {
+		impl := ifaces.Get(kind)
+		r, ok := impl.(driver.PublishedImagesRemover)
+		if !ok || seen[impl] {
+			continue
+		}
+		seen[impl] = true
+		if err := r.RemovePublishedImages(ctx, dt); err != nil {
+			t.Log().ErrorContext(ctx, "failed to remove the images published for the node", "interface", kind, "error", err)
+		}
+	}
 }
 
 // spawnVirtualMedia takes the node's exclusive lock, validates management,
@@ -121,12 +182,12 @@ func (c *Conductor) spawnVirtualMedia(ctx context.Context, nodeID, action string
 func (c *Conductor) doAttachVirtualMedia(ctx context.Context, t *task.Task, deviceType, imageURL, source string) {
 	n := t.Node
 	prefix := fmt.Sprintf("Could not attach device %s to node %s", deviceType, n.UUID)
-	url, err := c.publishVirtualMedia(ctx, n, deviceType, imageURL, source)
+	dt := t.DriverTask()
+	url, err := c.publishVirtualMedia(ctx, dt, deviceType, imageURL, source)
 	if err != nil {
 		c.nodeActionResult(ctx, t, err, prefix)
 		return
 	}
-	dt := t.DriverTask()
 	if vm, ok := t.Driver.Management.(driver.VirtualMediaManager); ok {
 		err = vm.AttachVirtualMedia(ctx, dt, deviceType, url)
 	} else {
@@ -149,22 +210,18 @@ func (c *Conductor) nodeActionResult(ctx context.Context, t *task.Task, err erro
 // publishVirtualMedia is the image half of upstream
 // do_attach_virtual_media (image_utils cleanup_remote_image and
 // prepare_remote_image): it answers the URL to give the BMC.
-func (c *Conductor) publishVirtualMedia(ctx context.Context, n *model.Node, deviceType, imageURL, source string) (string, error) {
+func (c *Conductor) publishVirtualMedia(ctx context.Context, dt *driver.Task, deviceType, imageURL, source string) (string, error) {
 	if !slices.Contains(vmediaDevices, deviceType) {
 		// Upstream asserts the type; the AssertionError has no text.
 		return "", errors.New("")
 	}
-	subdir, ok := vmediaPublishers[n.Driver]
+	n := dt.Node
+	pub, ok := dt.Driver.Management.(driver.ImagePublisher)
 	if !ok {
 		return "", errs.NewMessage("UnsupportedDriverExtension", "Publishing images is not supported for driver "+n.Driver)
 	}
-	ext := "img"
-	if deviceType == "cdrom" {
-		ext = "iso"
-	}
-	name := fmt.Sprintf("%s-%s.%s", deviceType, n.UUID, ext)
-	dir := filepath.Join(c.cfg.String("deploy", "http_root"), subdir)
-	if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	name := vmediaFileName(deviceType, n.UUID)
+	if err := pub.UnpublishImage(ctx, dt, name); err != nil {
 		c.log.WarnContext(ctx, "removing the image published before", "node", n.UUID, "file", name, "error", err)
 	}
 	scheme := ""
@@ -179,13 +236,12 @@ func (c *Conductor) publishVirtualMedia(ctx context.Context, n *model.Node, devi
 	if source != "local" && remote {
 		return imageURL, nil
 	}
-	return c.publishLocally(ctx, n, imageURL, dir, subdir, name)
+	return c.publishLocally(ctx, dt, pub, imageURL, name)
 }
 
-// publishLocally downloads the image and serves it from http_root, as
-// upstream's LocalPublisher does; the URL is under the node's
-// external_http_url, else [deploy]/external_http_url, else http_url.
-func (c *Conductor) publishLocally(ctx context.Context, n *model.Node, imageURL, dir, subdir, name string) (string, error) {
+// publishLocally downloads the image and has the hardware type publish it
+// (http_root or Swift), as upstream's prepare_remote_image does.
+func (c *Conductor) publishLocally(ctx context.Context, dt *driver.Task, pub driver.ImagePublisher, imageURL, name string) (string, error) {
 	opts := image.OptionsFromConfig(c.cfg)
 	sources, err := image.NewSources(opts, nil)
 	if err != nil {
@@ -200,23 +256,5 @@ func (c *Conductor) publishLocally(ctx context.Context, n *model.Node, imageURL,
 	if err := image.NewFetcher(sources, opts).Download(ctx, imageURL, src, image.FetchOptions{DisableValidation: true}); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("publish %s: %w", name, err)
-	}
-	dest := filepath.Join(dir, name)
-	perm := fs.FileMode(c.cfg.Int("redfish", "file_permission"))
-	if err := image.HardLinkOrCopy(src, dest); err != nil {
-		return "", fmt.Errorf("publish %s: %w", name, err)
-	}
-	if err := os.Chmod(dest, perm); err != nil {
-		return "", fmt.Errorf("publish %s: %w", name, err)
-	}
-	root, _ := n.DriverInfo["external_http_url"].(string)
-	if root == "" {
-		root = c.cfg.String("deploy", "external_http_url")
-	}
-	if root == "" {
-		root = c.cfg.String("deploy", "http_url")
-	}
-	return strings.TrimRight(root, "/") + "/" + subdir + "/" + name, nil
+	return pub.PublishImage(ctx, dt, src, name)
 }

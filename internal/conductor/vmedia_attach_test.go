@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/builtin"
+	"github.com/openkeel/ironic/internal/httproot"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
@@ -214,12 +216,15 @@ func bmcCD(t *testing.T, bmc *redfishbmc.BMC) (image string, inserted bool) {
 }
 
 // newVmediaEnv is a conductor with the shipped redfish configuration and
-// these [deploy] options, its drivers built as the service builds them.
-func newVmediaEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) *env {
+// these [deploy] options (and sections), its drivers built as the service
+// builds them.
+func newVmediaEnv(t *testing.T, db *sqldb.DB, deploy map[string]string, sections ...map[string]map[string]string) *env {
 	t.Helper()
-	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
-		"DEFAULT": redfishShipped, "conductor": hwConductorOff, "deploy": deploy,
-	}})
+	overrides := map[string]map[string]string{"DEFAULT": redfishShipped, "conductor": hwConductorOff, "deploy": deploy}
+	for _, more := range sections {
+		maps.Copy(overrides, more)
+	}
+	cfg, err := config.Load(config.LoadOptions{Overrides: overrides})
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
@@ -247,4 +252,166 @@ func newVmediaEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) *env {
 	e.api = rpc.NewLocal(e.c, nil)
 	e.start(e.c)
 	return e
+}
+
+// isoServer serves body as any file, as the image store an operator
+// attaches virtual media from.
+func isoServer(t *testing.T, body string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// attachDevice attaches url to the device with image_download_source
+// local and waits for the worker to finish cleanly.
+func (e *env) attachDevice(n *model.Node, device, url string) {
+	e.t.Helper()
+	if err := e.api.AttachVirtualMedia(context.Background(), "", rpc.AttachVirtualMediaArgs{
+		NodeID: n.UUID, DeviceType: device, ImageURL: url, ImageDownloadSource: "local",
+	}); err != nil {
+		e.t.Fatalf("attach %s to %s: %v", url, device, err)
+	}
+	if got := e.waitUnlocked(n); got.LastError != nil {
+		e.t.Fatalf("attach %s to %s: last_error %q", url, device, deref(got.LastError))
+	}
+}
+
+// detach detaches the devices (all for nil) and waits for the worker to
+// finish cleanly.
+func (e *env) detach(n *model.Node, devices []string) {
+	e.t.Helper()
+	if err := e.api.DetachVirtualMedia(context.Background(), "", n.UUID, devices); err != nil {
+		e.t.Fatalf("detach %v: %v", devices, err)
+	}
+	if got := e.waitUnlocked(n); got.LastError != nil {
+		e.t.Fatalf("detach %v: last_error %q", devices, deref(got.LastError))
+	}
+}
+
+// Detaching a device withdraws the image published for it: the file
+// leaves http_root/redfish and its URL, served by the conductor's
+// http_root server, answers 404; the other device's image stays until it
+// is detached in turn. Deleting the node withdraws everything published
+// for it (virtual media and the boot interface's ISO and configuration
+// image), and nothing of another node.
+func TestVirtualMediaDetachAndDeletionWithdrawImages(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		bmc := redfishbmc.New(t).WithBasicAuth(oobUser, oobPassword).System("sys-1")
+		root := t.TempDir()
+		files, err := httproot.NewHandler(root, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = files.Close() })
+		httpRoot := httptest.NewServer(files)
+		t.Cleanup(httpRoot.Close)
+		e := newVmediaEnv(t, db, map[string]string{"http_root": root, "http_url": httpRoot.URL})
+		ctx := context.Background()
+		images := isoServer(t, "ISO bytes")
+		n := e.enrollRedfish(bmc, oobPassword)
+		cdrom := "/redfish/cdrom-" + n.UUID + ".iso"
+		floppy := "/redfish/floppy-" + n.UUID + ".img"
+
+		e.attachDevice(n, "cdrom", images.URL+"/boot.iso")
+		e.attachDevice(n, "floppy", images.URL+"/config.img")
+		if img, inserted := bmcCD(t, bmc); img != httpRoot.URL+cdrom || !inserted {
+			t.Fatalf("BMC CD %q inserted=%v, want %s", img, inserted, httpRoot.URL+cdrom)
+		}
+		for _, p := range []string{cdrom, floppy} {
+			if status, body := fetch(t, httpRoot.URL+p); status != http.StatusOK || body != "ISO bytes" {
+				t.Fatalf("GET %s after attach: %d %q", p, status, body)
+			}
+		}
+
+		e.detach(n, []string{"cdrom"})
+		if _, err := os.Stat(filepath.Join(root, cdrom)); !os.IsNotExist(err) {
+			t.Fatalf("%s still in http_root after detach: %v", cdrom, err)
+		}
+		if status, _ := fetch(t, httpRoot.URL+cdrom); status != http.StatusNotFound {
+			t.Fatalf("GET %s after detach: %d, want 404", cdrom, status)
+		}
+		if status, _ := fetch(t, httpRoot.URL+floppy); status != http.StatusOK {
+			t.Fatalf("GET %s, not detached: %d", floppy, status)
+		}
+		e.detach(n, nil)
+		if status, _ := fetch(t, httpRoot.URL+floppy); status != http.StatusNotFound {
+			t.Fatalf("GET %s after detaching every device: %d, want 404", floppy, status)
+		}
+
+		// Deletion: what attach and the boot interface published for the
+		// node goes, another node's image stays.
+		e.attachDevice(n, "cdrom", images.URL+"/boot.iso")
+		others := []string{"boot-" + n.UUID + ".iso", "image-" + n.UUID + ".img"}
+		keep := "cdrom-00000000-0000-4000-8000-000000000001.iso"
+		for _, name := range append(others, keep) {
+			if err := os.WriteFile(filepath.Join(root, "redfish", name), []byte("published"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.api.DestroyNode(ctx, "", n.UUID); err != nil {
+			t.Fatalf("delete node: %v", err)
+		}
+		for _, p := range append([]string{cdrom}, "/redfish/"+others[0], "/redfish/"+others[1]) {
+			if status, _ := fetch(t, httpRoot.URL+p); status != http.StatusNotFound {
+				t.Errorf("GET %s after the node was deleted: %d, want 404", p, status)
+			}
+		}
+		entries, err := os.ReadDir(filepath.Join(root, "redfish"))
+		if err != nil || len(entries) != 1 || entries[0].Name() != keep {
+			t.Fatalf("http_root/redfish after deletion: %v (%v), want only %s", entries, err, keep)
+		}
+	})
+}
+
+// With [redfish]/use_swift the images of attach_virtual_media are
+// published to swift_container under a temporary URL; detach deletes the
+// object, so the URL the BMC had answers 404, and so does node deletion.
+func TestVirtualMediaSwiftWithdrawnOnDetachAndDeletion(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		s := newSwiftEnv(t)
+		s.sw.SetTempURLKey(s.account, "vmedia-key", false)
+		bmc := redfishbmc.New(t).WithBasicAuth(oobUser, oobPassword).System("sys-1")
+		root := t.TempDir()
+		e := newVmediaEnv(t, db, map[string]string{"http_root": root, "http_url": "http://127.0.0.1:9/"}, map[string]map[string]string{
+			"redfish": {"use_swift": "true", "swift_container": "vmedia"},
+			"swift":   s.section,
+		})
+		ctx := context.Background()
+		images := isoServer(t, "ISO bytes")
+		n := e.enrollRedfish(bmc, oobPassword)
+		obj := "cdrom-" + n.UUID + ".iso"
+
+		e.attachDevice(n, "cdrom", images.URL+"/boot.iso")
+		u, inserted := bmcCD(t, bmc)
+		if !inserted || !strings.HasPrefix(u, s.sw.URL()+"/v1/"+s.account+"/vmedia/"+obj+"?temp_url_sig=") {
+			t.Fatalf("BMC CD %q inserted=%v, want a temporary URL of %s", u, inserted, obj)
+		}
+		if status, body := fetch(t, u); status != http.StatusOK || body != "ISO bytes" {
+			t.Fatalf("GET the temporary URL: %d %q", status, body)
+		}
+		if _, err := os.Stat(filepath.Join(root, "redfish", obj)); !os.IsNotExist(err) {
+			t.Fatalf("image also published under http_root: %v", err)
+		}
+
+		e.detach(n, []string{"cdrom"})
+		if s.sw.Object(s.account, "vmedia", obj) != nil {
+			t.Fatal("image left in Swift after detach")
+		}
+		if status, _ := fetch(t, u); status != http.StatusNotFound {
+			t.Fatalf("GET the temporary URL after detach: %d, want 404", status)
+		}
+
+		e.attachDevice(n, "cdrom", images.URL+"/boot.iso")
+		u, _ = bmcCD(t, bmc)
+		if err := e.api.DestroyNode(ctx, "", n.UUID); err != nil {
+			t.Fatalf("delete node: %v", err)
+		}
+		if objs := s.sw.Objects(s.account, "vmedia"); len(objs) != 0 {
+			t.Fatalf("objects left in Swift after deletion: %v", objs)
+		}
+		if status, _ := fetch(t, u); status != http.StatusNotFound {
+			t.Fatalf("GET the temporary URL after deletion: %d, want 404", status)
+		}
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -651,7 +649,7 @@ func (b *VirtualMediaBoot) buildAndPublish(ctx context.Context, task *driver.Tas
 	if err := image.BuildBootISO(ctx, b.opts.Image, out, iso); err != nil {
 		return "", err
 	}
-	return b.publish(ctx, out, isoName(n), d.externalHTTPURLNode)
+	return b.opts.publish(ctx, out, isoName(n), d.externalHTTPURLNode)
 }
 
 // prepareRemoteISO is upstream prepare_remote_image for a pre-built ISO;
@@ -678,61 +676,7 @@ func (b *VirtualMediaBoot) prepareRemoteISO(ctx context.Context, task *driver.Ta
 	if err := b.fetchISO(ctx, href, tmp); err != nil {
 		return "", err
 	}
-	return b.publish(ctx, tmp, isoName(task.Node), d.externalHTTPURLNode)
-}
-
-// publish is upstream ImageHandler.publish_image: to Swift when
-// configured, else as LocalPublisher.publish does, a hard link (or a
-// copy) in http_root/redfish and its URL under the node's
-// external_http_url, [deploy]/external_http_url or http_url.
-func (b *VirtualMediaBoot) publish(ctx context.Context, src, name, nodeURL string) (string, error) {
-	if b.opts.Swift != nil {
-		return b.publishSwift(ctx, src, name)
-	}
-	root := nodeURL
-	if root == "" {
-		root = b.opts.ExternalHTTPURL
-	}
-	if root == "" {
-		root = b.opts.HTTPURL
-	}
-	if root == "" {
-		return "", driver.InvalidParameterValue("[deploy]/http_url is not set: cannot publish %s", name)
-	}
-	dir := filepath.Join(b.opts.HTTPRoot, imageSubdir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("publish %s: %w", name, err)
-	}
-	dest := filepath.Join(dir, name)
-	perm := b.opts.FilePermission
-	if perm == 0 {
-		perm = 0o644
-	}
-	if err := os.Remove(dest); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("publish %s: %w", name, err)
-	}
-	if err := image.HardLinkOrCopy(src, dest); err != nil {
-		return "", fmt.Errorf("publish %s: %w", name, err)
-	}
-	if err := os.Chmod(dest, perm); err != nil {
-		return "", fmt.Errorf("publish %s: %w", name, err)
-	}
-	return strings.TrimRight(root, "/") + "/" + imageSubdir + "/" + name, nil
-}
-
-// publishSwift is upstream SwiftPublisher.publish: the object expires
-// with its temporary URL, which gets a filename parameter naming the
-// source file because some BMCs want the URL to look like an ISO file's.
-func (b *VirtualMediaBoot) publishSwift(ctx context.Context, src, name string) (string, error) {
-	expire := map[string]string{"X-Delete-After": strconv.Itoa(int(b.opts.SwiftObjectExpiry / time.Second))}
-	if err := b.opts.Swift.CreateObjectFromFile(ctx, b.opts.SwiftContainer, name, src, expire); err != nil {
-		return "", err
-	}
-	u, err := b.opts.Swift.TempURL(ctx, b.opts.SwiftContainer, name, b.opts.SwiftObjectExpiry)
-	if err != nil {
-		return "", err
-	}
-	return appendFilenameParam(u, filepath.Base(src)), nil
+	return b.opts.publish(ctx, tmp, isoName(task.Node), d.externalHTTPURLNode)
 }
 
 // appendFilenameParam adds filename=<name> to u's query unless it has a
@@ -755,27 +699,6 @@ func appendFilenameParam(u, name string) string {
 	return p.String()
 }
 
-// unpublish removes a published image; a missing file is no error. In
-// Swift, as upstream's SwiftPublisher.unpublish, a failure to delete is
-// only logged.
-func (b *VirtualMediaBoot) unpublish(ctx context.Context, task *driver.Task, name string) error {
-	if b.opts.Swift != nil {
-		task.Logger().DebugContext(ctx, fmt.Sprintf("Cleaning up image %s from Swift container %s", name, b.opts.SwiftContainer), "node", task.Node.UUID)
-		if err := b.opts.Swift.DeleteObject(ctx, b.opts.SwiftContainer, name); err != nil {
-			if !errs.Is(err, "SwiftOperationError") {
-				return err
-			}
-			task.Logger().WarnContext(ctx, fmt.Sprintf("Failed to clean up image %s. Error: %s.", name, err), "node", task.Node.UUID)
-		}
-		return nil
-	}
-	err := os.Remove(filepath.Join(b.opts.HTTPRoot, imageSubdir, name))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove published image %s: %w", name, err)
-	}
-	return nil
-}
-
 // ejectAll is upstream _eject_all: the CD, the removable configuration
 // devices when used, and the published images.
 func (b *VirtualMediaBoot) ejectAll(ctx context.Context, task *driver.Task) error {
@@ -787,11 +710,11 @@ func (b *VirtualMediaBoot) ejectAll(ctx context.Context, task *driver.Task) erro
 		if err := b.mgmt.DetachVirtualMedia(ctx, task, []string{"disk", "floppy"}); err != nil {
 			return err
 		}
-		if err := b.unpublish(ctx, task, configImageName(n)); err != nil {
+		if err := b.opts.unpublish(ctx, task, configImageName(n)); err != nil {
 			return err
 		}
 	}
-	return b.unpublish(ctx, task, isoName(n))
+	return b.opts.unpublish(ctx, task, isoName(n))
 }
 
 // CleanUpRamdisk ejects the ramdisk ISO and removes it.
@@ -857,5 +780,5 @@ func (b *VirtualMediaBoot) CleanUpInstance(ctx context.Context, task *driver.Tas
 	if err := b.mgmt.DetachVirtualMedia(ctx, task, []string{"disk"}); err != nil {
 		return err
 	}
-	return b.unpublish(ctx, task, configdriveImageName(task.Node))
+	return b.opts.unpublish(ctx, task, configdriveImageName(task.Node))
 }

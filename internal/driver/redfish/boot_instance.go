@@ -116,7 +116,7 @@ func (b *VirtualMediaBoot) attachConfigdrive(ctx context.Context, task *driver.T
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return fmt.Errorf("config drive image of node %s: %w", n.UUID, err)
 	}
-	url, err := b.publish(ctx, tmp, configdriveImageName(n), strField(n.DriverInfo, "external_http_url"))
+	url, err := b.opts.publish(ctx, tmp, configdriveImageName(n), strField(n.DriverInfo, "external_http_url"))
 	if err != nil {
 		return err
 	}

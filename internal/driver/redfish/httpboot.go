@@ -137,7 +137,7 @@ func (b *HTTPSBoot) setBootDevice(ctx context.Context, task *driver.Task, device
 // cleanUp is upstream cleanup_iso_image: the published ISO goes. The BMC
 // keeps its HttpBootUri until the next boot override replaces it.
 func (b *HTTPSBoot) cleanUp(ctx context.Context, task *driver.Task) error {
-	return b.vm.unpublish(ctx, task, isoName(task.Node))
+	return b.vm.opts.unpublish(ctx, task, isoName(task.Node))
 }
 
 // CleanUpRamdisk removes the published ramdisk ISO.

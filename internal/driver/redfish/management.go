@@ -91,6 +91,9 @@ const bootModeConfigInterval = 15 * time.Second
 // Management is upstream RedfishManagement.
 type Management struct {
 	core *core
+	// images are the options attach_virtual_media publishes images with,
+	// the boot interfaces' own.
+	images BootOptions
 }
 
 var (

@@ -21,7 +21,7 @@ func Register(r *driver.Registry, opts Options, boot ...BootOptions) error {
 		return fmt.Errorf("register redfish interfaces: %d boot option sets given", len(boot))
 	}
 	c := newCore(opts, opts.Log)
-	mgmt := &Management{core: c}
+	mgmt := &Management{core: c, images: bo}
 	for _, i := range []struct {
 		kind driver.Kind
 		name string

@@ -63,7 +63,7 @@ func (b *VirtualMediaBoot) insertConfig(ctx context.Context, task *driver.Task, 
 	if err := image.CreateVFATImage(ctx, img, nil, values, 1440); err != nil {
 		return err
 	}
-	url, err := b.publish(ctx, img, configImageName(n), d.externalHTTPURLNode)
+	url, err := b.opts.publish(ctx, img, configImageName(n), d.externalHTTPURLNode)
 	if err != nil {
 		return err
 	}
