@@ -321,7 +321,7 @@ func (c *Conductor) AddNodeTraits(ctx context.Context, _ string, nodeID string, 
 }
 
 // RemoveNodeTraits removes the traits (all of them when traits is nil); a
-// trait the node lacks is InvalidParameterValue, as upstream.
+// trait the node lacks is NodeTraitNotFound, as upstream.
 func (c *Conductor) RemoveNodeTraits(ctx context.Context, _ string, nodeID string, traits []string) error {
 	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Purpose: "remove node traits", NoDriver: true})
 	if err != nil {
@@ -337,7 +337,10 @@ func (c *Conductor) RemoveNodeTraits(ctx context.Context, _ string, nodeID strin
 	for _, tr := range traits {
 		err := c.store.DeleteNodeTrait(ctx, t.Node.ID, tr)
 		if errors.Is(err, store.ErrNotFound) {
-			return errs.InvalidParameterValue(fmt.Sprintf("Node %d doesn't have a trait '%s'", t.Node.ID, tr))
+			// Upstream's Trait.destroy raises NodeTraitNotFound (404)
+			// naming the node's id: the API checked the trait before the
+			// call, so this is a removal that lost a race to another.
+			return errs.New("NodeTraitNotFound", map[string]any{"node_id": t.Node.ID, "trait": tr})
 		}
 		if err != nil {
 			return storeErr(err, "remove trait of node "+t.Node.UUID)

@@ -139,7 +139,23 @@ func nodeDupValue(n *model.Node) func(string) string {
 	}
 }
 
-func (s *sqlStore) getNode(ctx context.Context, q querier, col string, val any, ident string) (*model.Node, error) {
+// getNode reads the node and its traits and tags in one read transaction,
+// so that they are of one moment: read apart, a concurrent trait change
+// could show beside a node row older than it.
+func (s *sqlStore) getNode(ctx context.Context, col string, val any, ident string) (*model.Node, error) {
+	var n *model.Node
+	err := s.db.InReadTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		n, err = s.getNodeIn(ctx, tx, col, val, ident)
+		return err
+	})
+	if err != nil {
+		return nil, wrapUnlessTyped(err, "get node "+ident)
+	}
+	return n, nil
+}
+
+func (s *sqlStore) getNodeIn(ctx context.Context, q querier, col string, val any, ident string) (*model.Node, error) {
 	ns, err := queryAll(ctx, q, nodeFields, nodeSelect+" WHERE "+quote(col)+" = ?", val)
 	if err != nil {
 		return nil, fmt.Errorf("get node %s: %w", ident, err)
@@ -158,23 +174,23 @@ func (s *sqlStore) getNode(ctx context.Context, q querier, col string, val any, 
 
 // GetNodeByID returns the node with primary key id, traits and tags loaded.
 func (s *sqlStore) GetNodeByID(ctx context.Context, id int64) (*model.Node, error) {
-	return s.getNode(ctx, s.db.Cached(), "id", id, strconv.FormatInt(id, 10))
+	return s.getNode(ctx, "id", id, strconv.FormatInt(id, 10))
 }
 
 // GetNodeByUUID returns the node with that UUID.
 func (s *sqlStore) GetNodeByUUID(ctx context.Context, u string) (*model.Node, error) {
-	return s.getNode(ctx, s.db.Cached(), "uuid", u, u)
+	return s.getNode(ctx, "uuid", u, u)
 }
 
 // GetNodeByName returns the node with that name.
 func (s *sqlStore) GetNodeByName(ctx context.Context, name string) (*model.Node, error) {
-	return s.getNode(ctx, s.db.Cached(), "name", name, name)
+	return s.getNode(ctx, "name", name, name)
 }
 
 // GetNodeByInstance returns the node running that instance; the error is a
 // NotFoundError of KindInstance (upstream InstanceNotFound).
 func (s *sqlStore) GetNodeByInstance(ctx context.Context, instanceUUID string) (*model.Node, error) {
-	return s.getNode(ctx, s.db.Cached(), "instance_uuid", instanceUUID, instanceUUID)
+	return s.getNode(ctx, "instance_uuid", instanceUUID, instanceUUID)
 }
 
 // NodeCondition guards UpdateNodeIf: every non-nil field must match the
@@ -459,16 +475,20 @@ func (s *sqlStore) ListNodes(ctx context.Context, f NodeFilter, o ListOptions) (
 	if err != nil {
 		return nil, err
 	}
-	tail, err := s.paginate(ctx, s.db, "nodes", "", nodeColumnNames, "uuid", w, o)
+	// One read transaction, so that traits and tags are of the rows' moment.
+	var ns []*model.Node
+	err = s.db.InReadTx(ctx, func(tx *sql.Tx) error {
+		tail, err := s.paginate(ctx, tx, "nodes", "", nodeColumnNames, "uuid", w, o)
+		if err != nil {
+			return err
+		}
+		if ns, err = queryAll(ctx, tx, nodeFields, nodeSelect+w.sql()+tail, w.args...); err != nil {
+			return fmt.Errorf("list nodes: %w", err)
+		}
+		return s.loadTraitsAndTags(ctx, tx, ns)
+	})
 	if err != nil {
-		return nil, err
-	}
-	ns, err := queryAll(ctx, s.db, nodeFields, nodeSelect+w.sql()+tail, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	if err := s.loadTraitsAndTags(ctx, s.db, ns); err != nil {
-		return nil, err
+		return nil, wrapUnlessTyped(err, "list nodes")
 	}
 	return ns, nil
 }
@@ -496,18 +516,29 @@ func (s *sqlStore) ListNodeColumns(ctx context.Context, f NodeFilter, o ListOpti
 	if err != nil {
 		return nil, err
 	}
-	tail, err := s.paginate(ctx, s.db, "nodes", "", nodeColumnNames, "uuid", w, o)
-	if err != nil {
-		return nil, err
-	}
-	ns, err := queryAll(ctx, s.db, fieldsOf, "SELECT "+columnList(fieldsOf(&model.Node{}))+" FROM nodes"+w.sql()+tail, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	if labels {
-		if err := s.loadTraitsAndTags(ctx, s.db, ns); err != nil {
-			return nil, err
+	var ns []*model.Node
+	read := func(ctx context.Context, q querier) error {
+		tail, err := s.paginate(ctx, q, "nodes", "", nodeColumnNames, "uuid", w, o)
+		if err != nil {
+			return err
 		}
+		if ns, err = queryAll(ctx, q, fieldsOf, "SELECT "+columnList(fieldsOf(&model.Node{}))+" FROM nodes"+w.sql()+tail, w.args...); err != nil {
+			return fmt.Errorf("list nodes: %w", err)
+		}
+		if labels {
+			return s.loadTraitsAndTags(ctx, q, ns)
+		}
+		return nil
+	}
+	if !labels {
+		// Without traits and tags the rows alone are one moment.
+		if err := read(ctx, s.db); err != nil {
+			return nil, wrapUnlessTyped(err, "list nodes")
+		}
+		return ns, nil
+	}
+	if err := s.db.InReadTx(ctx, func(tx *sql.Tx) error { return read(ctx, tx) }); err != nil {
+		return nil, wrapUnlessTyped(err, "list nodes")
 	}
 	return ns, nil
 }
