@@ -88,7 +88,9 @@ type ironic struct {
 }
 
 // startIronic runs the binary with conf (ironic.conf text; [api]/port,
-// the database and http_root/http_url are added) and waits for it.
+// the database and http_root/http_url are added) and waits for it. The
+// power state is read every second, not every 5 s, while a machine powers
+// itself off after standby.power_off: the lab's take a fraction of one.
 func startIronic(t *testing.T, conf string) *ironic {
 	t.Helper()
 	dir := t.TempDir()
@@ -109,6 +111,7 @@ endpoint_override = http://127.0.0.1:%d
 [agent]
 certificates_path = %s/certificates
 deploy_logs_local_path = %s/deploy-logs
+post_deploy_get_power_state_retry_interval = 1
 [pxe]
 images_path = %s/images
 instance_master_path = %s/master_images
