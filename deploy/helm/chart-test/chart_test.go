@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openkeel/ironic/internal/config"
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -424,7 +425,7 @@ func checkConductors(t *testing.T, r *rendered) {
 		}
 		checkJSONRPCClient(t, pod, c)
 		checkGrace(t, spec, cfg, "conductor")
-		checkFileServer(t, r, c, svc, cfg.String("deploy", "http_root"), cfg.String("deploy", "http_url"), mode, facts)
+		checkFileServer(t, r, c, svc, cfg, mode, facts)
 	}
 }
 
@@ -447,13 +448,19 @@ func servicePorts(t *testing.T, svc *corev1.Service, c corev1.Container) map[int
 
 // checkFileServer: http_url names this pod's address on the provisioning
 // network and the port the conductor serves http_root on (the port of
-// http_url), which the container and the headless Service declare.
-func checkFileServer(t *testing.T, r *rendered, c corev1.Container, svc *corev1.Service, httpRoot, httpURL, mode string, facts podFacts) {
+// http_url), which the container and the headless Service declare; the
+// file server listens on that address only.
+func checkFileServer(t *testing.T, r *rendered, c corev1.Container, svc *corev1.Service, cfg *config.Config, mode string, facts podFacts) {
 	t.Helper()
+	httpRoot, httpURL := cfg.String("deploy", "http_root"), cfg.String("deploy", "http_url")
 	port := containerPort(t, c, intstr.FromString("http"))
 	addr := map[string]string{"hostNetwork": facts.HostIP, "podNetwork": facts.PodIP, "attachment": "172.22.0.21"}[mode]
 	if want := fmt.Sprintf("http://%s:%d", addr, port); httpURL != want {
 		t.Errorf("[deploy]/http_url %q, want %q", httpURL, want)
+	}
+	// Served on that address only, not on every address of the node.
+	if got := cfg.String("openkeel_http", "http_root_host_ip"); got != addr {
+		t.Errorf("[openkeel_http]/http_root_host_ip %q, want %q", got, addr)
 	}
 	if httpRoot != r.str("conductor.httpRoot") {
 		t.Errorf("[deploy]/http_root %q, values %q", httpRoot, r.str("conductor.httpRoot"))

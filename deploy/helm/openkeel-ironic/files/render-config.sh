@@ -4,7 +4,9 @@
 #  - credentials, from the Secrets mounted under $IRONIC_SECRETS;
 #  - [DEFAULT]/host, the pod's stable DNS name, so that the hash-ring entry
 #    host:[json_rpc]/port reaches this pod through the headless Service;
-#  - [deploy]/http_url, the address the booting machines fetch files from.
+#  - [deploy]/http_url, the address the booting machines fetch files from,
+#    and [openkeel_http]/http_root_host_ip, so that the files are served on
+#    that address only (not on every address of the node with hostNetwork).
 # Runs in the init container of every pod with /bin/sh only.
 set -eu
 
@@ -70,9 +72,10 @@ if [ -f "$secrets/keystone/username" ]; then
 	ks_user=$(value "$secrets/keystone/username")
 	ks_password=$(value "$secrets/keystone/password")
 fi
-http_url=""
+http_url="" http_host=""
 if [ -n "${IRONIC_HTTP_ADDRESS_FROM:-}" ]; then
-	addr=$(http_address)
+	http_host=$(http_address)
+	addr=$http_host
 	case $addr in *:*) addr="[$addr]" ;; esac
 	http_url="http://$addr:${IRONIC_HTTP_PORT:?IRONIC_HTTP_PORT is not set}"
 fi
@@ -93,6 +96,7 @@ fi
 	fi
 	if [ -n "$http_url" ]; then
 		printf '[deploy]\nhttp_url = %s\n' "$http_url"
+		printf '[openkeel_http]\nhttp_root_host_ip = %s\n' "$http_host"
 	fi
 } >"$out.tmp"
 mv "$out.tmp" "$out"
