@@ -1,0 +1,148 @@
+// Package fakeclock is the one clock tests give to code that waits, so
+// that retries, polls, throttles and timeouts are crossed without sleeping
+// and without racing the wall clock. It implements internal/clock.Clock.
+//
+// A Clock comes in two kinds:
+//
+//   - New: a Sleep returns at once, moving the time forward by its
+//     duration. The code under test runs as if every wait had elapsed; the
+//     test reads afterwards which waits were asked for (Sleeps, Slept).
+//   - NewBlocking: a Sleep lasts until the test moves the time past its end
+//     with Advance, or until its context ends. The test sees a sleeper
+//     arrive (OnSleep) and decides when it wakes.
+//
+// In both, OnSleep sets a hook run at every Sleep, which lets a test change
+// the world a waiting caller will see next (release a lock, settle a BMC)
+// at exactly the point the caller waits, rather than hope for the timing.
+package fakeclock
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/openkeel/ironic/internal/clock"
+)
+
+var _ clock.Clock = (*Clock)(nil)
+
+// Clock is a time only Sleep and Advance move. It is safe for concurrent
+// use.
+type Clock struct {
+	blocking bool
+
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+	hook   func(n int, d time.Duration)
+	// wake is closed and replaced on every Advance, waking the blocked
+	// sleepers to compare their end with the new time.
+	wake chan struct{}
+}
+
+// New is a clock at start whose Sleeps return at once, having moved the
+// time forward by their duration.
+func New(start time.Time) *Clock {
+	return &Clock{now: start, wake: make(chan struct{})}
+}
+
+// NewBlocking is a clock at start whose Sleeps last until Advance moves the
+// time to their end, or their context ends.
+func NewBlocking(start time.Time) *Clock {
+	c := New(start)
+	c.blocking = true
+	return c
+}
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the time forward by d and wakes the blocked sleepers whose
+// end it reaches.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	close(c.wake)
+	c.wake = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// OnSleep sets the hook run at every Sleep with the number of Sleeps so far
+// (this one included) and its duration: on a New clock after the time has
+// moved, on a blocking one before the sleeper blocks. The hook runs on the
+// sleeper's goroutine, with no lock of the clock's held, so it may call the
+// clock and the code under test. nil removes it.
+func (c *Clock) OnSleep(hook func(n int, d time.Duration)) {
+	c.mu.Lock()
+	c.hook = hook
+	c.mu.Unlock()
+}
+
+// Sleep waits for d on the clock, or until ctx ends, returning ctx's error
+// then. As a real sleep, one on a context that has already ended returns
+// its error at once and is not recorded; a non-positive d is recorded but
+// moves nothing.
+func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	end := c.now.Add(max(d, 0))
+	if !c.blocking {
+		c.now = end
+	}
+	c.sleeps = append(c.sleeps, d)
+	n, hook := len(c.sleeps), c.hook
+	c.mu.Unlock()
+	if hook != nil {
+		hook(n, d)
+	}
+	if !c.blocking {
+		// A real sleep would have been interrupted by a cancellation
+		// during it.
+		return ctx.Err()
+	}
+	for {
+		c.mu.Lock()
+		reached, wake := !c.now.Before(end), c.wake
+		c.mu.Unlock()
+		if reached {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Sleeps is every duration slept so far, in order.
+func (c *Clock) Sleeps() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
+}
+
+// Slept is the sum of the durations slept so far.
+func (c *Clock) Slept() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var total time.Duration
+	for _, d := range c.sleeps {
+		total += d
+	}
+	return total
+}
+
+// ResetSleeps forgets the sleeps recorded so far (not the time they
+// moved), for a test that checks the waits of its next step alone.
+func (c *Clock) ResetSleeps() {
+	c.mu.Lock()
+	c.sleeps = nil
+	c.mu.Unlock()
+}
