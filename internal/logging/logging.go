@@ -1,6 +1,6 @@
 // Package logging adds the flow being served to every log record, so that
 // the lines of one flow can be found together: the API's request id
-// (internal/api/middleware) or, in a conductor, the id the API sent in
+// (internal/requestctx, set by the API's middleware) or, in a conductor, the id the API sent in
 // the JSON-RPC context; and the node and conductor the flow is about,
 // learnt after the request's context was made (see Flow).
 package logging
@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/openkeel/ironic/internal/api/middleware"
+	"github.com/openkeel/ironic/internal/requestctx"
 	"github.com/openkeel/ironic/internal/rpc"
 )
 
@@ -57,8 +57,8 @@ func RequestIDs(ctx context.Context) (id, global string) {
 	if ctx == nil {
 		return "", ""
 	}
-	if id = middleware.RequestID(ctx); id != "" {
-		return id, middleware.GlobalRequestID(ctx)
+	if id = requestctx.RequestID(ctx); id != "" {
+		return id, requestctx.GlobalRequestID(ctx)
 	}
 	if rc := rpc.RequestContextFrom(ctx); rc != nil {
 		return rc.RequestID, rc.GlobalRequestID

@@ -5,38 +5,33 @@ import (
 	"net/http"
 
 	"github.com/openkeel/ironic/internal/auth"
+	"github.com/openkeel/ironic/internal/requestctx"
 )
 
 type ctxKey int
 
 const (
-	keyRequestID ctxKey = iota
-	keyGlobalRequestID
-	keyJSONSuffix
+	keyJSONSuffix ctxKey = iota
 	keyPublicRoute
 	keyScriptName
 	keyBodyLimit
 )
 
 // RequestID is the request's own id ("req-<uuid4>"), "" outside the
-// pipeline.
-func RequestID(ctx context.Context) string {
-	s, _ := ctx.Value(keyRequestID).(string)
-	return s
-}
+// pipeline. The ids live in internal/requestctx so that the layers below
+// the API (logging, the conductor) read them without importing this
+// package.
+func RequestID(ctx context.Context) string { return requestctx.RequestID(ctx) }
 
 // GlobalRequestID is the caller's X-Openstack-Request-Id when it was a
 // well-formed "req-<uuid>", as oslo.middleware keeps it for tracing across
 // services; "" otherwise.
-func GlobalRequestID(ctx context.Context) string {
-	s, _ := ctx.Value(keyGlobalRequestID).(string)
-	return s
-}
+func GlobalRequestID(ctx context.Context) string { return requestctx.GlobalRequestID(ctx) }
 
 // WithRequestID returns ctx carrying id, for calls that start outside the
 // HTTP pipeline (periodic tasks, tests).
 func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, keyRequestID, id)
+	return requestctx.WithRequestID(ctx, id)
 }
 
 // HasJSONSuffix reports whether JSONExtension removed a ".json" suffix from

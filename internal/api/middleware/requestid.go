@@ -5,6 +5,8 @@ import (
 	"regexp"
 
 	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/requestctx"
 )
 
 // Response headers carrying the request id: oslo.middleware's and the one
@@ -26,10 +28,10 @@ func AssignRequestID() Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if g := r.Header.Get(HeaderRequestID); globalIDFormat.MatchString(g) {
-				r = withValue(r, keyGlobalRequestID, g)
+				r = r.WithContext(requestctx.WithGlobalRequestID(r.Context(), g))
 			}
 			id := "req-" + uuid.NewString()
-			r = withValue(r, keyRequestID, id)
+			r = r.WithContext(requestctx.WithRequestID(r.Context(), id))
 			hook := &headerHook{ResponseWriter: w, before: func(h http.Header) {
 				for _, k := range []string{HeaderRequestID, HeaderRequestIDCompat} {
 					if len(h.Values(k)) == 0 {
