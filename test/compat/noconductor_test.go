@@ -1,14 +1,8 @@
 package compat
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -50,33 +44,12 @@ func TestClientsRetryNoConductor(t *testing.T) {
 
 	// The clients retry while the conductor is down; it comes back once
 	// each has been refused.
-	cmd := exec.Command(debianPython, filepath.Join(".", "retry_check.py"), s.URL, "retry", "503", a, temporaryFailure, b, temporaryFailure)
-	cmd.Env = append(os.Environ(), "OS_CLOUD=", "NO_PROXY=127.0.0.1", "no_proxy=127.0.0.1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	lines := bufio.NewScanner(stdout)
-	refused := map[string]bool{}
-	for len(refused) < 2 && lines.Scan() {
-		out.WriteString(lines.Text() + "\n")
-		if name, ok := strings.CutSuffix(lines.Text(), " refused"); ok {
-			refused[name] = true
+	refused := 0
+	t.Log(runRetryCheck(t, s.URL, "503", a, temporaryFailure, b, temporaryFailure, func(string) {
+		if refused++; refused == 2 {
+			conductor.Restart(t)
 		}
-	}
-	conductor.Restart(t)
-	rest, _ := io.ReadAll(stdout)
-	out.Write(rest)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("retry_check.py retry: %v\n%s%s", err, out.String(), stderr.String())
-	}
-	t.Log(strings.TrimSpace(out.String()))
+	}))
 	for _, n := range []string{a, b} {
 		waitField(t, c, "/v1/nodes/"+n, "power_state", "power on")
 	}

@@ -29,6 +29,9 @@ type server struct {
 	// cluster is the api + conductor deployment's processes; nil for
 	// all-in-one.
 	cluster *cluster.Cluster
+	// database is the [database]/connection URL the server runs on, for
+	// tests that act on the database as another conductor would.
+	database string
 	// kill ends every process at once, without the graceful shutdown
 	// that would wait for the work still running.
 	kill func()
@@ -77,13 +80,14 @@ func startAllInOne(t *testing.T, extra string) *server {
 	port := freePort(t)
 	// A free port for the http_root server too: the all-in-one default
 	// (6386) would be shared by the servers of parallel tests.
-	conf := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n[deploy]\nhttp_url = http://127.0.0.1:%d\n[database]\nconnection = sqlite:///%s\n%s\n",
-		port, freePort(t), filepath.Join(dir, "ironic.sqlite"), extra)
+	database := "sqlite:///" + filepath.Join(dir, "ironic.sqlite")
+	conf := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n[deploy]\nhttp_url = http://127.0.0.1:%d\n[database]\nconnection = %s\n%s\n",
+		port, freePort(t), database, extra)
 	confPath := filepath.Join(dir, "ironic.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	s := &server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), database: database}
 	logPath := filepath.Join(dir, "ironic.log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -143,8 +147,9 @@ func startAllInOne(t *testing.T, extra string) *server {
 // JSON-RPC on loopback, sharing a new MariaDB database.
 func startAPIConductor(t *testing.T, extra string) *server {
 	t.Helper()
-	c := cluster.Start(t, cluster.Options{Conductors: 1, Database: mysqlURL(t), Config: extra})
-	return &server{URL: c.URL(), cluster: c, kill: func() {
+	database := mysqlURL(t)
+	c := cluster.Start(t, cluster.Options{Conductors: 1, Database: database, Config: extra})
+	return &server{URL: c.URL(), cluster: c, database: database, kill: func() {
 		c.API.Kill()
 		for _, p := range c.Conductors {
 			p.Kill()
