@@ -3,11 +3,11 @@ package policy
 import (
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 // legacyAdmin is a pre-RBAC baremetal admin: rule:is_admin through
@@ -123,42 +123,30 @@ func TestRenamedDeprecatedRuleOverride(t *testing.T) {
 	}
 }
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 func TestReloadOnChange(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "policy.yaml")
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	writeFile(t, path, "baremetal:chassis:get: role:one\n", base)
-	clk := &fakeClock{t: base}
-	e := newTestEnforcer(t, Options{PolicyFile: path, CheckInterval: 5 * time.Second, Now: clk.now, EnforceNewDefaults: true})
+	clk := fakeclock.New(base)
+	e := newTestEnforcer(t, Options{PolicyFile: path, CheckInterval: 5 * time.Second, Now: clk.Now, EnforceNewDefaults: true})
 	one := &Credentials{Roles: []string{"one"}, SystemScope: "all"}
 	two := &Credentials{Roles: []string{"two"}, SystemScope: "all"}
 	if !e.Enforce("baremetal:chassis:get", nil, one) {
 		t.Fatal("initial file not applied")
 	}
 	writeFile(t, path, "baremetal:chassis:get: role:two\n", base.Add(time.Minute))
-	clk.add(time.Second)
+	clk.Advance(time.Second)
 	if !e.Enforce("baremetal:chassis:get", nil, one) {
 		t.Error("reloaded before the check interval elapsed")
 	}
-	clk.add(5 * time.Second)
+	clk.Advance(5 * time.Second)
 	if !e.Enforce("baremetal:chassis:get", nil, two) || e.Enforce("baremetal:chassis:get", nil, one) {
 		t.Error("changed file not reloaded")
 	}
 	// A broken file keeps the previous rules.
 	writeFile(t, path, "baremetal:chassis:get: [unclosed\n", base.Add(2*time.Minute))
-	clk.add(5 * time.Second)
+	clk.Advance(5 * time.Second)
 	if !e.Enforce("baremetal:chassis:get", nil, two) {
 		t.Error("broken file replaced the rules")
 	}
@@ -166,13 +154,13 @@ func TestReloadOnChange(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	clk.add(5 * time.Second)
+	clk.Advance(5 * time.Second)
 	if e.Enforce("baremetal:chassis:get", nil, two) || !e.Enforce("baremetal:chassis:get", nil, personas["system_reader"]) {
 		t.Error("defaults not restored after the file was removed")
 	}
 	// A file that appears later is picked up.
 	writeFile(t, path, "baremetal:chassis:get: role:three\n", base.Add(3*time.Minute))
-	clk.add(5 * time.Second)
+	clk.Advance(5 * time.Second)
 	if !e.Enforce("baremetal:chassis:get", nil, &Credentials{Roles: []string{"three"}, SystemScope: "all"}) {
 		t.Error("new file not picked up")
 	}
@@ -248,7 +236,7 @@ func TestAuthorizeErrors(t *testing.T) {
 		t.Errorf("allowed: %v", err)
 	}
 	err := e.Authorize("baremetal:node:get", target, personas["third_admin"])
-	if !errs.Is(err, "HTTPForbidden") || !errs.Is(err, "NotAuthorized") || errs.Status(err) != 403 ||
+	if !errs.Is(err, errs.ClassHTTPForbidden) || !errs.Is(err, errs.ClassNotAuthorized) || errs.Status(err) != 403 ||
 		err.Error() != "Access was denied to the following resource: baremetal:node:get" {
 		t.Errorf("denied: %v", err)
 	}
