@@ -32,18 +32,3 @@ func (l *Local) cast(ctx context.Context, method string, err error) error {
 	}
 	return nil
 }
-
-// ContinueNodeClean casts continue_node_clean.
-func (l *Local) ContinueNodeClean(ctx context.Context, topic, nodeID string) error {
-	return l.cast(ctx, "continue_node_clean", l.ConductorAPI.ContinueNodeClean(ctx, topic, nodeID))
-}
-
-// ContinueNodeDeploy casts continue_node_deploy.
-func (l *Local) ContinueNodeDeploy(ctx context.Context, topic, nodeID string) error {
-	return l.cast(ctx, "continue_node_deploy", l.ConductorAPI.ContinueNodeDeploy(ctx, topic, nodeID))
-}
-
-// ContinueNodeService casts continue_node_service.
-func (l *Local) ContinueNodeService(ctx context.Context, topic, nodeID string) error {
-	return l.cast(ctx, "continue_node_service", l.ConductorAPI.ContinueNodeService(ctx, topic, nodeID))
-}
