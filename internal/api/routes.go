@@ -9,6 +9,10 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 )
 
+// Routes (routes_table.go) is generated from the spec's routes.json and the
+// hand-kept gen/routes/local.go.
+//go:generate go run ./gen/routes
+
 // Route is one v1 operation: its method and path as upstream documents
 // them, the first microversion serving it, what older versions get
 // instead, and the policy rules and conductor calls its handler uses.
