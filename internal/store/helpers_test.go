@@ -3,37 +3,19 @@ package store
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
-
-// fakeClock is an injectable clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 type env struct {
 	s     Store
 	db    *sqldb.DB
-	clock *fakeClock
+	clock *fakeclock.Clock
 	ctx   context.Context
 }
 
@@ -42,7 +24,7 @@ type env struct {
 func eachBackend(t *testing.T, fn func(t *testing.T, e env)) {
 	t.Helper()
 	storetest.ForEachBackend(t, func(t *testing.T, db *sqldb.DB) {
-		clk := &fakeClock{t: time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC)}
+		clk := fakeclock.New(time.Date(2026, 8, 20, 12, 0, 0, 0, time.UTC))
 		fn(t, env{s: New(db, WithClock(clk.Now)), db: db, clock: clk, ctx: context.Background()})
 	})
 }

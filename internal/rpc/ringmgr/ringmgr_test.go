@@ -13,6 +13,7 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/rpc/hashring"
 	"github.com/openkeel/ironic/internal/spectest"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 // fakeSource is a conductors table in memory: hardware type → group →
@@ -51,25 +52,7 @@ func (f *fakeSource) loadCount() int {
 	return f.loads
 }
 
-// fakeClock is a settable time.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func defaults(clock *fakeClock) Options {
+func defaults(clock *fakeclock.Clock) Options {
 	return Options{PartitionExponent: 5, Algorithm: "md5", ResetInterval: 15 * time.Second, HeartbeatTimeout: time.Minute, Now: clock.Now}
 }
 
@@ -98,7 +81,7 @@ func TestVectorsThroughManager(t *testing.T) {
 	for _, r := range v.Rings {
 		t.Run(fmt.Sprintf("%s-%d", r.Setting, len(r.Hosts)), func(t *testing.T) {
 			src := &fakeSource{d2c: map[string]map[string][]string{"redfish": {"": r.Hosts}}}
-			opts := defaults(&fakeClock{})
+			opts := defaults(fakeclock.New(time.Time{}))
 			opts.PartitionExponent, opts.Algorithm = r.Exponent, r.Algorithm
 			m := New(src, opts)
 			for _, vec := range r.Vectors {
@@ -127,7 +110,7 @@ func TestOwnershipByGroup(t *testing.T) {
 		"fake-hardware": {"rack1": rack1, "": {"other:8089"}},
 		"ipmi":          {"rack1": rack1[:1]},
 	}}
-	m := New(src, defaults(&fakeClock{}))
+	m := New(src, defaults(fakeclock.New(time.Time{})))
 	want, err := hashring.New(rack1, 5, "md5")
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +169,7 @@ func readerOf(r *rand.Rand) rngReader { return rngReader{r} }
 func TestCacheExpiry(t *testing.T) {
 	for _, never := range []bool{false, true} {
 		t.Run(fmt.Sprintf("never=%v", never), func(t *testing.T) {
-			clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			clock := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			src := &fakeSource{d2c: map[string]map[string][]string{"redfish": {"": {"a:8089"}}}}
 			opts := defaults(clock)
 			opts.NeverExpire = never
@@ -226,7 +209,7 @@ func TestCacheExpiry(t *testing.T) {
 // TestMissRebuilds checks that a lookup that misses rebuilds the rings at
 // once, so a conductor that just registered is found without waiting.
 func TestMissRebuilds(t *testing.T) {
-	clock := &fakeClock{}
+	clock := fakeclock.New(time.Time{})
 	src := &fakeSource{d2c: map[string]map[string][]string{"redfish": {"": {"a:8089"}}}}
 	opts := defaults(clock)
 	opts.NeverExpire = true
@@ -264,14 +247,14 @@ func wantErr(t *testing.T, err error, class string, code int, msg string) {
 // driver rings, no conductor is DriverNotFound too.
 func TestMisses(t *testing.T) {
 	ctx := context.Background()
-	empty := New(&fakeSource{}, defaults(&fakeClock{}))
+	empty := New(&fakeSource{}, defaults(fakeclock.New(time.Time{})))
 	_, err := empty.GetRing(ctx, "redfish", "")
 	wantErr(t, err, "TemporaryFailure", 503, "Resource temporarily unavailable, please retry.")
 	_, err = empty.GetDriverRing(ctx, "redfish")
 	wantErr(t, err, "DriverNotFound", 404, "No conductors registered.")
 
 	src := &fakeSource{d2c: map[string]map[string][]string{"redfish": {"rack1": {"a:8089"}, "rack2": {"b:8089"}}}}
-	m := New(src, defaults(&fakeClock{}))
+	m := New(src, defaults(fakeclock.New(time.Time{})))
 	_, err = m.GetRing(ctx, "ipmi", "rack1")
 	wantErr(t, err, "DriverNotFound", 404, "The driver 'ipmi' is unknown.")
 	_, err = m.GetRing(ctx, "redfish", "")
