@@ -98,6 +98,7 @@ func TestBadAnnotations(t *testing.T) {
 		{"cast with result", "\t//rpc:cast vif_list 1.38 node_id\n\tVifList(ctx context.Context, topic, nodeID string) ([]string, error)\n", "a cast answers nothing"},
 		{"no topic", "\t//rpc:call inject_nmi 1.40 node_id\n\tInjectNMI(ctx context.Context, nodeID string) error\n", "(ctx context.Context, topic string)"},
 		{"none on a map", "\t//rpc:call vif_attach 1.38 node_id vif_info,none\n\tVifAttach(ctx context.Context, topic, nodeID string, vifInfo map[string]any) error\n", "none is for a value type"},
+		{"unnamed struct", "\t//rpc:call inject_nmi 1.40 node_id\n\tInjectNMI(ctx context.Context, topic string, node struct{ ID string }) error\n", "argument node: unsupported type expression *ast.StructType"},
 		{"duplicate", "\t//rpc:call inject_nmi 1.40 node_id\n\tInjectNMI(ctx context.Context, topic, nodeID string) error\n\t//rpc:call inject_nmi 1.40 node_id\n\tInjectNMI2(ctx context.Context, topic, nodeID string) error\n", "RPC method inject_nmi is already InjectNMI"},
 	}
 	for _, tc := range cases {

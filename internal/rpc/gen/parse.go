@@ -214,6 +214,11 @@ func parseMethod(name string, ft *ast.FuncType, doc *ast.CommentGroup) (*method,
 		return nil, fmt.Errorf("the arguments must begin with (ctx context.Context, topic string)")
 	}
 	m.Params = args[2:]
+	for _, p := range m.Params {
+		if err := checkType(p.Type); err != nil {
+			return nil, fmt.Errorf("argument %s: %w", p.Name, err)
+		}
+	}
 	var results []ast.Expr
 	if ft.Results != nil {
 		for _, f := range ft.Results.List {
@@ -225,6 +230,9 @@ func parseMethod(name string, ft *ast.FuncType, doc *ast.CommentGroup) (*method,
 	switch {
 	case len(results) == 1 && typeString(results[0], nil) == "error":
 	case len(results) == 2 && typeString(results[1], nil) == "error":
+		if err := checkType(results[0]); err != nil {
+			return nil, fmt.Errorf("result: %w", err)
+		}
 		m.Result = results[0]
 	default:
 		return nil, fmt.Errorf("the results must be error or (T, error)")
@@ -314,6 +322,34 @@ func isVersion(v string) bool {
 	return ok && e1 == nil && e2 == nil
 }
 
+// checkType refuses the type expressions typeString cannot print.
+func checkType(e ast.Expr) error {
+	switch t := e.(type) {
+	case *ast.Ident:
+		return nil
+	case *ast.SelectorExpr:
+		if _, ok := t.X.(*ast.Ident); ok {
+			return nil
+		}
+	case *ast.StarExpr:
+		return checkType(t.X)
+	case *ast.ArrayType:
+		if t.Len == nil {
+			return checkType(t.Elt)
+		}
+	case *ast.MapType:
+		if err := checkType(t.Key); err != nil {
+			return err
+		}
+		return checkType(t.Value)
+	case *ast.InterfaceType:
+		if len(t.Methods.List) == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("unsupported type expression %T: name the type in package rpc", e)
+}
+
 // typeString prints a type expression, qualifying the types of package
 // rpc with "rpc." when local (the types declared there) is not nil.
 func typeString(e ast.Expr, local map[string]bool) string {
@@ -328,9 +364,6 @@ func typeString(e ast.Expr, local map[string]bool) string {
 	case *ast.StarExpr:
 		return "*" + typeString(t.X, local)
 	case *ast.ArrayType:
-		if t.Len != nil {
-			panic(fmt.Sprintf("array types are not supported: %T", t.Len))
-		}
 		return "[]" + typeString(t.Elt, local)
 	case *ast.MapType:
 		return "map[" + typeString(t.Key, local) + "]" + typeString(t.Value, local)
@@ -339,7 +372,7 @@ func typeString(e ast.Expr, local map[string]bool) string {
 			return "any"
 		}
 	}
-	panic(fmt.Sprintf("unsupported type expression %T", e))
+	panic(fmt.Sprintf("unsupported type expression %T passed checkType", e))
 }
 
 // zeroValue is the literal of e's zero value.
