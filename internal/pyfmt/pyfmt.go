@@ -5,8 +5,10 @@
 package pyfmt
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,11 +185,43 @@ func StrJSON(v any) string {
 	return ReprJSON(v)
 }
 
+// Ordered is a mapping that keeps its keys in order, as a Python dict keeps
+// insertion order: ReprJSON prints its items in that order where a Go map
+// can only be printed sorted.
+type Ordered interface {
+	Keys() []string
+	Get(key string) (any, bool)
+}
+
 // ReprJSON is Repr of a value decoded from JSON (see StrJSON); containers
-// apply the same rule to their items.
-func ReprJSON(v any) string {
+// apply the same rule to their items. A json.Number (a decoder's
+// UseNumber) keeps its literal when it is an int and prints as Python's
+// float otherwise; an Ordered prints in its own order.
+func ReprJSON(v any) string { return jsonRepr{}.repr(v) }
+
+// ReprJSONKeysFirst is ReprJSON where the keys of every plain map that
+// appear in first print before the others, in first's order, and the rest
+// sorted: for dicts upstream builds in a known order (a step dict is
+// interface, step, args, priority…) that the Go map lost.
+func ReprJSONKeysFirst(v any, first ...string) string { return jsonRepr{first: first}.repr(v) }
+
+// jsonRepr holds the key order ReprJSON applies to plain maps.
+type jsonRepr struct{ first []string }
+
+func (p jsonRepr) repr(v any) string {
 	switch x := v.(type) {
+	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			f, err := x.Float64()
+			if err != nil {
+				return string(x)
+			}
+			return Float(f)
+		}
+		return string(x)
 	case float64:
+		// Python's json kept ints apart from floats; an integral value
+		// (in the range where float64 holds every int) was an int.
 		if x == math.Trunc(x) && math.Abs(x) < 1e16 {
 			return strconv.FormatFloat(x, 'f', 0, 64)
 		}
@@ -195,22 +229,60 @@ func ReprJSON(v any) string {
 	case []any:
 		items := make([]string, len(x))
 		for i, s := range x {
-			items[i] = ReprJSON(s)
+			items[i] = p.repr(s)
 		}
 		return "[" + strings.Join(items, ", ") + "]"
+	case Ordered:
+		keys := x.Keys()
+		items := make([]string, len(keys))
+		for i, k := range keys {
+			val, _ := x.Get(k)
+			items[i] = Quote(k) + ": " + p.repr(val)
+		}
+		return "{" + strings.Join(items, ", ") + "}"
 	case map[string]any:
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
+		p.sortKeys(keys)
 		items := make([]string, len(keys))
 		for i, k := range keys {
-			items[i] = Quote(k) + ": " + ReprJSON(x[k])
+			items[i] = Quote(k) + ": " + p.repr(x[k])
 		}
 		return "{" + strings.Join(items, ", ") + "}"
 	}
 	return Repr(v)
+}
+
+// sortKeys orders keys: those in p.first in that order, then the rest
+// sorted.
+func (p jsonRepr) sortKeys(keys []string) {
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := slices.Index(p.first, keys[i]), slices.Index(p.first, keys[j])
+		switch {
+		case a >= 0 && b >= 0:
+			return a < b
+		case a >= 0:
+			return true
+		case b >= 0:
+			return false
+		}
+		return keys[i] < keys[j]
+	})
+}
+
+// Tuple is Python's repr() of a tuple of str, with the trailing comma of a
+// one-tuple: ('a',).
+func Tuple(items []string) string {
+	parts := make([]string, len(items))
+	for i, s := range items {
+		parts[i] = Quote(s)
+	}
+	if len(parts) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // Truthy is Python's truth test of a value decoded from JSON.

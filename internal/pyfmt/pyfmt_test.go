@@ -1,6 +1,7 @@
 package pyfmt
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"testing"
@@ -156,5 +157,104 @@ func TestAppendJSONString(t *testing.T) {
 	}
 	if got := string(AppendJSONString([]byte("x: "), "y")); got != `x: "y"` {
 		t.Errorf("appending to a prefix: %s", got)
+	}
+}
+
+// orderedDict is an Ordered as the API's apiutil.Dict is one: keys in
+// insertion order.
+type orderedDict struct {
+	keys []string
+	vals map[string]any
+}
+
+func (d orderedDict) Keys() []string { return d.keys }
+
+func (d orderedDict) Get(k string) (any, bool) {
+	v, ok := d.vals[k]
+	return v, ok
+}
+
+// ReprJSON prints request values in the API's messages (decoded with
+// UseNumber, key order kept) and stored JSON values in the drivers'; the
+// expected texts are CPython's repr of the same JSON as json.loads
+// decodes it.
+func TestReprJSON(t *testing.T) {
+	cases := []struct {
+		name string
+		in   any
+		want string
+	}{
+		{"int number", json.Number("10"), "10"},
+		{"negative int number", json.Number("-3"), "-3"},
+		{"float number", json.Number("1.50"), "1.5"},
+		{"exponent number", json.Number("1e3"), "1000.0"},
+		{"big float number", json.Number("1e16"), "1e+16"},
+		{"integral float64", float64(7), "7"},
+		{"large integral float64", 1e16, "1e+16"},
+		{"fractional float64", 1234567.5, "1234567.5"},
+		{"small float64", 1.5e-5, "1.5e-05"},
+		{"string", "it's", `"it's"`},
+		{"non-printable", "a\u00a0b", `'a\xa0b'`},
+		{"list", []any{json.Number("1"), "a", nil, true}, "[1, 'a', None, True]"},
+		{"string list", []string{"x", "y"}, "['x', 'y']"},
+		{"map sorted", map[string]any{"b": float64(1), "a": []any{}}, "{'a': [], 'b': 1}"},
+		{"string map", map[string]string{"k": "v"}, "{'k': 'v'}"},
+		{"ordered", orderedDict{keys: []string{"z", "a"}, vals: map[string]any{"z": json.Number("2.0"), "a": map[string]any{"y": nil, "x": false}}},
+			"{'z': 2.0, 'a': {'x': False, 'y': None}}"},
+		{"ordered nested in list", []any{orderedDict{keys: []string{"b", "a"}, vals: map[string]any{"a": "1", "b": "2"}}}, "[{'b': '2', 'a': '1'}]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ReprJSON(c.in); got != c.want {
+				t.Errorf("ReprJSON(%#v) = %s, want %s", c.in, got, c.want)
+			}
+		})
+	}
+}
+
+// The conductor prints step dicts with their keys in the order upstream
+// builds them; keys it does not name follow, sorted, at every depth.
+func TestReprJSONKeysFirst(t *testing.T) {
+	step := []string{"interface", "step", "args", "priority"}
+	cases := []struct {
+		name  string
+		in    any
+		first []string
+		want  string
+	}{
+		{"step dict", map[string]any{"priority": float64(10), "zeta": 1, "args": map[string]any{}, "step": "erase_devices", "interface": "deploy"}, step,
+			"{'interface': 'deploy', 'step': 'erase_devices', 'args': {}, 'priority': 10, 'zeta': 1}"},
+		{"nested args", map[string]any{"step": "s", "args": map[string]any{"b": 2.5, "priority": "p", "a": []any{float64(1)}}}, step,
+			"{'step': 's', 'args': {'priority': 'p', 'a': [1], 'b': 2.5}}"},
+		{"list of steps", []any{map[string]any{"step": "b", "interface": "bios"}, map[string]any{}}, step,
+			"[{'interface': 'bios', 'step': 'b'}, {}]"},
+		{"scalar", "x", step, "'x'"},
+		{"no order given", map[string]any{"step": 1, "interface": 2}, nil, "{'interface': 2, 'step': 1}"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ReprJSONKeysFirst(c.in, c.first...); got != c.want {
+				t.Errorf("ReprJSONKeysFirst(%#v, %q) = %s, want %s", c.in, c.first, got, c.want)
+			}
+		})
+	}
+}
+
+func TestTuple(t *testing.T) {
+	cases := []struct {
+		name string
+		in   []string
+		want string
+	}{
+		{"empty", nil, "()"},
+		{"one", []string{"a"}, "('a',)"},
+		{"two", []string{"available", "it's"}, `('available', "it's")`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Tuple(c.in); got != c.want {
+				t.Errorf("Tuple(%q) = %s, want %s", c.in, got, c.want)
+			}
+		})
 	}
 }
