@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
-	"github.com/openkeel/ironic/internal/driver/agent"
+	"github.com/openkeel/ironic/internal/driver"
 )
 
 // switchDeployInterface is task.driver.deploy.switch_interface: the
@@ -13,7 +13,7 @@ import (
 // once, as upstream saves it, even if validation then refuses the
 // deployment.
 func (c *Conductor) switchDeployInterface(ctx context.Context, t *task.Task) error {
-	sw, ok := t.Driver.Deploy.(agent.InterfaceSwitcher)
+	sw, ok := t.Driver.Deploy.(driver.InterfaceSwitcher)
 	if !ok {
 		return nil
 	}
@@ -27,7 +27,7 @@ func (c *Conductor) switchDeployInterface(ctx context.Context, t *task.Task) err
 // node gets back the deploy interface a switch replaced (autodetect),
 // saved with the caller's next save.
 func (c *Conductor) restoreDeployInterface(ctx context.Context, t *task.Task) {
-	r, ok := t.Driver.Deploy.(agent.InterfaceRestorer)
+	r, ok := t.Driver.Deploy.(driver.InterfaceRestorer)
 	if !ok {
 		return
 	}

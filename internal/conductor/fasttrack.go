@@ -7,13 +7,12 @@ import (
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/driver/agent"
 )
 
 // fastTrack is [deploy]/fast_track on the conductor's clock, the one
 // heartbeats are stamped with.
-func (c *Conductor) fastTrack() agent.FastTrack {
-	return agent.FastTrack{
+func (c *Conductor) fastTrack() driver.FastTrack {
+	return driver.FastTrack{
 		Enabled: c.cfg.Bool("deploy", "fast_track"),
 		Timeout: time.Duration(c.cfg.Int("deploy", "fast_track_timeout")) * time.Second,
 		Now:     c.clock.Now,

@@ -142,7 +142,7 @@ func newFastTrackEnvWith(t *testing.T, db *sqldb.DB, more map[string]map[string]
 	co.CommandWaitInterval = 10 * time.Millisecond
 	co.CommandTimeout = 5 * time.Second
 	co.Log = log
-	ft := agent.FastTrack{Enabled: cfg.Bool("deploy", "fast_track"), Timeout: time.Duration(cfg.Int("deploy", "fast_track_timeout")) * time.Second, Now: clock.Now}
+	ft := driver.FastTrack{Enabled: cfg.Bool("deploy", "fast_track"), Timeout: time.Duration(cfg.Int("deploy", "fast_track_timeout")) * time.Second, Now: clock.Now}
 	client := agentclient.New(co)
 	deployIfaces := []string{"autodetect", "direct", "custom-agent", "ramdisk", "bootc", "fake"}
 	auto := agent.AutodetectOptions{Candidates: []string{"ramdisk", "direct"}, Enabled: deployIfaces}

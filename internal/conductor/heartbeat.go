@@ -8,7 +8,6 @@ import (
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/driver/agent"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 )
@@ -47,14 +46,14 @@ func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc
 		setDII(n, "agent_verify_ca", args.AgentVerifyCA)
 	}
 	setDII(n, "agent_version", args.AgentVersion)
-	setDII(n, "agent_last_heartbeat", c.clock.Now().UTC().Format("2006-01-02T15:04:05.000000"))
+	setDII(n, "agent_last_heartbeat", c.clock.Now().UTC().Format(driver.AgentHeartbeatLayout))
 	if err := t.Save(ctx); err != nil {
 		return err
 	}
 	if n.Maintenance {
 		return c.heartbeatInMaintenance(ctx, t)
 	}
-	st, ok := t.Driver.Deploy.(agent.Stepper)
+	st, ok := t.Driver.Deploy.(driver.AgentStepper)
 	if !ok {
 		if hb, ok := t.Driver.Deploy.(driver.Heartbeater); ok {
 			return hb.Heartbeat(ctx, t.DriverTask(), driver.Heartbeat{
@@ -178,7 +177,7 @@ func (c *Conductor) flowFailed(ctx context.Context, t *task.Task, f *stepFlow, m
 // deployment fails without cleaning up, and the node is powered off when
 // [deploy]/power_off_after_deploy_failure says so.
 func (c *Conductor) setFailedState(ctx context.Context, t *task.Task, msg string) {
-	if lc, ok := t.Driver.Deploy.(agent.RamdiskLogCollector); ok && lc.CollectsDeployLogs() && lc.DeployLogsCollect() != agentclient.LogsNever {
+	if lc, ok := t.Driver.Deploy.(driver.RamdiskLogCollector); ok && lc.CollectsDeployLogs() && lc.DeployLogsCollect() != agentclient.LogsNever {
 		lc.CollectRamdiskLogs(ctx, t.DriverTask(), "")
 	}
 	c.deployingErrorHandler(ctx, t, msg, msg, false)
@@ -196,7 +195,7 @@ func (c *Conductor) setFailedState(ctx context.Context, t *task.Task, msg string
 // a step is polled by the driver or still running on the agent; the first
 // heartbeat of a cleaning fetches the agent's steps and sets the step
 // list; a finished step continues the flow; a failed one fails it.
-func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st agent.Stepper, f *stepFlow) error {
+func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st driver.AgentStepper, f *stepFlow) error {
 	n := t.Node
 	if diiBool(n, f.pollKey, false) {
 		return nil
@@ -231,7 +230,7 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st agent.St
 	}
 	state, err := st.PollStep(ctx, dt, f.kind)
 	if err != nil {
-		var failed *agent.StepFailedError
+		var failed *driver.StepFailedError
 		if errors.As(err, &failed) {
 			c.agentStepFailed(ctx, t, f, failed.Msg)
 		} else {
@@ -240,7 +239,7 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st agent.St
 		return nil
 	}
 	switch state {
-	case agent.StepFreshBoot:
+	case driver.AgentStepFreshBoot:
 		delDII(n, f.rebootKey)
 		if f.kind != driver.StepClean {
 			if err := st.RefreshSteps(ctx, dt, f.kind); err != nil {
@@ -249,13 +248,13 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st agent.St
 			}
 		}
 		return c.resumeFlow(ctx, t, f)
-	case agent.StepRefreshed:
+	case driver.AgentStepRefreshed:
 		setDII(n, f.skipKey, false)
 		return c.resumeFlow(ctx, t, f)
-	case agent.StepDone:
+	case driver.AgentStepDone:
 		t.Log().InfoContext(ctx, "agent finished step", "kind", f.kind, "step", stepID(cur))
 		return c.resumeFlow(ctx, t, f)
-	case agent.StepRebootRequested:
+	case driver.AgentStepRebootRequested:
 		return c.postStepReboot(ctx, t, st, f, cur)
 	}
 	return nil
@@ -265,7 +264,7 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st agent.St
 // finished asked for a reboot; the node reboots into the ramdisk and the
 // flow waits, flagged, for the new agent, whose first heartbeat moves on
 // to the next step.
-func (c *Conductor) postStepReboot(ctx context.Context, t *task.Task, st agent.Stepper, f *stepFlow, cur map[string]any) error {
+func (c *Conductor) postStepReboot(ctx context.Context, t *task.Task, st driver.AgentStepper, f *stepFlow, cur map[string]any) error {
 	n := t.Node
 	t.Log().InfoContext(ctx, "agent finished step, rebooting as the step requested", "kind", f.kind, "step", stepID(cur))
 	if err := st.RebootToFinishStep(ctx, t.DriverTask(), f.kind); err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/driver/agent"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/inspection"
 	"github.com/openkeel/ironic/internal/model"
@@ -65,7 +64,7 @@ func (c *Conductor) doContinueInspection(ctx context.Context, t *task.Task, inve
 	enroll := n.ProvisionState == states.Enroll
 	// A heartbeat time makes the node fast-trackable while the ramdisk
 	// is torn down, as upstream records one here.
-	setDII(n, "agent_last_heartbeat", c.clock.Now().UTC().Format("2006-01-02T15:04:05.000000"))
+	setDII(n, "agent_last_heartbeat", c.clock.Now().UTC().Format(driver.AgentHeartbeatLayout))
 	if err := t.Save(ctx); err != nil {
 		return err
 	}
@@ -103,7 +102,7 @@ func (c *Conductor) processInspectionData(ctx context.Context, t *task.Task, inv
 		return driver.Unsupported(t.DriverTask(), driver.KindInspect)
 	}
 	tg := &inspectTarget{c: c, t: t}
-	if h, ok := t.Driver.Inspect.(agent.HookedInspector); ok && h.InspectionHooks() {
+	if h, ok := t.Driver.Inspect.(driver.HookedInspector); ok && h.InspectionHooks() {
 		names, err := inspection.ParseHooks(c.cfg.String("inspector", "hooks"), c.cfg.String("inspector", "default_hooks"))
 		if err != nil {
 			return err

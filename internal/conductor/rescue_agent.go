@@ -6,7 +6,6 @@ import (
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/driver/agent"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -17,7 +16,7 @@ import (
 // itself in last_error (upstream's "<msg>: <exception>"), so that the
 // operator reads the agent's reason rather than only that it failed.
 func (c *Conductor) heartbeatRescue(ctx context.Context, t *task.Task) error {
-	f, ok := t.Driver.Rescue.(agent.Finalizer)
+	f, ok := t.Driver.Rescue.(driver.RescueFinalizer)
 	if !ok {
 		return nil
 	}

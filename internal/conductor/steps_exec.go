@@ -9,7 +9,6 @@ import (
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/driver/agent"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 )
@@ -119,7 +118,7 @@ func (c *Conductor) serviceFlow() *stepFlow {
 // agent-based deploy interfaces: it runs before the error handler tears
 // the ramdisk down.
 func (c *Conductor) collectRamdiskLogs(ctx context.Context, t *task.Task, label string) {
-	if lc, ok := t.Driver.Deploy.(agent.RamdiskLogCollector); ok {
+	if lc, ok := t.Driver.Deploy.(driver.RamdiskLogCollector); ok {
 		lc.CollectRamdiskLogs(ctx, t.DriverTask(), label)
 	}
 }
@@ -127,7 +126,7 @@ func (c *Conductor) collectRamdiskLogs(ctx context.Context, t *task.Task, label 
 // collectRamdiskLogsAlways collects at the successful end of a flow when
 // [agent]/deploy_logs_collect is always.
 func (c *Conductor) collectRamdiskLogsAlways(ctx context.Context, t *task.Task, label string) {
-	if lc, ok := t.Driver.Deploy.(agent.RamdiskLogCollector); ok && lc.DeployLogsCollect() == agentclient.LogsAlways {
+	if lc, ok := t.Driver.Deploy.(driver.RamdiskLogCollector); ok && lc.DeployLogsCollect() == agentclient.LogsAlways {
 		lc.CollectRamdiskLogs(ctx, t.DriverTask(), label)
 	}
 }
@@ -211,7 +210,7 @@ func (c *Conductor) executeStep(ctx context.Context, t *task.Task, kind driver.S
 	}
 	args, _ := step["args"].(map[string]any)
 	ds := driver.Step{Kind: kind, Interface: driver.Kind(ifaceName), Name: name, Args: args}
-	if x, ok := impl.(agent.Stepper); ok {
+	if x, ok := impl.(driver.AgentStepper); ok {
 		return x.ExecuteStep(ctx, t.DriverTask(), ds)
 	}
 	result, err := driver.ExecuteStep(ctx, t.DriverTask(), impl, ds)

@@ -19,54 +19,6 @@ import (
 	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
-// StepState is what the agent's command log says about the asynchronous
-// step a flow waits for.
-type StepState int
-
-// The states PollStep reports.
-const (
-	// StepRunning: the step is still running, or the agent is busy with
-	// something else; the next heartbeat asks again.
-	StepRunning StepState = iota
-	// StepFreshBoot: the agent has run no step since it booted, so the
-	// flow continues (upstream _freshly_booted).
-	StepFreshBoot
-	// StepDone: the step succeeded.
-	StepDone
-	// StepRefreshed: the agent's hardware managers changed; the steps
-	// were fetched again and the current step must run again.
-	StepRefreshed
-	// StepRebootRequested: the step succeeded and its agent definition
-	// has reboot_requested; the flow goes on after RebootToFinishStep and
-	// the rebooted agent's first heartbeat.
-	StepRebootRequested
-)
-
-// StepFailedError is PollStep's report that the step itself failed: the
-// agent's command failed or ended in an unknown status, or the step's
-// post step hook failed. Upstream hands its message to the flow's error
-// handler as the node's last_error, unlike errors met while asking.
-type StepFailedError struct{ Msg string }
-
-func (e *StepFailedError) Error() string { return e.Msg }
-
-// Stepper is what the conductor's heartbeat handling needs from an
-// agent-based deploy interface.
-type Stepper interface {
-	// RefreshSteps fetches the agent's steps of kind and caches them in
-	// driver_internal_info["agent_cached_<kind>_steps"].
-	RefreshSteps(ctx context.Context, task *driver.Task, kind driver.StepKind) error
-	// PollStep reads the agent's command log; a non-nil error is the
-	// failure of the current step, worded as upstream's last_error.
-	PollStep(ctx context.Context, task *driver.Task, kind driver.StepKind) (StepState, error)
-	// ExecuteStep runs a step of the interface: a declared one, or an
-	// in-band one the agent reported (which then runs asynchronously).
-	ExecuteStep(ctx context.Context, task *driver.Task, step driver.Step) (string, error)
-	// RebootToFinishStep reboots the node back into the ramdisk after a
-	// step that asked for it.
-	RebootToFinishStep(ctx context.Context, task *driver.Task, kind driver.StepKind) error
-}
-
 // Options configure the agent-based interfaces.
 type Options struct {
 	Client *agentclient.Client
@@ -83,7 +35,7 @@ type Options struct {
 	DefaultBootMode string
 	// FastTrack lets an operation reuse the ramdisk left running by the
 	// previous one.
-	FastTrack FastTrack
+	FastTrack driver.FastTrack
 	// CleanParams are the driver_internal_info entries upstream's
 	// agent_add_clean_params records for the agent's erase steps
 	// (agent_erase_devices_iterations and the like), from [deploy].
@@ -354,44 +306,44 @@ func (b *base) executeInband(ctx context.Context, task *driver.Task, kind driver
 }
 
 // PollStep is the command-log half of upstream process_next_step.
-func (b *base) PollStep(ctx context.Context, task *driver.Task, kind driver.StepKind) (StepState, error) {
+func (b *base) PollStep(ctx context.Context, task *driver.Task, kind driver.StepKind) (driver.AgentStepState, error) {
 	n := task.Node
 	cmds, err := b.client().GetCommandsStatus(ctx, n, agentclient.StatusOptions{})
 	if err != nil {
-		return StepRunning, fmt.Errorf("read the agent's command status: %w", err)
+		return driver.AgentStepRunning, fmt.Errorf("read the agent's command status: %w", err)
 	}
 	if freshlyBooted(cmds, kind) {
-		return StepFreshBoot, nil
+		return driver.AgentStepFreshBoot, nil
 	}
 	last := cmds[len(cmds)-1]
 	if last.Name != "execute_"+string(kind)+"_step" || last.Status == agentclient.StatusRunning {
-		return StepRunning, nil
+		return driver.AgentStepRunning, nil
 	}
 	cur := currentStep(n, kind)
 	switch last.Status {
 	case agentclient.StatusFailed:
-		return StepRunning, &StepFailedError{fmt.Sprintf("%s step %s.%s failed on node %s. %s",
+		return driver.AgentStepRunning, &driver.StepFailedError{Msg: fmt.Sprintf("%s step %s.%s failed on node %s. %s",
 			titleKind(kind), cur["interface"], cur["step"], n.UUID, agentclient.CommandError(&last))}
 	case agentclient.StatusVersionMismatch, "VERSION_MISMATCH":
 		if err := b.RefreshSteps(ctx, task, kind); err != nil {
-			return StepRunning, err
+			return driver.AgentStepRunning, err
 		}
-		return StepRefreshed, nil
+		return driver.AgentStepRefreshed, nil
 	case agentclient.StatusSucceeded:
 		reported, _ := last.ResultMap()[string(kind)+"_step"].(map[string]any)
 		if reported == nil || reported["step"] != cur["step"] || reported["interface"] != cur["interface"] {
 			// An earlier step's command; the current one has not started.
-			return StepRunning, nil
+			return driver.AgentStepRunning, nil
 		}
 		if err := runPostStepHook(ctx, task, kind, cur, &last); err != nil {
-			return StepRunning, &StepFailedError{err.Error()}
+			return driver.AgentStepRunning, &driver.StepFailedError{Msg: err.Error()}
 		}
 		if rebootRequested(n, kind, cur) {
-			return StepRebootRequested, nil
+			return driver.AgentStepRebootRequested, nil
 		}
-		return StepDone, nil
+		return driver.AgentStepDone, nil
 	}
-	return StepRunning, &StepFailedError{fmt.Sprintf("Agent returned unknown status for %s step %s on node %s : %s.",
+	return driver.AgentStepRunning, &driver.StepFailedError{Msg: fmt.Sprintf("Agent returned unknown status for %s step %s on node %s : %s.",
 		kind, pyfmt.ReprJSON(cur), n.UUID, last.Status)}
 }
 

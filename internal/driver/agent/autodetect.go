@@ -9,21 +9,6 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 )
 
-// InterfaceSwitcher is upstream DeployInterface.switch_interface: called
-// when a deployment (or an adoption) starts, before validation, so that
-// an interface that stands for others can put the right one in its place
-// (on the node and in task.Driver). The default does nothing.
-type InterfaceSwitcher interface {
-	SwitchInterface(ctx context.Context, task *driver.Task) error
-}
-
-// InterfaceRestorer is upstream restore_interface: when cleaning ends,
-// is skipped or fails, the node gets back the deploy interface a switch
-// replaced.
-type InterfaceRestorer interface {
-	RestoreInterface(ctx context.Context, task *driver.Task) error
-}
-
 // AutodetectOptions configure the autodetect deploy interface.
 type AutodetectOptions struct {
 	// Candidates is [DEFAULT]/autodetect_deploy_interfaces, in order of
@@ -44,8 +29,8 @@ type Autodetect struct {
 }
 
 var (
-	_ driver.DeployInterface = (*Autodetect)(nil)
-	_ InterfaceSwitcher      = (*Autodetect)(nil)
+	_ driver.DeployInterface   = (*Autodetect)(nil)
+	_ driver.InterfaceSwitcher = (*Autodetect)(nil)
 )
 
 // NewAutodetect returns the autodetect deploy interface; candidates are

@@ -37,7 +37,7 @@ func TestAutodetectSwitchesToFirstSupporting(t *testing.T) {
 	ctx := context.Background()
 
 	task := autodetectTask(r, map[string]any{"boot_iso": "http://127.0.0.1/boot.iso", "ironic_ramdisk_deploy": true})
-	if err := task.Driver.Deploy.(InterfaceSwitcher).SwitchInterface(ctx, task); err != nil {
+	if err := task.Driver.Deploy.(driver.InterfaceSwitcher).SwitchInterface(ctx, task); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := task.Driver.Deploy.(*Ramdisk); !ok || task.Node.DeployInterface != "ramdisk" || task.Driver.Names[driver.KindDeploy] != "ramdisk" {
@@ -46,7 +46,7 @@ func TestAutodetectSwitchesToFirstSupporting(t *testing.T) {
 	if task.Node.DriverInternalInfo["original_deploy_interface"] != "autodetect" {
 		t.Errorf("driver_internal_info %v", task.Node.DriverInternalInfo)
 	}
-	if err := task.Driver.Deploy.(InterfaceRestorer).RestoreInterface(ctx, task); err != nil {
+	if err := task.Driver.Deploy.(driver.InterfaceRestorer).RestoreInterface(ctx, task); err != nil {
 		t.Fatal(err)
 	}
 	if task.Node.DeployInterface != "autodetect" || task.Node.DriverInternalInfo["original_deploy_interface"] != nil {
@@ -55,7 +55,7 @@ func TestAutodetectSwitchesToFirstSupporting(t *testing.T) {
 
 	// A disk image: ramdisk declines, the last candidate is the fallback.
 	task = autodetectTask(r, map[string]any{"image_source": "http://127.0.0.1/disk.img"})
-	if err := task.Driver.Deploy.(InterfaceSwitcher).SwitchInterface(ctx, task); err != nil {
+	if err := task.Driver.Deploy.(driver.InterfaceSwitcher).SwitchInterface(ctx, task); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := task.Driver.Deploy.(*Direct); !ok || task.Node.DeployInterface != "direct" {

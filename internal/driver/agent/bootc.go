@@ -41,10 +41,11 @@ type Bootc struct {
 }
 
 var (
-	_ driver.DeployInterface  = (*Bootc)(nil)
-	_ driver.DeploySupporter  = (*Bootc)(nil)
-	_ driver.CleaningPreparer = (*Bootc)(nil)
-	_ Stepper                 = (*Bootc)(nil)
+	_ driver.DeployInterface   = (*Bootc)(nil)
+	_ driver.DeploySupporter   = (*Bootc)(nil)
+	_ driver.CleaningPreparer  = (*Bootc)(nil)
+	_ driver.AgentStepper      = (*Bootc)(nil)
+	_ driver.InterfaceRestorer = (*Bootc)(nil)
 )
 
 // NewBootc builds the bootc deploy interface.

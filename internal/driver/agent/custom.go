@@ -20,12 +20,13 @@ type CustomAgent struct {
 }
 
 var (
-	_ driver.DeployInterface  = (*CustomAgent)(nil)
-	_ driver.StepLister       = (*CustomAgent)(nil)
-	_ driver.StepRunner       = (*CustomAgent)(nil)
-	_ driver.CleaningPreparer = (*CustomAgent)(nil)
-	_ driver.ServicePreparer  = (*CustomAgent)(nil)
-	_ Stepper                 = (*CustomAgent)(nil)
+	_ driver.DeployInterface   = (*CustomAgent)(nil)
+	_ driver.StepLister        = (*CustomAgent)(nil)
+	_ driver.StepRunner        = (*CustomAgent)(nil)
+	_ driver.CleaningPreparer  = (*CustomAgent)(nil)
+	_ driver.ServicePreparer   = (*CustomAgent)(nil)
+	_ driver.AgentStepper      = (*CustomAgent)(nil)
+	_ driver.InterfaceRestorer = (*CustomAgent)(nil)
 )
 
 // NewCustomAgent builds the custom-agent deploy interface.

@@ -23,12 +23,13 @@ type Direct struct {
 }
 
 var (
-	_ driver.DeployInterface  = (*Direct)(nil)
-	_ driver.StepLister       = (*Direct)(nil)
-	_ driver.StepRunner       = (*Direct)(nil)
-	_ driver.CleaningPreparer = (*Direct)(nil)
-	_ driver.ServicePreparer  = (*Direct)(nil)
-	_ Stepper                 = (*Direct)(nil)
+	_ driver.DeployInterface   = (*Direct)(nil)
+	_ driver.StepLister        = (*Direct)(nil)
+	_ driver.StepRunner        = (*Direct)(nil)
+	_ driver.CleaningPreparer  = (*Direct)(nil)
+	_ driver.ServicePreparer   = (*Direct)(nil)
+	_ driver.AgentStepper      = (*Direct)(nil)
+	_ driver.InterfaceRestorer = (*Direct)(nil)
 )
 
 // NewDirect builds the direct deploy interface.

@@ -30,7 +30,7 @@ type InspectOptions struct {
 	// FastTrack is [deploy]/fast_track: with it on for the node, the
 	// ramdisk is told the API URL so that it keeps heartbeating after the
 	// inspection, and the node is left on with it for the next operation.
-	FastTrack FastTrack
+	FastTrack driver.FastTrack
 	// APIURL is the Ironic API URL given to a fast-track ramdisk as
 	// ipa-api-url; empty leaves the ramdisk to find the API itself.
 	APIURL string
@@ -56,6 +56,11 @@ type Inspect struct {
 	o InspectOptions
 }
 
+var (
+	_ driver.InspectInterface = (*Inspect)(nil)
+	_ driver.HookedInspector  = (*Inspect)(nil)
+)
+
 // NewInspect returns the agent inspect interface.
 func NewInspect(o InspectOptions) *Inspect { return &Inspect{o: o} }
 
@@ -65,12 +70,6 @@ func RegisterInspect(r *driver.Registry, o InspectOptions) error {
 		return fmt.Errorf("register agent inspect: %w", err)
 	}
 	return nil
-}
-
-// HookedInspector marks inspect interfaces whose data goes through the
-// [inspector]/hooks before the rules.
-type HookedInspector interface {
-	InspectionHooks() bool
 }
 
 // InspectionHooks is true: in-band data is processed by the hooks.

@@ -58,7 +58,7 @@ func TestInspectFastTrack(t *testing.T) {
 				task.Node.DriverInfo["fast_track"] = c.perNode
 			}
 			i := NewInspect(InspectOptions{PowerOff: true, APIURL: "http://127.0.0.1:6385/", CallbackURL: "http://127.0.0.1:6385/v1/continue_inspection",
-				FastTrack: FastTrack{Enabled: c.configured}})
+				FastTrack: driver.FastTrack{Enabled: c.configured}})
 			if st, err := i.InspectHardware(ctx, task); err != nil || st != "inspect wait" {
 				t.Fatalf("%s: inspect_hardware = %q, %v", c.name, st, err)
 			}

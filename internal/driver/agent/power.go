@@ -21,7 +21,7 @@ type PowerOptions struct {
 	Client *agentclient.Client
 	// FastTrack is [deploy]/fast_track and fast_track_timeout: the
 	// interface only works on a fast-track node whose agent is alive.
-	FastTrack FastTrack
+	FastTrack driver.FastTrack
 	// Wait is the pause after the reboot command; zero is
 	// DefaultPowerWait.
 	Wait time.Duration

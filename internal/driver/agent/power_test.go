@@ -39,12 +39,12 @@ var heartbeatClock = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 func liveNode(url string) *model.Node {
 	return &model.Node{UUID: "6f7d3c36-8a53-4b7c-9a3e-3f6f3d1b7a00", DriverInternalInfo: map[string]any{
 		"agent_url": url, "agent_secret_token": "tok",
-		"agent_last_heartbeat": heartbeatClock.Add(-10 * time.Second).Format(heartbeatLayout),
+		"agent_last_heartbeat": heartbeatClock.Add(-10 * time.Second).Format(driver.AgentHeartbeatLayout),
 	}}
 }
 
 func TestPowerValidateNeedsFastTrackAndLiveAgent(t *testing.T) {
-	ft := FastTrack{Enabled: true, Timeout: 300 * time.Second, Now: func() time.Time { return heartbeatClock }}
+	ft := driver.FastTrack{Enabled: true, Timeout: 300 * time.Second, Now: func() time.Time { return heartbeatClock }}
 	p := NewPower(PowerOptions{FastTrack: ft})
 	ctx := context.Background()
 	if err := p.Validate(ctx, &driver.Task{Node: liveNode("http://127.0.0.1:9")}); err != nil {
@@ -56,7 +56,7 @@ func TestPowerValidateNeedsFastTrackAndLiveAgent(t *testing.T) {
 		t.Errorf("fast track off: %v", err)
 	}
 	silent := liveNode("http://127.0.0.1:9")
-	silent.DriverInternalInfo["agent_last_heartbeat"] = heartbeatClock.Add(-301 * time.Second).Format(heartbeatLayout)
+	silent.DriverInternalInfo["agent_last_heartbeat"] = heartbeatClock.Add(-301 * time.Second).Format(driver.AgentHeartbeatLayout)
 	err := p.Validate(ctx, &driver.Task{Node: silent})
 	if err == nil || err.Error() != "Agent seems offline for node "+silent.UUID+", the agent power interface cannot be used" || !driver.IsClass(err, "InvalidParameterValue") {
 		t.Errorf("silent agent: %v", err)

@@ -259,10 +259,10 @@ func TestRAIDCreateConfigurationInBand(t *testing.T) {
 	}
 
 	state, err := d.PollStep(ctx, task, driver.StepClean)
-	for err == nil && state == StepRunning {
+	for err == nil && state == driver.AgentStepRunning {
 		state, err = d.PollStep(ctx, task, driver.StepClean)
 	}
-	if err != nil || state != StepDone {
+	if err != nil || state != driver.AgentStepDone {
 		t.Fatalf("poll: %v, %v", state, err)
 	}
 	if n.RAIDConfig["last_updated"] != "2026-11-29 12:00:00.123456" || len(n.RAIDConfig["logical_disks"].([]any)) != 2 {
@@ -279,10 +279,10 @@ func TestRAIDCreateConfigurationInBand(t *testing.T) {
 		t.Fatalf("delete_configuration: %q, %v", res, err)
 	}
 	state, err = d.PollStep(ctx, task, driver.StepClean)
-	for err == nil && state == StepRunning {
+	for err == nil && state == driver.AgentStepRunning {
 		state, err = d.PollStep(ctx, task, driver.StepClean)
 	}
-	if err != nil || state != StepDone {
+	if err != nil || state != driver.AgentStepDone {
 		t.Fatalf("poll delete: %v, %v", state, err)
 	}
 	if len(n.RAIDConfig) != 0 || n.RAIDConfig == nil || n.Properties["root_device"] != nil {
@@ -302,7 +302,7 @@ func TestRAIDCreateConfigurationWithoutResultFailsStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	state, err := d.PollStep(ctx, task, driver.StepClean)
-	for err == nil && state == StepRunning {
+	for err == nil && state == driver.AgentStepRunning {
 		state, err = d.PollStep(ctx, task, driver.StepClean)
 	}
 	want := "For node " + n.UUID + ", post clean step hook _create_configuration_final failed for clean step {'interface': 'raid', 'step': 'create_configuration'}.IronicException: Agent ramdisk didn't return a proper command result"

@@ -20,12 +20,13 @@ type Ramdisk struct {
 }
 
 var (
-	_ driver.DeployInterface  = (*Ramdisk)(nil)
-	_ driver.StepLister       = (*Ramdisk)(nil)
-	_ driver.StepRunner       = (*Ramdisk)(nil)
-	_ driver.CleaningPreparer = (*Ramdisk)(nil)
-	_ driver.ServicePreparer  = (*Ramdisk)(nil)
-	_ Stepper                 = (*Ramdisk)(nil)
+	_ driver.DeployInterface   = (*Ramdisk)(nil)
+	_ driver.StepLister        = (*Ramdisk)(nil)
+	_ driver.StepRunner        = (*Ramdisk)(nil)
+	_ driver.CleaningPreparer  = (*Ramdisk)(nil)
+	_ driver.ServicePreparer   = (*Ramdisk)(nil)
+	_ driver.AgentStepper      = (*Ramdisk)(nil)
+	_ driver.InterfaceRestorer = (*Ramdisk)(nil)
 )
 
 // NewRamdisk builds the ramdisk deploy interface.

@@ -6,24 +6,9 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 )
 
-// RamdiskLogCollector is how the conductor keeps the agent's logs when a
-// flow fails or, with [agent]/deploy_logs_collect = always, ends (upstream
-// driver_utils.collect_ramdisk_logs, called from the step runners).
-type RamdiskLogCollector interface {
-	// CollectRamdiskLogs stores the running agent's logs, label naming
-	// the flow; it never fails the caller.
-	CollectRamdiskLogs(ctx context.Context, task *driver.Task, label string)
-	// DeployLogsCollect is [agent]/deploy_logs_collect.
-	DeployLogsCollect() string
-	// CollectsDeployLogs is upstream collect_deploy_logs: whether a failed
-	// deployment keeps the ramdisk's logs (not for the ramdisk deploy,
-	// whose instance is the ramdisk).
-	CollectsDeployLogs() bool
-}
-
 var (
-	_ RamdiskLogCollector = (*Direct)(nil)
-	_ RamdiskLogCollector = (*Ramdisk)(nil)
+	_ driver.RamdiskLogCollector = (*Direct)(nil)
+	_ driver.RamdiskLogCollector = (*Ramdisk)(nil)
 )
 
 // CollectRamdiskLogs asks the agent for its logs and stores them.

@@ -23,6 +23,11 @@ type Rescue struct {
 	o RescueOptions
 }
 
+var (
+	_ driver.RescueInterface = (*Rescue)(nil)
+	_ driver.RescueFinalizer = (*Rescue)(nil)
+)
+
 // RegisterRescue adds the "agent" rescue interface.
 func RegisterRescue(r *driver.Registry, o RescueOptions) error {
 	if o.Client == nil {
@@ -35,11 +40,6 @@ func RegisterRescue(r *driver.Registry, o RescueOptions) error {
 		return fmt.Errorf("register agent rescue: %w", err)
 	}
 	return nil
-}
-
-// Finalizer is implemented by rescue interfaces completed by a heartbeat.
-type Finalizer interface {
-	FinalizeRescue(ctx context.Context, task *driver.Task) error
 }
 
 // Properties has no driver_info keys.

@@ -99,7 +99,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 			// wait; the soft power off waits as long.
 			PostDeployGetPowerStateRetries:       ao.PostDeployGetPowerStateRetries,
 			PostDeployGetPowerStateRetryInterval: ao.PostDeployGetPowerStateRetryInterval,
-			FastTrack: agent.FastTrack{
+			FastTrack: driver.FastTrack{
 				Enabled: c.Bool("deploy", "fast_track"),
 				Timeout: time.Duration(c.Int("deploy", "fast_track_timeout")) * time.Second,
 			},

@@ -1,4 +1,4 @@
-package agent
+package driver
 
 import (
 	"context"
@@ -6,14 +6,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 )
 
 // FastTrack is upstream's [deploy]/fast_track: a ramdisk that is up and
 // heartbeating is reused from one operation to the next, skipping the
-// power cycle between them.
+// power cycle between them. It is here rather than with the agent
+// interfaces because the conductor asks it too (upstream's conductor
+// utils is_fast_track, fast_track_able, agent_is_alive).
 type FastTrack struct {
 	// Enabled is [deploy]/fast_track, which driver_info/fast_track
 	// overrides per node.
@@ -25,9 +26,9 @@ type FastTrack struct {
 	Now func() time.Time
 }
 
-// heartbeatLayout is how agent_last_heartbeat is stored (upstream's
-// isoformat without a zone).
-const heartbeatLayout = "2006-01-02T15:04:05.000000"
+// AgentHeartbeatLayout is how agent_last_heartbeat is stored (upstream's
+// isoformat without a zone): the conductor writes it, AgentAlive reads it.
+const AgentHeartbeatLayout = "2006-01-02T15:04:05.000000"
 
 // EnabledFor is utils.fast_track_enabled: driver_info's fast_track, a
 // strict boolean, over the configured default.
@@ -46,13 +47,13 @@ func (f FastTrack) EnabledFor(n *model.Node) (bool, error) {
 	case "0", "f", "false", "off", "n", "no":
 		return false, nil
 	}
-	return false, driver.InvalidParameterValue("Invalid value of fast_track: Unrecognized value '%s', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'", s)
+	return false, InvalidParameterValue("Invalid value of fast_track: Unrecognized value '%s', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'", s)
 }
 
 // Able is upstream fast_track_able: fast track is on for the node, an
 // image is to be written, nothing failed last, and the node is neither
 // being serviced nor updating firmware (both need their normal clean-up).
-func (f FastTrack) Able(ctx context.Context, task *driver.Task) bool {
+func (f FastTrack) Able(ctx context.Context, task *Task) bool {
 	n := task.Node
 	on, err := f.EnabledFor(n)
 	if err != nil || !on {
@@ -69,7 +70,7 @@ func (f FastTrack) Able(ctx context.Context, task *driver.Task) bool {
 
 // Active is upstream is_fast_track: fast track applies, the node is
 // powered on and its agent is alive.
-func (f FastTrack) Active(ctx context.Context, task *driver.Task) bool {
+func (f FastTrack) Active(ctx context.Context, task *Task) bool {
 	if !f.Able(ctx, task) {
 		return false
 	}
@@ -96,7 +97,7 @@ func (f FastTrack) AgentAlive(n *model.Node) bool {
 		return false
 	}
 	raw, _ := n.DriverInternalInfo["agent_last_heartbeat"].(string)
-	last, err := time.Parse(heartbeatLayout, raw)
+	last, err := time.Parse(AgentHeartbeatLayout, raw)
 	if err != nil {
 		return false
 	}
