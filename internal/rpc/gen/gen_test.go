@@ -144,3 +144,39 @@ func writeAPI(t *testing.T, methods string) string {
 	}
 	return dir
 }
+
+// TestNewMethodReachesEveryLayer adds one annotated method to a copy of
+// api.go: the client, the server table, the in-process transport (for a
+// cast) and the fake all get it, from that one line of definition.
+func TestNewMethodReachesEveryLayer(t *testing.T) {
+	src, err := os.ReadFile("../api.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const added = "\t//rpc:cast continue_node_inspect 1.63 node_id force,optional\n\tContinueNodeInspect(ctx context.Context, topic, nodeID string, force bool) error\n"
+	text := strings.Replace(string(src), "type ConductorAPI interface {\n", "type ConductorAPI interface {\n"+added, 1)
+	if text == string(src) {
+		t.Fatal("no ConductorAPI in api.go")
+	}
+	dir := writeAPI(t, "")
+	if err := os.WriteFile(filepath.Join(dir, "api.go"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := generate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"local_gen.go":             {`l.cast(ctx, "continue_node_inspect", l.ConductorAPI.ContinueNodeInspect(ctx, topic, nodeID, force))`},
+		"jsonrpc/client_gen.go":    {`c.cast(ctx, topic, "continue_node_inspect", "1.63", continueNodeInspectParams{NodeID: nodeID, Force: force})`},
+		"jsonrpc/methods_gen.go":   {"Force  bool   `json:\"force\" rpc:\"optional\"`", `def("continue_node_inspect", func(ctx context.Context, h rpc.ConductorAPI, p *continueNodeInspectParams) (any, error) {`},
+		"jsonrpc/fake_gen_test.go": {`return f.record(ctx, "ContinueNodeInspect", nodeID, force)`, `return nil, c.ContinueNodeInspect(ctx, topic, "nodeID-value", true)`},
+	}
+	for _, f := range files {
+		for _, w := range want[f.path] {
+			if !strings.Contains(string(f.data), w) {
+				t.Errorf("%s lacks %s", f.path, w)
+			}
+		}
+	}
+}
