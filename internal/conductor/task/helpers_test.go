@@ -14,58 +14,10 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 const host = "conductor-0"
-
-// fakeClock is a manual clock: Sleep advances it instead of waiting, and
-// records each interval; onSleep, when set, runs after each sleep (with the
-// number of sleeps so far) to change the world a waiting task would see.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	sleeps  []time.Duration
-	onSleep func(n int)
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.sleeps = append(c.sleeps, d)
-	n := len(c.sleeps)
-	hook := c.onSleep
-	c.mu.Unlock()
-	if hook != nil {
-		hook(n)
-	}
-	// A real sleep would have been interrupted by a cancellation during it.
-	return ctx.Err()
-}
-
-func (c *fakeClock) Sleeps() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.sleeps...)
-}
 
 // record is one captured log record with its attributes, groups nested as
 // maps.
@@ -133,7 +85,7 @@ func (c *capture) notifications() []record {
 type env struct {
 	st    store.Store
 	db    *sqldb.DB
-	clock *fakeClock
+	clock *fakeclock.Clock
 	hist  historyReader
 	logs  *capture
 	m     *task.Manager
@@ -143,7 +95,7 @@ type env struct {
 
 func newEnv(t *testing.T, db *sqldb.DB) *env {
 	t.Helper()
-	clock := newFakeClock()
+	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	st := store.New(db, store.WithClock(clock.Now))
 	e := &env{st: st, db: db, clock: clock, hist: historyReader{st}, logs: newCapture()}
 	e.drivers = fakeDrivers(t)

@@ -14,6 +14,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 func TestAcquireExclusive(t *testing.T) {
@@ -262,13 +263,13 @@ func TestLockRetries(t *testing.T) {
 			if _, err := e.st.ReserveNode(ctx, "other-conductor", n.ID); err != nil {
 				t.Fatal(err)
 			}
-			e.clock.onSleep = func(i int) {
+			e.clock.OnSleep(func(i int, _ time.Duration) {
 				if i == 2 {
 					if err := e.st.ReleaseNode(ctx, "other-conductor", n.ID); err != nil {
 						t.Error(err)
 					}
 				}
-			}
+			})
 			tk, err := e.m.Acquire(ctx, n.UUID, task.AcquireOptions{})
 			if err != nil {
 				t.Fatalf("Acquire after the holder released on the last retry = %v", err)
@@ -281,13 +282,13 @@ func TestLockRetries(t *testing.T) {
 			if _, err := e.st.ReserveNode(ctx, "other-conductor", n.ID); err != nil {
 				t.Fatal(err)
 			}
-			e.clock.onSleep = func(i int) {
+			e.clock.OnSleep(func(i int, _ time.Duration) {
 				if i == 10 {
 					if err := e.st.ReleaseNode(ctx, "other-conductor", n.ID); err != nil {
 						t.Error(err)
 					}
 				}
-			}
+			})
 			tk, err := e.m.Acquire(ctx, n.UUID, task.AcquireOptions{Patient: true})
 			if err != nil {
 				t.Fatalf("patient Acquire = %v", err)
@@ -307,11 +308,11 @@ func TestLockRetries(t *testing.T) {
 				t.Fatal(err)
 			}
 			cctx, cancel := context.WithCancel(ctx)
-			e.clock.onSleep = func(i int) {
+			e.clock.OnSleep(func(i int, _ time.Duration) {
 				if i == 3 {
 					cancel()
 				}
-			}
+			})
 			_, err := e.m.Acquire(cctx, n.UUID, task.AcquireOptions{Patient: true})
 			if !errs.Is(err, "NodeLocked") || !errors.Is(err, context.Canceled) {
 				t.Fatalf("Acquire = %v, want NodeLocked and context.Canceled", err)
@@ -467,21 +468,6 @@ func TestReleaseOfDeletedNode(t *testing.T) {
 	})
 }
 
-// stoppedClock never moves: a Sleep lasts until its context ends, and each
-// one is announced on sleeping.
-type stoppedClock struct {
-	now      time.Time
-	sleeping chan time.Duration
-}
-
-func (c *stoppedClock) Now() time.Time { return c.now }
-
-func (c *stoppedClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.sleeping <- d
-	<-ctx.Done()
-	return ctx.Err()
-}
-
 // TestLocalReleaseWakesWaiter: a task waiting for a node this conductor
 // holds gets the lock when it is released, not an interval later, and a
 // wake-up does not use up one of its attempts.
@@ -490,7 +476,11 @@ func TestLocalReleaseWakesWaiter(t *testing.T) {
 		ctx := context.Background()
 		e := newEnv(t, db)
 		n := e.node(t, states.Available, "")
-		clock := &stoppedClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), sleeping: make(chan time.Duration, 8)}
+		// The clock never moves: a wait lasts until something wakes the
+		// waiter (or its context ends), and each is announced on sleeping.
+		clock := fakeclock.NewBlocking(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+		sleeping := make(chan time.Duration, 8)
+		clock.OnSleep(func(_ int, d time.Duration) { sleeping <- d })
 		m := task.NewManager(e.st, e.drivers, task.Settings{Host: host, RetryAttempts: 1, RetryInterval: time.Second}, task.WithClock(clock))
 		for round := 0; round < 3; round++ {
 			holder, err := m.Acquire(ctx, n.UUID, task.AcquireOptions{RetryAttempts: 1})
@@ -509,7 +499,7 @@ func TestLocalReleaseWakesWaiter(t *testing.T) {
 				}
 				got <- err
 			}()
-			if d := <-clock.sleeping; d != time.Second {
+			if d := <-sleeping; d != time.Second {
 				t.Fatalf("waited %v, want the 1s interval", d)
 			}
 			if err := holder.Release(); err != nil {
