@@ -13,40 +13,9 @@ import (
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/ipa"
 )
-
-// virtualClock advances only when slept on, so that a wait of retries ×
-// interval costs no real time; the agent fixture reads the same clock to
-// decide when its machine is off.
-type virtualClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-}
-
-func (c *virtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *virtualClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	c.sleeps = append(c.sleeps, d)
-	return ctx.Err()
-}
-
-func (c *virtualClock) slept() (total time.Duration, n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, d := range c.sleeps {
-		total += d
-	}
-	return total, len(c.sleeps)
-}
 
 // machinePower is the BMC of the agent fixture's machine: off once the
 // agent has powered it off, or once powered off out of band (recorded).
@@ -159,7 +128,7 @@ func TestTearDownAgentWaitsForThePowerOff(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			clk := &virtualClock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+			clk := fakeclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 			a := ipa.New(t).WithToken("tok").WithClock(clk)
 			c.agent(a)
 			power := &machinePower{recordingPower: recordingPower{supported: []string{"power on", "power off", "rebooting"}, state: "power on"}, agent: a}
@@ -180,7 +149,7 @@ func TestTearDownAgentWaitsForThePowerOff(t *testing.T) {
 			if got := a.Count("standby.power_off"); got != 1 {
 				t.Errorf("standby.power_off sent %d times", got)
 			}
-			if slept, sleeps := clk.slept(); slept != c.wantSlept || sleeps != c.wantSleeps {
+			if slept, sleeps := clk.Slept(), len(clk.Sleeps()); slept != c.wantSlept || sleeps != c.wantSleeps {
 				t.Errorf("waited %s in %d sleeps, want %s in %d", slept, sleeps, c.wantSlept, c.wantSleeps)
 			}
 			if got := power.done(); got != c.wantActions {
@@ -210,7 +179,7 @@ func TestTearDownAgentStopsWaitingWithItsContext(t *testing.T) {
 	power := &cancellingPower{recordingPower: recordingPower{supported: []string{"power on", "power off"}, state: "power on"}, cancel: cancel}
 	client := agentclient.New(agentclient.DefaultOptions())
 	t.Cleanup(client.Close)
-	clk := &virtualClock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	d := NewCustomAgent(Options{Client: client, Clock: clk, PostDeployGetPowerStateRetries: 6, PostDeployGetPowerStateRetryInterval: 5 * time.Second})
 	n := &model.Node{UUID: "6d3f0f2c-7c8e-4a8e-9d0b-2a1c3e4f5a71", DriverInfo: map[string]any{},
 		DriverInternalInfo: map[string]any{"agent_url": a.URL(), "agent_secret_token": "tok"}}

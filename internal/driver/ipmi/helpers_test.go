@@ -12,6 +12,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 func must(t testing.TB, err error) {
@@ -19,37 +20,6 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// fakeClock advances only when slept on.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sleeps = append(c.sleeps, d)
-	if d > 0 {
-		c.now = c.now.Add(d)
-	}
-	return ctx.Err()
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // call is one command the fake executor saw, with what it found in the
@@ -81,7 +51,7 @@ func (c call) command() string {
 // success with no output) and records every call.
 type fakeBMC struct {
 	mu      sync.Mutex
-	clock   *fakeClock
+	clock   *fakeclock.Clock
 	calls   []call
 	answers map[string][]Result
 	// each call takes this long on the fake clock
@@ -119,7 +89,7 @@ func (f *fakeBMC) exec(_ context.Context, cmd Command) (Result, error) {
 	}
 	f.mu.Unlock()
 	if f.clock != nil && f.duration > 0 {
-		f.clock.advance(f.duration)
+		f.clock.Advance(f.duration)
 	}
 	return res, nil
 }
@@ -137,9 +107,9 @@ func (f *fakeBMC) commands() []string {
 var allSupported = &Support{Timing: true, SingleBridge: true, DualBridge: true}
 
 // testCore builds a core on a fake BMC and clock.
-func testCore(t *testing.T, mutate func(*Options)) (*core, *fakeBMC, *fakeClock, *bytes.Buffer) {
+func testCore(t *testing.T, mutate func(*Options)) (*core, *fakeBMC, *fakeclock.Clock, *bytes.Buffer) {
 	t.Helper()
-	clock := newFakeClock()
+	clock := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	bmc := &fakeBMC{clock: clock}
 	logs := &bytes.Buffer{}
 	o := DefaultOptions()

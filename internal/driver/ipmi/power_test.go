@@ -10,6 +10,7 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 // chassis is a fake ipmitool that keeps the chassis power, so the power
@@ -41,7 +42,7 @@ func (c *chassis) exec(_ context.Context, cmd Command) (Result, error) {
 	return Result{}, nil
 }
 
-func powerSetup(t *testing.T, on bool) (*Power, *driver.Task, *chassis, *fakeClock) {
+func powerSetup(t *testing.T, on bool) (*Power, *driver.Task, *chassis, *fakeclock.Clock) {
 	t.Helper()
 	ch := &chassis{on: on}
 	c, _, clock, logs := testCore(t, func(o *Options) { o.Exec = ch.exec })
@@ -93,8 +94,8 @@ func TestPowerSequences(t *testing.T) {
 				t.Fatalf("chassis on=%v, want %v", ch.on, tc.end)
 			}
 			// "power reset" is followed by the settle delay before polling.
-			if got := slices.Contains(clock.sleeps, rebootSettleDelay); got != tc.disablePowerOff {
-				t.Fatalf("settle delay slept=%v, sleeps %v", got, clock.sleeps)
+			if got := slices.Contains(clock.Sleeps(), rebootSettleDelay); got != tc.disablePowerOff {
+				t.Fatalf("settle delay slept=%v, sleeps %v", got, clock.Sleeps())
 			}
 		})
 	}

@@ -152,9 +152,9 @@ func TestConnectionErrorsAndRetries(t *testing.T) {
 				wantClass(t, err, tc.want.class, "")
 			}
 			seen := rec.exchanges()
-			got := outcome{class: tc.want.class, exchanges: len(seen), failed: failedExchanges(seen), waited: e.clock.total()}
+			got := outcome{class: tc.want.class, exchanges: len(seen), failed: failedExchanges(seen), waited: e.clock.Slept()}
 			if got != tc.want {
-				t.Fatalf("got %+v, want %+v (sleeps %v, exchanges %+v, error %v)", got, tc.want, e.clock.sleeps, seen, err)
+				t.Fatalf("got %+v, want %+v (sleeps %v, exchanges %+v, error %v)", got, tc.want, e.clock.Sleeps(), seen, err)
 			}
 		})
 	}
@@ -179,8 +179,8 @@ func TestDeadBMCGivesUpAfterConnectionAttempts(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("message %q, want it to start %q and say the connection was refused", err, prefix)
 	}
-	if d := e.clock.total(); d != 16*time.Second || len(e.clock.sleeps) != 4 {
-		t.Fatalf("waited %v in %v, want four 4 s connection_retry_interval waits", d, e.clock.sleeps)
+	if d := e.clock.Slept(); d != 16*time.Second || len(e.clock.Sleeps()) != 4 {
+		t.Fatalf("waited %v in %v, want four 4 s connection_retry_interval waits", d, e.clock.Sleeps())
 	}
 	if n := strings.Count(e.logs.String(), "connection error from redfish BMC"); n != 5 {
 		t.Fatalf("%d connection errors logged, want one per attempt:\n%s", n, e.logs)

@@ -111,8 +111,8 @@ func TestWrongCredentialsFailWithoutRetry(t *testing.T) {
 	if !strings.Contains(err.Error(), "returned code 401") {
 		t.Fatalf("message %q does not carry the BMC's answer", err)
 	}
-	if e.clock.total() != 0 {
-		t.Fatalf("an authentication failure was retried: %v", e.clock.sleeps)
+	if e.clock.Slept() != 0 {
+		t.Fatalf("an authentication failure was retried: %v", e.clock.Sleeps())
 	}
 	if e.core.cache.len() != 0 {
 		t.Fatal("a refused connection stayed cached")
@@ -128,7 +128,7 @@ func TestServerSideErrorsOnGetAreRetried(t *testing.T) {
 	if got != states.PowerOn {
 		t.Fatalf("power %q", got)
 	}
-	if d := e.clock.total(); d != 6*time.Second {
+	if d := e.clock.Slept(); d != 6*time.Second {
 		t.Fatalf("waited %v, want two 3 s server side retry delays", d)
 	}
 	// A POST answered 500 is not retried.

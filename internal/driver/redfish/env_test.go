@@ -12,6 +12,7 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -20,39 +21,6 @@ const (
 	testPassword = "S3cr3t-Passw0rd"
 	testNode     = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
 )
-
-// fakeClock advances only when slept on, so waits take no real time.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	c.sleeps = append(c.sleeps, d)
-	return ctx.Err()
-}
-
-func (c *fakeClock) total() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var t time.Duration
-	for _, d := range c.sleeps {
-		t += d
-	}
-	return t
-}
 
 // lockedBuffer collects log output from every goroutine.
 type lockedBuffer struct {
@@ -76,7 +44,7 @@ func (b *lockedBuffer) String() string {
 type env struct {
 	t      *testing.T
 	bmc    *redfishbmc.BMC
-	clock  *fakeClock
+	clock  *fakeclock.Clock
 	logs   *lockedBuffer
 	core   *core
 	power  *Power
@@ -87,7 +55,7 @@ type env struct {
 	drvIfs *driver.Interfaces
 }
 
-func testOptions(clock *fakeClock, log *slog.Logger) Options {
+func testOptions(clock *fakeclock.Clock, log *slog.Logger) Options {
 	o := DefaultOptions()
 	o.Clock = clock
 	o.Log = log
@@ -102,7 +70,7 @@ func testOptions(clock *fakeClock, log *slog.Logger) Options {
 // interfaces with options adjusted by tune.
 func newEnv(t *testing.T, bmc *redfishbmc.BMC, tune func(*Options)) *env {
 	t.Helper()
-	clock := newFakeClock()
+	clock := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := testOptions(clock, log)

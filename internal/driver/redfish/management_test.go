@@ -103,8 +103,8 @@ func TestBootDeviceRetriedDuringPOST(t *testing.T) {
 	e := newMgmtEnv(t)
 	e.bmc.FailNextMatching(redfishbmc.Match{Method: http.MethodPatch}, 2, http.StatusBadRequest, "iLO.2.15.UnableToModifyDuringSystemPOST")
 	must(t, e.mgmt.SetBootDevice(e.ctx, e.task, "pxe", false))
-	if !slices.Equal(e.clock.sleeps, []time.Duration{5 * time.Second, 5 * time.Second}) {
-		t.Fatalf("sleeps %v, want two post_boot_retry_delay waits", e.clock.sleeps)
+	if !slices.Equal(e.clock.Sleeps(), []time.Duration{5 * time.Second, 5 * time.Second}) {
+		t.Fatalf("sleeps %v, want two post_boot_retry_delay waits", e.clock.Sleeps())
 	}
 }
 
@@ -420,8 +420,8 @@ func TestVirtualMediaInsertRetriedOnServerError(t *testing.T) {
 	e := newMgmtEnv(t)
 	e.bmc.FailNextMatching(redfishbmc.Match{Method: http.MethodPost, Path: "InsertMedia"}, 1, http.StatusInternalServerError, "")
 	must(t, e.mgmt.AttachVirtualMedia(e.ctx, e.task, "cdrom", "http://10.0.0.1/deploy.iso"))
-	if !slices.Contains(e.clock.sleeps, 3*time.Second) {
-		t.Fatalf("no retry wait: %v", e.clock.sleeps)
+	if !slices.Contains(e.clock.Sleeps(), 3*time.Second) {
+		t.Fatalf("no retry wait: %v", e.clock.Sleeps())
 	}
 	e.bmc.FailNextMatching(redfishbmc.Match{Method: http.MethodPost, Path: "InsertMedia"}, 1, http.StatusBadRequest, "")
 	err := e.mgmt.AttachVirtualMedia(e.ctx, e.task, "cdrom", "http://10.0.0.1/deploy.iso")

@@ -60,8 +60,8 @@ func TestSetPowerStateSendsUpstreamResetTypeAndWaits(t *testing.T) {
 			if n := bmc.Count(http.MethodGet, sysPath); n != 4 {
 				t.Fatalf("%d GETs of the system, want 4", n)
 			}
-			if tc.state == states.Reboot && e.clock.sleeps[0] != 15*time.Second {
-				t.Fatalf("hard reboot did not wait 15 s first: %v", e.clock.sleeps)
+			if tc.state == states.Reboot && e.clock.Sleeps()[0] != 15*time.Second {
+				t.Fatalf("hard reboot did not wait 15 s first: %v", e.clock.Sleeps())
 			}
 		})
 	}
@@ -73,21 +73,21 @@ func TestSetPowerStateTimeout(t *testing.T) {
 	e := newEnv(t, bmc, func(o *Options) { o.PowerStateChangeTimeout = 10 * time.Second })
 	err := e.power.SetPowerState(e.ctx, e.task, states.PowerOff, 0)
 	wantClass(t, err, "PowerStateFailure", "Failed to set node power state to power off.")
-	if got := e.clock.total(); got != 10*time.Second {
+	if got := e.clock.Slept(); got != 10*time.Second {
 		t.Fatalf("waited %v, want the 10 s power_state_change_timeout", got)
 	}
 	// Soft power off defaults to soft_power_off_timeout.
-	e.clock.sleeps = nil
+	e.clock.ResetSleeps()
 	e.core.opts.SoftPowerOffTimeout = 30 * time.Second
 	err = e.power.SetPowerState(e.ctx, e.task, states.SoftPowerOff, 0)
 	wantClass(t, err, "PowerStateFailure", "")
-	if got := e.clock.total(); got != 30*time.Second {
+	if got := e.clock.Slept(); got != 30*time.Second {
 		t.Fatalf("soft power off waited %v, want 30 s", got)
 	}
 	// An explicit timeout wins.
-	e.clock.sleeps = nil
+	e.clock.ResetSleeps()
 	wantClass(t, e.power.SetPowerState(e.ctx, e.task, states.PowerOff, 3*time.Second), "PowerStateFailure", "")
-	if got := e.clock.total(); got != 3*time.Second {
+	if got := e.clock.Slept(); got != 3*time.Second {
 		t.Fatalf("waited %v, want 3 s", got)
 	}
 }
@@ -110,8 +110,8 @@ func TestPowerOnRetriesConflictWhileBMCSettles(t *testing.T) {
 	if n := bmc.Count(http.MethodPost, sysPath+"/Actions/ComputerSystem.Reset"); n != 3 {
 		t.Fatalf("%d reset POSTs, want 3", n)
 	}
-	if e.clock.sleeps[0] != 10*time.Second || e.clock.sleeps[1] != 10*time.Second {
-		t.Fatalf("sleeps %v, want two power_on_conflict_retry_interval waits first", e.clock.sleeps)
+	if e.clock.Sleeps()[0] != 10*time.Second || e.clock.Sleeps()[1] != 10*time.Second {
+		t.Fatalf("sleeps %v, want two power_on_conflict_retry_interval waits first", e.clock.Sleeps())
 	}
 }
 
