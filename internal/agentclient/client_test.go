@@ -19,41 +19,23 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
 const token = "s3cr3t-Agent-Token_value"
 
-// fakeClock records waits instead of sleeping.
-type fakeClock struct {
-	mu    sync.Mutex
-	slept []time.Duration
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.slept = append(c.slept, d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
-func (c *fakeClock) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.slept)
-}
-
 type env struct {
 	agent *ipa.Agent
 	node  *model.Node
 	cl    *Client
-	clock *fakeClock
+	clock *fakeclock.Clock
 	logs  *bytes.Buffer
 }
 
 func newEnv(t *testing.T, agent *ipa.Agent, tune func(*Options)) *env {
 	t.Helper()
-	e := &env{agent: agent, clock: &fakeClock{}, logs: &bytes.Buffer{}}
+	e := &env{agent: agent, clock: fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), logs: &bytes.Buffer{}}
 	opts := DefaultOptions()
 	opts.Clock = e.clock
 	opts.CommandTimeout = 5 * time.Second
@@ -233,8 +215,8 @@ func TestInstallBootloaderPolls(t *testing.T) {
 		t.Fatalf("%+v, %v", r, err)
 	}
 	// The first status read happens at once, then one per interval.
-	if e.clock.count() != 3 || e.clock.slept[0] != 6*time.Second {
-		t.Fatalf("slept %v", e.clock.slept)
+	if len(e.clock.Sleeps()) != 3 || e.clock.Sleeps()[0] != 6*time.Second {
+		t.Fatalf("slept %v", e.clock.Sleeps())
 	}
 	p := agent.LastParams("image.install_bootloader")
 	if p["root_uuid"] != "root-1" || p["target_boot_mode"] != "uefi" || p["prep_boot_part_uuid"] != nil {
@@ -277,8 +259,8 @@ func TestPollTimeout(t *testing.T) {
 	e := newEnv(t, agent, func(o *Options) { o.CommandWaitAttempts = 4 })
 	_, err := e.cl.InstallBootloader(context.Background(), e.node, BootloaderParams{RootUUID: "r", TargetBootMode: "bios"})
 	wantClass(t, err, "AgentCommandTimeout", "Timeout executing command image.install_bootloader on node "+e.node.UUID)
-	if agent.Count("status") != 4 || e.clock.count() != 3 {
-		t.Fatalf("status reads %d, sleeps %d", agent.Count("status"), e.clock.count())
+	if agent.Count("status") != 4 || len(e.clock.Sleeps()) != 3 {
+		t.Fatalf("status reads %d, sleeps %d", agent.Count("status"), len(e.clock.Sleeps()))
 	}
 }
 
@@ -524,8 +506,8 @@ func TestLockdown(t *testing.T) {
 		if err := e.cl.Lockdown(ctx, e.node, true); err != nil {
 			t.Fatal(err)
 		}
-		if agent.Count("standby.sync") != 1 || agent.Count("system.lockdown") != 1 || e.clock.count() != 0 {
-			t.Fatalf("sync %d lockdown %d sleeps %d", agent.Count("standby.sync"), agent.Count("system.lockdown"), e.clock.count())
+		if agent.Count("standby.sync") != 1 || agent.Count("system.lockdown") != 1 || len(e.clock.Sleeps()) != 0 {
+			t.Fatalf("sync %d lockdown %d sleeps %d", agent.Count("standby.sync"), agent.Count("system.lockdown"), len(e.clock.Sleeps()))
 		}
 	})
 	t.Run("agent stays", func(t *testing.T) {
@@ -533,8 +515,8 @@ func TestLockdown(t *testing.T) {
 		e := newEnv(t, agent, func(o *Options) { o.PostDeployGetPowerStateRetries = 2 })
 		err := e.cl.Lockdown(ctx, e.node, true)
 		wantClass(t, err, "AgentCommandTimeout", "Timeout executing command system.lockdown on node "+e.node.UUID)
-		if agent.Count("status") != 3 || e.clock.count() != 2 || e.clock.slept[0] != 5*time.Second {
-			t.Fatalf("status %d sleeps %v", agent.Count("status"), e.clock.slept)
+		if agent.Count("status") != 3 || len(e.clock.Sleeps()) != 2 || e.clock.Sleeps()[0] != 5*time.Second {
+			t.Fatalf("status %d sleeps %v", agent.Count("status"), e.clock.Sleeps())
 		}
 	})
 	t.Run("already down", func(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 // recorder is a testing.TB that keeps what the fixture logs.
@@ -242,29 +244,6 @@ func TestRebootStartsNewSession(t *testing.T) {
 	}
 }
 
-// manualClock is moved by the test only.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.advance(d)
-	return ctx.Err()
-}
-
-func (c *manualClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // TestPowerOffTakesItsTime: standby.power_off is answered at once, but
 // the machine stays on (and the agent answers) for the power off delay of
 // the fixture's clock, as IPA flushing the disks; then the API is gone
@@ -290,7 +269,7 @@ func TestPowerOffTakesItsTime(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			clk := &manualClock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+			clk := fakeclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 			a := New(t).WithToken("tok").WithClock(clk)
 			c.setup(a)
 			base := a.URL()
@@ -301,17 +280,17 @@ func TestPowerOffTakesItsTime(t *testing.T) {
 				t.Fatalf("machine off as soon as standby.power_off was answered")
 			}
 			if c.off == 0 {
-				clk.advance(time.Hour)
+				clk.Advance(time.Hour)
 				if a.PoweredOff() || !answers(base) {
 					t.Fatalf("a hung shutdown powered off")
 				}
 				return
 			}
-			clk.advance(c.off - time.Millisecond)
+			clk.Advance(c.off - time.Millisecond)
 			if a.PoweredOff() || !answers(base) {
 				t.Fatalf("machine off before its delay")
 			}
-			clk.advance(time.Millisecond)
+			clk.Advance(time.Millisecond)
 			if !a.PoweredOff() || answers(base) {
 				t.Fatalf("machine still on, or its agent answering, after its delay")
 			}
