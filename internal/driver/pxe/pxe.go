@@ -417,7 +417,7 @@ func (b *Boot) configOptions(n *model.Node, m string, ramdiskParams map[string]a
 	if b.opts.Debug && !strings.Contains(appendParams, "ipa-debug") {
 		appendParams += " ipa-debug=1"
 	}
-	if s := formatParams(ramdiskParams); s != "" {
+	if s := driver.FormatKernelParams(ramdiskParams); s != "" {
 		appendParams += " " + s
 	}
 	o["pxe_append_params"] = appendParams
@@ -438,25 +438,6 @@ func kernelAppendParams(n *model.Node, def string) string {
 		}
 	}
 	return def
-}
-
-// formatParams renders key=value pairs (a bare key for a nil value) in
-// key order, so the configuration is the same for the same parameters.
-func formatParams(params map[string]any) string {
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		if params[k] == nil {
-			parts = append(parts, k)
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s=%v", k, params[k]))
-	}
-	return strings.Join(parts, " ")
 }
 
 // grub reports whether the node's configuration is for GRUB (upstream

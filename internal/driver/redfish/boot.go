@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -538,7 +537,7 @@ func (b *VirtualMediaBoot) prepareDeployISO(ctx context.Context, task *driver.Ta
 		inject["openstack/latest/network_data.json"] = image.FileEntry{Data: data}
 	}
 	kernelParams := kernelAppendParams(n, b.opts.KernelAppendParams) + " ir_pub_id=" + uuid.NewString()
-	if s := formatParams(params); s != "" {
+	if s := driver.FormatKernelParams(params); s != "" {
 		kernelParams += " " + s
 	}
 	return b.buildAndPublish(ctx, task, d, kernelParams, inject)
@@ -564,25 +563,6 @@ func kernelAppendParams(n *model.Node, def string) string {
 		}
 	}
 	return def
-}
-
-// formatParams renders key=value pairs (a bare key for a nil value) in
-// key order, so the command line is the same for the same parameters.
-func formatParams(params map[string]any) string {
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		if params[k] == nil {
-			parts = append(parts, k)
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s=%v", k, params[k]))
-	}
-	return strings.Join(parts, " ")
 }
 
 // fetch downloads a kernel, ramdisk or ESP image for one ISO build; as
