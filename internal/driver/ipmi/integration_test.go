@@ -322,11 +322,13 @@ func TestSocatConsoleAgainstIPMISim(t *testing.T) {
 		t.Fatalf("console info %v", info)
 	}
 	must(t, c.StopConsole(ctx, task))
-	if processAlive(pid) {
-		// socat may still be exiting; give it the kill timeout once more
-		time.Sleep(time.Second)
-		if syscall.Kill(pid, 0) == nil {
-			t.Fatal("socat still running after stop")
+	// StopConsole has signalled socat (SIGKILL at the end of the kill
+	// timeout); its exit and reaping are asynchronous, so wait for them
+	// as a condition rather than for a fixed second a loaded machine may
+	// not honour.
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("socat still running 10 s after stop")
 		}
 	}
 	for _, p := range []string{sc.passwordFilePath(task.Node.UUID), sc.pidFile(task.Node.UUID)} {
