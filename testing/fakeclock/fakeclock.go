@@ -2,7 +2,7 @@
 // that retries, polls, throttles and timeouts are crossed without sleeping
 // and without racing the wall clock. It implements internal/clock.Clock.
 //
-// A Clock comes in two kinds:
+// A Clock comes in four kinds:
 //
 //   - New: a Sleep returns at once, moving the time forward by its
 //     duration. The code under test runs as if every wait had elapsed; the
@@ -10,8 +10,14 @@
 //   - NewBlocking: a Sleep lasts until the test moves the time past its end
 //     with Advance, or until its context ends. The test sees a sleeper
 //     arrive (OnSleep) and decides when it wakes.
+//   - NewWall: the wall clock (UTC) shifted forward by what Advance added,
+//     whose Sleeps really wait: for code whose timestamps meet the
+//     database's and other processes' real time, where a test crosses a
+//     timeout with Advance instead of waiting it out.
+//   - NewWallInstant: the same time, but its Sleeps return at once, moving
+//     nothing: for polls of a peer (an emulator) that has already settled.
 //
-// In both, OnSleep sets a hook run at every Sleep, which lets a test change
+// In all, OnSleep sets a hook run at every Sleep, which lets a test change
 // the world a waiting caller will see next (release a lock, settle a BMC)
 // at exactly the point the caller waits, rather than hope for the timing.
 package fakeclock
@@ -29,16 +35,28 @@ var _ clock.Clock = (*Clock)(nil)
 // Clock is a time only Sleep and Advance move. It is safe for concurrent
 // use.
 type Clock struct {
-	blocking bool
+	kind kind
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// now is the time of the New and NewBlocking kinds; the wall kinds
+	// add off to the wall clock instead.
 	now    time.Time
+	off    time.Duration
 	sleeps []time.Duration
 	hook   func(n int, d time.Duration)
 	// wake is closed and replaced on every Advance, waking the blocked
 	// sleepers to compare their end with the new time.
 	wake chan struct{}
 }
+
+type kind int
+
+const (
+	manual kind = iota
+	blocking
+	wall
+	wallInstant
+)
 
 // New is a clock at start whose Sleeps return at once, having moved the
 // time forward by their duration.
@@ -50,14 +68,24 @@ func New(start time.Time) *Clock {
 // time to their end, or their context ends.
 func NewBlocking(start time.Time) *Clock {
 	c := New(start)
-	c.blocking = true
+	c.kind = blocking
 	return c
 }
+
+// NewWall is the wall clock, shifted by Advance, whose Sleeps really wait.
+func NewWall() *Clock { return &Clock{kind: wall, wake: make(chan struct{})} }
+
+// NewWallInstant is the wall clock, shifted by Advance, whose Sleeps return
+// at once.
+func NewWallInstant() *Clock { return &Clock{kind: wallInstant, wake: make(chan struct{})} }
 
 // Now is the clock's time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.kind == wall || c.kind == wallInstant {
+		return time.Now().UTC().Add(c.off)
+	}
 	return c.now
 }
 
@@ -66,6 +94,7 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
+	c.off += d
 	close(c.wake)
 	c.wake = make(chan struct{})
 	c.mu.Unlock()
@@ -73,7 +102,7 @@ func (c *Clock) Advance(d time.Duration) {
 
 // OnSleep sets the hook run at every Sleep with the number of Sleeps so far
 // (this one included) and its duration: on a New clock after the time has
-// moved, on a blocking one before the sleeper blocks. The hook runs on the
+// moved, on the others before the sleeper waits. The hook runs on the
 // sleeper's goroutine, with no lock of the clock's held, so it may call the
 // clock and the code under test. nil removes it.
 func (c *Clock) OnSleep(hook func(n int, d time.Duration)) {
@@ -92,7 +121,7 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	c.mu.Lock()
 	end := c.now.Add(max(d, 0))
-	if !c.blocking {
+	if c.kind == manual {
 		c.now = end
 	}
 	c.sleeps = append(c.sleeps, d)
@@ -101,7 +130,10 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	if hook != nil {
 		hook(n, d)
 	}
-	if !c.blocking {
+	switch c.kind {
+	case wall:
+		return clock.Sleep(ctx, d)
+	case manual, wallInstant:
 		// A real sleep would have been interrupted by a cancellation
 		// during it.
 		return ctx.Err()

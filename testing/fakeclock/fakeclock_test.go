@@ -106,3 +106,36 @@ func TestBlockingSleepWaitsForAdvance(t *testing.T) {
 		t.Fatalf("sleepers moved a blocking clock to %v", c.Now())
 	}
 }
+
+// TestWallClocks: the wall kinds tell the wall time shifted by Advance; a
+// NewWall Sleep really waits (and ends with its context), a
+// NewWallInstant one returns at once; both are recorded and move nothing.
+func TestWallClocks(t *testing.T) {
+	w := NewWall()
+	before := time.Now()
+	w.Advance(time.Hour)
+	if got := w.Now(); got.Before(before.Add(time.Hour)) || got.After(time.Now().Add(time.Hour)) {
+		t.Fatalf("wall clock advanced by an hour reads %v at %v", got, before)
+	}
+	start := time.Now()
+	if err := w.Sleep(context.Background(), 20*time.Millisecond); err != nil || time.Since(start) < 20*time.Millisecond {
+		t.Fatalf("wall sleep returned %v after %v", err, time.Since(start))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.OnSleep(func(int, time.Duration) { cancel() })
+	if err := w.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("wall sleep cancelled during it: %v", err)
+	}
+
+	i := NewWallInstant()
+	start = time.Now()
+	if err := i.Sleep(context.Background(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := i.Now(); got.After(time.Now()) || got.Before(start) {
+		t.Fatalf("an instant sleep moved the wall clock to %v", got)
+	}
+	if got := append(w.Sleeps(), i.Sleeps()...); !slices.Equal(got, []time.Duration{20 * time.Millisecond, time.Hour, time.Hour}) {
+		t.Fatalf("sleeps %v", got)
+	}
+}
