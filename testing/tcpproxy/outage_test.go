@@ -52,7 +52,7 @@ func TestDatabaseOutageAnswers503(t *testing.T) {
 	env := apitest.NewEnv(t, apitest.Options{DB: db})
 	handlers := map[string]api.HandlerFunc{}
 	node.Register(handlers, node.Deps{Store: env.Store, Conductor: env.Local, Topics: oneConductor{},
-		Config: env.Config, Logger: env.Logger})
+		Config: env.Config, Logger: env.Logger, Authorize: apitest.Allow[*model.Node]})
 	h := apitest.Handler(t, env.Config, handlers)
 	if r := apitest.Do(t, h, "POST", "/v1/nodes", version, `{"driver": "fake-hardware", "name": "node-0"}`); r.Status != 201 {
 		t.Fatalf("create node: %d %s", r.Status, r.Body)

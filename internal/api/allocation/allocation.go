@@ -38,16 +38,16 @@ type Deps struct {
 	Logger *slog.Logger
 	// Authorize checks a per-allocation rule ("baremetal:allocation:get",
 	// ":update", ":delete") against the allocation's owner once it is
-	// known; nil allows everything. Listing scope (list_all) and the
+	// known; nil refuses every rule. Listing scope (list_all) and the
 	// owner rules of creation for project-scoped callers are left to it
 	// too: without it every caller is treated as system scoped, which is
 	// what upstream's noauth mode is.
 	Authorize func(r *http.Request, rule string, owner *string) error
 	// AuthorizeNode is check_owner_policy on a node the request names
-	// (its owner and lessee); nil allows everything.
+	// (its owner and lessee); nil refuses every rule.
 	AuthorizeNode func(r *http.Request, rule string, n *model.Node) error
 	// Check is api_utils.check_policy: the rule with the caller's own
-	// values as target; nil allows everything.
+	// values as target; nil refuses every rule.
 	Check func(r *http.Request, rule string) error
 	// Scope is the caller's project and whether it is system scoped; nil
 	// means system scoped.
@@ -65,6 +65,15 @@ type handlers struct {
 // Register adds the allocation handlers to m, the node's allocation
 // routes included.
 func Register(m map[string]api.HandlerFunc, d Deps) {
+	if d.Authorize == nil {
+		d.Authorize = apiutil.RefuseAll[*string]
+	}
+	if d.AuthorizeNode == nil {
+		d.AuthorizeNode = apiutil.RefuseAll[*model.Node]
+	}
+	if d.Check == nil {
+		d.Check = func(_ *http.Request, rule string) error { return apiutil.PolicyRefused(rule) }
+	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -79,23 +88,14 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 }
 
 func (h *handlers) authorize(r *http.Request, rule string, a *model.Allocation) error {
-	if h.Authorize == nil {
-		return nil
-	}
 	return h.Authorize(r, rule, a.Owner)
 }
 
 func (h *handlers) authorizeNode(r *http.Request, rule string, n *model.Node) error {
-	if h.AuthorizeNode == nil {
-		return nil
-	}
 	return h.AuthorizeNode(r, rule, n)
 }
 
 func (h *handlers) check(r *http.Request, rule string) error {
-	if h.Check == nil {
-		return nil
-	}
 	return h.Check(r, rule)
 }
 

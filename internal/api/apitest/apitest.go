@@ -301,3 +301,12 @@ func StoredNode(t testing.TB, s store.Store, name string, mutate func(*model.Nod
 	}
 	return out
 }
+
+// Allow is an authorization hook of the resource packages (node.Deps,
+// port.Deps, allocation.Deps…) that allows every rule, for tests that
+// exercise the handlers without policy: a hook left nil refuses
+// everything.
+func Allow[T any](*http.Request, string, T) error { return nil }
+
+// AllowCheck is allocation.Deps.Check allowing every rule.
+func AllowCheck(*http.Request, string) error { return nil }

@@ -47,7 +47,7 @@ func TestInventoryFromSwift(t *testing.T) {
 	}
 	log := slog.New(slog.NewTextHandler(&syncBuffer{}, nil))
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: s, Config: cfg, Logger: log})
+	Register(handlers, Deps{Store: s, Config: cfg, Logger: log, Authorize: apitest.Allow[*model.Node]})
 	h := apitest.New(t, api.Deps{Config: cfg, Logger: log, Handlers: handlers})
 	get := func() (int, map[string]any) {
 		req := httptest.NewRequest("GET", "http://127.0.0.1:6385/v1/nodes/"+n.UUID+"/inventory", nil)

@@ -132,7 +132,8 @@ func newEnvWith(t testing.TB, with func(*Deps)) *env {
 	}
 	t.Cleanup(func() { _ = cond.Stop(context.Background()) })
 	handlers := map[string]api.HandlerFunc{}
-	deps := Deps{Store: s, Conductor: rpc.NewLocal(cond, log), Topics: fixedTopics{}, Config: cfg, Logger: log}
+	deps := Deps{Store: s, Conductor: rpc.NewLocal(cond, log), Topics: fixedTopics{}, Config: cfg, Logger: log,
+		Authorize: apitest.Allow[*model.Node], AuthorizeRunbook: apitest.Allow[*model.Runbook]}
 	if with != nil {
 		with(&deps)
 	}

@@ -44,8 +44,8 @@ type Deps struct {
 	// Authorize checks a per-node policy rule (upstream's
 	// check_node_policy_and_retrieve and check_owner_policy) once the node
 	// is known. An error that is NotAuthorized for "baremetal:node:get"
-	// is answered as NodeNotFound, as upstream conceals nodes. nil allows
-	// everything.
+	// is answered as NodeNotFound, as upstream conceals nodes. nil refuses
+	// every rule.
 	Authorize func(r *http.Request, rule string, node *model.Node) error
 	// Show answers the rules that only shape output ("show_password",
 	// "show_instance_secrets", "baremetal:node:get:filter_threshold", ...)
@@ -57,7 +57,7 @@ type Deps struct {
 	// when defined. nil means none is.
 	HasRule func(rule string) bool
 	// AuthorizeRunbook checks a runbook rule ("baremetal:runbook:use")
-	// against the runbook's owner. nil allows everything.
+	// against the runbook's owner. nil refuses every rule.
 	AuthorizeRunbook func(r *http.Request, rule string, rb *model.Runbook) error
 	// Project is check_list_policy's answer for nodes: the project a
 	// caller's listings are limited to, nil when it sees every node. nil
@@ -84,6 +84,12 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 			panic("node: default configuration: " + err.Error())
 		}
 		d.Config = cfg
+	}
+	if d.Authorize == nil {
+		d.Authorize = apiutil.RefuseAll[*model.Node]
+	}
+	if d.AuthorizeRunbook == nil {
+		d.AuthorizeRunbook = apiutil.RefuseAll[*model.Runbook]
 	}
 	h := &handlers{Deps: d}
 	for id, f := range map[string]api.HandlerFunc{
@@ -160,9 +166,6 @@ func (h *handlers) node(r *http.Request, rc *api.RequestContext, rule, ident str
 	n, err := apiutil.GetNode(r.Context(), h.Store, ident, rc.Version)
 	if err != nil {
 		return nil, err
-	}
-	if h.Authorize == nil {
-		return n, nil
 	}
 	if err := h.Authorize(r, "baremetal:node:get", n); err != nil {
 		if errs.Status(err) == http.StatusForbidden {

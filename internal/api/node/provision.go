@@ -252,16 +252,14 @@ func (h *handlers) provision(w http.ResponseWriter, r *http.Request, rc *api.Req
 // owner rules of clean and service steps, then the operator's
 // baremetal:step:execute:<interface>.<step> rules.
 func (h *handlers) checkStepsPolicy(r *http.Request, n *model.Node, p *provisionArgs) error {
-	if h.Authorize != nil {
-		if len(p.cleanSteps) > 0 {
-			if err := h.Authorize(r, "baremetal:node:set_provision_state:clean_steps", n); err != nil {
-				return err
-			}
+	if len(p.cleanSteps) > 0 {
+		if err := h.Authorize(r, "baremetal:node:set_provision_state:clean_steps", n); err != nil {
+			return err
 		}
-		if len(p.serviceSteps) > 0 {
-			if err := h.Authorize(r, "baremetal:node:set_provision_state:service_steps", n); err != nil {
-				return err
-			}
+	}
+	if len(p.serviceSteps) > 0 {
+		if err := h.Authorize(r, "baremetal:node:set_provision_state:service_steps", n); err != nil {
+			return err
 		}
 	}
 	all := slices.Concat(p.deploySteps, p.cleanSteps, p.serviceSteps)
@@ -271,7 +269,7 @@ func (h *handlers) checkStepsPolicy(r *http.Request, n *model.Node, p *provision
 // checkUserStepsPolicy is validate_user_steps_policy: only the steps an
 // operator wrote a rule for are checked; every refusal is reported at once.
 func (h *handlers) checkUserStepsPolicy(r *http.Request, n *model.Node, steps []any) error {
-	if h.HasRule == nil || h.Authorize == nil {
+	if h.HasRule == nil {
 		return nil
 	}
 	var refused []string
@@ -426,10 +424,8 @@ func (h *handlers) getRunbook(r *http.Request, ident string) (*model.Runbook, er
 	if err != nil {
 		return nil, fmt.Errorf("get runbook %s: %w", ident, err)
 	}
-	if h.AuthorizeRunbook != nil {
-		if err := h.AuthorizeRunbook(r, "baremetal:runbook:use", rb); err != nil {
-			return nil, err
-		}
+	if err := h.AuthorizeRunbook(r, "baremetal:runbook:use", rb); err != nil {
+		return nil, err
 	}
 	return rb, nil
 }

@@ -142,7 +142,7 @@ func (h *handlers) createOwner(r *http.Request, rc *api.RequestContext, m map[st
 	if c == nil || c.SystemScope == "all" {
 		return nil
 	}
-	if h.Authorize != nil && h.Authorize(r, "baremetal:node:create:self_owned_node", nil) != nil {
+	if h.Authorize(r, "baremetal:node:create:self_owned_node", nil) != nil {
 		return nil
 	}
 	if owner, _ := m["owner"].(string); owner != "" && owner != c.ProjectID {
@@ -495,7 +495,7 @@ func (h *handlers) patchOnce(r *http.Request, rc *api.RequestContext, ident stri
 	case n.ProvisionState == states.Inspecting && microversion.AllowInspectWaitState.Allows(v):
 		return nil, errs.ClientSideError(fmt.Sprintf("Cannot update node \"%s\" while it is in state \"%s\".", n.UUID, states.Inspecting), http.StatusConflict, "")
 	case len(apiutil.PatchValues(ops, "/owner")) > 0:
-		if n.ProvisionState == states.Active && h.Authorize != nil {
+		if n.ProvisionState == states.Active {
 			if err := h.Authorize(r, "baremetal:node:update_owner_provisioned", n); err != nil {
 				return nil, errs.ClientSideError(fmt.Sprintf("Cannot update owner of node \"%s\" while it is in state \"%s\".", n.UUID, states.Active), http.StatusConflict, "")
 			}

@@ -82,7 +82,7 @@ func newEnv(t testing.TB) *env {
 	s := store.New(storetest.Backends(t)[0].DB)
 	cond := &storeConductor{s: s}
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: s, Conductor: cond, Topics: fixedTopics{}})
+	Register(handlers, Deps{Store: s, Conductor: cond, Topics: fixedTopics{}, Authorize: apitest.Allow[*model.Node]})
 	return &env{t: t, h: apitest.New(t, api.Deps{Logger: slog.New(slog.DiscardHandler), Handlers: handlers}), s: s, cond: cond}
 }
 

@@ -31,8 +31,8 @@ type Deps struct {
 	Topics    Topics
 	// Authorize checks a policy rule against the node a port belongs to
 	// (nil node for rules without a target). A refusal of
-	// "baremetal:node:get" conceals the port as PortNotFound. nil allows
-	// everything.
+	// "baremetal:node:get" conceals the port as PortNotFound. nil refuses
+	// every rule.
 	Authorize func(r *http.Request, rule string, node *model.Node) error
 	// ListProject is check_port_list_policy's answer: nil when the caller
 	// may list every port ("baremetal:port:list_all"), else the project
@@ -47,6 +47,9 @@ type handlers struct {
 // Register adds the handlers of every port route to m, including the
 // port collections of a node and of a portgroup.
 func Register(m map[string]api.HandlerFunc, d Deps) {
+	if d.Authorize == nil {
+		d.Authorize = apiutil.RefuseAll[*model.Node]
+	}
 	h := &handlers{Deps: d}
 	for id, f := range map[string]api.HandlerFunc{
 		"GET /v1/ports":                                     h.list(parentNone, false),
@@ -65,9 +68,6 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 }
 
 func (h *handlers) authorize(r *http.Request, rule string, n *model.Node) error {
-	if h.Authorize == nil {
-		return nil
-	}
 	return h.Authorize(r, rule, n)
 }
 

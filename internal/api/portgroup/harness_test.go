@@ -31,8 +31,8 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	ae := apitest.NewEnv(t, apitest.Options{})
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: ae.Store, Conductor: ae.Local, Topics: fixedTopics{}})
-	port.Register(handlers, port.Deps{Store: ae.Store, Conductor: ae.Local, Topics: fixedTopics{}})
+	Register(handlers, Deps{Store: ae.Store, Conductor: ae.Local, Topics: fixedTopics{}, Authorize: apitest.Allow[*model.Node]})
+	port.Register(handlers, port.Deps{Store: ae.Store, Conductor: ae.Local, Topics: fixedTopics{}, Authorize: apitest.Allow[*model.Node]})
 	return &env{t: t, h: ae.Handler(handlers), s: ae.Store}
 }
 

@@ -35,7 +35,7 @@ type Deps struct {
 	// Authorize checks a policy rule against the node a portgroup belongs
 	// to (nil node for rules without a target). A refusal of
 	// "baremetal:node:get" conceals the portgroup as PortgroupNotFound.
-	// nil allows everything.
+	// nil refuses every rule.
 	Authorize func(r *http.Request, rule string, node *model.Node) error
 	// ListProject is check_port_list_policy(portgroup=True)'s answer: nil
 	// when the caller may list every portgroup
@@ -52,6 +52,9 @@ type handlers struct {
 // portgroup collections of a node. The ports of a portgroup are
 // registered by port.Register.
 func Register(m map[string]api.HandlerFunc, d Deps) {
+	if d.Authorize == nil {
+		d.Authorize = apiutil.RefuseAll[*model.Node]
+	}
 	h := &handlers{Deps: d}
 	for id, f := range map[string]api.HandlerFunc{
 		"GET /v1/portgroups":                           h.list(false, false),
@@ -68,9 +71,6 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 }
 
 func (h *handlers) authorize(r *http.Request, rule string, n *model.Node) error {
-	if h.Authorize == nil {
-		return nil
-	}
 	return h.Authorize(r, rule, n)
 }
 

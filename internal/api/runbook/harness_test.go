@@ -7,6 +7,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apitest"
+	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
 )
@@ -18,7 +19,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	m := map[string]api.HandlerFunc{}
-	Register(m, Deps{Store: store.New(storetest.Backends(t)[0].DB)})
+	Register(m, Deps{Store: store.New(storetest.Backends(t)[0].DB), Authorize: apitest.Allow[*model.Runbook]})
 	return &env{t: t, h: apitest.Handler(t, nil, m)}
 }
 

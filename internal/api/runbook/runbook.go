@@ -27,7 +27,7 @@ type Deps struct {
 	Store store.Store
 	// Authorize checks a per-runbook rule ("baremetal:runbook:get",
 	// ":update", ":update:owner", ":update:public", ":delete") against
-	// the runbook once it is known; nil allows everything. Listing scope
+	// the runbook once it is known; nil refuses every rule. Listing scope
 	// (the project filter) and the step policies of creation are left to
 	// it too: without it every caller is system scoped, as upstream's
 	// noauth mode is.
@@ -43,6 +43,9 @@ type handlers struct {
 
 // Register adds the runbook handlers to m.
 func Register(m map[string]api.HandlerFunc, d Deps) {
+	if d.Authorize == nil {
+		d.Authorize = apiutil.RefuseAll[*model.Runbook]
+	}
 	h := &handlers{Deps: d}
 	m["GET /v1/runbooks"] = h.list
 	m["GET /v1/runbooks/{runbook_id}"] = h.show
@@ -75,9 +78,6 @@ const identArg = "runbook_ident"
 func traitsAllowed(v microversion.Version) bool { return v.AtLeast(microversion.Minor112RunbookTraits) }
 
 func (h *handlers) authorize(r *http.Request, rule string, rb *model.Runbook) error {
-	if h.Authorize == nil {
-		return nil
-	}
 	return h.Authorize(r, rule, rb)
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apitest"
+	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
@@ -137,7 +139,7 @@ func FuzzCreate(f *testing.F) {
 		f.Add(s, "1.92")
 	}
 	m := map[string]api.HandlerFunc{}
-	Register(m, Deps{Store: store.New(storetest.Backends(f)[0].DB)})
+	Register(m, Deps{Store: store.New(storetest.Backends(f)[0].DB), Authorize: apitest.Allow[*model.Runbook]})
 	h := api.New(api.Deps{Handlers: m, Logger: discard()})
 	f.Fuzz(func(t *testing.T, body, version string) {
 		e := &env{t: t, h: h}

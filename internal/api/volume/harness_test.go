@@ -30,7 +30,7 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	ae := apitest.NewEnv(t, apitest.Options{})
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: ae.Store, Conductor: ae.Local, Topics: fixedTopics{}})
+	Register(handlers, Deps{Store: ae.Store, Conductor: ae.Local, Topics: fixedTopics{}, Authorize: apitest.Allow[*model.Node]})
 	return &env{t: t, h: ae.Handler(handlers), s: ae.Store}
 }
 
@@ -61,6 +61,7 @@ func (e *env) node(name string, mutate func(*model.Node)) *model.Node {
 func newHandlerDenyingProperties(t testing.TB, e *env) http.Handler {
 	t.Helper()
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: e.s, Topics: fixedTopics{}, ViewTargetProperties: func(*http.Request) bool { return false }})
+	Register(handlers, Deps{Store: e.s, Topics: fixedTopics{}, Authorize: apitest.Allow[*model.Node],
+		ViewTargetProperties: func(*http.Request) bool { return false }})
 	return apitest.Handler(t, nil, handlers)
 }

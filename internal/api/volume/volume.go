@@ -33,8 +33,8 @@ type Deps struct {
 	Topics    Topics
 	// Authorize checks a policy rule against the node a connector or
 	// target belongs to (nil node for rules without a target). A refusal
-	// of "baremetal:node:get" conceals the record as not found. nil allows
-	// everything.
+	// of "baremetal:node:get" conceals the record as not found. nil
+	// refuses every rule.
 	Authorize func(r *http.Request, rule string, node *model.Node) error
 	// ListProject is check_volume_list_policy's answer: nil when the
 	// caller may list everything ("baremetal:volume:list_all"), else the
@@ -53,6 +53,9 @@ type handlers struct {
 // Register adds the handlers of every volume route to m, including the
 // volume resources of a node.
 func Register(m map[string]api.HandlerFunc, d Deps) {
+	if d.Authorize == nil {
+		d.Authorize = apiutil.RefuseAll[*model.Node]
+	}
 	h := &handlers{Deps: d}
 	for id, f := range map[string]api.HandlerFunc{
 		"GET /v1/volume":                                     h.root(false),
@@ -75,9 +78,6 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 }
 
 func (h *handlers) authorize(r *http.Request, rule string, n *model.Node) error {
-	if h.Authorize == nil {
-		return nil
-	}
 	return h.Authorize(r, rule, n)
 }
 
