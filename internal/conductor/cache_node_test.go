@@ -17,6 +17,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 // componentsFirmware is a firmware interface that, like redfish, reads
@@ -75,7 +76,7 @@ func newFirmwareInspectEnv(t *testing.T, db *sqldb.DB, fw driver.Interface) *env
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
-	clock := &offsetClock{}
+	clock := fakeclock.NewWall()
 	st := store.New(db, store.WithClock(clock.Now))
 	r := driver.NewRegistry()
 	for _, h := range driver.StockHardwareTypes() {

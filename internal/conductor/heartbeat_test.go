@@ -21,6 +21,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
@@ -69,7 +70,7 @@ func newAgentEnv(t *testing.T, db *sqldb.DB, requireTLS bool, opts ...envOption)
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
-	clock := &offsetClock{}
+	clock := fakeclock.NewWall()
 	st := store.New(db, store.WithClock(clock.Now))
 	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
 	r := driver.NewRegistry()

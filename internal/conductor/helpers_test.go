@@ -21,39 +21,10 @@ import (
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 const testHost = "conductor-a"
-
-// offsetClock is wall time shifted by an offset the test moves forward,
-// so that timeouts can be crossed without waiting; Sleep really sleeps.
-type offsetClock struct {
-	mu  sync.Mutex
-	off time.Duration
-}
-
-func (c *offsetClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().UTC().Add(c.off)
-}
-
-func (c *offsetClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.off += d
-	c.mu.Unlock()
-}
-
-func (c *offsetClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // scripted is a test vendor interface whose steps do what the test says:
 // it lets flows reach the asynchronous, failing and blocking paths the
@@ -189,7 +160,7 @@ type env struct {
 	t       *testing.T
 	st      store.Store
 	db      *sqldb.DB
-	clock   *offsetClock
+	clock   *fakeclock.Clock
 	cfg     *config.Config
 	drivers *driver.Drivers
 	steps   *scripted
@@ -245,7 +216,7 @@ func newEnv(t *testing.T, db *sqldb.DB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
-	clock := &offsetClock{}
+	clock := fakeclock.NewWall()
 	st := store.New(db, store.WithClock(clock.Now))
 	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg, steps: &scripted{}, power: &flakyPower{state: states.PowerOff}}
 	e.drivers = e.buildDrivers()

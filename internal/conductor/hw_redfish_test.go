@@ -21,6 +21,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -74,7 +75,7 @@ func newHWEnv(t *testing.T, db *sqldb.DB, defaults, conductorConf map[string]str
 		t.Fatalf("load config: %v", err)
 	}
 	logs := &hwLog{}
-	clock := &offsetClock{}
+	clock := fakeclock.NewWall()
 	st := store.New(db, store.WithClock(clock.Now))
 	o, err := builtin.OptionsFromConfig(cfg)
 	if err != nil {
@@ -82,7 +83,7 @@ func newHWEnv(t *testing.T, db *sqldb.DB, defaults, conductorConf map[string]str
 	}
 	o.Ports = st
 	o.Redfish.Log = logs.logger()
-	o.Redfish.Clock = instantClock{}
+	o.Redfish.Clock = fakeclock.NewWallInstant()
 	if o.IPMI != nil {
 		o.IPMI.Log = logs.logger()
 		o.IPMI.TempDir = t.TempDir()

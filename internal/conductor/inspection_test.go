@@ -21,6 +21,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 // newInspectEnv is a conductor whose fake-hardware nodes may use the
@@ -49,7 +50,7 @@ func newInspectEnv(t *testing.T, db *sqldb.DB, extra map[string]map[string]strin
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
-	clock := &offsetClock{}
+	clock := fakeclock.NewWall()
 	st := store.New(db, store.WithClock(clock.Now))
 	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
 	r := driver.NewRegistry()

@@ -18,6 +18,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -49,7 +50,7 @@ func newOOBEnvWith(t *testing.T, db *sqldb.DB, bios driver.Interface, redfishCon
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
-	clock := &offsetClock{}
+	clock := fakeclock.NewWall()
 	st := store.New(db, store.WithClock(clock.Now))
 	r := driver.NewRegistry()
 	for _, h := range driver.StockHardwareTypes() {

@@ -18,6 +18,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -42,7 +43,7 @@ func newRedfishEnv(t *testing.T, db *sqldb.DB, conf map[string]string, tune func
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
-	clock := &offsetClock{}
+	clock := fakeclock.NewWall()
 	st := store.New(db, store.WithClock(clock.Now))
 	r := driver.NewRegistry()
 	for _, h := range driver.StockHardwareTypes() {
@@ -61,7 +62,7 @@ func newRedfishEnv(t *testing.T, db *sqldb.DB, conf map[string]string, tune func
 	opts.ConnectionAttempts, opts.ServerSideRetries = 1, 0
 	opts.RAIDConfigStatusInterval, opts.FirmwareUpdateStatusInterval = 0, 0
 	opts.FirmwareUpdateRequiredSuccesses = 1
-	opts.Clock = instantClock{}
+	opts.Clock = fakeclock.NewWallInstant()
 	if tune != nil {
 		tune(&opts)
 	}
@@ -88,14 +89,6 @@ func newRedfishEnv(t *testing.T, db *sqldb.DB, conf map[string]string, tune func
 	e.start(e.c)
 	return e
 }
-
-// instantClock is the wall clock whose waits return at once: the
-// emulator settles power changes immediately, so the driver's polling
-// intervals only slow the tests down.
-type instantClock struct{}
-
-func (instantClock) Now() time.Time                                   { return time.Now() }
-func (instantClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
 // redfishAll points every redfish-capable interface of a node at bmc.
 func redfishAll(bmc *redfishbmc.BMC) func(*model.Node) {

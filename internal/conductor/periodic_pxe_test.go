@@ -18,6 +18,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 // bmcLog is a power and a management interface recording, per node and in
@@ -120,7 +121,7 @@ func newPXERetryEnv(t *testing.T, db *sqldb.DB, pxeConf, conductorConf map[strin
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
-	clock := &offsetClock{}
+	clock := fakeclock.NewWall()
 	st := store.New(db, store.WithClock(clock.Now))
 	r := driver.NewRegistry()
 	for _, h := range driver.StockHardwareTypes() {

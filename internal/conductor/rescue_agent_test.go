@@ -20,6 +20,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
@@ -39,7 +40,7 @@ func newRescueEnv(t *testing.T, db *sqldb.DB) *env {
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
-	clock := &offsetClock{}
+	clock := fakeclock.NewWall()
 	st := store.New(db, store.WithClock(clock.Now))
 	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
 	r := driver.NewRegistry()

@@ -23,6 +23,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -228,14 +229,14 @@ func newVmediaEnv(t *testing.T, db *sqldb.DB, deploy map[string]string, sections
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
-	clock := &offsetClock{}
+	clock := fakeclock.NewWall()
 	st := store.New(db, store.WithClock(clock.Now))
 	o, err := builtin.OptionsFromConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.Ports = st
-	o.Redfish.Clock = instantClock{}
+	o.Redfish.Clock = fakeclock.NewWallInstant()
 	r, err := builtin.Registry(o)
 	if err != nil {
 		t.Fatal(err)
