@@ -32,8 +32,8 @@ import (
 
 var _ clock.Clock = (*Clock)(nil)
 
-// Clock is a time only Sleep and Advance move. It is safe for concurrent
-// use.
+// Clock is a test's time source, of one of the kinds the package comment
+// describes. It is safe for concurrent use.
 type Clock struct {
 	kind kind
 
@@ -43,7 +43,10 @@ type Clock struct {
 	now    time.Time
 	off    time.Duration
 	sleeps []time.Duration
-	hook   func(n int, d time.Duration)
+	// count is every Sleep so far, which forgetting the recorded ones
+	// does not reset.
+	count int
+	hook  func(n int, d time.Duration)
 	// wake is closed and replaced on every Advance, waking the blocked
 	// sleepers to compare their end with the new time.
 	wake chan struct{}
@@ -125,7 +128,8 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 		c.now = end
 	}
 	c.sleeps = append(c.sleeps, d)
-	n, hook := len(c.sleeps), c.hook
+	c.count++
+	n, hook := c.count, c.hook
 	c.mu.Unlock()
 	if hook != nil {
 		hook(n, d)
@@ -169,6 +173,21 @@ func (c *Clock) Slept() time.Duration {
 		total += d
 	}
 	return total
+}
+
+// TakeSleeps returns the durations slept since the last TakeSleeps (or
+// the start) and their sum, and forgets them, in one step: a sleep of
+// another goroutine is either taken or left for the next call.
+func (c *Clock) TakeSleeps() ([]time.Duration, time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	taken := c.sleeps
+	c.sleeps = nil
+	var total time.Duration
+	for _, d := range taken {
+		total += d
+	}
+	return taken, total
 }
 
 // ResetSleeps forgets the sleeps recorded so far (not the time they

@@ -48,6 +48,14 @@ func TestSleepMovesTheTime(t *testing.T) {
 	if len(c.Sleeps()) != 0 || c.Slept() != 0 {
 		t.Fatalf("sleeps after reset %v", c.Sleeps())
 	}
+	_ = c.Sleep(ctx, 2*time.Second)
+	_ = c.Sleep(ctx, 3*time.Second)
+	if taken, total := c.TakeSleeps(); !slices.Equal(taken, []time.Duration{2 * time.Second, 3 * time.Second}) || total != 5*time.Second {
+		t.Fatalf("taken %v (%v)", taken, total)
+	}
+	if taken, total := c.TakeSleeps(); len(taken) != 0 || total != 0 || len(c.Sleeps()) != 0 {
+		t.Fatalf("taken twice: %v (%v)", taken, total)
+	}
 }
 
 // TestSleepOnEndedContext: as a real sleep, one on an ended context ends
