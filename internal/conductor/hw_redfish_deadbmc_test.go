@@ -3,45 +3,15 @@ package conductor_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/openkeel/ironic/internal/driver/builtin"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
-
-// waitRecorder is the redfish driver's clock in these tests: every wait
-// returns at once and is added up, so that a test can tell how long the
-// node would have stayed locked.
-type waitRecorder struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (c *waitRecorder) Now() time.Time { return time.Now() }
-
-func (c *waitRecorder) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.waits = append(c.waits, d)
-	return ctx.Err()
-}
-
-// take returns the waits recorded since the last call, and their sum.
-func (c *waitRecorder) take() ([]time.Duration, time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.waits
-	c.waits = nil
-	var sum time.Duration
-	for _, d := range out {
-		sum += d
-	}
-	return out, sum
-}
 
 // A BMC that stopped answering (its port closed) fails a power action
 // after [redfish]connection_attempts (5) attempts 4 s apart: the node is
@@ -51,7 +21,10 @@ func (c *waitRecorder) take() ([]time.Duration, time.Duration) {
 func TestHWRedfishDeadBMCReleasesTheNode(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
 		bmc := redfishbmc.New(t).System("sys-1", redfishbmc.PowerState(redfishbmc.Off)).WithBasicAuth(oobUser, oobPassword)
-		waits := &waitRecorder{}
+		// The redfish driver's clock: every wait returns at once and is
+		// added up, so that the test can tell how long the node would
+		// have stayed locked.
+		waits := fakeclock.NewWallInstant()
 		e, logs := newHWEnv(t, db, redfishShipped, nil, func(o *builtin.Options) { o.Redfish.Clock = waits })
 		ctx := context.Background()
 		n := e.enrollRedfish(bmc, oobPassword)
@@ -61,7 +34,7 @@ func TestHWRedfishDeadBMCReleasesTheNode(t *testing.T) {
 		e.waitState(n, states.Manageable)
 		address := bmc.URL()
 		bmc.Close()
-		waits.take()
+		waits.TakeSleeps()
 
 		if err := e.api.ChangeNodePowerState(ctx, "", n.UUID, states.PowerOn, 0); err != nil {
 			t.Fatalf("power on: %v", err)
@@ -75,7 +48,7 @@ func TestHWRedfishDeadBMCReleasesTheNode(t *testing.T) {
 		if got.TargetPowerState != "" || got.PowerState != states.PowerOff {
 			t.Fatalf("power %q target %q after the failed action", got.PowerState, got.TargetPowerState)
 		}
-		if list, sum := waits.take(); sum != 16*time.Second || len(list) != 4 {
+		if list, sum := waits.TakeSleeps(); sum != 16*time.Second || len(list) != 4 {
 			t.Fatalf("the node stayed locked through waits %v (%v), want four 4 s connection_retry_interval waits", list, sum)
 		}
 
@@ -83,7 +56,7 @@ func TestHWRedfishDeadBMCReleasesTheNode(t *testing.T) {
 		if got := e.get(n); got.Reservation != nil {
 			t.Fatalf("power sync left the node locked by %q", deref(got.Reservation))
 		}
-		if list, sum := waits.take(); sum != 16*time.Second || len(list) != 4 {
+		if list, sum := waits.TakeSleeps(); sum != 16*time.Second || len(list) != 4 {
 			t.Fatalf("power sync waited %v (%v), want four 4 s waits", list, sum)
 		}
 		if n := strings.Count(logs.String(), "connection error from redfish BMC"); n != 10 {
