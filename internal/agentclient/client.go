@@ -107,7 +107,7 @@ func (c *Client) Close() { c.transports.closeIdle() }
 func (c *Client) commandURL(node *model.Node) (string, error) {
 	agentURL, _ := node.DriverInternalInfo["agent_url"].(string)
 	if agentURL == "" {
-		return "", errs.NewMessage("AgentConnectionFailed", "Agent driver requires agent_url in driver_internal_info")
+		return "", errs.NewMessage(errs.ClassAgentConnectionFailed, "Agent driver requires agent_url in driver_internal_info")
 	}
 	return agentURL + "/" + c.opts.APIVersion + "/commands/", nil
 }
@@ -165,7 +165,7 @@ func (c *Client) Command(ctx context.Context, node *model.Node, method string, p
 		if err == nil {
 			return res, nil
 		}
-		if ctx.Err() != nil || !errs.Is(err, "AgentConnectionFailed") {
+		if ctx.Err() != nil || !errs.Is(err, errs.ClassAgentConnectionFailed) {
 			return nil, err
 		}
 	}
@@ -197,7 +197,7 @@ func (c *Client) command(ctx context.Context, node *model.Node, method string, p
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target+"?"+q.Encode(), bytes.NewReader(body))
 	if err != nil {
-		return nil, errs.NewMessage("IronicException", fmt.Sprintf("Error invoking agent command %s for node %s. Error: %s", method, node.UUID, transportText(err)))
+		return nil, errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("Error invoking agent command %s for node %s. Error: %s", method, node.UUID, transportText(err)))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := hc.Do(req)
@@ -234,7 +234,7 @@ func (c *Client) decodeCommandResponse(node *model.Node, method, target string, 
 	if err != nil {
 		msg := fmt.Sprintf("Error invoking agent command %s for node %s. Error: %s", method, node.UUID, transportText(err))
 		log.Error(msg)
-		return nil, errs.NewMessage("IronicException", msg)
+		return nil, errs.NewMessage(errs.ClassIronicException, msg)
 	}
 	var raw map[string]any
 	var result CommandResult
@@ -245,7 +245,7 @@ func (c *Client) decodeCommandResponse(node *model.Node, method, target string, 
 		msg := fmt.Sprintf("Unable to decode response as JSON.\nRequest URL: %s\nRequest command: \"%s\"\nResponse status code: %d\nResponse: \"%s\"",
 			target, method, resp.StatusCode, data)
 		log.Error("agent answered with something that is not JSON", "node", node.UUID, "method", method, "status", resp.StatusCode)
-		return nil, errs.NewMessage("IronicException", msg)
+		return nil, errs.NewMessage(errs.ClassIronicException, msg)
 	}
 	log.Debug("agent command returned", "node", node.UUID, "method", method,
 		"status", resp.StatusCode, "command_status", result.Status, "error", result.Error)
@@ -263,9 +263,9 @@ func (c *Client) decodeCommandResponse(node *model.Node, method, target string, 
 	// IPA answers 409 when busy; agents before late Victoria say so only
 	// in the text, in lower case.
 	if resp.StatusCode == http.StatusConflict || strings.Contains(strings.ToLower(fs), "agent is busy") {
-		return nil, errs.New("AgentInProgress", map[string]any{"node": node.UUID, "command": method, "error": faultstring})
+		return nil, errs.New(errs.ClassAgentInProgress, map[string]any{"node": node.UUID, "command": method, "error": faultstring})
 	}
-	return nil, errs.New("AgentAPIError", map[string]any{"node": node.UUID, "status": resp.StatusCode, "error": faultstring})
+	return nil, errs.New(errs.ClassAgentAPIError, map[string]any{"node": node.UUID, "status": resp.StatusCode, "error": faultstring})
 }
 
 // raiseIfTypeError turns a command that died on a Python TypeError in the
@@ -280,7 +280,7 @@ func raiseIfTypeError(r *CommandResult, node *model.Node) error {
 	if f, ok := status.(float64); ok && f == float64(int64(f)) {
 		status = int64(f)
 	}
-	return errs.New("AgentAPIError", map[string]any{"node": node.UUID, "status": status, "error": CommandError(r)})
+	return errs.New(errs.ClassAgentAPIError, map[string]any{"node": node.UUID, "status": status, "error": CommandError(r)})
 }
 
 // handleTimeout covers a request that failed in transit: the agent may
@@ -296,7 +296,7 @@ func (c *Client) handleTimeout(ctx context.Context, node *model.Node, method, ca
 	if result == nil {
 		msg := fmt.Sprintf("Failed to connect to the agent running on node %s for invoking command %s. Error: %s", node.UUID, method, cause)
 		log.Error(msg)
-		return nil, errs.New("AgentConnectionFailed", map[string]any{"reason": msg})
+		return nil, errs.New(errs.ClassAgentConnectionFailed, map[string]any{"reason": msg})
 	}
 	return result, nil
 }
@@ -336,7 +336,7 @@ func (c *Client) waitForCommand(ctx context.Context, node *model.Node, method st
 		}
 		if r == nil || r.Status == StatusRunning {
 			c.opts.log().Debug("agent command has not finished yet", "node", node.UUID, "method", method)
-			err = errs.New("AgentCommandTimeout", map[string]any{"command": method, "node": node.UUID})
+			err = errs.New(errs.ClassAgentCommandTimeout, map[string]any{"command": method, "node": node.UUID})
 			continue
 		}
 		if terr := raiseIfTypeError(r, node); terr != nil {
@@ -400,7 +400,7 @@ func (c *Client) GetCommandsStatus(ctx context.Context, node *model.Node, opts S
 		} else {
 			c.opts.log().Error(msg, "attempt", i+1)
 		}
-		err = errs.New("AgentConnectionFailed", map[string]any{"reason": msg})
+		err = errs.New(errs.ClassAgentConnectionFailed, map[string]any{"reason": msg})
 	}
 	if err != nil {
 		return nil, err
@@ -409,23 +409,23 @@ func (c *Client) GetCommandsStatus(ctx context.Context, node *model.Node, opts S
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
 		msg := fmt.Sprintf("Failed to connect to the agent running on node %s to collect commands status. Error: %s", node.UUID, transportText(err))
-		return nil, errs.New("AgentConnectionFailed", map[string]any{"reason": msg})
+		return nil, errs.New(errs.ClassAgentConnectionFailed, map[string]any{"reason": msg})
 	}
 	var body struct {
 		Commands    []CommandResult `json:"commands"`
 		Faultstring any             `json:"faultstring"`
 	}
 	if err := json.Unmarshal(data, &body); err != nil {
-		return nil, errs.NewMessage("IronicException", fmt.Sprintf("Unable to decode the status of agent commands for node %s: %v", node.UUID, err))
+		return nil, errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("Unable to decode the status of agent commands for node %s: %v", node.UUID, err))
 	}
 	// Upstream indexes ['commands'] without looking at the status and
 	// fails with a KeyError on a 401; the status and the agent's text
 	// are more use to an operator.
 	if resp.StatusCode >= http.StatusBadRequest {
-		return nil, errs.New("AgentAPIError", map[string]any{"node": node.UUID, "status": resp.StatusCode, "error": body.Faultstring})
+		return nil, errs.New(errs.ClassAgentAPIError, map[string]any{"node": node.UUID, "status": resp.StatusCode, "error": body.Faultstring})
 	}
 	if body.Commands == nil {
-		return nil, errs.NewMessage("IronicException", fmt.Sprintf("The agent of node %s answered the command status without a commands list", node.UUID))
+		return nil, errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("The agent of node %s answered the command status without a commands list", node.UUID))
 	}
 	if c.opts.log().Enabled(ctx, slog.LevelDebug) {
 		parts := make([]string, len(body.Commands))

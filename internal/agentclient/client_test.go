@@ -73,7 +73,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func wantClass(t *testing.T, err error, class, message string) {
+func wantClass(t *testing.T, err error, class errs.Class, message string) {
 	t.Helper()
 	var e *errs.Error
 	if !errors.As(err, &e) {

@@ -65,7 +65,7 @@ func (c *Client) ExecuteDeployStep(ctx context.Context, node *model.Node, step m
 // empty step list outside command_result, so callers find none).
 func (c *Client) GetServiceSteps(ctx context.Context, node *model.Node, view NodeView) (*CommandResult, error) {
 	r, err := c.Command(ctx, node, "service.get_service_steps", view.params(), Wait)
-	if err != nil && errs.Is(err, "AgentAPIError") {
+	if err != nil && errs.Is(err, errs.ClassAgentAPIError) {
 		c.opts.log().Warn("unable to retrieve service steps; please upgrade your ironic-python-agent", "node", node.UUID)
 		return &CommandResult{}, nil
 	}
@@ -107,7 +107,7 @@ func (c *Client) InstallBootloader(ctx context.Context, node *model.Node, p Boot
 		"target_boot_mode":     p.TargetBootMode,
 	}
 	r, err := c.Command(ctx, node, "image.install_bootloader", params, Poll)
-	if err == nil || !errs.Is(err, "AgentAPIError") {
+	if err == nil || !errs.Is(err, errs.ClassAgentAPIError) {
 		return r, err
 	}
 	if p.TargetBootMode == "uefi" && p.SoftwareRAID {
@@ -153,14 +153,14 @@ func (c *Client) CollectSystemLogs(ctx context.Context, node *model.Node) (*Comm
 func (c *Client) FinalizeRescue(ctx context.Context, node *model.Node) (*CommandResult, error) {
 	hashed, _ := node.InstanceInfo["hashed_rescue_password"].(string)
 	if hashed == "" {
-		return nil, errs.NewMessage("IronicException", "Agent rescue requires rescue_password in instance_info")
+		return nil, errs.NewMessage(errs.ClassIronicException, "Agent rescue requires rescue_password in instance_info")
 	}
 	r, err := c.Command(ctx, node, "rescue.finalize_rescue", map[string]any{"rescue_password": hashed, "hashed": true}, Async)
-	if err == nil || !errs.Is(err, "AgentAPIError") {
+	if err == nil || !errs.Is(err, errs.ClassAgentAPIError) {
 		return r, err
 	}
 	if c.opts.RequireRescuePasswordHashed {
-		return nil, errs.NewMessage("InstanceRescueFailure", "Unable to rescue node due to an out of date agent ramdisk. Please contact the administrator to update the rescue ramdisk to contain an ironic-python-agent version of at least 6.0.0.")
+		return nil, errs.NewMessage(errs.ClassInstanceRescueFailure, "Unable to rescue node due to an out of date agent ramdisk. Please contact the administrator to update the rescue ramdisk to contain an ironic-python-agent version of at least 6.0.0.")
 	}
 	return c.Command(ctx, node, "rescue.finalize_rescue", map[string]any{"rescue_password": node.InstanceInfo["rescue_password"]}, Async)
 }
@@ -174,7 +174,7 @@ func (c *Client) Lockdown(ctx context.Context, node *model.Node, failIfUnavailab
 	log := c.opts.log()
 	if !failIfUnavailable {
 		_, err := c.GetCommandsStatus(ctx, node, StatusOptions{ExpectErrors: true})
-		if err != nil && errs.Is(err, "AgentConnectionFailed") {
+		if err != nil && errs.Is(err, errs.ClassAgentConnectionFailed) {
 			log.Debug("agent is already down when trying to lock down the node", "node", node.UUID)
 			return nil
 		}
@@ -198,7 +198,7 @@ func (c *Client) Lockdown(ctx context.Context, node *model.Node, failIfUnavailab
 			}
 		}
 		_, lastErr = c.GetCommandsStatus(ctx, node, StatusOptions{ExpectErrors: true})
-		if lastErr != nil && errs.Is(lastErr, "AgentConnectionFailed") {
+		if lastErr != nil && errs.Is(lastErr, errs.ClassAgentConnectionFailed) {
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -212,5 +212,5 @@ func (c *Client) Lockdown(ctx context.Context, node *model.Node, failIfUnavailab
 	}
 	log.Error("failed to lock down node: agent is still available", "node", node.UUID,
 		"timeout", c.opts.PostDeployGetPowerStateRetryInterval*(time.Duration(tries-1)))
-	return errs.New("AgentCommandTimeout", map[string]any{"command": "system.lockdown", "node": node.UUID})
+	return errs.New(errs.ClassAgentCommandTimeout, map[string]any{"command": "system.lockdown", "node": node.UUID})
 }

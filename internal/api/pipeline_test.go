@@ -20,7 +20,7 @@ func (rejectAll) Authenticate(*http.Request) (*middleware.AuthContext, error) {
 }
 
 func denyPolicy(*http.Request, *RequestContext) error {
-	return errs.New("HTTPForbidden", map[string]any{"resource": "baremetal:node:get"})
+	return errs.New(errs.ClassHTTPForbidden, map[string]any{"resource": "baremetal:node:get"})
 }
 
 func TestErrorPrecedence(t *testing.T) {

@@ -101,7 +101,7 @@ type TooOld struct {
 	Below   int
 	Status  int
 	Kind    TooOldKind
-	Class   string
+	Class   errs.Class
 	Message string
 	// AllowOf names the controller whose methods fill the Allow header of
 	// a routing 405.

@@ -67,7 +67,7 @@ func LoadBasicFile(path string) (*BasicFile, error) {
 		}
 		user, digest, _ := strings.Cut(line, ":")
 		if !isBcrypt(digest) {
-			return nil, fmt.Errorf("user file %s: %w", path, errs.New("ConfigInvalid", map[string]any{
+			return nil, fmt.Errorf("user file %s: %w", path, errs.New(errs.ClassConfigInvalid, map[string]any{
 				"error_msg": "Only bcrypt digested passwords are supported for " + user}))
 		}
 	}
@@ -76,7 +76,7 @@ func LoadBasicFile(path string) (*BasicFile, error) {
 }
 
 func startupError(path string, err error) error {
-	return fmt.Errorf("%w (%w)", errs.New("ConfigInvalid", map[string]any{
+	return fmt.Errorf("%w (%w)", errs.New(errs.ClassConfigInvalid, map[string]any{
 		"error_msg": "Problem reading auth user file: " + path}), err)
 }
 

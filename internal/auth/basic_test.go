@@ -144,7 +144,7 @@ func TestBasicFileStartup(t *testing.T) {
 	if err == nil {
 		t.Fatal("missing file accepted")
 	}
-	if !strings.Contains(err.Error(), missing) || !errs.Is(err, "ConfigInvalid") {
+	if !strings.Contains(err.Error(), missing) || !errs.Is(err, errs.ClassConfigInvalid) {
 		t.Errorf("error %q must be ConfigInvalid naming the file", err)
 	}
 	if !errors.Is(err, os.ErrNotExist) {
@@ -169,7 +169,7 @@ func TestBasicFileStartup(t *testing.T) {
 			continue
 		}
 		want := "Invalid configuration file. Only bcrypt digested passwords are supported for dave"
-		if !strings.Contains(err.Error(), want) || !errs.Is(err, "ConfigInvalid") {
+		if !strings.Contains(err.Error(), want) || !errs.Is(err, errs.ClassConfigInvalid) {
 			t.Errorf("%s: error %q, want %q", name, err, want)
 		}
 	}

@@ -186,7 +186,7 @@ func (a *Authz) listPolicy(r *http.Request, object, owner string) (*string, erro
 	if err == nil {
 		return nil, nil
 	}
-	if !forbidden(err) && !errs.Is(err, policy.ClassInvalidScope) {
+	if !forbidden(err) && !errs.Is(err, errs.ClassInvalidScope) {
 		return nil, err
 	}
 	if c.ProjectID == "" || (owner != "" && owner != c.ProjectID) {

@@ -77,7 +77,7 @@ func (c *Conductor) doAbort(ctx context.Context, t *task.Task) error {
 		}, task.EventOptions{})
 	case states.ServiceFail:
 		if n.Maintenance {
-			return errs.NewMessage("InvalidState", fmt.Sprintf(
+			return errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 				"Can not abort service on node \"%s\" while it is in maintenance mode. Please remove the node from maintenance prior to issuing the request to abort the service operation.", n.UUID))
 		}
 		return spawnAbort("do_node_service_abort", c.doNodeServiceAbort, task.EventOptions{})

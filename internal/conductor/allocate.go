@@ -73,19 +73,19 @@ func (c *Conductor) DestroyAllocation(ctx context.Context, _ string, allocation 
 		n := t.Node
 		if !n.Maintenance {
 			if n.TargetProvisionState != "" && !states.UpdateAllowedStates.Contains(n.ProvisionState) {
-				return errs.NewMessage("InvalidState", fmt.Sprintf(
+				return errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 					"Cannot remove allocation %s for node %s, because the node is in state %s where updates are not allowed (and maintenance mode is off)",
 					allocation.UUID, n.UUID, n.ProvisionState))
 			}
 			if n.ProvisionState == states.Active {
-				return errs.NewMessage("InvalidState", fmt.Sprintf(
+				return errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 					"Cannot remove allocation %s for node %s, because the node is active (and maintenance mode is off)", allocation.UUID, n.UUID))
 			}
 		}
 	}
 	if err := c.store.DeleteAllocation(ctx, allocation.ID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return errs.New("AllocationNotFound", map[string]any{"allocation": allocation.UUID})
+			return errs.New(errs.ClassAllocationNotFound, map[string]any{"allocation": allocation.UUID})
 		}
 		return fmt.Errorf("delete allocation %s: %w", allocation.UUID, err)
 	}
@@ -208,9 +208,9 @@ func (c *Conductor) allocateNode(ctx context.Context, a *model.Allocation, nodes
 			switch {
 			case err == nil && done:
 				return nil
-			case errs.Is(err, "NodeLocked"):
+			case errs.Is(err, errs.ClassNodeLocked):
 				retry = append(retry, n)
-			case err != nil && !errs.Is(err, "NodeAssociated") && !errs.Is(err, "InstanceAssociated"):
+			case err != nil && !errs.Is(err, errs.ClassNodeAssociated) && !errs.Is(err, errs.ClassInstanceAssociated):
 				c.log.WarnContext(ctx, "allocation candidate failed", "node", n.UUID, "error", err)
 			}
 		}
@@ -288,7 +288,7 @@ func (c *Conductor) backfillAllocation(ctx context.Context, a *model.Allocation,
 	var af *allocationFailed
 	if errors.As(err, &af) {
 		c.allocationFailed(ctx, a, af.msg)
-		return errs.NewMessage("AllocationFailed", af.msg)
+		return errs.NewMessage(errs.ClassAllocationFailed, af.msg)
 	}
 	c.allocationFailed(ctx, a, err.Error())
 	return err

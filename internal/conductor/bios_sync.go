@@ -57,7 +57,7 @@ func (c *Conductor) nodeCacheBIOSSettings(ctx context.Context, t *task.Task) {
 	err := c.cacheBIOSSettings(ctx, t)
 	switch {
 	case err == nil:
-	case errs.Is(err, "UnsupportedDriverExtension"):
+	case errs.Is(err, errs.ClassUnsupportedDriverExtension):
 		t.Log().WarnContext(ctx, "BIOS settings are not supported for node, skipping")
 	default:
 		t.Log().ErrorContext(ctx, "caching of bios settings failed", "error", err)

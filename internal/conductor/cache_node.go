@@ -22,7 +22,7 @@ func (c *Conductor) nodeCacheVendor(ctx context.Context, t *task.Task) {
 	}
 	vendor, err := d.DetectVendor(ctx, t.DriverTask())
 	switch {
-	case errs.Is(err, "UnsupportedDriverExtension"):
+	case errs.Is(err, errs.ClassUnsupportedDriverExtension):
 		return
 	case err != nil:
 		t.Log().WarnContext(ctx, "unexpected exception when trying to detect vendor", "error", err)
@@ -60,7 +60,7 @@ func (c *Conductor) nodeCacheBootMode(ctx context.Context, t *task.Task) {
 		switch {
 		case err == nil:
 			mode = &v
-		case !errs.Is(err, "UnsupportedDriverExtension"):
+		case !errs.Is(err, errs.ClassUnsupportedDriverExtension):
 			t.Log().WarnContext(ctx, "unexpected exception when trying to detect boot_mode", "error", err)
 			return
 		}
@@ -71,7 +71,7 @@ func (c *Conductor) nodeCacheBootMode(ctx context.Context, t *task.Task) {
 		switch {
 		case err == nil:
 			secure = &v
-		case !errs.Is(err, "UnsupportedDriverExtension"):
+		case !errs.Is(err, errs.ClassUnsupportedDriverExtension):
 			t.Log().WarnContext(ctx, "unexpected exception when trying to detect secure_boot state", "error", err)
 			return
 		}

@@ -47,7 +47,7 @@ func (c *Conductor) DoNodeClean(ctx context.Context, _ string, nodeID string, cl
 			return c.doNodeClean(ctx, t, steps, disableRamdisk, true)
 		}},
 	})
-	if errs.Is(err, "InvalidState") {
+	if errs.Is(err, errs.ClassInvalidState) {
 		return errs.InvalidStateRequested("manual clean", n.UUID, n.ProvisionState)
 	}
 	if err != nil {
@@ -249,7 +249,7 @@ func (c *Conductor) ContinueNodeClean(ctx context.Context, _ string, nodeID stri
 	defer t.Release()
 	n := t.Node
 	if n.ProvisionState != states.CleanWait {
-		return errs.NewMessage("InvalidStateRequested", fmt.Sprintf(
+		return errs.NewMessage(errs.ClassInvalidStateRequested, fmt.Sprintf(
 			"Cannot continue cleaning on %s, node is in %s state, should be %s", n.UUID, n.ProvisionState, states.CleanWait))
 	}
 	if err := t.ResumeCleaning(ctx); err != nil {

@@ -32,7 +32,7 @@ func validatePowerNetwork(ctx context.Context, t *task.Task, network bool) error
 // answered as the validation of the node for purpose failing.
 func validateStepsRequest(ctx context.Context, t *task.Task, purpose string) error {
 	err := validatePowerNetwork(ctx, t, true)
-	if errs.Is(err, "InvalidParameterValue") {
+	if errs.Is(err, errs.ClassInvalidParameterValue) {
 		return errs.InvalidParameterValue(fmt.Sprintf("Validation of node %s for %s failed: %s", t.Node.UUID, purpose, err))
 	}
 	return err

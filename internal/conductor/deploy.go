@@ -32,7 +32,7 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, _ string, nodeID string, r
 		return errs.NodeInMaintenance("provisioning", n.UUID)
 	}
 	if rebuild && n.Protected {
-		return errs.New("NodeProtected", map[string]any{"node": n.UUID})
+		return errs.New(errs.ClassNodeProtected, map[string]any{"node": n.UUID})
 	}
 	if !t.FSM.IsActionableEvent(event) {
 		return errs.InvalidStateRequested(event, n.UUID, n.ProvisionState)
@@ -57,9 +57,9 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, _ string, nodeID string, r
 		verr = c.validateUserDeploySteps(ctx, t, deploySteps, true)
 	}
 	if verr != nil {
-		if errs.Is(verr, "InvalidParameterValue") {
+		if errs.Is(verr, errs.ClassInvalidParameterValue) {
 			e, _ := errs.As(verr)
-			return errs.NewMessageKw("InstanceDeployFailure", fmt.Sprintf(
+			return errs.NewMessageKw(errs.ClassInstanceDeployFailure, fmt.Sprintf(
 				"Failed to validate deploy or power info for node %s: %s", n.UUID, verr), map[string]any{"code": e.Code})
 		}
 		return verr
@@ -70,7 +70,7 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, _ string, nodeID string, r
 			return c.doNodeDeploy(ctx, t, configdrive, deploySteps)
 		}},
 	})
-	if errs.Is(err, "InvalidState") {
+	if errs.Is(err, errs.ClassInvalidState) {
 		return errs.InvalidStateRequested(event, n.UUID, n.ProvisionState)
 	}
 	if err != nil {
@@ -151,7 +151,7 @@ func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task, configdrive 
 	if len(list) == 0 {
 		msg := "Error while getting deploy steps: no steps returned for node " + n.UUID
 		c.deployingErrorHandler(ctx, t, msg, "No deploy steps returned by the driver", true)
-		return errs.NewMessage("InstanceDeployFailure", msg)
+		return errs.NewMessage(errs.ClassInstanceDeployFailure, msg)
 	}
 	if id := c.ID(); id != 0 {
 		n.ConductorAffinity = &id
@@ -238,7 +238,7 @@ func (c *Conductor) ContinueNodeDeploy(ctx context.Context, _ string, nodeID str
 	case states.Deploying:
 		t.Log().WarnContext(ctx, "node in deploying state in the continue_node_deploy RPC call; drivers should leave it in wait call-back")
 	default:
-		return errs.NewMessage("InvalidStateRequested", fmt.Sprintf(
+		return errs.NewMessage(errs.ClassInvalidStateRequested, fmt.Sprintf(
 			"Cannot continue deploying on %s. Node is in %s state; should be in one of %s, %s", n.UUID, n.ProvisionState, states.DeployWait, states.Deploying))
 	}
 	t.SetSpawnErrorHook(task.SpawnErrorHandler(states.Deploying))

@@ -383,12 +383,12 @@ func deref(p *string) string {
 }
 
 // class is the Ironic error class of err, "" for nil.
-func class(err error) string {
+func class(err error) errs.Class {
 	if err == nil {
 		return ""
 	}
 	if e, ok := errs.As(err); ok {
 		return e.Class
 	}
-	return fmt.Sprintf("%T: %v", err, err)
+	return errs.Class(fmt.Sprintf("%T: %v", err, err))
 }

@@ -29,7 +29,7 @@ func (c *Conductor) InspectHardware(ctx context.Context, _ string, nodeID string
 		Spawner: c.spawner(), ErrHandler: task.ProvisioningErrorHandler,
 		Work: task.Work{Name: "inspect_hardware", Fn: c.doInspectHardware},
 	})
-	if errs.Is(err, "InvalidState") {
+	if errs.Is(err, errs.ClassInvalidState) {
 		return errs.InvalidStateRequested(states.EventInspect, t.Node.UUID, t.Node.ProvisionState)
 	}
 	if err != nil {
@@ -58,7 +58,7 @@ func (c *Conductor) doInspectHardware(ctx context.Context, t *task.Task) error {
 		}
 		msg := fmt.Sprintf("Unexpected exception of type %T: %s", err, err)
 		fail(msg)
-		return errs.New("HardwareInspectionFailure", map[string]any{"error": msg})
+		return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": msg})
 	}
 	switch next {
 	case states.Manageable:
@@ -68,7 +68,7 @@ func (c *Conductor) doInspectHardware(ctx context.Context, t *task.Task) error {
 	}
 	msg := fmt.Sprintf("During inspection, driver returned unexpected state %s", next)
 	fail(msg)
-	return errs.New("HardwareInspectionFailure", map[string]any{"error": msg})
+	return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": msg})
 }
 
 // inspectingErrorHandler records an inspection failure and aborts the

@@ -30,7 +30,7 @@ func (c *Conductor) ContinueInspection(ctx context.Context, _ string, nodeID str
 	enroll := n.ProvisionState == states.Enroll && c.cfg.Bool("auto_discovery", "enabled")
 	if n.ProvisionState != states.InspectWait && !enroll {
 		t.Log().ErrorContext(ctx, "refusing to process inspection data in invalid state", "state", n.ProvisionState)
-		return errs.New("NotFound", nil)
+		return errs.New(errs.ClassNotFound, nil)
 	}
 	// Upstream finds out in the worker and leaves the node in inspecting
 	// until the timeout; refusing here keeps it waiting and tells the caller.
@@ -69,7 +69,7 @@ func (c *Conductor) doContinueInspection(ctx context.Context, t *task.Task, inve
 		return err
 	}
 	err := c.processInspectionData(ctx, t, inventory, pluginData)
-	if errs.Is(err, "UnsupportedDriverExtension") {
+	if errs.Is(err, errs.ClassUnsupportedDriverExtension) {
 		return err
 	}
 	if err != nil {
@@ -110,7 +110,7 @@ func (c *Conductor) processInspectionData(ctx context.Context, t *task.Task, inv
 		o := inspection.HookOptionsFromConfig(c.cfg)
 		o.Log = t.Log()
 		if err := inspection.RunHooks(ctx, tg, names, o, inventory, pluginData); err != nil {
-			return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("failed to run inspection hooks: %s", err)})
+			return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf("failed to run inspection hooks: %s", err)})
 		}
 		if err := t.Save(ctx); err != nil {
 			return err
@@ -215,7 +215,7 @@ func (x *inspectTarget) RemoveTrait(ctx context.Context, name string) error {
 		return storeErr(err, "load trait")
 	}
 	if !ok {
-		return errs.New("NodeTraitNotFound", map[string]any{"node_id": x.t.Node.UUID, "trait": name})
+		return errs.New(errs.ClassNodeTraitNotFound, map[string]any{"node_id": x.t.Node.UUID, "trait": name})
 	}
 	if err := x.c.store.DeleteNodeTrait(ctx, x.t.Node.ID, name); err != nil {
 		return storeErr(err, "delete trait")

@@ -272,5 +272,5 @@ func (c *Conductor) SetConsoleMode(ctx context.Context, _ string, nodeID string,
 }
 
 func nodeConsoleNotEnabled(node string) error {
-	return errs.New("NodeConsoleNotEnabled", map[string]any{"node": node})
+	return errs.New(errs.ClassNodeConsoleNotEnabled, map[string]any{"node": node})
 }

@@ -105,17 +105,17 @@ func (c *Conductor) UpdateNode(ctx context.Context, _ string, nodeID string, upd
 		return nil, err
 	}
 	if delta["instance_uuid"] && in.InstanceUUID != nil && stored.InstanceUUID != nil {
-		return nil, errs.New("NodeAssociated", map[string]any{"node": in.UUID, "instance": *stored.InstanceUUID})
+		return nil, errs.New(errs.ClassNodeAssociated, map[string]any{"node": in.UUID, "instance": *stored.InstanceUUID})
 	}
 	if delta["resource_class"] && stored.ResourceClass != nil && *stored.ResourceClass != "" &&
 		!containsStr(nodeUpdateAllowedStates, stored.ProvisionState) {
-		return nil, errs.NewMessage("InvalidState", fmt.Sprintf(
+		return nil, errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 			"Node %s can not have resource_class updated unless it is in one of allowed (%s) states. Current state is '%s'.",
 			in.UUID, strings.Join(nodeUpdateAllowedStates, ", "), stored.ProvisionState))
 	}
 	if delta["instance_uuid"] && stored.AllocationID != nil && in.InstanceUUID == nil {
 		if !stored.Maintenance && !containsStr(nodeUpdateAllowedStates, stored.ProvisionState) {
-			return nil, errs.NewMessage("InvalidState", fmt.Sprintf(
+			return nil, errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 				"Node %s with an allocation can not have instance_uuid removed unless it is in one of allowed (%s) states or in maintenance mode. Current state is '%s'.",
 				in.UUID, strings.Join(nodeUpdateAllowedStates, ", "), stored.ProvisionState))
 		}
@@ -164,7 +164,7 @@ func (c *Conductor) updatedNode(n *model.Node, upd *model.NodeUpdate, resetInter
 			continue
 		}
 		if !containsStr(nodeUpdateAllowedStates, in.ProvisionState) && !in.Maintenance {
-			return nil, nil, errs.NewMessage("InvalidState", fmt.Sprintf(
+			return nil, nil, errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 				"Node %s can not have %s updated unless it is in one of allowed (%s) states or in maintenance mode. Current state is '%s'.",
 				in.UUID, field, strings.Join(nodeUpdateAllowedStates, ", "), in.ProvisionState))
 		}
@@ -183,7 +183,7 @@ func checkUpdateProtected(n *model.Node, delta map[string]bool) error {
 		if !n.Protected {
 			n.ProtectedReason = nil
 		} else if n.ProvisionState != states.Active && n.ProvisionState != states.Rescue {
-			return errs.NewMessage("InvalidState", fmt.Sprintf(
+			return errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 				"Node %s can only be made protected in provision states 'active' or 'rescue', the current state is '%s'",
 				n.UUID, n.ProvisionState))
 		}
@@ -199,7 +199,7 @@ func checkUpdateRetired(n *model.Node, delta map[string]bool) error {
 		if !n.Retired {
 			n.RetiredReason = nil
 		} else if n.ProvisionState == states.Available {
-			return errs.NewMessage("InvalidState", fmt.Sprintf(
+			return errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 				"Node %s can not have 'retired' set in provision state 'available', the current state is '%s'",
 				n.UUID, n.ProvisionState))
 		}
@@ -223,17 +223,17 @@ func (c *Conductor) DestroyNode(ctx context.Context, _ string, nodeID string) er
 	defer t.Release()
 	n := t.Node
 	if !n.Maintenance && n.InstanceUUID != nil {
-		return errs.New("NodeAssociated", map[string]any{"node": n.UUID, "instance": *n.InstanceUUID})
+		return errs.New(errs.ClassNodeAssociated, map[string]any{"node": n.UUID, "instance": *n.InstanceUUID})
 	}
 	if n.Protected {
-		return errs.New("NodeProtected", map[string]any{"node": n.UUID})
+		return errs.New(errs.ClassNodeProtected, map[string]any{"node": n.UUID})
 	}
 	allowed := states.DeleteAllowedStates.Values()
 	if c.cfg.Bool("conductor", "allow_deleting_available_nodes") {
 		allowed = append(allowed, states.Available)
 	}
 	if !n.Maintenance && !containsStr(allowed, n.ProvisionState) {
-		return errs.NewMessage("InvalidState", fmt.Sprintf(
+		return errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 			"Can not delete node \"%s\" while it is in provision state \"%s\". Valid provision states to perform deletion are: \"%s\", or set the node into maintenance mode",
 			n.UUID, n.ProvisionState, pyTuple(allowed)))
 	}
@@ -287,7 +287,7 @@ func (c *Conductor) ValidateDriverInterfaces(ctx context.Context, _ string, node
 		res := verr == nil
 		entry := rpc.InterfaceValidation{Result: &res}
 		if verr != nil {
-			if errs.Is(verr, "InvalidParameterValue") || errs.Is(verr, "UnsupportedDriverExtension") {
+			if errs.Is(verr, errs.ClassInvalidParameterValue) || errs.Is(verr, errs.ClassUnsupportedDriverExtension) {
 				entry.Reason = verr.Error()
 			} else {
 				entry.Reason = fmt.Sprintf("Unexpected exception, traceback saved into log by ironic conductor service that is running on %s: %s", c.host, verr)
@@ -340,7 +340,7 @@ func (c *Conductor) RemoveNodeTraits(ctx context.Context, _ string, nodeID strin
 			// Upstream's Trait.destroy raises NodeTraitNotFound (404)
 			// naming the node's id: the API checked the trait before the
 			// call, so this is a removal that lost a race to another.
-			return errs.New("NodeTraitNotFound", map[string]any{"node_id": t.Node.ID, "trait": tr})
+			return errs.New(errs.ClassNodeTraitNotFound, map[string]any{"node_id": t.Node.ID, "trait": tr})
 		}
 		if err != nil {
 			return storeErr(err, "remove trait of node "+t.Node.UUID)
@@ -374,7 +374,7 @@ func storeErrFor(err error, what string, rec any) error {
 		if nf.Kind == store.KindNode {
 			return errs.NodeNotFound(nf.Ident)
 		}
-		return errs.NewMessage("NotFound", err.Error())
+		return errs.NewMessage(errs.ClassNotFound, err.Error())
 	case errors.As(err, &inval):
 		return errs.InvalidParameterValue(inval.Msg)
 	}

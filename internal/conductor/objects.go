@@ -14,7 +14,7 @@ import (
 // unsupported extension.
 
 func objectsUnsupported() error {
-	return errs.NewMessage("UnsupportedDriverExtension", "Versioned object indirection is not supported by this conductor.")
+	return errs.NewMessage(errs.ClassUnsupportedDriverExtension, "Versioned object indirection is not supported by this conductor.")
 }
 
 // ObjectClassActionVersions is refused (see above).

@@ -29,10 +29,10 @@ func (c *Conductor) cleanUpInspectionData(ctx context.Context, t *task.Task) err
 	switch {
 	case err == nil:
 		return nil
-	case errs.Is(err, "SwiftObjectStillExists") && n.Maintenance:
+	case errs.Is(err, errs.ClassSwiftObjectStillExists) && n.Maintenance:
 		t.Log().WarnContext(ctx, fmt.Sprintf("Swift object orphaned during destruction of node %s: %s", n.UUID, err))
 		return nil
-	case errs.Is(err, "SwiftObjectStillExists"):
+	case errs.Is(err, errs.ClassSwiftObjectStillExists):
 		t.Log().ErrorContext(ctx, fmt.Sprintf("Swift object cannot be orphaned without maintenance mode during destruction of node %s: %s", n.UUID, err))
 	default:
 		t.Log().ErrorContext(ctx, fmt.Sprintf("Failed to delete Swift entries related to the node %s: %s.", n.UUID, err))

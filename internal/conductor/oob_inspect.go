@@ -93,7 +93,7 @@ func (c *Conductor) redfishInspectionHooks(iface string) ([]string, error) {
 }
 
 func driverLoadError(iface, reason string) error {
-	return errs.New("DriverLoadError", map[string]any{"driver": iface, "reason": reason})
+	return errs.New(errs.ClassDriverLoadError, map[string]any{"driver": iface, "reason": reason})
 }
 
 // storeInspectionData is upstream store_inspection_data: the inventory

@@ -163,9 +163,9 @@ func (c *Conductor) failIfInState(ctx context.Context, f store.NodeFilter, provS
 			return t.ProcessEvent(ctx, states.EventFail, task.EventOptions{TargetState: target})
 		}()
 		switch {
-		case errs.Is(err, "NoFreeConductorWorker"):
+		case errs.Is(err, errs.ClassNoFreeConductorWorker):
 			return
-		case errs.Is(err, "NodeLocked"), errs.Is(err, "NodeNotFound"):
+		case errs.Is(err, errs.ClassNodeLocked), errs.Is(err, errs.ClassNodeNotFound):
 			continue
 		case err != nil:
 			c.log.ErrorContext(ctx, "fail node in transient state", "node", n.UUID, "error", err)
@@ -203,9 +203,9 @@ func (c *Conductor) nodePeriodic(ctx context.Context, purpose string, f store.No
 			return t.End()
 		}()
 		switch {
-		case err == errStopPeriodic, errs.Is(err, "NoFreeConductorWorker"):
+		case err == errStopPeriodic, errs.Is(err, errs.ClassNoFreeConductorWorker):
 			return
-		case errs.Is(err, "NodeLocked"), errs.Is(err, "NodeNotFound"):
+		case errs.Is(err, errs.ClassNodeLocked), errs.Is(err, errs.ClassNodeNotFound):
 			c.log.InfoContext(ctx, "periodic task skipped a node", "purpose", purpose, "node", n.UUID, "reason", err)
 		case err != nil:
 			c.log.ErrorContext(ctx, "periodic task failed on a node", "purpose", purpose, "node", n.UUID, "error", err)

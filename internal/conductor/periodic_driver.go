@@ -245,7 +245,7 @@ func (c *Conductor) nodeCacheFirmwareComponents(ctx context.Context, t *task.Tas
 	}
 	switch {
 	case err == nil:
-	case errs.Is(err, "UnsupportedDriverExtension"):
+	case errs.Is(err, errs.ClassUnsupportedDriverExtension):
 		t.Log().WarnContext(ctx, "firmware components are not supported for node, skipping")
 	default:
 		t.Log().ErrorContext(ctx, "caching of firmware components failed", "error", err)

@@ -36,7 +36,7 @@ func (c *Conductor) SyncPowerStates(ctx context.Context) {
 func (c *Conductor) syncPowerStateNode(ctx context.Context, uuid string) {
 	t, err := c.acquire(ctx, uuid, "power state sync", true)
 	if err != nil {
-		if !errs.Is(err, "NodeLocked") && !errs.Is(err, "NodeNotFound") {
+		if !errs.Is(err, errs.ClassNodeLocked) && !errs.Is(err, errs.ClassNodeNotFound) {
 			c.log.ErrorContext(ctx, "power state sync", "node", uuid, "error", err)
 		}
 		return
@@ -79,13 +79,13 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count in
 	}
 	dt := t.DriverTask()
 	if n.PowerState == states.NoState {
-		if err := t.Driver.Power.Validate(ctx, dt); errs.Is(err, "InvalidParameterValue") {
+		if err := t.Driver.Power.Validate(ctx, dt); errs.Is(err, errs.ClassInvalidParameterValue) {
 			return 0, nil
 		}
 	}
 	actual, err := t.Driver.Power.GetPowerState(ctx, dt)
 	if err == nil && actual == states.Error {
-		err = errs.NewMessage("PowerStateFailure", "Power driver returned ERROR state while trying to sync power state.")
+		err = errs.NewMessage(errs.ClassPowerStateFailure, "Power driver returned ERROR state while trying to sync power state.")
 	}
 	if err != nil {
 		if count > maxRetries {

@@ -55,13 +55,13 @@ func (c *Conductor) UpdatePort(ctx context.Context, _ string, port *model.Port) 
 	defer t.Release()
 	n := t.Node
 	if (n.ProvisionState == states.Active || n.InstanceUUID != nil) && !reflect.DeepEqual(old.Address, port.Address) && !n.Maintenance {
-		return nil, errs.NewMessage("InvalidState", fmt.Sprintf(
+		return nil, errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 			"Cannot update hardware address for port %s as node %s is active or has instance UUID assigned", port.UUID, n.UUID))
 	}
 	connectivity := !reflect.DeepEqual(old.PortgroupID, port.PortgroupID) || !reflect.DeepEqual(old.PXEEnabled, port.PXEEnabled) ||
 		!reflect.DeepEqual(old.LocalLinkConnection, port.LocalLinkConnection) || !reflect.DeepEqual(old.PhysicalNetwork, port.PhysicalNetwork)
 	if connectivity && !containsStr(portUpdateAllowedStates, n.ProvisionState) && !n.Maintenance {
-		return nil, errs.NewMessage("InvalidState", fmt.Sprintf(
+		return nil, errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 			"Port %s can not have any connectivity attributes (%s) updated unless node %s is in a %s state or in maintenance mode. The current state is %s.",
 			port.UUID, "portgroup_id, pxe_enabled, local_link_connection, physical_network", n.UUID, strings.Join(portUpdateAllowedStates, ", "), n.ProvisionState))
 	}
@@ -92,7 +92,7 @@ func (c *Conductor) DestroyPort(ctx context.Context, _ string, port *model.Port)
 		return err
 	}
 	if vif != "" && !t.Node.Maintenance {
-		return errs.NewMessage("InvalidState", fmt.Sprintf("Cannot delete the port %s as it is bound to VIF %s for use.", port.UUID, vif))
+		return errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf("Cannot delete the port %s as it is bound to VIF %s for use.", port.UUID, vif))
 	}
 	if err := c.store.DeletePort(ctx, port.ID); err != nil {
 		return storeErr(err, "delete port")
@@ -114,7 +114,7 @@ func (c *Conductor) UpdatePortgroup(ctx context.Context, _ string, pg *model.Por
 	n := t.Node
 	if !reflect.DeepEqual(old.NodeID, pg.NodeID) {
 		if !containsStr(portUpdateAllowedStates, n.ProvisionState) && !n.Maintenance {
-			return nil, errs.NewMessage("InvalidState", fmt.Sprintf(
+			return nil, errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 				"Portgroup %s can not be associated to node %s unless the node is in a %s state or in maintenance mode. Current state is '%s'.",
 				pg.UUID, n.UUID, strings.Join(portUpdateAllowedStates, ", "), n.ProvisionState))
 		}
@@ -124,7 +124,7 @@ func (c *Conductor) UpdatePortgroup(ctx context.Context, _ string, pg *model.Por
 			return nil, fmt.Errorf("list ports of portgroup %s: %w", pg.UUID, err)
 		}
 		if len(ports) > 0 {
-			return nil, errs.NewMessage("PortgroupNotEmpty", fmt.Sprintf(
+			return nil, errs.NewMessage(errs.ClassPortgroupNotEmpty, fmt.Sprintf(
 				"Portgroup %s can not be associated with node %s because there are ports associated with this portgroup.", pg.UUID, n.UUID))
 		}
 	}

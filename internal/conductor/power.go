@@ -82,7 +82,7 @@ func (c *Conductor) nodePowerAction(ctx context.Context, t *task.Task, newState 
 	target := powerTarget(newState)
 	if target == states.PowerOff && n.DisablePowerOff {
 		t.Log().ErrorContext(ctx, "refusing to power off node with disable_power_off flag set")
-		return errs.New("PowerStateFailure", map[string]any{"pstate": newState})
+		return errs.New(errs.ClassPowerStateFailure, map[string]any{"pstate": newState})
 	}
 	skip, err := c.canSkipPowerChange(ctx, t, newState)
 	if err != nil {

@@ -35,7 +35,7 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, _ string, nodeID, 
 			return errs.NodeInMaintenance("providing", n.UUID)
 		}
 		if n.Retired {
-			return errs.New("NodeIsRetired", map[string]any{"op": "providing", "node": n.UUID})
+			return errs.New(errs.ClassNodeIsRetired, map[string]any{"op": "providing", "node": n.UUID})
 		}
 		return spawn(states.EventProvide, "do_node_clean", func(ctx context.Context, t *task.Task) error {
 			return c.doNodeClean(ctx, t, nil, false, false)
@@ -79,7 +79,7 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, _ string, nodeID, 
 		return t.End()
 	}
 	err = t.ProcessEvent(ctx, action, task.EventOptions{})
-	if errs.Is(err, "InvalidState") {
+	if errs.Is(err, errs.ClassInvalidState) {
 		return errs.InvalidStateRequested(action, n.UUID, n.ProvisionState)
 	}
 	return err

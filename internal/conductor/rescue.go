@@ -43,8 +43,8 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, _ string, nodeID, rescuePa
 	if verr != nil {
 		removeRescuePassword(n)
 		save(ctx, t)
-		if errs.Is(verr, "InvalidParameterValue") || errs.Is(verr, "UnsupportedDriverExtension") {
-			return errs.New("InstanceRescueFailure", map[string]any{
+		if errs.Is(verr, errs.ClassInvalidParameterValue) || errs.Is(verr, errs.ClassUnsupportedDriverExtension) {
+			return errs.New(errs.ClassInstanceRescueFailure, map[string]any{
 				"instance": pyNone(derefStr(n.InstanceUUID)), "node": n.UUID, "reason": "Validation failed: " + verr.Error()})
 		}
 		return verr
@@ -55,14 +55,14 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, _ string, nodeID, rescuePa
 		// the node is also put back where it was, as for any provisioning
 		// action, so that it does not stay in rescuing unlocked.
 		ErrHandler: func(ctx context.Context, err error, t *task.Task, prevState, prevTarget string) {
-			if errs.Is(err, "NoFreeConductorWorker") {
+			if errs.Is(err, errs.ClassNoFreeConductorWorker) {
 				removeRescuePassword(t.Node)
 			}
 			task.ProvisioningErrorHandler(ctx, err, t, prevState, prevTarget)
 		},
 		Work: task.Work{Name: "_do_node_rescue", Fn: c.doNodeRescue},
 	})
-	if errs.Is(err, "InvalidState") {
+	if errs.Is(err, errs.ClassInvalidState) {
 		removeRescuePassword(n)
 		save(ctx, t)
 		return errs.InvalidStateRequested(states.EventRescue, n.UUID, n.ProvisionState)
@@ -118,8 +118,8 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, _ string, nodeID string)
 		return errs.NodeInMaintenance("unrescuing", n.UUID)
 	}
 	if err := t.Driver.Power.Validate(ctx, t.DriverTask()); err != nil {
-		if errs.Is(err, "InvalidParameterValue") {
-			return errs.New("InstanceUnrescueFailure", map[string]any{
+		if errs.Is(err, errs.ClassInvalidParameterValue) {
+			return errs.New(errs.ClassInstanceUnrescueFailure, map[string]any{
 				"instance": pyNone(derefStr(n.InstanceUUID)), "node": n.UUID, "reason": "Validation failed: " + err.Error()})
 		}
 		return err
@@ -128,7 +128,7 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, _ string, nodeID string)
 		Spawner: c.spawner(), ErrHandler: task.ProvisioningErrorHandler,
 		Work: task.Work{Name: "_do_node_unrescue", Fn: c.doNodeUnrescue},
 	})
-	if errs.Is(err, "InvalidState") {
+	if errs.Is(err, errs.ClassInvalidState) {
 		return errs.InvalidStateRequested(states.EventUnrescue, n.UUID, n.ProvisionState)
 	}
 	if err != nil {

@@ -180,7 +180,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 	hw := c.drivers.EnabledHardwareTypes()
 	if len(hw) == 0 {
 		c.log.ErrorContext(ctx, "conductor cannot be started because no hardware types were specified in the 'enabled_hardware_types' config option")
-		return errs.New("NoDriversLoaded", map[string]any{"conductor": c.host})
+		return errs.New(errs.ClassNoDriversLoaded, map[string]any{"conductor": c.host})
 	}
 	rows, err := c.drivers.HardwareInterfaces()
 	if err != nil {

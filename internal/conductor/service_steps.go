@@ -35,7 +35,7 @@ func (c *Conductor) DoNodeService(ctx context.Context, _ string, nodeID string, 
 			return c.doNodeService(ctx, t, serviceSteps, disableRamdisk)
 		}},
 	})
-	if errs.Is(err, "InvalidState") {
+	if errs.Is(err, errs.ClassInvalidState) {
 		return errs.InvalidStateRequested("service", n.UUID, n.ProvisionState)
 	}
 	if err != nil {
@@ -65,7 +65,7 @@ func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceStep
 	// ramdisk is booted and the first heartbeat validates them.
 	ramdiskNeeded := false
 	if err := c.setNodeServiceSteps(ctx, t, disableRamdisk); err != nil {
-		if !errs.Is(err, "InvalidParameterValue") || disableRamdisk {
+		if !errs.Is(err, errs.ClassInvalidParameterValue) || disableRamdisk {
 			c.servicingErrorHandler(ctx, t, fmt.Sprintf("Cannot service node %s: %s", n.UUID, err), serviceErrOpts{tearDown: true, setFail: true})
 			return nil
 		}
@@ -205,7 +205,7 @@ func (c *Conductor) ContinueNodeService(ctx context.Context, _ string, nodeID st
 	defer t.Release()
 	n := t.Node
 	if n.ProvisionState != states.ServiceWait && n.ProvisionState != states.Servicing {
-		return errs.NewMessage("InvalidStateRequested", fmt.Sprintf(
+		return errs.NewMessage(errs.ClassInvalidStateRequested, fmt.Sprintf(
 			"Cannot continue servicing on %s. Node is in %s state; should be in one of %s, %s", n.UUID, n.ProvisionState, states.ServiceWait, states.Servicing))
 	}
 	if err := t.ProcessEvent(ctx, states.EventResume, task.EventOptions{}); err != nil {

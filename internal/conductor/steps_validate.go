@@ -175,7 +175,7 @@ func (c *Conductor) checkDisallowedSteps(userSteps []map[string]any, stepType st
 	disallowed := c.cfg.List("api", "disallow_"+stepType+"_steps")
 	for _, s := range userSteps {
 		if slices.Contains(disallowed, stepID(s)) {
-			return errs.New("StepNotAllowed", map[string]any{"step": stepID(s), "step_type": stepType})
+			return errs.New(errs.ClassStepNotAllowed, map[string]any{"step": stepID(s), "step_type": stepType})
 		}
 	}
 	return nil

@@ -83,7 +83,7 @@ func TestValidateUserSteps(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := validateUserSteps(c.steps, driverSteps, c.kind, c.prefix, c.skipMissing, c.disableRamdisk)
 			if c.want != "" {
-				if !errs.Is(err, "InvalidParameterValue") || err.Error() != c.want {
+				if !errs.Is(err, errs.ClassInvalidParameterValue) || err.Error() != c.want {
 					t.Fatalf("error\n have %v\n want %s", err, c.want)
 				}
 				return

@@ -24,11 +24,11 @@ func (c *Conductor) DoNodeTearDown(ctx context.Context, _ string, nodeID string)
 	n := t.Node
 	delDII(n, "agent_url")
 	if n.Protected {
-		return errs.New("NodeProtected", map[string]any{"node": n.UUID})
+		return errs.New(errs.ClassNodeProtected, map[string]any{"node": n.UUID})
 	}
 	if err := t.Driver.Power.Validate(ctx, t.DriverTask()); err != nil {
-		if errs.Is(err, "InvalidParameterValue") {
-			return errs.NewMessage("InstanceDeployFailure", fmt.Sprintf("Failed to validate power driver interface. Can not delete instance. Error: %s", err))
+		if errs.Is(err, errs.ClassInvalidParameterValue) {
+			return errs.NewMessage(errs.ClassInstanceDeployFailure, fmt.Sprintf("Failed to validate power driver interface. Can not delete instance. Error: %s", err))
 		}
 		return err
 	}
@@ -39,7 +39,7 @@ func (c *Conductor) DoNodeTearDown(ctx context.Context, _ string, nodeID string)
 			return c.doNodeTearDown(ctx, t, initial)
 		}},
 	})
-	if errs.Is(err, "InvalidState") {
+	if errs.Is(err, errs.ClassInvalidState) {
 		return errs.InvalidStateRequested(states.EventDelete, n.UUID, n.ProvisionState)
 	}
 	if err != nil {

@@ -57,7 +57,7 @@ func (c *Conductor) VendorPassthru(ctx context.Context, _ string, args rpc.Vendo
 		if _, ok := errs.As(err); ok {
 			return nil, err
 		}
-		return nil, errs.NewMessage("VendorPassthruException", err.Error())
+		return nil, errs.NewMessage(errs.ClassVendorPassthruException, err.Error())
 	}
 	return &rpc.VendorPassthruResult{Return: ret, Attach: route.Attach}, nil
 }

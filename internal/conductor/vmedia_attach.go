@@ -34,7 +34,7 @@ func vmediaFileName(deviceType, nodeUUID string) string {
 // unsupportedCall is the UnsupportedDriverExtension of upstream's base
 // ManagementInterface methods, which name the call.
 func unsupportedCall(dt *driver.Task, call string) error {
-	return errs.New("UnsupportedDriverExtension", map[string]any{"driver": dt.Node.Driver, "extension": call})
+	return errs.New(errs.ClassUnsupportedDriverExtension, map[string]any{"driver": dt.Node.Driver, "extension": call})
 }
 
 // GetVirtualMedia lists the attached virtual devices (upstream
@@ -163,7 +163,7 @@ func (c *Conductor) spawnVirtualMedia(ctx context.Context, nodeID, action string
 	}
 	n := t.Node
 	if n.Maintenance && n.Fault != nil && *n.Fault == faultPowerFailure {
-		return errs.NewMessage("TemporaryFailure",
+		return errs.NewMessage(errs.ClassTemporaryFailure,
 			fmt.Sprintf("Unable to %s virtual media for node %s due to power failure state", action, n.UUID))
 	}
 	n.LastError = nil
@@ -218,7 +218,7 @@ func (c *Conductor) publishVirtualMedia(ctx context.Context, dt *driver.Task, de
 	n := dt.Node
 	pub, ok := dt.Driver.Management.(driver.ImagePublisher)
 	if !ok {
-		return "", errs.NewMessage("UnsupportedDriverExtension", "Publishing images is not supported for driver "+n.Driver)
+		return "", errs.NewMessage(errs.ClassUnsupportedDriverExtension, "Publishing images is not supported for driver "+n.Driver)
 	}
 	name := vmediaFileName(deviceType, n.UUID)
 	if err := pub.UnpublishImage(ctx, dt, name); err != nil {

@@ -11,17 +11,17 @@ import (
 
 // IsClass reports whether err is (or wraps) an Ironic error of class or of
 // a subclass of it.
-func IsClass(err error, class string) bool { return errs.Is(err, class) }
+func IsClass(err error, class errs.Class) bool { return errs.Is(err, class) }
 
 // ErrDriverNotFound is upstream DriverNotFound for an unknown hardware type.
 func ErrDriverNotFound(name string) *errs.Error {
-	return errs.New("DriverNotFound", map[string]any{"driver_name": name})
+	return errs.New(errs.ClassDriverNotFound, map[string]any{"driver_name": name})
 }
 
 // ErrDriverNotFoundInEntrypoint is raised at start-up when an enabled name
 // has no implementation.
 func ErrDriverNotFoundInEntrypoint(names []string, entrypoint string) *errs.Error {
-	return errs.New("DriverNotFoundInEntrypoint", map[string]any{
+	return errs.New(errs.ClassDriverNotFoundInEntrypoint, map[string]any{
 		"names": strings.Join(names, ", "), "entrypoint": entrypoint,
 	})
 }
@@ -30,7 +30,7 @@ func ErrDriverNotFoundInEntrypoint(names []string, entrypoint string) *errs.Erro
 // implementation that is not enabled. valid is rendered as upstream renders
 // a Python list, since the message reaches API clients unchanged.
 func ErrInterfaceNotFoundInEntrypoint(iface string, kind Kind, valid []string) *errs.Error {
-	return errs.New("InterfaceNotFoundInEntrypoint", map[string]any{
+	return errs.New(errs.ClassInterfaceNotFoundInEntrypoint, map[string]any{
 		"iface": iface, "entrypoint": kind.Entrypoint(), "valid": pyfmt.Repr(valid),
 	})
 }
@@ -39,7 +39,7 @@ func ErrInterfaceNotFoundInEntrypoint(iface string, kind Kind, valid []string) *
 // the implementation. Upstream prints the Python object here; the
 // implementation name is the closest stable equivalent.
 func ErrIncompatibleInterface(kind Kind, impl, hardwareTypeClass string) *errs.Error {
-	return errs.New("IncompatibleInterface", map[string]any{
+	return errs.New(errs.ClassIncompatibleInterface, map[string]any{
 		"interface_type": string(kind), "interface_impl": impl, "hardware_type": hardwareTypeClass,
 	})
 }
@@ -51,7 +51,7 @@ func ErrNoValidDefaultForInterface(kind Kind, driverName, node string) *errs.Err
 	if node != "" {
 		nodeInfo = fmt.Sprintf(" node %s with", node)
 	}
-	return errs.New("NoValidDefaultForInterface", map[string]any{
+	return errs.New(errs.ClassNoValidDefaultForInterface, map[string]any{
 		"node_info": nodeInfo, "driver": driverName, "interface_type": string(kind),
 	})
 }
@@ -59,7 +59,7 @@ func ErrNoValidDefaultForInterface(kind Kind, driverName, node string) *errs.Err
 // ErrUnsupportedDriverExtension is what upstream's base classes and the
 // no-* implementations raise for an operation they do not provide.
 func ErrUnsupportedDriverExtension(driverName string, kind Kind) *errs.Error {
-	return errs.New("UnsupportedDriverExtension", map[string]any{"driver": driverName, "extension": string(kind)})
+	return errs.New(errs.ClassUnsupportedDriverExtension, map[string]any{"driver": driverName, "extension": string(kind)})
 }
 
 // Unsupported is ErrUnsupportedDriverExtension for the task's node, the form
@@ -74,12 +74,12 @@ func Unsupported(task *Task, kind Kind) *errs.Error {
 
 // InvalidParameterValue is upstream's InvalidParameterValue.
 func InvalidParameterValue(format string, a ...any) *errs.Error {
-	return errs.NewMessage("InvalidParameterValue", fmt.Sprintf(format, a...))
+	return errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf(format, a...))
 }
 
 // MissingParameterValue is upstream's MissingParameterValue.
 func MissingParameterValue(format string, a ...any) *errs.Error {
-	return errs.NewMessage("MissingParameterValue", fmt.Sprintf(format, a...))
+	return errs.NewMessage(errs.ClassMissingParameterValue, fmt.Sprintf(format, a...))
 }
 
 // ErrNotImplemented is upstream's NotImplementedError from a driver method

@@ -3,6 +3,8 @@ package driver
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/openkeel/ironic/internal/errs"
 )
 
 // TestRAIDConfigSchemaMessages checks the violation reported for each
@@ -53,7 +55,7 @@ func TestRAIDConfigSchemaMessages(t *testing.T) {
 			t.Errorf("%s: accepted, want %q", tc.doc, tc.want)
 			continue
 		}
-		if want := "RAID config validation error: " + tc.want; err.Error() != want || !IsClass(err, "InvalidParameterValue") {
+		if want := "RAID config validation error: " + tc.want; err.Error() != want || !IsClass(err, errs.ClassInvalidParameterValue) {
 			t.Errorf("%s:\n got %v\nwant InvalidParameterValue %q", tc.doc, err, want)
 		}
 	}
@@ -80,7 +82,7 @@ func TestRAIDConfigValidAndRootVolumes(t *testing.T) {
 		map[string]any{"raid_level": "0", "size_gb": 10.0, "is_root_volume": true},
 	}}
 	want := "Raid config cannot have more than one root volume. 2 root volumes were specified"
-	if err := ValidateRAIDConfig(two); err == nil || err.Error() != want || !IsClass(err, "InvalidParameterValue") {
+	if err := ValidateRAIDConfig(two); err == nil || err.Error() != want || !IsClass(err, errs.ClassInvalidParameterValue) {
 		t.Errorf("two root volumes: %v", err)
 	}
 	if err := ValidateRAIDConfig(nil); err == nil || err.Error() != "RAID config validation error: None is not of type 'object'" {

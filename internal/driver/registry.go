@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 )
 
@@ -183,7 +184,7 @@ func DefaultInterface(ht *HardwareType, kind Kind, enabled []string, configuredD
 	}
 	if configuredDefault != "" {
 		if err := GetInterfaceName(ht, kind, configuredDefault, enabled); err != nil {
-			if IsClass(err, "IncompatibleInterface") {
+			if IsClass(err, errs.ClassIncompatibleInterface) {
 				return "", ErrNoValidDefaultForInterface(kind, driverName, node)
 			}
 			return "", err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 )
 
@@ -39,7 +40,7 @@ func TestBuildComputesEnabledPowerAndManagement(t *testing.T) {
 	// manual-management prefers agent power, which is not registered: the
 	// computed list must include it and so fail to load, as upstream would.
 	_, err := r.Build(s)
-	if !driver.IsClass(err, "DriverNotFoundInEntrypoint") || !strings.Contains(err.Error(),
+	if !driver.IsClass(err, errs.ClassDriverNotFoundInEntrypoint) || !strings.Contains(err.Error(),
 		"Could not find the following items in the 'ironic.hardware.interfaces.power' entrypoint: agent.") {
 		t.Fatalf("Build = %v", err)
 	}
@@ -64,7 +65,7 @@ func TestBuildRejectsUnknownNames(t *testing.T) {
 	if want := "Could not find the following items in the 'ironic.hardware.types' entrypoint: nope, ilo."; err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("Build = %v, want ...%s", err, want)
 	}
-	if !driver.IsClass(err, "DriverNotFound") || !driver.IsClass(err, "NotFound") {
+	if !driver.IsClass(err, errs.ClassDriverNotFound) || !driver.IsClass(err, errs.ClassNotFound) {
 		t.Errorf("error class: %v", err)
 	}
 	s = fakeSettings()
@@ -129,7 +130,7 @@ func TestConfiguredDefaultErrors(t *testing.T) {
 	}
 	_, err = d.HardwareInterfaces()
 	want := "Could not find the following interface in the 'ironic.hardware.interfaces.rescue' entrypoint: agent. Valid interfaces are ['fake', 'no-rescue']."
-	if !driver.IsClass(err, "InterfaceNotFoundInEntrypoint") || !strings.HasSuffix(err.Error(), want) {
+	if !driver.IsClass(err, errs.ClassInterfaceNotFoundInEntrypoint) || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("default not enabled: %v", err)
 	}
 	// fake BIOS is enabled but manual-management does not support it.
@@ -140,7 +141,7 @@ func TestConfiguredDefaultErrors(t *testing.T) {
 	}
 	_, err = d.HardwareInterfaces()
 	want = "For hardware type 'manual-management', no default value found for bios interface could be determined. Please ensure the interfaces are enabled."
-	if !driver.IsClass(err, "NoValidDefaultForInterface") || !strings.HasSuffix(err.Error(), want) {
+	if !driver.IsClass(err, errs.ClassNoValidDefaultForInterface) || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("default not supported: %v", err)
 	}
 }
@@ -202,7 +203,7 @@ func TestNodeInterfaces(t *testing.T) {
 	// A non-fake hardware type refuses an enabled but unsupported name.
 	node.BIOSInterface = "fake"
 	_, err = d.ForNode(node)
-	if msg := "bios interface implementation 'fake' is not supported by hardware type StrictHardware."; !driver.IsClass(err, "IncompatibleInterface") || err.Error() != msg {
+	if msg := "bios interface implementation 'fake' is not supported by hardware type StrictHardware."; !driver.IsClass(err, errs.ClassIncompatibleInterface) || err.Error() != msg {
 		t.Errorf("ForNode = %v", err)
 	}
 	node.BIOSInterface = "no-bios"
@@ -228,7 +229,7 @@ func TestNodeInterfaces(t *testing.T) {
 
 	task := &driver.Task{Node: node, Driver: drv}
 	ctx := context.Background()
-	if err := drv.Management.SetBootDevice(ctx, task, "cdrom", false); !driver.IsClass(err, "InvalidParameterValue") {
+	if err := drv.Management.SetBootDevice(ctx, task, "cdrom", false); !driver.IsClass(err, errs.ClassInvalidParameterValue) {
 		t.Errorf("noop management accepts cdrom: %v", err)
 	}
 	if err := drv.BIOS.Validate(ctx, task); err == nil || err.Error() != "Driver fake-hardware does not support bios (disabled or not implemented)." {

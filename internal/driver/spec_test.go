@@ -12,6 +12,7 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/fake"
 	"github.com/openkeel/ironic/internal/driver/noop"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/spectest"
 )
 
@@ -208,7 +209,7 @@ func TestDefaultInterfacesWithStockConfig(t *testing.T) {
 				}
 			} else {
 				mustUnmarshal(t, raw, &wantErr)
-				if !driver.IsClass(err, wantErr.Error) {
+				if !driver.IsClass(err, errs.Class(wantErr.Error)) {
 					t.Errorf("%s/%s: default = %q, %v; want error %s", name, kind, got, err, wantErr.Error)
 				}
 			}

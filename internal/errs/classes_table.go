@@ -2,221 +2,438 @@
 
 package errs
 
+// Classes of ironic/common/exception.py, one constant each.
+const (
+	ClassIronicException                              Class = "IronicException"
+	ClassNotAuthorized                                Class = "NotAuthorized"
+	ClassOperationNotPermitted                        Class = "OperationNotPermitted"
+	ClassInvalid                                      Class = "Invalid"
+	ClassMalformedRequestURI                          Class = "MalformedRequestURI"
+	ClassConflict                                     Class = "Conflict"
+	ClassTemporaryFailure                             Class = "TemporaryFailure"
+	ClassNotAcceptable                                Class = "NotAcceptable"
+	ClassInvalidState                                 Class = "InvalidState"
+	ClassNodeAlreadyExists                            Class = "NodeAlreadyExists"
+	ClassMACAlreadyExists                             Class = "MACAlreadyExists"
+	ClassChassisAlreadyExists                         Class = "ChassisAlreadyExists"
+	ClassPortAlreadyExists                            Class = "PortAlreadyExists"
+	ClassPortDuplicateName                            Class = "PortDuplicateName"
+	ClassPortgroupAlreadyExists                       Class = "PortgroupAlreadyExists"
+	ClassPortgroupDuplicateName                       Class = "PortgroupDuplicateName"
+	ClassPortgroupMACAlreadyExists                    Class = "PortgroupMACAlreadyExists"
+	ClassInstanceAssociated                           Class = "InstanceAssociated"
+	ClassDuplicateName                                Class = "DuplicateName"
+	ClassVolumeConnectorAlreadyExists                 Class = "VolumeConnectorAlreadyExists"
+	ClassVolumeConnectorTypeAndIdAlreadyExists        Class = "VolumeConnectorTypeAndIdAlreadyExists"
+	ClassVolumeTargetAlreadyExists                    Class = "VolumeTargetAlreadyExists"
+	ClassVolumeTargetBootIndexAlreadyExists           Class = "VolumeTargetBootIndexAlreadyExists"
+	ClassNodeInventoryAlreadyExists                   Class = "NodeInventoryAlreadyExists"
+	ClassVifAlreadyAttached                           Class = "VifAlreadyAttached"
+	ClassNoFreePhysicalPorts                          Class = "NoFreePhysicalPorts"
+	ClassVifNotAttached                               Class = "VifNotAttached"
+	ClassInvalidUUID                                  Class = "InvalidUUID"
+	ClassInvalidUuidOrName                            Class = "InvalidUuidOrName"
+	ClassInvalidName                                  Class = "InvalidName"
+	ClassInvalidConductorGroup                        Class = "InvalidConductorGroup"
+	ClassInvalidIdentity                              Class = "InvalidIdentity"
+	ClassInvalidMAC                                   Class = "InvalidMAC"
+	ClassInvalidSwitchID                              Class = "InvalidSwitchID"
+	ClassInvalidDatapathID                            Class = "InvalidDatapathID"
+	ClassInvalidStateRequested                        Class = "InvalidStateRequested"
+	ClassPatchError                                   Class = "PatchError"
+	ClassInstanceDeployFailure                        Class = "InstanceDeployFailure"
+	ClassImageUnacceptable                            Class = "ImageUnacceptable"
+	ClassImageConvertFailed                           Class = "ImageConvertFailed"
+	ClassInvalidParameterValue                        Class = "InvalidParameterValue"
+	ClassMissingParameterValue                        Class = "MissingParameterValue"
+	ClassDuplicate                                    Class = "Duplicate"
+	ClassNotFound                                     Class = "NotFound"
+	ClassDHCPLoadError                                Class = "DHCPLoadError"
+	ClassDriverNotFound                               Class = "DriverNotFound"
+	ClassDriverNotFoundInEntrypoint                   Class = "DriverNotFoundInEntrypoint"
+	ClassInterfaceNotFoundInEntrypoint                Class = "InterfaceNotFoundInEntrypoint"
+	ClassIncompatibleInterface                        Class = "IncompatibleInterface"
+	ClassNoValidDefaultForInterface                   Class = "NoValidDefaultForInterface"
+	ClassImageNotFound                                Class = "ImageNotFound"
+	ClassNoValidHost                                  Class = "NoValidHost"
+	ClassInstanceNotFound                             Class = "InstanceNotFound"
+	ClassInputFileError                               Class = "InputFileError"
+	ClassNodeNotFound                                 Class = "NodeNotFound"
+	ClassSwitchNotFound                               Class = "SwitchNotFound"
+	ClassDuplicateNodeOnLookup                        Class = "DuplicateNodeOnLookup"
+	ClassPortgroupNotFound                            Class = "PortgroupNotFound"
+	ClassPortgroupNotEmpty                            Class = "PortgroupNotEmpty"
+	ClassNodeAssociated                               Class = "NodeAssociated"
+	ClassPortNotFound                                 Class = "PortNotFound"
+	ClassFailedToUpdateDHCPOptOnPort                  Class = "FailedToUpdateDHCPOptOnPort"
+	ClassFailedToCleanDHCPOpts                        Class = "FailedToCleanDHCPOpts"
+	ClassFailedToGetIPAddressOnPort                   Class = "FailedToGetIPAddressOnPort"
+	ClassInvalidIPv4Address                           Class = "InvalidIPv4Address"
+	ClassInvalidIPAddress                             Class = "InvalidIPAddress"
+	ClassFailedToUpdateMacOnPort                      Class = "FailedToUpdateMacOnPort"
+	ClassChassisNotFound                              Class = "ChassisNotFound"
+	ClassVolumeConnectorNotFound                      Class = "VolumeConnectorNotFound"
+	ClassVolumeTargetNotFound                         Class = "VolumeTargetNotFound"
+	ClassNoDriversLoaded                              Class = "NoDriversLoaded"
+	ClassConductorNotFound                            Class = "ConductorNotFound"
+	ClassConductorAlreadyRegistered                   Class = "ConductorAlreadyRegistered"
+	ClassConductorHardwareInterfacesAlreadyRegistered Class = "ConductorHardwareInterfacesAlreadyRegistered"
+	ClassPowerStateFailure                            Class = "PowerStateFailure"
+	ClassExclusiveLockRequired                        Class = "ExclusiveLockRequired"
+	ClassNodeMaintenanceFailure                       Class = "NodeMaintenanceFailure"
+	ClassNodeConsoleNotEnabled                        Class = "NodeConsoleNotEnabled"
+	ClassNodeInMaintenance                            Class = "NodeInMaintenance"
+	ClassChassisNotEmpty                              Class = "ChassisNotEmpty"
+	ClassIPMIFailure                                  Class = "IPMIFailure"
+	ClassUnsupportedDriverExtension                   Class = "UnsupportedDriverExtension"
+	ClassGlanceConnectionFailed                       Class = "GlanceConnectionFailed"
+	ClassImageNotAuthorized                           Class = "ImageNotAuthorized"
+	ClassInvalidImageRef                              Class = "InvalidImageRef"
+	ClassImageRefValidationFailed                     Class = "ImageRefValidationFailed"
+	ClassImageDownloadFailed                          Class = "ImageDownloadFailed"
+	ClassKeystoneUnauthorized                         Class = "KeystoneUnauthorized"
+	ClassKeystoneFailure                              Class = "KeystoneFailure"
+	ClassCatalogNotFound                              Class = "CatalogNotFound"
+	ClassServiceUnavailable                           Class = "ServiceUnavailable"
+	ClassInvalidEndpoint                              Class = "InvalidEndpoint"
+	ClassCommunicationError                           Class = "CommunicationError"
+	ClassHTTPForbidden                                Class = "HTTPForbidden"
+	ClassConfigNotFound                               Class = "ConfigNotFound"
+	ClassNodeLocked                                   Class = "NodeLocked"
+	ClassNodeNotLocked                                Class = "NodeNotLocked"
+	ClassNoFreeConductorWorker                        Class = "NoFreeConductorWorker"
+	ClassVendorPassthruException                      Class = "VendorPassthruException"
+	ClassConfigInvalid                                Class = "ConfigInvalid"
+	ClassDriverLoadError                              Class = "DriverLoadError"
+	ClassDriverOperationError                         Class = "DriverOperationError"
+	ClassConsoleError                                 Class = "ConsoleError"
+	ClassNoConsolePid                                 Class = "NoConsolePid"
+	ClassConsoleSubprocessFailed                      Class = "ConsoleSubprocessFailed"
+	ClassPasswordFileFailedToCreate                   Class = "PasswordFileFailedToCreate"
+	ClassDracOperationError                           Class = "DracOperationError"
+	ClassFailedToGetSensorData                        Class = "FailedToGetSensorData"
+	ClassFailedToParseSensorData                      Class = "FailedToParseSensorData"
+	ClassInsufficientDiskSpace                        Class = "InsufficientDiskSpace"
+	ClassImageCreationFailed                          Class = "ImageCreationFailed"
+	ClassSwiftOperationError                          Class = "SwiftOperationError"
+	ClassSwiftObjectNotFoundError                     Class = "SwiftObjectNotFoundError"
+	ClassSNMPFailure                                  Class = "SNMPFailure"
+	ClassFileSystemNotSupported                       Class = "FileSystemNotSupported"
+	ClassHardwareInspectionFailure                    Class = "HardwareInspectionFailure"
+	ClassNodeCleaningFailure                          Class = "NodeCleaningFailure"
+	ClassNodeServicingFailure                         Class = "NodeServicingFailure"
+	ClassPathNotFound                                 Class = "PathNotFound"
+	ClassDirectoryNotWritable                         Class = "DirectoryNotWritable"
+	ClassImageUploadFailed                            Class = "ImageUploadFailed"
+	ClassNodeTagNotFound                              Class = "NodeTagNotFound"
+	ClassNetworkError                                 Class = "NetworkError"
+	ClassIncompleteLookup                             Class = "IncompleteLookup"
+	ClassNotificationSchemaObjectError                Class = "NotificationSchemaObjectError"
+	ClassNotificationSchemaKeyError                   Class = "NotificationSchemaKeyError"
+	ClassNotificationPayloadError                     Class = "NotificationPayloadError"
+	ClassStorageError                                 Class = "StorageError"
+	ClassRedfishError                                 Class = "RedfishError"
+	ClassRedfishConnectionError                       Class = "RedfishConnectionError"
+	ClassPortgroupPhysnetInconsistent                 Class = "PortgroupPhysnetInconsistent"
+	ClassVifInvalidForAttach                          Class = "VifInvalidForAttach"
+	ClassAgentAPIError                                Class = "AgentAPIError"
+	ClassNodeTraitNotFound                            Class = "NodeTraitNotFound"
+	ClassInstanceRescueFailure                        Class = "InstanceRescueFailure"
+	ClassInstanceUnrescueFailure                      Class = "InstanceUnrescueFailure"
+	ClassBIOSSettingAlreadyExists                     Class = "BIOSSettingAlreadyExists"
+	ClassBIOSSettingNotFound                          Class = "BIOSSettingNotFound"
+	ClassBIOSSettingListNotFound                      Class = "BIOSSettingListNotFound"
+	ClassDatabaseVersionTooOld                        Class = "DatabaseVersionTooOld"
+	ClassAgentConnectionFailed                        Class = "AgentConnectionFailed"
+	ClassAgentCommandTimeout                          Class = "AgentCommandTimeout"
+	ClassNodeProtected                                Class = "NodeProtected"
+	ClassAllocationNotFound                           Class = "AllocationNotFound"
+	ClassAllocationDuplicateName                      Class = "AllocationDuplicateName"
+	ClassAllocationAlreadyExists                      Class = "AllocationAlreadyExists"
+	ClassAllocationFailed                             Class = "AllocationFailed"
+	ClassDeployTemplateDuplicateName                  Class = "DeployTemplateDuplicateName"
+	ClassDeployTemplateAlreadyExists                  Class = "DeployTemplateAlreadyExists"
+	ClassDeployTemplateNotFound                       Class = "DeployTemplateNotFound"
+	ClassInvalidDeployTemplate                        Class = "InvalidDeployTemplate"
+	ClassRunbookDuplicateName                         Class = "RunbookDuplicateName"
+	ClassRunbookAlreadyExists                         Class = "RunbookAlreadyExists"
+	ClassRunbookNotFound                              Class = "RunbookNotFound"
+	ClassRunbookTraitNotFound                         Class = "RunbookTraitNotFound"
+	ClassInvalidRunbook                               Class = "InvalidRunbook"
+	ClassInvalidKickstartTemplate                     Class = "InvalidKickstartTemplate"
+	ClassInvalidKickstartFile                         Class = "InvalidKickstartFile"
+	ClassClientSideError                              Class = "ClientSideError"
+	ClassNodeIsRetired                                Class = "NodeIsRetired"
+	ClassNoFreeIPMITerminalPorts                      Class = "NoFreeIPMITerminalPorts"
+	ClassInvalidInput                                 Class = "InvalidInput"
+	ClassUnknownArgument                              Class = "UnknownArgument"
+	ClassUnknownAttribute                             Class = "UnknownAttribute"
+	ClassAgentInProgress                              Class = "AgentInProgress"
+	ClassInsufficientMemory                           Class = "InsufficientMemory"
+	ClassNodeHistoryNotFound                          Class = "NodeHistoryNotFound"
+	ClassNodeInventoryNotFound                        Class = "NodeInventoryNotFound"
+	ClassIncorrectConfiguration                       Class = "IncorrectConfiguration"
+	ClassNodeVerifyFailure                            Class = "NodeVerifyFailure"
+	ClassConcurrentActionLimit                        Class = "ConcurrentActionLimit"
+	ClassSwiftObjectStillExists                       Class = "SwiftObjectStillExists"
+	ClassFirmwareComponentAlreadyExists               Class = "FirmwareComponentAlreadyExists"
+	ClassFirmwareComponentNotFound                    Class = "FirmwareComponentNotFound"
+	ClassInvalidNodeInventory                         Class = "InvalidNodeInventory"
+	ClassUnsupportedHardwareFeature                   Class = "UnsupportedHardwareFeature"
+	ClassBootModeNotAllowed                           Class = "BootModeNotAllowed"
+	ClassStepNotAllowed                               Class = "StepNotAllowed"
+	ClassInvalidImage                                 Class = "InvalidImage"
+	ClassImageChecksumError                           Class = "ImageChecksumError"
+	ClassImageChecksumAlgorithmFailure                Class = "ImageChecksumAlgorithmFailure"
+	ClassImageChecksumURLNotSupported                 Class = "ImageChecksumURLNotSupported"
+	ClassImageChecksumFileReadFailure                 Class = "ImageChecksumFileReadFailure"
+	ClassParentNodeLocked                             Class = "ParentNodeLocked"
+	ClassChildNodeLocked                              Class = "ChildNodeLocked"
+	ClassInvalidMetricConfig                          Class = "InvalidMetricConfig"
+	ClassMetricsNotSupported                          Class = "MetricsNotSupported"
+	ClassServiceLookupFailure                         Class = "ServiceLookupFailure"
+	ClassServiceRegistrationFailure                   Class = "ServiceRegistrationFailure"
+	ClassUnauthorized                                 Class = "Unauthorized"
+	ClassSecurityProxyNegotiationFailed               Class = "SecurityProxyNegotiationFailed"
+	ClassRFBAuthHandshakeFailed                       Class = "RFBAuthHandshakeFailed"
+	ClassRFBAuthNoAvailableScheme                     Class = "RFBAuthNoAvailableScheme"
+	ClassConsoleContainerError                        Class = "ConsoleContainerError"
+	ClassImageHostRateLimitFailure                    Class = "ImageHostRateLimitFailure"
+	ClassImageMatchFailure                            Class = "ImageMatchFailure"
+	ClassOciImageNotSpecific                          Class = "OciImageNotSpecific"
+	ClassOciImageTagNotFound                          Class = "OciImageTagNotFound"
+	ClassImageServiceAuthenticationRequired           Class = "ImageServiceAuthenticationRequired"
+	ClassInspectionRuleAlreadyExists                  Class = "InspectionRuleAlreadyExists"
+	ClassInspectionRuleNotFound                       Class = "InspectionRuleNotFound"
+	ClassInspectionRuleValidationFailure              Class = "InspectionRuleValidationFailure"
+	ClassInspectionRuleExecutionFailure               Class = "InspectionRuleExecutionFailure"
+	ClassRuleActionExecutionFailure                   Class = "RuleActionExecutionFailure"
+	ClassRuleConditionCheckFailure                    Class = "RuleConditionCheckFailure"
+	ClassConfigDriveRegenerationFailure               Class = "ConfigDriveRegenerationFailure"
+	ClassTraitBasedNetworkingException                Class = "TraitBasedNetworkingException"
+	ClassTBNComparatorPrefixMatchTypeMismatch         Class = "TBNComparatorPrefixMatchTypeMismatch"
+	ClassTBNComparatorCollectionTypeMismatch          Class = "TBNComparatorCollectionTypeMismatch"
+	ClassTBNAttributeRetrievalException               Class = "TBNAttributeRetrievalException"
+	ClassTBNNoTraitsApplicableToNode                  Class = "TBNNoTraitsApplicableToNode"
+	ClassTBNNoPortMatchesFound                        Class = "TBNNoPortMatchesFound"
+	ClassInvalidContent                               Class = "InvalidContent"
+)
+
 // ironicClasses holds every exception class of ironic/common/exception.py:
 // name, parent, HTTP code and %-style message template (templates are
 // upstream's wire text, kept verbatim so clients parsing faultstring match).
 var ironicClasses = []classInfo{
-	{Name: "IronicException", Parent: "Exception", Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
-	{Name: "NotAuthorized", Parent: "IronicException", Code: 403, Template: "Not authorized.", HasTemplate: true},
-	{Name: "OperationNotPermitted", Parent: "NotAuthorized", Code: 403, Template: "Operation not permitted.", HasTemplate: true},
-	{Name: "Invalid", Parent: "IronicException", Code: 400, Template: "Unacceptable parameters.", HasTemplate: true},
-	{Name: "MalformedRequestURI", Parent: "Invalid", Code: 400, Template: "Malformed request URI.", HasTemplate: true},
-	{Name: "Conflict", Parent: "IronicException", Code: 409, Template: "Conflict.", HasTemplate: true},
-	{Name: "TemporaryFailure", Parent: "IronicException", Code: 503, Template: "Resource temporarily unavailable, please retry.", HasTemplate: true},
-	{Name: "NotAcceptable", Parent: "IronicException", Code: 406, Template: "Request not acceptable.", HasTemplate: true},
-	{Name: "InvalidState", Parent: "Conflict", Code: 409, Template: "Invalid resource state.", HasTemplate: true},
-	{Name: "NodeAlreadyExists", Parent: "Conflict", Code: 409, Template: "A node with UUID %(uuid)s already exists.", HasTemplate: true},
-	{Name: "MACAlreadyExists", Parent: "Conflict", Code: 409, Template: "A port with MAC address %(mac)s already exists.", HasTemplate: true},
-	{Name: "ChassisAlreadyExists", Parent: "Conflict", Code: 409, Template: "A chassis with UUID %(uuid)s already exists.", HasTemplate: true},
-	{Name: "PortAlreadyExists", Parent: "Conflict", Code: 409, Template: "A port with UUID %(uuid)s already exists.", HasTemplate: true},
-	{Name: "PortDuplicateName", Parent: "Conflict", Code: 409, Template: "A port with name %(name)s already exists.", HasTemplate: true},
-	{Name: "PortgroupAlreadyExists", Parent: "Conflict", Code: 409, Template: "A portgroup with UUID %(uuid)s already exists.", HasTemplate: true},
-	{Name: "PortgroupDuplicateName", Parent: "Conflict", Code: 409, Template: "A portgroup with name %(name)s already exists.", HasTemplate: true},
-	{Name: "PortgroupMACAlreadyExists", Parent: "Conflict", Code: 409, Template: "A portgroup with MAC address %(mac)s already exists.", HasTemplate: true},
-	{Name: "InstanceAssociated", Parent: "Conflict", Code: 409, Template: "Instance %(instance_uuid)s is already associated with a node, it cannot be associated with this other node %(node)s", HasTemplate: true},
-	{Name: "DuplicateName", Parent: "Conflict", Code: 409, Template: "A node with name %(name)s already exists.", HasTemplate: true},
-	{Name: "VolumeConnectorAlreadyExists", Parent: "Conflict", Code: 409, Template: "A volume connector with UUID %(uuid)s already exists.", HasTemplate: true},
-	{Name: "VolumeConnectorTypeAndIdAlreadyExists", Parent: "Conflict", Code: 409, Template: "A volume connector with type %(type)s and connector ID %(connector_id)s already exists.", HasTemplate: true},
-	{Name: "VolumeTargetAlreadyExists", Parent: "Conflict", Code: 409, Template: "A volume target with UUID %(uuid)s already exists.", HasTemplate: true},
-	{Name: "VolumeTargetBootIndexAlreadyExists", Parent: "Conflict", Code: 409, Template: "A volume target with boot index '%(boot_index)s' for the same node already exists.", HasTemplate: true},
-	{Name: "NodeInventoryAlreadyExists", Parent: "Conflict", Code: 409, Template: "A node inventory with ID %(id)s already exists.", HasTemplate: true},
-	{Name: "VifAlreadyAttached", Parent: "Conflict", Code: 409, Template: "Unable to attach VIF because VIF %(vif)s is already attached to Ironic %(object_type)s %(object_uuid)s", HasTemplate: true},
-	{Name: "NoFreePhysicalPorts", Parent: "Invalid", Code: 400, Template: "Unable to attach VIF %(vif)s, not enough free physical ports.", HasTemplate: true},
-	{Name: "VifNotAttached", Parent: "Invalid", Code: 400, Template: "Unable to detach VIF %(vif)s from node %(node)s because it is not attached to it.", HasTemplate: true},
-	{Name: "InvalidUUID", Parent: "Invalid", Code: 400, Template: "Expected a UUID but received %(uuid)s.", HasTemplate: true},
-	{Name: "InvalidUuidOrName", Parent: "Invalid", Code: 400, Template: "Expected a logical name or UUID but received %(name)s.", HasTemplate: true},
-	{Name: "InvalidName", Parent: "Invalid", Code: 400, Template: "Expected a logical name but received %(name)s.", HasTemplate: true},
-	{Name: "InvalidConductorGroup", Parent: "Invalid", Code: 400, Template: "Expected a conductor group but received %(group)s.", HasTemplate: true},
-	{Name: "InvalidIdentity", Parent: "Invalid", Code: 400, Template: "Expected a UUID or int but received %(identity)s.", HasTemplate: true},
-	{Name: "InvalidMAC", Parent: "Invalid", Code: 400, Template: "Expected a MAC address but received %(mac)s.", HasTemplate: true},
-	{Name: "InvalidSwitchID", Parent: "Invalid", Code: 400, Template: "Expected a MAC address or OpenFlow datapath ID but received %(switch_id)s.", HasTemplate: true},
-	{Name: "InvalidDatapathID", Parent: "Invalid", Code: 400, Template: "Expected an OpenFlow datapath ID but received %(datapath_id)s.", HasTemplate: true},
-	{Name: "InvalidStateRequested", Parent: "Invalid", Code: 400, Template: "The requested action \"%(action)s\" can not be performed on node \"%(node)s\" while it is in state \"%(state)s\".", HasTemplate: true},
-	{Name: "PatchError", Parent: "Invalid", Code: 400, Template: "Couldn't apply patch '%(patch)s'. Reason: %(reason)s", HasTemplate: true},
-	{Name: "InstanceDeployFailure", Parent: "IronicException", Code: 500, Template: "Failed to deploy instance: %(reason)s", HasTemplate: true},
-	{Name: "ImageUnacceptable", Parent: "IronicException", Code: 500, Template: "Image %(image_id)s is unacceptable: %(reason)s", HasTemplate: true},
-	{Name: "ImageConvertFailed", Parent: "IronicException", Code: 500, Template: "Image %(image_id)s is unacceptable: %(reason)s", HasTemplate: true},
-	{Name: "InvalidParameterValue", Parent: "Invalid", Code: 400, Template: "%(err)s", HasTemplate: true},
-	{Name: "MissingParameterValue", Parent: "InvalidParameterValue", Code: 400, Template: "%(err)s", HasTemplate: true},
-	{Name: "Duplicate", Parent: "IronicException", Code: 500, Template: "Resource already exists.", HasTemplate: true},
-	{Name: "NotFound", Parent: "IronicException", Code: 404, Template: "Resource could not be found.", HasTemplate: true},
-	{Name: "DHCPLoadError", Parent: "IronicException", Code: 500, Template: "Failed to load DHCP provider %(dhcp_provider_name)s, reason: %(reason)s", HasTemplate: true},
-	{Name: "DriverNotFound", Parent: "NotFound", Code: 404, Template: "Could not find the following driver(s) or hardware type(s): %(driver_name)s.", HasTemplate: true},
-	{Name: "DriverNotFoundInEntrypoint", Parent: "DriverNotFound", Code: 404, Template: "Could not find the following items in the '%(entrypoint)s' entrypoint: %(names)s.", HasTemplate: true},
-	{Name: "InterfaceNotFoundInEntrypoint", Parent: "InvalidParameterValue", Code: 400, Template: "Could not find the following interface in the '%(entrypoint)s' entrypoint: %(iface)s. Valid interfaces are %(valid)s.", HasTemplate: true},
-	{Name: "IncompatibleInterface", Parent: "InvalidParameterValue", Code: 400, Template: "%(interface_type)s interface implementation '%(interface_impl)s' is not supported by hardware type %(hardware_type)s.", HasTemplate: true},
-	{Name: "NoValidDefaultForInterface", Parent: "InvalidParameterValue", Code: 400, Template: "For%(node_info)s hardware type '%(driver)s', no default value found for %(interface_type)s interface could be determined. Please ensure the interfaces are enabled.", HasTemplate: true},
-	{Name: "ImageNotFound", Parent: "NotFound", Code: 404, Template: "Image %(image_id)s could not be found.", HasTemplate: true},
-	{Name: "NoValidHost", Parent: "NotFound", Code: 404, Template: "No valid host was found. Reason: %(reason)s", HasTemplate: true},
-	{Name: "InstanceNotFound", Parent: "NotFound", Code: 404, Template: "Instance %(instance)s could not be found.", HasTemplate: true},
-	{Name: "InputFileError", Parent: "IronicException", Code: 500, Template: "Error with file %(file_name)s. Reason: %(reason)s", HasTemplate: true},
-	{Name: "NodeNotFound", Parent: "NotFound", Code: 404, Template: "Node %(node)s could not be found.", HasTemplate: true},
-	{Name: "SwitchNotFound", Parent: "NotFound", Code: 404, Template: "Switch %(switch_id)s could not be found or is not supported by any configured switch driver.", HasTemplate: true},
-	{Name: "DuplicateNodeOnLookup", Parent: "NodeNotFound", Code: 404, Template: "Node %(node)s could not be found.", HasTemplate: true},
-	{Name: "PortgroupNotFound", Parent: "NotFound", Code: 404, Template: "Portgroup %(portgroup)s could not be found.", HasTemplate: true},
-	{Name: "PortgroupNotEmpty", Parent: "Invalid", Code: 400, Template: "Cannot complete the requested action because portgroup %(portgroup)s contains ports.", HasTemplate: true},
-	{Name: "NodeAssociated", Parent: "InvalidState", Code: 409, Template: "Node %(node)s is associated with instance %(instance)s.", HasTemplate: true},
-	{Name: "PortNotFound", Parent: "NotFound", Code: 404, Template: "Port %(port)s could not be found.", HasTemplate: true},
-	{Name: "FailedToUpdateDHCPOptOnPort", Parent: "IronicException", Code: 500, Template: "Update DHCP options on port: %(port_id)s failed.", HasTemplate: true},
-	{Name: "FailedToCleanDHCPOpts", Parent: "IronicException", Code: 500, Template: "Clean up DHCP options on node: %(node)s failed.", HasTemplate: true},
-	{Name: "FailedToGetIPAddressOnPort", Parent: "IronicException", Code: 500, Template: "Retrieve IP address on port: %(port_id)s failed.", HasTemplate: true},
-	{Name: "InvalidIPv4Address", Parent: "IronicException", Code: 500, Template: "Invalid IPv4 address %(ip_address)s.", HasTemplate: true},
-	{Name: "InvalidIPAddress", Parent: "IronicException", Code: 500, Template: "Invalid IP address %(ip_address)s.", HasTemplate: true},
-	{Name: "FailedToUpdateMacOnPort", Parent: "IronicException", Code: 500, Template: "Update MAC address on port: %(port_id)s failed.", HasTemplate: true},
-	{Name: "ChassisNotFound", Parent: "NotFound", Code: 404, Template: "Chassis %(chassis)s could not be found.", HasTemplate: true},
-	{Name: "VolumeConnectorNotFound", Parent: "NotFound", Code: 404, Template: "Volume connector %(connector)s could not be found.", HasTemplate: true},
-	{Name: "VolumeTargetNotFound", Parent: "NotFound", Code: 404, Template: "Volume target %(target)s could not be found.", HasTemplate: true},
-	{Name: "NoDriversLoaded", Parent: "IronicException", Code: 500, Template: "Conductor %(conductor)s cannot be started because no hardware types were loaded.", HasTemplate: true},
-	{Name: "ConductorNotFound", Parent: "NotFound", Code: 404, Template: "Conductor %(conductor)s could not be found.", HasTemplate: true},
-	{Name: "ConductorAlreadyRegistered", Parent: "IronicException", Code: 500, Template: "Conductor %(conductor)s already registered.", HasTemplate: true},
-	{Name: "ConductorHardwareInterfacesAlreadyRegistered", Parent: "IronicException", Code: 500, Template: "Duplication detected for hardware_type, interface_type and interface combinations for this conductor while registering the row %(row)s", HasTemplate: true},
-	{Name: "PowerStateFailure", Parent: "InvalidState", Code: 409, Template: "Failed to set node power state to %(pstate)s.", HasTemplate: true},
-	{Name: "ExclusiveLockRequired", Parent: "NotAuthorized", Code: 403, Template: "An exclusive lock is required, but the current context has a shared lock.", HasTemplate: true},
-	{Name: "NodeMaintenanceFailure", Parent: "Invalid", Code: 400, Template: "Failed to toggle maintenance-mode flag for node %(node)s: %(reason)s", HasTemplate: true},
-	{Name: "NodeConsoleNotEnabled", Parent: "Invalid", Code: 400, Template: "Console access is not enabled on node %(node)s", HasTemplate: true},
-	{Name: "NodeInMaintenance", Parent: "Invalid", Code: 400, Template: "The %(op)s operation can't be performed on node %(node)s because it's in maintenance mode.", HasTemplate: true},
-	{Name: "ChassisNotEmpty", Parent: "Invalid", Code: 400, Template: "Cannot complete the requested action because chassis %(chassis)s contains nodes.", HasTemplate: true},
-	{Name: "IPMIFailure", Parent: "IronicException", Code: 500, Template: "IPMI call failed: %(cmd)s.", HasTemplate: true},
-	{Name: "UnsupportedDriverExtension", Parent: "Invalid", Code: 400, Template: "Driver %(driver)s does not support %(extension)s (disabled or not implemented).", HasTemplate: true},
-	{Name: "GlanceConnectionFailed", Parent: "IronicException", Code: 500, Template: "Connection to glance endpoint %(endpoint)s failed: %(reason)s", HasTemplate: true},
-	{Name: "ImageNotAuthorized", Parent: "NotAuthorized", Code: 403, Template: "Not authorized for image %(image_id)s.", HasTemplate: true},
-	{Name: "InvalidImageRef", Parent: "InvalidParameterValue", Code: 400, Template: "Invalid image href %(image_href)s.", HasTemplate: true},
-	{Name: "ImageRefValidationFailed", Parent: "IronicException", Code: 500, Template: "Validation of image href %(image_href)s failed, reason: %(reason)s", HasTemplate: true},
-	{Name: "ImageDownloadFailed", Parent: "IronicException", Code: 500, Template: "Failed to download image %(image_href)s, reason: %(reason)s", HasTemplate: true},
-	{Name: "KeystoneUnauthorized", Parent: "IronicException", Code: 500, Template: "Not authorized in Keystone.", HasTemplate: true},
-	{Name: "KeystoneFailure", Parent: "IronicException", Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
-	{Name: "CatalogNotFound", Parent: "IronicException", Code: 500, Template: "Service type %(service_type)s with endpoint type %(endpoint_type)s not found in keystone service catalog.", HasTemplate: true},
-	{Name: "ServiceUnavailable", Parent: "IronicException", Code: 500, Template: "Connection failed", HasTemplate: true},
-	{Name: "InvalidEndpoint", Parent: "IronicException", Code: 500, Template: "The provided endpoint is invalid", HasTemplate: true},
-	{Name: "CommunicationError", Parent: "IronicException", Code: 500, Template: "Unable to communicate with the server.", HasTemplate: true},
-	{Name: "HTTPForbidden", Parent: "NotAuthorized", Code: 403, Template: "Access was denied to the following resource: %(resource)s", HasTemplate: true},
-	{Name: "ConfigNotFound", Parent: "IronicException", Code: 500, Template: "Could not find config at %(path)s", HasTemplate: true},
-	{Name: "NodeLocked", Parent: "Conflict", Code: 409, Template: "Node %(node)s is locked by host %(host)s, please retry after the current operation is completed.", HasTemplate: true},
-	{Name: "NodeNotLocked", Parent: "Invalid", Code: 400, Template: "Node %(node)s found not to be locked on release", HasTemplate: true},
-	{Name: "NoFreeConductorWorker", Parent: "TemporaryFailure", Code: 503, Template: "Requested action cannot be performed due to lack of free conductor workers.", HasTemplate: true},
-	{Name: "VendorPassthruException", Parent: "IronicException", Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
-	{Name: "ConfigInvalid", Parent: "IronicException", Code: 500, Template: "Invalid configuration file. %(error_msg)s", HasTemplate: true},
-	{Name: "DriverLoadError", Parent: "IronicException", Code: 500, Template: "Driver, hardware type or interface %(driver)s could not be loaded. Reason: %(reason)s.", HasTemplate: true},
-	{Name: "DriverOperationError", Parent: "IronicException", Code: 500, Template: "Runtime driver %(driver)s failure. Reason: %(reason)s.", HasTemplate: true},
-	{Name: "ConsoleError", Parent: "IronicException", Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
-	{Name: "NoConsolePid", Parent: "ConsoleError", Code: 500, Template: "Could not find pid in pid file %(pid_path)s", HasTemplate: true},
-	{Name: "ConsoleSubprocessFailed", Parent: "ConsoleError", Code: 500, Template: "Console subprocess failed to start. %(error)s", HasTemplate: true},
-	{Name: "PasswordFileFailedToCreate", Parent: "IronicException", Code: 500, Template: "Failed to create the password file. %(error)s", HasTemplate: true},
-	{Name: "DracOperationError", Parent: "DriverOperationError", Code: 500, Template: "DRAC operation failed. Reason: %(error)s", HasTemplate: true},
-	{Name: "FailedToGetSensorData", Parent: "IronicException", Code: 500, Template: "Failed to get sensor data for node %(node)s. Error: %(error)s", HasTemplate: true},
-	{Name: "FailedToParseSensorData", Parent: "IronicException", Code: 500, Template: "Failed to parse sensor data for node %(node)s. Error: %(error)s", HasTemplate: true},
-	{Name: "InsufficientDiskSpace", Parent: "IronicException", Code: 500, Template: "Disk volume where '%(path)s' is located doesn't have enough disk space. Required %(required)d MiB, only %(actual)d MiB available space present.", HasTemplate: true},
-	{Name: "ImageCreationFailed", Parent: "IronicException", Code: 500, Template: "Creating %(image_type)s image failed: %(error)s", HasTemplate: true},
-	{Name: "SwiftOperationError", Parent: "IronicException", Code: 500, Template: "Swift operation '%(operation)s' failed: %(error)s", HasTemplate: true},
-	{Name: "SwiftObjectNotFoundError", Parent: "SwiftOperationError", Code: 500, Template: "Swift object %(obj)s from container %(container)s not found. Operation '%(operation)s' failed.", HasTemplate: true},
-	{Name: "SNMPFailure", Parent: "DriverOperationError", Code: 500, Template: "SNMP operation '%(operation)s' failed: %(error)s", HasTemplate: true},
-	{Name: "FileSystemNotSupported", Parent: "IronicException", Code: 500, Template: "Failed to create a file system. File system %(fs)s is not supported.", HasTemplate: true},
-	{Name: "HardwareInspectionFailure", Parent: "IronicException", Code: 500, Template: "Failed to inspect hardware. Reason: %(error)s", HasTemplate: true},
-	{Name: "NodeCleaningFailure", Parent: "IronicException", Code: 500, Template: "Failed to clean node %(node)s: %(reason)s", HasTemplate: true},
-	{Name: "NodeServicingFailure", Parent: "IronicException", Code: 500, Template: "Failed to service node %(node)s: %(reason)s", HasTemplate: true},
-	{Name: "PathNotFound", Parent: "IronicException", Code: 500, Template: "Path %(dir)s does not exist.", HasTemplate: true},
-	{Name: "DirectoryNotWritable", Parent: "IronicException", Code: 500, Template: "Directory %(dir)s is not writable.", HasTemplate: true},
-	{Name: "ImageUploadFailed", Parent: "IronicException", Code: 500, Template: "Failed to upload %(image_name)s image to web server %(web_server)s, reason: %(reason)s", HasTemplate: true},
-	{Name: "NodeTagNotFound", Parent: "IronicException", Code: 500, Template: "Node %(node_id)s doesn't have a tag '%(tag)s'", HasTemplate: true},
-	{Name: "NetworkError", Parent: "IronicException", Code: 500, Template: "Network operation failure.", HasTemplate: true},
-	{Name: "IncompleteLookup", Parent: "Invalid", Code: 400, Template: "At least one of 'addresses' and 'node_uuid' parameters is required", HasTemplate: true},
-	{Name: "NotificationSchemaObjectError", Parent: "IronicException", Code: 500, Template: "Expected object %(obj)s when populating notification payload but got object %(source)s", HasTemplate: true},
-	{Name: "NotificationSchemaKeyError", Parent: "IronicException", Code: 500, Template: "Object %(obj)s doesn't have the field \"%(field)s\" required for populating notification schema key \"%(key)s\"", HasTemplate: true},
-	{Name: "NotificationPayloadError", Parent: "IronicException", Code: 500, Template: "Payload not populated when trying to send notification \"%(class_name)s\"", HasTemplate: true},
-	{Name: "StorageError", Parent: "IronicException", Code: 500, Template: "Storage operation failure.", HasTemplate: true},
-	{Name: "RedfishError", Parent: "DriverOperationError", Code: 500, Template: "Redfish exception occurred. Error: %(error)s", HasTemplate: true},
-	{Name: "RedfishConnectionError", Parent: "RedfishError", Code: 500, Template: "Redfish connection failed for node %(node)s: %(error)s", HasTemplate: true},
-	{Name: "PortgroupPhysnetInconsistent", Parent: "IronicException", Code: 500, Template: "Port group %(portgroup)s has member ports with inconsistent physical networks (%(physical_networks)s). All ports in a port group must have the same physical network.", HasTemplate: true},
-	{Name: "VifInvalidForAttach", Parent: "Conflict", Code: 409, Template: "Unable to attach VIF %(vif)s to node %(node)s. Reason: %(reason)s", HasTemplate: true},
-	{Name: "AgentAPIError", Parent: "IronicException", Code: 500, Template: "Agent API for node %(node)s returned HTTP status code %(status)s with error: %(error)s", HasTemplate: true},
-	{Name: "NodeTraitNotFound", Parent: "NotFound", Code: 404, Template: "Node %(node_id)s doesn't have a trait '%(trait)s'", HasTemplate: true},
-	{Name: "InstanceRescueFailure", Parent: "IronicException", Code: 500, Template: "Failed to rescue instance %(instance)s for node %(node)s: %(reason)s", HasTemplate: true},
-	{Name: "InstanceUnrescueFailure", Parent: "IronicException", Code: 500, Template: "Failed to unrescue instance %(instance)s for node %(node)s: %(reason)s", HasTemplate: true},
-	{Name: "BIOSSettingAlreadyExists", Parent: "Conflict", Code: 409, Template: "A BIOS setting %(name)s for node %(node)s already exists.", HasTemplate: true},
-	{Name: "BIOSSettingNotFound", Parent: "NotFound", Code: 404, Template: "Node %(node)s doesn't have a BIOS setting '%(name)s'", HasTemplate: true},
-	{Name: "BIOSSettingListNotFound", Parent: "NotFound", Code: 404, Template: "Node %(node)s doesn't have BIOS settings '%(names)s'", HasTemplate: true},
-	{Name: "DatabaseVersionTooOld", Parent: "IronicException", Code: 500, Template: "Database version is too old", HasTemplate: true},
-	{Name: "AgentConnectionFailed", Parent: "IronicException", Code: 500, Template: "Connection to agent failed: %(reason)s", HasTemplate: true},
-	{Name: "AgentCommandTimeout", Parent: "IronicException", Code: 500, Template: "Timeout executing command %(command)s on node %(node)s", HasTemplate: true},
-	{Name: "NodeProtected", Parent: "HTTPForbidden", Code: 403, Template: "Node %(node)s is protected and cannot be undeployed, rebuilt or deleted", HasTemplate: true},
-	{Name: "AllocationNotFound", Parent: "NotFound", Code: 404, Template: "Allocation %(allocation)s could not be found.", HasTemplate: true},
-	{Name: "AllocationDuplicateName", Parent: "Conflict", Code: 409, Template: "An allocation with name %(name)s already exists.", HasTemplate: true},
-	{Name: "AllocationAlreadyExists", Parent: "Conflict", Code: 409, Template: "An allocation with UUID %(uuid)s already exists.", HasTemplate: true},
-	{Name: "AllocationFailed", Parent: "IronicException", Code: 500, Template: "Failed to process allocation %(uuid)s: %(error)s.", HasTemplate: true},
-	{Name: "DeployTemplateDuplicateName", Parent: "Conflict", Code: 409, Template: "A deploy template with name %(name)s already exists.", HasTemplate: true},
-	{Name: "DeployTemplateAlreadyExists", Parent: "Conflict", Code: 409, Template: "A deploy template with UUID %(uuid)s already exists.", HasTemplate: true},
-	{Name: "DeployTemplateNotFound", Parent: "NotFound", Code: 404, Template: "Deploy template %(template)s could not be found.", HasTemplate: true},
-	{Name: "InvalidDeployTemplate", Parent: "Invalid", Code: 400, Template: "Deploy template invalid: %(err)s.", HasTemplate: true},
-	{Name: "RunbookDuplicateName", Parent: "Conflict", Code: 409, Template: "A runbook with name %(name)s already exists.", HasTemplate: true},
-	{Name: "RunbookAlreadyExists", Parent: "Conflict", Code: 409, Template: "A runbook with UUID %(uuid)s already exists.", HasTemplate: true},
-	{Name: "RunbookNotFound", Parent: "NotFound", Code: 404, Template: "Runbook %(runbook)s could not be found.", HasTemplate: true},
-	{Name: "RunbookTraitNotFound", Parent: "NotFound", Code: 404, Template: "Runbook %(runbook_id)s doesn't have a trait '%(trait)s'", HasTemplate: true},
-	{Name: "InvalidRunbook", Parent: "Invalid", Code: 400, Template: "Runbook invalid: %(err)s.", HasTemplate: true},
-	{Name: "InvalidKickstartTemplate", Parent: "Invalid", Code: 400, Template: "The kickstart template is missing required variables", HasTemplate: true},
-	{Name: "InvalidKickstartFile", Parent: "Invalid", Code: 400, Template: "The kickstart file is not valid.", HasTemplate: true},
-	{Name: "ClientSideError", Parent: "RuntimeError", Code: 400, Template: "", HasTemplate: false},
-	{Name: "NodeIsRetired", Parent: "Invalid", Code: 400, Template: "The %(op)s operation can't be performed on node %(node)s because it is retired.", HasTemplate: true},
-	{Name: "NoFreeIPMITerminalPorts", Parent: "TemporaryFailure", Code: 503, Template: "Unable to allocate a free port on host %(host)s for IPMI terminal, not enough free ports.", HasTemplate: true},
-	{Name: "InvalidInput", Parent: "ClientSideError", Code: 400, Template: "", HasTemplate: false},
-	{Name: "UnknownArgument", Parent: "ClientSideError", Code: 400, Template: "", HasTemplate: false},
-	{Name: "UnknownAttribute", Parent: "ClientSideError", Code: 400, Template: "", HasTemplate: false},
-	{Name: "AgentInProgress", Parent: "IronicException", Code: 500, Template: "Node %(node)s command \"%(command)s\" failed. Agent is presently executing a command. Error %(error)s", HasTemplate: true},
-	{Name: "InsufficientMemory", Parent: "IronicException", Code: 500, Template: "Available memory at %(free)s, Insufficient as %(required)s is required to proceed at this time.", HasTemplate: true},
-	{Name: "NodeHistoryNotFound", Parent: "NotFound", Code: 404, Template: "Node history record %(history)s could not be found.", HasTemplate: true},
-	{Name: "NodeInventoryNotFound", Parent: "NotFound", Code: 404, Template: "Node inventory record for node %(node)s could not be found.", HasTemplate: true},
-	{Name: "IncorrectConfiguration", Parent: "IronicException", Code: 500, Template: "Supplied configuration is incorrect and must be fixed. Error: %(error)s", HasTemplate: true},
-	{Name: "NodeVerifyFailure", Parent: "IronicException", Code: 500, Template: "Failed to verify node %(node)s: %(reason)s", HasTemplate: true},
-	{Name: "ConcurrentActionLimit", Parent: "TemporaryFailure", Code: 503, Template: "Unable to process request at this time. The concurrent action limit for %(task_type)s has been reached. Please contact your administrator and try again later.", HasTemplate: true},
-	{Name: "SwiftObjectStillExists", Parent: "IronicException", Code: 500, Template: "Clean up failed for swift object %(obj)s during deletion of node %(node)s.", HasTemplate: true},
-	{Name: "FirmwareComponentAlreadyExists", Parent: "Conflict", Code: 409, Template: "A Firmware component %(name)s for node %(node)s already exists.", HasTemplate: true},
-	{Name: "FirmwareComponentNotFound", Parent: "NotFound", Code: 404, Template: "Node %(node)s doesn't have Firmware component %(name)s", HasTemplate: true},
-	{Name: "InvalidNodeInventory", Parent: "Invalid", Code: 400, Template: "Inventory for node %(node)s is invalid: %(reason)s", HasTemplate: true},
-	{Name: "UnsupportedHardwareFeature", Parent: "Invalid", Code: 400, Template: "Node %(node)s hardware does not support feature %(feature)s, which is required based upon the requested configuration.", HasTemplate: true},
-	{Name: "BootModeNotAllowed", Parent: "Invalid", Code: 400, Template: "'%(mode)s' boot mode is not allowed for %(op)s operation.", HasTemplate: true},
-	{Name: "StepNotAllowed", Parent: "Invalid", Code: 400, Template: "%(step_type)s step '%(step)s' is not allowed. Disallowed by operator configuration [api]disallow_%(step_type)s_steps.", HasTemplate: true},
-	{Name: "InvalidImage", Parent: "ImageUnacceptable", Code: 500, Template: "The requested image is not valid for use.", HasTemplate: true},
-	{Name: "ImageChecksumError", Parent: "InvalidImage", Code: 500, Template: "The supplied image checksum is invalid or does not match.", HasTemplate: true},
-	{Name: "ImageChecksumAlgorithmFailure", Parent: "InvalidImage", Code: 500, Template: "The requested image checksum algorithm cannot be loaded.", HasTemplate: true},
-	{Name: "ImageChecksumURLNotSupported", Parent: "InvalidImage", Code: 500, Template: "Use of remote checksum files is not supported.", HasTemplate: true},
-	{Name: "ImageChecksumFileReadFailure", Parent: "InvalidImage", Code: 503, Template: "Failed to read the file from local storage to perform a checksum operation.", HasTemplate: true},
-	{Name: "ParentNodeLocked", Parent: "Conflict", Code: 409, Template: "Node %(node)s parent_node %(parent)s is presently locked and we are unable to perform any action on it at this time. Please retry after the current operation is completed.", HasTemplate: true},
-	{Name: "ChildNodeLocked", Parent: "Conflict", Code: 409, Template: "Node %(node)s child_node %(child)s is presently locked and we are unable to perform any action on it at this time. Please retry after the current operation is completed.", HasTemplate: true},
-	{Name: "InvalidMetricConfig", Parent: "Invalid", Code: 400, Template: "Unacceptable parameters.", HasTemplate: true},
-	{Name: "MetricsNotSupported", Parent: "IronicException", Code: 500, Template: "Metrics action is not supported. You may need to adjust the [metrics] section in ironic.conf.", HasTemplate: true},
-	{Name: "ServiceLookupFailure", Parent: "IronicException", Code: 500, Template: "Cannot find %(service)s service through multicast.", HasTemplate: true},
-	{Name: "ServiceRegistrationFailure", Parent: "IronicException", Code: 500, Template: "Cannot register %(service)s service: %(error)s", HasTemplate: true},
-	{Name: "Unauthorized", Parent: "IronicException", Code: 401, Template: "An unknown exception occurred.", HasTemplate: true, Headers: map[string]string{"WWW-Authenticate": "Basic realm=\"Baremetal API\""}},
-	{Name: "SecurityProxyNegotiationFailed", Parent: "IronicException", Code: 500, Template: "Failed to negotiate security type with server: %(reason)s", HasTemplate: true},
-	{Name: "RFBAuthHandshakeFailed", Parent: "IronicException", Code: 500, Template: "Failed to complete auth handshake: %(reason)s", HasTemplate: true},
-	{Name: "RFBAuthNoAvailableScheme", Parent: "IronicException", Code: 500, Template: "No matching auth scheme: allowed types: '%(allowed_types)s', desired types: '%(desired_types)s'", HasTemplate: true},
-	{Name: "ConsoleContainerError", Parent: "IronicException", Code: 500, Template: "Console container error with provider '%(provider)s', reason: %(reason)s", HasTemplate: true},
-	{Name: "ImageHostRateLimitFailure", Parent: "TemporaryFailure", Code: 503, Template: "The image registry has indicates the rate limit has been exceeded for url %(image_ref)s. Please try again later or consider using authentication and/or trying again.", HasTemplate: true},
-	{Name: "ImageMatchFailure", Parent: "InvalidImage", Code: 500, Template: "The requested image lacks the required attributes to identify the file to select.", HasTemplate: true},
-	{Name: "OciImageNotSpecific", Parent: "InvalidImage", Code: 500, Template: "The requested image (%(image_ref)s) was not specific. Please supply a full URL mapping to the manifest to be utilized for the file download.", HasTemplate: true},
-	{Name: "OciImageTagNotFound", Parent: "ImageNotFound", Code: 404, Template: "Image tag %(image_url)s could not be found, available tags are %(tags)s", HasTemplate: true},
-	{Name: "ImageServiceAuthenticationRequired", Parent: "ImageUnacceptable", Code: 500, Template: "The requested image %(image_ref)s requires authentication which has not been provided. Unable to proceed.", HasTemplate: true},
-	{Name: "InspectionRuleAlreadyExists", Parent: "Conflict", Code: 409, Template: "A rule with UUID %(uuid)s already exists.", HasTemplate: true},
-	{Name: "InspectionRuleNotFound", Parent: "NotFound", Code: 404, Template: "Rule %(rule)s could not be found.", HasTemplate: true},
-	{Name: "InspectionRuleValidationFailure", Parent: "IronicException", Code: 500, Template: "Inspection rule validation failed. Reason: %(reason)s", HasTemplate: true},
-	{Name: "InspectionRuleExecutionFailure", Parent: "HardwareInspectionFailure", Code: 500, Template: "Inspection rule execution failed. Reason: %(reason)s", HasTemplate: true},
-	{Name: "RuleActionExecutionFailure", Parent: "InspectionRuleExecutionFailure", Code: 500, Template: "Inspection rule action execution failed. Reason: %(reason)s", HasTemplate: true},
-	{Name: "RuleConditionCheckFailure", Parent: "InspectionRuleExecutionFailure", Code: 500, Template: "Inspection rule condition check failed. Reason: %(reason)s", HasTemplate: true},
-	{Name: "ConfigDriveRegenerationFailure", Parent: "IronicException", Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
-	{Name: "TraitBasedNetworkingException", Parent: "IronicException", Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
-	{Name: "TBNComparatorPrefixMatchTypeMismatch", Parent: "TraitBasedNetworkingException", Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
-	{Name: "TBNComparatorCollectionTypeMismatch", Parent: "TraitBasedNetworkingException", Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
-	{Name: "TBNAttributeRetrievalException", Parent: "TraitBasedNetworkingException", Code: 500, Template: "Could not retrieve attribute %(attr_name)s from passed object", HasTemplate: true},
-	{Name: "TBNNoTraitsApplicableToNode", Parent: "TraitBasedNetworkingException", Code: 500, Template: "No Trait Based Networking traits were found which could apply to the node %(node)s.", HasTemplate: true},
-	{Name: "TBNNoPortMatchesFound", Parent: "TraitBasedNetworkingException", Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
-	{Name: "InvalidContent", Parent: "Invalid", Code: 400, Template: "Invalid or potentially malicious content has been provided to the conductor and the conductor will not proceed.", HasTemplate: true},
+	{Name: ClassIronicException, Parent: "Exception", Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
+	{Name: ClassNotAuthorized, Parent: ClassIronicException, Code: 403, Template: "Not authorized.", HasTemplate: true},
+	{Name: ClassOperationNotPermitted, Parent: ClassNotAuthorized, Code: 403, Template: "Operation not permitted.", HasTemplate: true},
+	{Name: ClassInvalid, Parent: ClassIronicException, Code: 400, Template: "Unacceptable parameters.", HasTemplate: true},
+	{Name: ClassMalformedRequestURI, Parent: ClassInvalid, Code: 400, Template: "Malformed request URI.", HasTemplate: true},
+	{Name: ClassConflict, Parent: ClassIronicException, Code: 409, Template: "Conflict.", HasTemplate: true},
+	{Name: ClassTemporaryFailure, Parent: ClassIronicException, Code: 503, Template: "Resource temporarily unavailable, please retry.", HasTemplate: true},
+	{Name: ClassNotAcceptable, Parent: ClassIronicException, Code: 406, Template: "Request not acceptable.", HasTemplate: true},
+	{Name: ClassInvalidState, Parent: ClassConflict, Code: 409, Template: "Invalid resource state.", HasTemplate: true},
+	{Name: ClassNodeAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A node with UUID %(uuid)s already exists.", HasTemplate: true},
+	{Name: ClassMACAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A port with MAC address %(mac)s already exists.", HasTemplate: true},
+	{Name: ClassChassisAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A chassis with UUID %(uuid)s already exists.", HasTemplate: true},
+	{Name: ClassPortAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A port with UUID %(uuid)s already exists.", HasTemplate: true},
+	{Name: ClassPortDuplicateName, Parent: ClassConflict, Code: 409, Template: "A port with name %(name)s already exists.", HasTemplate: true},
+	{Name: ClassPortgroupAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A portgroup with UUID %(uuid)s already exists.", HasTemplate: true},
+	{Name: ClassPortgroupDuplicateName, Parent: ClassConflict, Code: 409, Template: "A portgroup with name %(name)s already exists.", HasTemplate: true},
+	{Name: ClassPortgroupMACAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A portgroup with MAC address %(mac)s already exists.", HasTemplate: true},
+	{Name: ClassInstanceAssociated, Parent: ClassConflict, Code: 409, Template: "Instance %(instance_uuid)s is already associated with a node, it cannot be associated with this other node %(node)s", HasTemplate: true},
+	{Name: ClassDuplicateName, Parent: ClassConflict, Code: 409, Template: "A node with name %(name)s already exists.", HasTemplate: true},
+	{Name: ClassVolumeConnectorAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A volume connector with UUID %(uuid)s already exists.", HasTemplate: true},
+	{Name: ClassVolumeConnectorTypeAndIdAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A volume connector with type %(type)s and connector ID %(connector_id)s already exists.", HasTemplate: true},
+	{Name: ClassVolumeTargetAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A volume target with UUID %(uuid)s already exists.", HasTemplate: true},
+	{Name: ClassVolumeTargetBootIndexAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A volume target with boot index '%(boot_index)s' for the same node already exists.", HasTemplate: true},
+	{Name: ClassNodeInventoryAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A node inventory with ID %(id)s already exists.", HasTemplate: true},
+	{Name: ClassVifAlreadyAttached, Parent: ClassConflict, Code: 409, Template: "Unable to attach VIF because VIF %(vif)s is already attached to Ironic %(object_type)s %(object_uuid)s", HasTemplate: true},
+	{Name: ClassNoFreePhysicalPorts, Parent: ClassInvalid, Code: 400, Template: "Unable to attach VIF %(vif)s, not enough free physical ports.", HasTemplate: true},
+	{Name: ClassVifNotAttached, Parent: ClassInvalid, Code: 400, Template: "Unable to detach VIF %(vif)s from node %(node)s because it is not attached to it.", HasTemplate: true},
+	{Name: ClassInvalidUUID, Parent: ClassInvalid, Code: 400, Template: "Expected a UUID but received %(uuid)s.", HasTemplate: true},
+	{Name: ClassInvalidUuidOrName, Parent: ClassInvalid, Code: 400, Template: "Expected a logical name or UUID but received %(name)s.", HasTemplate: true},
+	{Name: ClassInvalidName, Parent: ClassInvalid, Code: 400, Template: "Expected a logical name but received %(name)s.", HasTemplate: true},
+	{Name: ClassInvalidConductorGroup, Parent: ClassInvalid, Code: 400, Template: "Expected a conductor group but received %(group)s.", HasTemplate: true},
+	{Name: ClassInvalidIdentity, Parent: ClassInvalid, Code: 400, Template: "Expected a UUID or int but received %(identity)s.", HasTemplate: true},
+	{Name: ClassInvalidMAC, Parent: ClassInvalid, Code: 400, Template: "Expected a MAC address but received %(mac)s.", HasTemplate: true},
+	{Name: ClassInvalidSwitchID, Parent: ClassInvalid, Code: 400, Template: "Expected a MAC address or OpenFlow datapath ID but received %(switch_id)s.", HasTemplate: true},
+	{Name: ClassInvalidDatapathID, Parent: ClassInvalid, Code: 400, Template: "Expected an OpenFlow datapath ID but received %(datapath_id)s.", HasTemplate: true},
+	{Name: ClassInvalidStateRequested, Parent: ClassInvalid, Code: 400, Template: "The requested action \"%(action)s\" can not be performed on node \"%(node)s\" while it is in state \"%(state)s\".", HasTemplate: true},
+	{Name: ClassPatchError, Parent: ClassInvalid, Code: 400, Template: "Couldn't apply patch '%(patch)s'. Reason: %(reason)s", HasTemplate: true},
+	{Name: ClassInstanceDeployFailure, Parent: ClassIronicException, Code: 500, Template: "Failed to deploy instance: %(reason)s", HasTemplate: true},
+	{Name: ClassImageUnacceptable, Parent: ClassIronicException, Code: 500, Template: "Image %(image_id)s is unacceptable: %(reason)s", HasTemplate: true},
+	{Name: ClassImageConvertFailed, Parent: ClassIronicException, Code: 500, Template: "Image %(image_id)s is unacceptable: %(reason)s", HasTemplate: true},
+	{Name: ClassInvalidParameterValue, Parent: ClassInvalid, Code: 400, Template: "%(err)s", HasTemplate: true},
+	{Name: ClassMissingParameterValue, Parent: ClassInvalidParameterValue, Code: 400, Template: "%(err)s", HasTemplate: true},
+	{Name: ClassDuplicate, Parent: ClassIronicException, Code: 500, Template: "Resource already exists.", HasTemplate: true},
+	{Name: ClassNotFound, Parent: ClassIronicException, Code: 404, Template: "Resource could not be found.", HasTemplate: true},
+	{Name: ClassDHCPLoadError, Parent: ClassIronicException, Code: 500, Template: "Failed to load DHCP provider %(dhcp_provider_name)s, reason: %(reason)s", HasTemplate: true},
+	{Name: ClassDriverNotFound, Parent: ClassNotFound, Code: 404, Template: "Could not find the following driver(s) or hardware type(s): %(driver_name)s.", HasTemplate: true},
+	{Name: ClassDriverNotFoundInEntrypoint, Parent: ClassDriverNotFound, Code: 404, Template: "Could not find the following items in the '%(entrypoint)s' entrypoint: %(names)s.", HasTemplate: true},
+	{Name: ClassInterfaceNotFoundInEntrypoint, Parent: ClassInvalidParameterValue, Code: 400, Template: "Could not find the following interface in the '%(entrypoint)s' entrypoint: %(iface)s. Valid interfaces are %(valid)s.", HasTemplate: true},
+	{Name: ClassIncompatibleInterface, Parent: ClassInvalidParameterValue, Code: 400, Template: "%(interface_type)s interface implementation '%(interface_impl)s' is not supported by hardware type %(hardware_type)s.", HasTemplate: true},
+	{Name: ClassNoValidDefaultForInterface, Parent: ClassInvalidParameterValue, Code: 400, Template: "For%(node_info)s hardware type '%(driver)s', no default value found for %(interface_type)s interface could be determined. Please ensure the interfaces are enabled.", HasTemplate: true},
+	{Name: ClassImageNotFound, Parent: ClassNotFound, Code: 404, Template: "Image %(image_id)s could not be found.", HasTemplate: true},
+	{Name: ClassNoValidHost, Parent: ClassNotFound, Code: 404, Template: "No valid host was found. Reason: %(reason)s", HasTemplate: true},
+	{Name: ClassInstanceNotFound, Parent: ClassNotFound, Code: 404, Template: "Instance %(instance)s could not be found.", HasTemplate: true},
+	{Name: ClassInputFileError, Parent: ClassIronicException, Code: 500, Template: "Error with file %(file_name)s. Reason: %(reason)s", HasTemplate: true},
+	{Name: ClassNodeNotFound, Parent: ClassNotFound, Code: 404, Template: "Node %(node)s could not be found.", HasTemplate: true},
+	{Name: ClassSwitchNotFound, Parent: ClassNotFound, Code: 404, Template: "Switch %(switch_id)s could not be found or is not supported by any configured switch driver.", HasTemplate: true},
+	{Name: ClassDuplicateNodeOnLookup, Parent: ClassNodeNotFound, Code: 404, Template: "Node %(node)s could not be found.", HasTemplate: true},
+	{Name: ClassPortgroupNotFound, Parent: ClassNotFound, Code: 404, Template: "Portgroup %(portgroup)s could not be found.", HasTemplate: true},
+	{Name: ClassPortgroupNotEmpty, Parent: ClassInvalid, Code: 400, Template: "Cannot complete the requested action because portgroup %(portgroup)s contains ports.", HasTemplate: true},
+	{Name: ClassNodeAssociated, Parent: ClassInvalidState, Code: 409, Template: "Node %(node)s is associated with instance %(instance)s.", HasTemplate: true},
+	{Name: ClassPortNotFound, Parent: ClassNotFound, Code: 404, Template: "Port %(port)s could not be found.", HasTemplate: true},
+	{Name: ClassFailedToUpdateDHCPOptOnPort, Parent: ClassIronicException, Code: 500, Template: "Update DHCP options on port: %(port_id)s failed.", HasTemplate: true},
+	{Name: ClassFailedToCleanDHCPOpts, Parent: ClassIronicException, Code: 500, Template: "Clean up DHCP options on node: %(node)s failed.", HasTemplate: true},
+	{Name: ClassFailedToGetIPAddressOnPort, Parent: ClassIronicException, Code: 500, Template: "Retrieve IP address on port: %(port_id)s failed.", HasTemplate: true},
+	{Name: ClassInvalidIPv4Address, Parent: ClassIronicException, Code: 500, Template: "Invalid IPv4 address %(ip_address)s.", HasTemplate: true},
+	{Name: ClassInvalidIPAddress, Parent: ClassIronicException, Code: 500, Template: "Invalid IP address %(ip_address)s.", HasTemplate: true},
+	{Name: ClassFailedToUpdateMacOnPort, Parent: ClassIronicException, Code: 500, Template: "Update MAC address on port: %(port_id)s failed.", HasTemplate: true},
+	{Name: ClassChassisNotFound, Parent: ClassNotFound, Code: 404, Template: "Chassis %(chassis)s could not be found.", HasTemplate: true},
+	{Name: ClassVolumeConnectorNotFound, Parent: ClassNotFound, Code: 404, Template: "Volume connector %(connector)s could not be found.", HasTemplate: true},
+	{Name: ClassVolumeTargetNotFound, Parent: ClassNotFound, Code: 404, Template: "Volume target %(target)s could not be found.", HasTemplate: true},
+	{Name: ClassNoDriversLoaded, Parent: ClassIronicException, Code: 500, Template: "Conductor %(conductor)s cannot be started because no hardware types were loaded.", HasTemplate: true},
+	{Name: ClassConductorNotFound, Parent: ClassNotFound, Code: 404, Template: "Conductor %(conductor)s could not be found.", HasTemplate: true},
+	{Name: ClassConductorAlreadyRegistered, Parent: ClassIronicException, Code: 500, Template: "Conductor %(conductor)s already registered.", HasTemplate: true},
+	{Name: ClassConductorHardwareInterfacesAlreadyRegistered, Parent: ClassIronicException, Code: 500, Template: "Duplication detected for hardware_type, interface_type and interface combinations for this conductor while registering the row %(row)s", HasTemplate: true},
+	{Name: ClassPowerStateFailure, Parent: ClassInvalidState, Code: 409, Template: "Failed to set node power state to %(pstate)s.", HasTemplate: true},
+	{Name: ClassExclusiveLockRequired, Parent: ClassNotAuthorized, Code: 403, Template: "An exclusive lock is required, but the current context has a shared lock.", HasTemplate: true},
+	{Name: ClassNodeMaintenanceFailure, Parent: ClassInvalid, Code: 400, Template: "Failed to toggle maintenance-mode flag for node %(node)s: %(reason)s", HasTemplate: true},
+	{Name: ClassNodeConsoleNotEnabled, Parent: ClassInvalid, Code: 400, Template: "Console access is not enabled on node %(node)s", HasTemplate: true},
+	{Name: ClassNodeInMaintenance, Parent: ClassInvalid, Code: 400, Template: "The %(op)s operation can't be performed on node %(node)s because it's in maintenance mode.", HasTemplate: true},
+	{Name: ClassChassisNotEmpty, Parent: ClassInvalid, Code: 400, Template: "Cannot complete the requested action because chassis %(chassis)s contains nodes.", HasTemplate: true},
+	{Name: ClassIPMIFailure, Parent: ClassIronicException, Code: 500, Template: "IPMI call failed: %(cmd)s.", HasTemplate: true},
+	{Name: ClassUnsupportedDriverExtension, Parent: ClassInvalid, Code: 400, Template: "Driver %(driver)s does not support %(extension)s (disabled or not implemented).", HasTemplate: true},
+	{Name: ClassGlanceConnectionFailed, Parent: ClassIronicException, Code: 500, Template: "Connection to glance endpoint %(endpoint)s failed: %(reason)s", HasTemplate: true},
+	{Name: ClassImageNotAuthorized, Parent: ClassNotAuthorized, Code: 403, Template: "Not authorized for image %(image_id)s.", HasTemplate: true},
+	{Name: ClassInvalidImageRef, Parent: ClassInvalidParameterValue, Code: 400, Template: "Invalid image href %(image_href)s.", HasTemplate: true},
+	{Name: ClassImageRefValidationFailed, Parent: ClassIronicException, Code: 500, Template: "Validation of image href %(image_href)s failed, reason: %(reason)s", HasTemplate: true},
+	{Name: ClassImageDownloadFailed, Parent: ClassIronicException, Code: 500, Template: "Failed to download image %(image_href)s, reason: %(reason)s", HasTemplate: true},
+	{Name: ClassKeystoneUnauthorized, Parent: ClassIronicException, Code: 500, Template: "Not authorized in Keystone.", HasTemplate: true},
+	{Name: ClassKeystoneFailure, Parent: ClassIronicException, Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
+	{Name: ClassCatalogNotFound, Parent: ClassIronicException, Code: 500, Template: "Service type %(service_type)s with endpoint type %(endpoint_type)s not found in keystone service catalog.", HasTemplate: true},
+	{Name: ClassServiceUnavailable, Parent: ClassIronicException, Code: 500, Template: "Connection failed", HasTemplate: true},
+	{Name: ClassInvalidEndpoint, Parent: ClassIronicException, Code: 500, Template: "The provided endpoint is invalid", HasTemplate: true},
+	{Name: ClassCommunicationError, Parent: ClassIronicException, Code: 500, Template: "Unable to communicate with the server.", HasTemplate: true},
+	{Name: ClassHTTPForbidden, Parent: ClassNotAuthorized, Code: 403, Template: "Access was denied to the following resource: %(resource)s", HasTemplate: true},
+	{Name: ClassConfigNotFound, Parent: ClassIronicException, Code: 500, Template: "Could not find config at %(path)s", HasTemplate: true},
+	{Name: ClassNodeLocked, Parent: ClassConflict, Code: 409, Template: "Node %(node)s is locked by host %(host)s, please retry after the current operation is completed.", HasTemplate: true},
+	{Name: ClassNodeNotLocked, Parent: ClassInvalid, Code: 400, Template: "Node %(node)s found not to be locked on release", HasTemplate: true},
+	{Name: ClassNoFreeConductorWorker, Parent: ClassTemporaryFailure, Code: 503, Template: "Requested action cannot be performed due to lack of free conductor workers.", HasTemplate: true},
+	{Name: ClassVendorPassthruException, Parent: ClassIronicException, Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
+	{Name: ClassConfigInvalid, Parent: ClassIronicException, Code: 500, Template: "Invalid configuration file. %(error_msg)s", HasTemplate: true},
+	{Name: ClassDriverLoadError, Parent: ClassIronicException, Code: 500, Template: "Driver, hardware type or interface %(driver)s could not be loaded. Reason: %(reason)s.", HasTemplate: true},
+	{Name: ClassDriverOperationError, Parent: ClassIronicException, Code: 500, Template: "Runtime driver %(driver)s failure. Reason: %(reason)s.", HasTemplate: true},
+	{Name: ClassConsoleError, Parent: ClassIronicException, Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
+	{Name: ClassNoConsolePid, Parent: ClassConsoleError, Code: 500, Template: "Could not find pid in pid file %(pid_path)s", HasTemplate: true},
+	{Name: ClassConsoleSubprocessFailed, Parent: ClassConsoleError, Code: 500, Template: "Console subprocess failed to start. %(error)s", HasTemplate: true},
+	{Name: ClassPasswordFileFailedToCreate, Parent: ClassIronicException, Code: 500, Template: "Failed to create the password file. %(error)s", HasTemplate: true},
+	{Name: ClassDracOperationError, Parent: ClassDriverOperationError, Code: 500, Template: "DRAC operation failed. Reason: %(error)s", HasTemplate: true},
+	{Name: ClassFailedToGetSensorData, Parent: ClassIronicException, Code: 500, Template: "Failed to get sensor data for node %(node)s. Error: %(error)s", HasTemplate: true},
+	{Name: ClassFailedToParseSensorData, Parent: ClassIronicException, Code: 500, Template: "Failed to parse sensor data for node %(node)s. Error: %(error)s", HasTemplate: true},
+	{Name: ClassInsufficientDiskSpace, Parent: ClassIronicException, Code: 500, Template: "Disk volume where '%(path)s' is located doesn't have enough disk space. Required %(required)d MiB, only %(actual)d MiB available space present.", HasTemplate: true},
+	{Name: ClassImageCreationFailed, Parent: ClassIronicException, Code: 500, Template: "Creating %(image_type)s image failed: %(error)s", HasTemplate: true},
+	{Name: ClassSwiftOperationError, Parent: ClassIronicException, Code: 500, Template: "Swift operation '%(operation)s' failed: %(error)s", HasTemplate: true},
+	{Name: ClassSwiftObjectNotFoundError, Parent: ClassSwiftOperationError, Code: 500, Template: "Swift object %(obj)s from container %(container)s not found. Operation '%(operation)s' failed.", HasTemplate: true},
+	{Name: ClassSNMPFailure, Parent: ClassDriverOperationError, Code: 500, Template: "SNMP operation '%(operation)s' failed: %(error)s", HasTemplate: true},
+	{Name: ClassFileSystemNotSupported, Parent: ClassIronicException, Code: 500, Template: "Failed to create a file system. File system %(fs)s is not supported.", HasTemplate: true},
+	{Name: ClassHardwareInspectionFailure, Parent: ClassIronicException, Code: 500, Template: "Failed to inspect hardware. Reason: %(error)s", HasTemplate: true},
+	{Name: ClassNodeCleaningFailure, Parent: ClassIronicException, Code: 500, Template: "Failed to clean node %(node)s: %(reason)s", HasTemplate: true},
+	{Name: ClassNodeServicingFailure, Parent: ClassIronicException, Code: 500, Template: "Failed to service node %(node)s: %(reason)s", HasTemplate: true},
+	{Name: ClassPathNotFound, Parent: ClassIronicException, Code: 500, Template: "Path %(dir)s does not exist.", HasTemplate: true},
+	{Name: ClassDirectoryNotWritable, Parent: ClassIronicException, Code: 500, Template: "Directory %(dir)s is not writable.", HasTemplate: true},
+	{Name: ClassImageUploadFailed, Parent: ClassIronicException, Code: 500, Template: "Failed to upload %(image_name)s image to web server %(web_server)s, reason: %(reason)s", HasTemplate: true},
+	{Name: ClassNodeTagNotFound, Parent: ClassIronicException, Code: 500, Template: "Node %(node_id)s doesn't have a tag '%(tag)s'", HasTemplate: true},
+	{Name: ClassNetworkError, Parent: ClassIronicException, Code: 500, Template: "Network operation failure.", HasTemplate: true},
+	{Name: ClassIncompleteLookup, Parent: ClassInvalid, Code: 400, Template: "At least one of 'addresses' and 'node_uuid' parameters is required", HasTemplate: true},
+	{Name: ClassNotificationSchemaObjectError, Parent: ClassIronicException, Code: 500, Template: "Expected object %(obj)s when populating notification payload but got object %(source)s", HasTemplate: true},
+	{Name: ClassNotificationSchemaKeyError, Parent: ClassIronicException, Code: 500, Template: "Object %(obj)s doesn't have the field \"%(field)s\" required for populating notification schema key \"%(key)s\"", HasTemplate: true},
+	{Name: ClassNotificationPayloadError, Parent: ClassIronicException, Code: 500, Template: "Payload not populated when trying to send notification \"%(class_name)s\"", HasTemplate: true},
+	{Name: ClassStorageError, Parent: ClassIronicException, Code: 500, Template: "Storage operation failure.", HasTemplate: true},
+	{Name: ClassRedfishError, Parent: ClassDriverOperationError, Code: 500, Template: "Redfish exception occurred. Error: %(error)s", HasTemplate: true},
+	{Name: ClassRedfishConnectionError, Parent: ClassRedfishError, Code: 500, Template: "Redfish connection failed for node %(node)s: %(error)s", HasTemplate: true},
+	{Name: ClassPortgroupPhysnetInconsistent, Parent: ClassIronicException, Code: 500, Template: "Port group %(portgroup)s has member ports with inconsistent physical networks (%(physical_networks)s). All ports in a port group must have the same physical network.", HasTemplate: true},
+	{Name: ClassVifInvalidForAttach, Parent: ClassConflict, Code: 409, Template: "Unable to attach VIF %(vif)s to node %(node)s. Reason: %(reason)s", HasTemplate: true},
+	{Name: ClassAgentAPIError, Parent: ClassIronicException, Code: 500, Template: "Agent API for node %(node)s returned HTTP status code %(status)s with error: %(error)s", HasTemplate: true},
+	{Name: ClassNodeTraitNotFound, Parent: ClassNotFound, Code: 404, Template: "Node %(node_id)s doesn't have a trait '%(trait)s'", HasTemplate: true},
+	{Name: ClassInstanceRescueFailure, Parent: ClassIronicException, Code: 500, Template: "Failed to rescue instance %(instance)s for node %(node)s: %(reason)s", HasTemplate: true},
+	{Name: ClassInstanceUnrescueFailure, Parent: ClassIronicException, Code: 500, Template: "Failed to unrescue instance %(instance)s for node %(node)s: %(reason)s", HasTemplate: true},
+	{Name: ClassBIOSSettingAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A BIOS setting %(name)s for node %(node)s already exists.", HasTemplate: true},
+	{Name: ClassBIOSSettingNotFound, Parent: ClassNotFound, Code: 404, Template: "Node %(node)s doesn't have a BIOS setting '%(name)s'", HasTemplate: true},
+	{Name: ClassBIOSSettingListNotFound, Parent: ClassNotFound, Code: 404, Template: "Node %(node)s doesn't have BIOS settings '%(names)s'", HasTemplate: true},
+	{Name: ClassDatabaseVersionTooOld, Parent: ClassIronicException, Code: 500, Template: "Database version is too old", HasTemplate: true},
+	{Name: ClassAgentConnectionFailed, Parent: ClassIronicException, Code: 500, Template: "Connection to agent failed: %(reason)s", HasTemplate: true},
+	{Name: ClassAgentCommandTimeout, Parent: ClassIronicException, Code: 500, Template: "Timeout executing command %(command)s on node %(node)s", HasTemplate: true},
+	{Name: ClassNodeProtected, Parent: ClassHTTPForbidden, Code: 403, Template: "Node %(node)s is protected and cannot be undeployed, rebuilt or deleted", HasTemplate: true},
+	{Name: ClassAllocationNotFound, Parent: ClassNotFound, Code: 404, Template: "Allocation %(allocation)s could not be found.", HasTemplate: true},
+	{Name: ClassAllocationDuplicateName, Parent: ClassConflict, Code: 409, Template: "An allocation with name %(name)s already exists.", HasTemplate: true},
+	{Name: ClassAllocationAlreadyExists, Parent: ClassConflict, Code: 409, Template: "An allocation with UUID %(uuid)s already exists.", HasTemplate: true},
+	{Name: ClassAllocationFailed, Parent: ClassIronicException, Code: 500, Template: "Failed to process allocation %(uuid)s: %(error)s.", HasTemplate: true},
+	{Name: ClassDeployTemplateDuplicateName, Parent: ClassConflict, Code: 409, Template: "A deploy template with name %(name)s already exists.", HasTemplate: true},
+	{Name: ClassDeployTemplateAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A deploy template with UUID %(uuid)s already exists.", HasTemplate: true},
+	{Name: ClassDeployTemplateNotFound, Parent: ClassNotFound, Code: 404, Template: "Deploy template %(template)s could not be found.", HasTemplate: true},
+	{Name: ClassInvalidDeployTemplate, Parent: ClassInvalid, Code: 400, Template: "Deploy template invalid: %(err)s.", HasTemplate: true},
+	{Name: ClassRunbookDuplicateName, Parent: ClassConflict, Code: 409, Template: "A runbook with name %(name)s already exists.", HasTemplate: true},
+	{Name: ClassRunbookAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A runbook with UUID %(uuid)s already exists.", HasTemplate: true},
+	{Name: ClassRunbookNotFound, Parent: ClassNotFound, Code: 404, Template: "Runbook %(runbook)s could not be found.", HasTemplate: true},
+	{Name: ClassRunbookTraitNotFound, Parent: ClassNotFound, Code: 404, Template: "Runbook %(runbook_id)s doesn't have a trait '%(trait)s'", HasTemplate: true},
+	{Name: ClassInvalidRunbook, Parent: ClassInvalid, Code: 400, Template: "Runbook invalid: %(err)s.", HasTemplate: true},
+	{Name: ClassInvalidKickstartTemplate, Parent: ClassInvalid, Code: 400, Template: "The kickstart template is missing required variables", HasTemplate: true},
+	{Name: ClassInvalidKickstartFile, Parent: ClassInvalid, Code: 400, Template: "The kickstart file is not valid.", HasTemplate: true},
+	{Name: ClassClientSideError, Parent: "RuntimeError", Code: 400, Template: "", HasTemplate: false},
+	{Name: ClassNodeIsRetired, Parent: ClassInvalid, Code: 400, Template: "The %(op)s operation can't be performed on node %(node)s because it is retired.", HasTemplate: true},
+	{Name: ClassNoFreeIPMITerminalPorts, Parent: ClassTemporaryFailure, Code: 503, Template: "Unable to allocate a free port on host %(host)s for IPMI terminal, not enough free ports.", HasTemplate: true},
+	{Name: ClassInvalidInput, Parent: ClassClientSideError, Code: 400, Template: "", HasTemplate: false},
+	{Name: ClassUnknownArgument, Parent: ClassClientSideError, Code: 400, Template: "", HasTemplate: false},
+	{Name: ClassUnknownAttribute, Parent: ClassClientSideError, Code: 400, Template: "", HasTemplate: false},
+	{Name: ClassAgentInProgress, Parent: ClassIronicException, Code: 500, Template: "Node %(node)s command \"%(command)s\" failed. Agent is presently executing a command. Error %(error)s", HasTemplate: true},
+	{Name: ClassInsufficientMemory, Parent: ClassIronicException, Code: 500, Template: "Available memory at %(free)s, Insufficient as %(required)s is required to proceed at this time.", HasTemplate: true},
+	{Name: ClassNodeHistoryNotFound, Parent: ClassNotFound, Code: 404, Template: "Node history record %(history)s could not be found.", HasTemplate: true},
+	{Name: ClassNodeInventoryNotFound, Parent: ClassNotFound, Code: 404, Template: "Node inventory record for node %(node)s could not be found.", HasTemplate: true},
+	{Name: ClassIncorrectConfiguration, Parent: ClassIronicException, Code: 500, Template: "Supplied configuration is incorrect and must be fixed. Error: %(error)s", HasTemplate: true},
+	{Name: ClassNodeVerifyFailure, Parent: ClassIronicException, Code: 500, Template: "Failed to verify node %(node)s: %(reason)s", HasTemplate: true},
+	{Name: ClassConcurrentActionLimit, Parent: ClassTemporaryFailure, Code: 503, Template: "Unable to process request at this time. The concurrent action limit for %(task_type)s has been reached. Please contact your administrator and try again later.", HasTemplate: true},
+	{Name: ClassSwiftObjectStillExists, Parent: ClassIronicException, Code: 500, Template: "Clean up failed for swift object %(obj)s during deletion of node %(node)s.", HasTemplate: true},
+	{Name: ClassFirmwareComponentAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A Firmware component %(name)s for node %(node)s already exists.", HasTemplate: true},
+	{Name: ClassFirmwareComponentNotFound, Parent: ClassNotFound, Code: 404, Template: "Node %(node)s doesn't have Firmware component %(name)s", HasTemplate: true},
+	{Name: ClassInvalidNodeInventory, Parent: ClassInvalid, Code: 400, Template: "Inventory for node %(node)s is invalid: %(reason)s", HasTemplate: true},
+	{Name: ClassUnsupportedHardwareFeature, Parent: ClassInvalid, Code: 400, Template: "Node %(node)s hardware does not support feature %(feature)s, which is required based upon the requested configuration.", HasTemplate: true},
+	{Name: ClassBootModeNotAllowed, Parent: ClassInvalid, Code: 400, Template: "'%(mode)s' boot mode is not allowed for %(op)s operation.", HasTemplate: true},
+	{Name: ClassStepNotAllowed, Parent: ClassInvalid, Code: 400, Template: "%(step_type)s step '%(step)s' is not allowed. Disallowed by operator configuration [api]disallow_%(step_type)s_steps.", HasTemplate: true},
+	{Name: ClassInvalidImage, Parent: ClassImageUnacceptable, Code: 500, Template: "The requested image is not valid for use.", HasTemplate: true},
+	{Name: ClassImageChecksumError, Parent: ClassInvalidImage, Code: 500, Template: "The supplied image checksum is invalid or does not match.", HasTemplate: true},
+	{Name: ClassImageChecksumAlgorithmFailure, Parent: ClassInvalidImage, Code: 500, Template: "The requested image checksum algorithm cannot be loaded.", HasTemplate: true},
+	{Name: ClassImageChecksumURLNotSupported, Parent: ClassInvalidImage, Code: 500, Template: "Use of remote checksum files is not supported.", HasTemplate: true},
+	{Name: ClassImageChecksumFileReadFailure, Parent: ClassInvalidImage, Code: 503, Template: "Failed to read the file from local storage to perform a checksum operation.", HasTemplate: true},
+	{Name: ClassParentNodeLocked, Parent: ClassConflict, Code: 409, Template: "Node %(node)s parent_node %(parent)s is presently locked and we are unable to perform any action on it at this time. Please retry after the current operation is completed.", HasTemplate: true},
+	{Name: ClassChildNodeLocked, Parent: ClassConflict, Code: 409, Template: "Node %(node)s child_node %(child)s is presently locked and we are unable to perform any action on it at this time. Please retry after the current operation is completed.", HasTemplate: true},
+	{Name: ClassInvalidMetricConfig, Parent: ClassInvalid, Code: 400, Template: "Unacceptable parameters.", HasTemplate: true},
+	{Name: ClassMetricsNotSupported, Parent: ClassIronicException, Code: 500, Template: "Metrics action is not supported. You may need to adjust the [metrics] section in ironic.conf.", HasTemplate: true},
+	{Name: ClassServiceLookupFailure, Parent: ClassIronicException, Code: 500, Template: "Cannot find %(service)s service through multicast.", HasTemplate: true},
+	{Name: ClassServiceRegistrationFailure, Parent: ClassIronicException, Code: 500, Template: "Cannot register %(service)s service: %(error)s", HasTemplate: true},
+	{Name: ClassUnauthorized, Parent: ClassIronicException, Code: 401, Template: "An unknown exception occurred.", HasTemplate: true, Headers: map[string]string{"WWW-Authenticate": "Basic realm=\"Baremetal API\""}},
+	{Name: ClassSecurityProxyNegotiationFailed, Parent: ClassIronicException, Code: 500, Template: "Failed to negotiate security type with server: %(reason)s", HasTemplate: true},
+	{Name: ClassRFBAuthHandshakeFailed, Parent: ClassIronicException, Code: 500, Template: "Failed to complete auth handshake: %(reason)s", HasTemplate: true},
+	{Name: ClassRFBAuthNoAvailableScheme, Parent: ClassIronicException, Code: 500, Template: "No matching auth scheme: allowed types: '%(allowed_types)s', desired types: '%(desired_types)s'", HasTemplate: true},
+	{Name: ClassConsoleContainerError, Parent: ClassIronicException, Code: 500, Template: "Console container error with provider '%(provider)s', reason: %(reason)s", HasTemplate: true},
+	{Name: ClassImageHostRateLimitFailure, Parent: ClassTemporaryFailure, Code: 503, Template: "The image registry has indicates the rate limit has been exceeded for url %(image_ref)s. Please try again later or consider using authentication and/or trying again.", HasTemplate: true},
+	{Name: ClassImageMatchFailure, Parent: ClassInvalidImage, Code: 500, Template: "The requested image lacks the required attributes to identify the file to select.", HasTemplate: true},
+	{Name: ClassOciImageNotSpecific, Parent: ClassInvalidImage, Code: 500, Template: "The requested image (%(image_ref)s) was not specific. Please supply a full URL mapping to the manifest to be utilized for the file download.", HasTemplate: true},
+	{Name: ClassOciImageTagNotFound, Parent: ClassImageNotFound, Code: 404, Template: "Image tag %(image_url)s could not be found, available tags are %(tags)s", HasTemplate: true},
+	{Name: ClassImageServiceAuthenticationRequired, Parent: ClassImageUnacceptable, Code: 500, Template: "The requested image %(image_ref)s requires authentication which has not been provided. Unable to proceed.", HasTemplate: true},
+	{Name: ClassInspectionRuleAlreadyExists, Parent: ClassConflict, Code: 409, Template: "A rule with UUID %(uuid)s already exists.", HasTemplate: true},
+	{Name: ClassInspectionRuleNotFound, Parent: ClassNotFound, Code: 404, Template: "Rule %(rule)s could not be found.", HasTemplate: true},
+	{Name: ClassInspectionRuleValidationFailure, Parent: ClassIronicException, Code: 500, Template: "Inspection rule validation failed. Reason: %(reason)s", HasTemplate: true},
+	{Name: ClassInspectionRuleExecutionFailure, Parent: ClassHardwareInspectionFailure, Code: 500, Template: "Inspection rule execution failed. Reason: %(reason)s", HasTemplate: true},
+	{Name: ClassRuleActionExecutionFailure, Parent: ClassInspectionRuleExecutionFailure, Code: 500, Template: "Inspection rule action execution failed. Reason: %(reason)s", HasTemplate: true},
+	{Name: ClassRuleConditionCheckFailure, Parent: ClassInspectionRuleExecutionFailure, Code: 500, Template: "Inspection rule condition check failed. Reason: %(reason)s", HasTemplate: true},
+	{Name: ClassConfigDriveRegenerationFailure, Parent: ClassIronicException, Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
+	{Name: ClassTraitBasedNetworkingException, Parent: ClassIronicException, Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
+	{Name: ClassTBNComparatorPrefixMatchTypeMismatch, Parent: ClassTraitBasedNetworkingException, Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
+	{Name: ClassTBNComparatorCollectionTypeMismatch, Parent: ClassTraitBasedNetworkingException, Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
+	{Name: ClassTBNAttributeRetrievalException, Parent: ClassTraitBasedNetworkingException, Code: 500, Template: "Could not retrieve attribute %(attr_name)s from passed object", HasTemplate: true},
+	{Name: ClassTBNNoTraitsApplicableToNode, Parent: ClassTraitBasedNetworkingException, Code: 500, Template: "No Trait Based Networking traits were found which could apply to the node %(node)s.", HasTemplate: true},
+	{Name: ClassTBNNoPortMatchesFound, Parent: ClassTraitBasedNetworkingException, Code: 500, Template: "An unknown exception occurred.", HasTemplate: true},
+	{Name: ClassInvalidContent, Parent: ClassInvalid, Code: 400, Template: "Invalid or potentially malicious content has been provided to the conductor and the conductor will not proceed.", HasTemplate: true},
 }

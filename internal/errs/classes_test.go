@@ -37,12 +37,12 @@ func TestClassTableMatchesSpec(t *testing.T) {
 		t.Errorf("table has %d classes, errors.json %d", len(ironicClasses), len(specs))
 	}
 	for _, s := range specs {
-		c, ok := classes[s.Name]
+		c, ok := classes[Class(s.Name)]
 		if !ok {
 			t.Errorf("%s: missing from table", s.Name)
 			continue
 		}
-		if c.Parent != s.Parent || c.Code != s.Code {
+		if string(c.Parent) != s.Parent || c.Code != s.Code {
 			t.Errorf("%s: parent/code %s/%d, spec %s/%d", s.Name, c.Parent, c.Code, s.Parent, s.Code)
 		}
 		if (s.Template != nil) != c.HasTemplate || (s.Template != nil && *s.Template != c.Template) {
@@ -73,13 +73,13 @@ func TestEveryTemplateFormats(t *testing.T) {
 				want = strings.ReplaceAll(want, "%("+p+")s", "<"+p+">")
 			}
 		}
-		e := New(s.Name, kw)
-		if e.Message != want || e.Code != s.Code || e.Class != s.Name {
+		e := New(Class(s.Name), kw)
+		if e.Message != want || e.Code != s.Code || string(e.Class) != s.Name {
 			t.Errorf("%s: got %d %q, want %d %q", s.Name, e.Code, e.Message, s.Code, want)
 		}
 		if len(s.Placeholders) > 0 {
 			delete(kw, s.Placeholders[0])
-			if got := New(s.Name, kw).Message; got != *s.Template {
+			if got := New(Class(s.Name), kw).Message; got != *s.Template {
 				t.Errorf("%s missing %s: got %q, want raw template", s.Name, s.Placeholders[0], got)
 			}
 		}
@@ -89,7 +89,7 @@ func TestEveryTemplateFormats(t *testing.T) {
 func TestMessageFormatting(t *testing.T) {
 	cases := []struct {
 		name  string
-		class string
+		class Class
 		kw    map[string]any
 		want  string
 		code  int
@@ -146,14 +146,14 @@ func TestPyPercent(t *testing.T) {
 }
 
 func TestExplicitMessageAndFromClass(t *testing.T) {
-	if e := NewMessage("InvalidParameterValue", "bad thing"); e.Message != "bad thing" || e.Code != 400 {
+	if e := NewMessage(ClassInvalidParameterValue, "bad thing"); e.Message != "bad thing" || e.Code != 400 {
 		t.Errorf("NewMessage: %+v", e)
 	}
-	if e := NewMessageKw("NodeLocked", "", map[string]any{"node": "a", "host": "b"}); !strings.HasPrefix(e.Message, "Node a is locked") {
+	if e := NewMessageKw(ClassNodeLocked, "", map[string]any{"node": "a", "host": "b"}); !strings.HasPrefix(e.Message, "Node a is locked") {
 		t.Errorf("empty message must use the template: %q", e.Message)
 	}
 	e := FromClass(ModulePrefix+"NodeLocked", "Node x is locked by host y, please retry after the current operation is completed.")
-	if e.Class != "NodeLocked" || e.Code != 409 || !Is(e, "Conflict") {
+	if e.Class != ClassNodeLocked || e.Code != 409 || !Is(e, ClassConflict) {
 		t.Errorf("FromClass: %+v", e)
 	}
 	if e := FromClass("Unauthorized", "no"); e.Headers["WWW-Authenticate"] != `Basic realm="Baremetal API"` {
@@ -165,20 +165,20 @@ func TestExplicitMessageAndFromClass(t *testing.T) {
 }
 
 func TestIsFollowsHierarchy(t *testing.T) {
-	err := fmt.Errorf("get node: %w", New("DuplicateNodeOnLookup", map[string]any{"node": "n"}))
-	for _, class := range []string{"DuplicateNodeOnLookup", "NodeNotFound", "NotFound", "IronicException"} {
+	err := fmt.Errorf("get node: %w", New(ClassDuplicateNodeOnLookup, map[string]any{"node": "n"}))
+	for _, class := range []Class{ClassDuplicateNodeOnLookup, ClassNodeNotFound, ClassNotFound, ClassIronicException} {
 		if !Is(err, class) {
 			t.Errorf("Is(%s) = false", class)
 		}
 	}
-	if Is(err, "Conflict") || Is(errors.New("plain"), "NotFound") {
+	if Is(err, ClassConflict) || Is(errors.New("plain"), ClassNotFound) {
 		t.Error("Is matched an unrelated class")
 	}
 	var e *Error
 	if !errors.As(err, &e) || e.Code != 404 {
 		t.Error("errors.As through wrapping")
 	}
-	if !Is(Abort(404), "webob.exc.HTTPClientError") {
+	if !Is(Abort(404), ClassWebobHTTPClientError) {
 		t.Error("webob hierarchy")
 	}
 }
@@ -204,7 +204,7 @@ func TestClientSideErrors(t *testing.T) {
 func TestHelpers(t *testing.T) {
 	cases := []struct {
 		e     *Error
-		class string
+		class Class
 		code  int
 		msg   string
 	}{

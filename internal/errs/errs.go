@@ -18,12 +18,19 @@ import (
 	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
+// Class is an upstream exception class name: one of ironic/common/
+// exception.py (the generated Class… constants of classes_table.go), of
+// the web framework (webob.go) or declared by hand in classes_extra.go.
+// Constructors and Is take a Class so that a misspelt class does not
+// compile; a name read off the wire is converted explicitly.
+type Class string
+
 // Error is an Ironic exception: Class is upstream's class name (e.g.
 // "NodeLocked", or "webob.exc.HTTPNotFound" for the web framework's own
 // exceptions), Code the HTTP status, Message the formatted text (Python's
 // str(exc)), Headers extra response headers or nil.
 type Error struct {
-	Class   string
+	Class   Class
 	Code    int
 	Message string
 	Headers map[string]string
@@ -46,8 +53,8 @@ func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.cause }
 
 type classInfo struct {
-	Name        string
-	Parent      string
+	Name        Class
+	Parent      Class
 	Code        int
 	Template    string
 	HasTemplate bool
@@ -64,8 +71,8 @@ const defaultMessage = "An unknown exception occurred."
 
 var classes = buildRegistry()
 
-func buildRegistry() map[string]*classInfo {
-	m := make(map[string]*classInfo, len(ironicClasses)+len(webobClasses))
+func buildRegistry() map[Class]*classInfo {
+	m := make(map[Class]*classInfo, len(ironicClasses)+len(webobClasses))
 	for i := range ironicClasses {
 		m[ironicClasses[i].Name] = &ironicClasses[i]
 	}
@@ -76,14 +83,15 @@ func buildRegistry() map[string]*classInfo {
 	return m
 }
 
-// Known reports whether class is in the table.
+// Known reports whether class, a name as a peer sends it (bare or
+// qualified with ModulePrefix), is in the table.
 func Known(class string) bool {
-	_, ok := classes[strings.TrimPrefix(class, ModulePrefix)]
+	_, ok := classes[Class(strings.TrimPrefix(class, ModulePrefix))]
 	return ok
 }
 
 // Parent returns the parent class name of class, "" when unknown.
-func Parent(class string) string {
+func Parent(class Class) Class {
 	if c, ok := classes[class]; ok {
 		return c.Parent
 	}
@@ -95,22 +103,22 @@ func Parent(class string) string {
 // overrides the class code, and when kw does not fit the template (missing
 // key, wrong type) the raw template is the message. An unknown class gives
 // a 500 IronicException-like error that keeps the name.
-func New(class string, kw map[string]any) *Error {
+func New(class Class, kw map[string]any) *Error {
 	return build(class, "", kw)
 }
 
 // NewMessage is Class(message): an explicit non-empty message wins over the
 // template.
-func NewMessage(class, message string) *Error {
+func NewMessage(class Class, message string) *Error {
 	return build(class, message, nil)
 }
 
 // NewMessageKw is Class(message, **kw).
-func NewMessageKw(class, message string, kw map[string]any) *Error {
+func NewMessageKw(class Class, message string, kw map[string]any) *Error {
 	return build(class, message, kw)
 }
 
-func build(class, message string, kw map[string]any) *Error {
+func build(class Class, message string, kw map[string]any) *Error {
 	e := &Error{Class: class, Code: 500}
 	info, ok := classes[class]
 	if ok {
@@ -143,15 +151,23 @@ func build(class, message string, kw map[string]any) *Error {
 }
 
 // FromClass rebuilds an error received over JSON-RPC from its class name
-// (bare or qualified with ModulePrefix) and message text; the code is the
-// class's own.
+// as the peer sent it (bare or qualified with ModulePrefix) and message
+// text; the code is the class's own.
 func FromClass(class, message string) *Error {
-	return NewMessage(strings.TrimPrefix(class, ModulePrefix), message)
+	return NewMessage(WireClass(class), message)
+}
+
+// WireClass is the Class a peer named on the wire, bare or qualified with
+// ModulePrefix. It is the one conversion from an untrusted string; an
+// unknown name stays as sent (and builds a 500, as upstream's RPC client
+// does for an exception it cannot import).
+func WireClass(class string) Class {
+	return Class(strings.TrimPrefix(class, ModulePrefix))
 }
 
 // Is reports whether err is (or wraps) an *Error of class or of a subclass
 // of it, following the upstream class hierarchy.
-func Is(err error, class string) bool {
+func Is(err error, class Class) bool {
 	var e *Error
 	if !errors.As(err, &e) {
 		return false
@@ -177,13 +193,13 @@ func ClientSideError(msg string, status int, faultCode string) *Error {
 	if faultCode == "" {
 		faultCode = "Client"
 	}
-	return &Error{Class: "ClientSideError", Code: status, Message: msg, faultCode: faultCode}
+	return &Error{Class: ClassClientSideError, Code: status, Message: msg, faultCode: faultCode}
 }
 
 // InvalidInput is upstream's InvalidInput(fieldname, value, msg).
 func InvalidInput(fieldname string, value any, msg string) *Error {
 	s := "Invalid input for field/attribute " + fieldname + ". Value: '" + pyfmt.Str(value) + "'. " + msg
-	return &Error{Class: "InvalidInput", Code: 400, Message: s, faultCode: "Client"}
+	return &Error{Class: ClassInvalidInput, Code: 400, Message: s, faultCode: "Client"}
 }
 
 // UnknownArgument is upstream's UnknownArgument(argname, msg).
@@ -191,7 +207,7 @@ func UnknownArgument(argname, msg string) *Error {
 	if msg != "" {
 		msg = ": " + msg
 	}
-	return &Error{Class: "UnknownArgument", Code: 400, Message: `Unknown argument: "` + argname + `"` + msg, faultCode: "Client"}
+	return &Error{Class: ClassUnknownArgument, Code: 400, Message: `Unknown argument: "` + argname + `"` + msg, faultCode: "Client"}
 }
 
 // UnknownAttribute is upstream's UnknownAttribute(fieldname, attributes);
@@ -201,7 +217,7 @@ func UnknownAttribute(fieldname string, attributes []string) *Error {
 	if len(attributes) > 1 {
 		lead = "Unknown attributes for argument "
 	}
-	return &Error{Class: "UnknownAttribute", Code: 400, Message: lead + fieldname + ": " + strings.Join(attributes, ", "), faultCode: "Client"}
+	return &Error{Class: ClassUnknownAttribute, Code: 400, Message: lead + fieldname + ": " + strings.Join(attributes, ", "), faultCode: "Client"}
 }
 
 // pyInt converts what Python's int() would accept from a "code" kwarg.

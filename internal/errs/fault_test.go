@@ -22,7 +22,7 @@ func TestFaultBodyMatchesUpstream(t *testing.T) {
 	}{
 		{
 			name:   "ironic exception in a handler",
-			err:    New("NodeNotFound", map[string]any{"node": "11111111-2222-3333-4444-555555555555"}),
+			err:    New(ClassNodeNotFound, map[string]any{"node": "11111111-2222-3333-4444-555555555555"}),
 			status: 404,
 			body:   `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Node 11111111-2222-3333-4444-555555555555 could not be found.\", \"debuginfo\": null}"}`,
 		},
@@ -55,7 +55,7 @@ func TestFaultBodyMatchesUpstream(t *testing.T) {
 		},
 		{
 			name:   "server error message is kept",
-			err:    New("InstanceDeployFailure", map[string]any{"reason": "disk"}),
+			err:    New(ClassInstanceDeployFailure, map[string]any{"reason": "disk"}),
 			status: 500,
 			body:   `{"error_message": "{\"faultcode\": \"Server\", \"faultstring\": \"Failed to deploy instance: disk\", \"debuginfo\": null}"}`,
 		},
@@ -83,14 +83,14 @@ func TestPlainErrorsDoNotLeak(t *testing.T) {
 		t.Errorf("debug: got %s", body)
 	}
 	// Client errors never carry debuginfo.
-	_, body = FaultBody(New("NodeNotFound", map[string]any{"node": "n"}), FaultOptions{DebugTracebacks: true})
+	_, body = FaultBody(New(ClassNodeNotFound, map[string]any{"node": "n"}), FaultOptions{DebugTracebacks: true})
 	if want := `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Node n could not be found.\", \"debuginfo\": null}"}`; string(body) != want {
 		t.Errorf("client with debug: got %s", body)
 	}
 }
 
 func TestUnknownCodeIs500(t *testing.T) {
-	e := NewMessageKw("Invalid", "odd", map[string]any{"code": 499})
+	e := NewMessageKw(ClassInvalid, "odd", map[string]any{"code": 499})
 	status, body := FaultBody(e, FaultOptions{})
 	want := `{"error_message": "{\"faultcode\": \"Server\", \"faultstring\": \"odd\", \"debuginfo\": null}"}`
 	if status != 500 || string(body) != want {
@@ -134,7 +134,7 @@ func TestWriteFault(t *testing.T) {
 	}
 
 	rec = httptest.NewRecorder()
-	WriteFault(rec, httptest.NewRequest(http.MethodGet, "/v1/nodes", nil), New("Unauthorized", nil), FaultOptions{})
+	WriteFault(rec, httptest.NewRequest(http.MethodGet, "/v1/nodes", nil), New(ClassUnauthorized, nil), FaultOptions{})
 	if rec.Code != 401 || rec.Header().Get("WWW-Authenticate") != `Basic realm="Baremetal API"` ||
 		rec.Header().Get("Content-Length") != strconv.Itoa(rec.Body.Len()) {
 		t.Errorf("Unauthorized: %d %v", rec.Code, rec.Header())
@@ -142,7 +142,7 @@ func TestWriteFault(t *testing.T) {
 }
 
 func BenchmarkFaultBody(b *testing.B) {
-	e := New("NodeNotFound", map[string]any{"node": "11111111-2222-3333-4444-555555555555"})
+	e := New(ClassNodeNotFound, map[string]any{"node": "11111111-2222-3333-4444-555555555555"})
 	for b.Loop() {
 		FaultBody(e, FaultOptions{})
 	}

@@ -58,7 +58,7 @@ func TestUnavailableKeepsItsCause(t *testing.T) {
 	if !errors.Is(err, cause) {
 		t.Error("errors.Is does not reach the cause")
 	}
-	if !Is(err, "TemporaryFailure") || !IsUnavailable(err) {
+	if !Is(err, ClassTemporaryFailure) || !IsUnavailable(err) {
 		t.Error("not a TemporaryFailure")
 	}
 	if got := Cause(err); got != cause {

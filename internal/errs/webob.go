@@ -4,7 +4,7 @@ package errs
 // which upstream's routing layer (pecan.abort, controllers raising webob
 // exceptions) produces instead of Ironic exceptions.
 type webobClass struct {
-	class, parent string
+	class, parent Class
 	code          int
 	title         string
 	// explanation is str(exc) when raised without detail.
@@ -17,32 +17,57 @@ const (
 	serverExplanation = "The server has either erred or is incapable of performing the requested operation."
 )
 
+// The web framework's classes, named as upstream's API layer qualifies
+// them.
+const (
+	ClassWebobHTTPError                 Class = webobPrefix + "HTTPError"
+	ClassWebobHTTPClientError           Class = webobPrefix + "HTTPClientError"
+	ClassWebobHTTPServerError           Class = webobPrefix + "HTTPServerError"
+	ClassWebobHTTPBadRequest            Class = webobPrefix + "HTTPBadRequest"
+	ClassWebobHTTPUnauthorized          Class = webobPrefix + "HTTPUnauthorized"
+	ClassWebobHTTPForbidden             Class = webobPrefix + "HTTPForbidden"
+	ClassWebobHTTPNotFound              Class = webobPrefix + "HTTPNotFound"
+	ClassWebobHTTPMethodNotAllowed      Class = webobPrefix + "HTTPMethodNotAllowed"
+	ClassWebobHTTPNotAcceptable         Class = webobPrefix + "HTTPNotAcceptable"
+	ClassWebobHTTPConflict              Class = webobPrefix + "HTTPConflict"
+	ClassWebobHTTPGone                  Class = webobPrefix + "HTTPGone"
+	ClassWebobHTTPLengthRequired        Class = webobPrefix + "HTTPLengthRequired"
+	ClassWebobHTTPRequestEntityTooLarge Class = webobPrefix + "HTTPRequestEntityTooLarge"
+	ClassWebobHTTPRequestURITooLong     Class = webobPrefix + "HTTPRequestURITooLong"
+	ClassWebobHTTPUnsupportedMediaType  Class = webobPrefix + "HTTPUnsupportedMediaType"
+	ClassWebobHTTPUnprocessableEntity   Class = webobPrefix + "HTTPUnprocessableEntity"
+	ClassWebobHTTPTooManyRequests       Class = webobPrefix + "HTTPTooManyRequests"
+	ClassWebobHTTPInternalServerError   Class = webobPrefix + "HTTPInternalServerError"
+	ClassWebobHTTPNotImplemented        Class = webobPrefix + "HTTPNotImplemented"
+	ClassWebobHTTPServiceUnavailable    Class = webobPrefix + "HTTPServiceUnavailable"
+)
+
 // webobClasses are webob's (1.8 series, the released line upstream runs)
 // 4xx/5xx exceptions with their titles (the HTTP
 // reason phrase webob uses, which differs from Go's for a few codes).
 // Classes that only override the HTML template inherit the base
 // explanation.
 var webobClasses = []webobClass{
-	{webobPrefix + "HTTPError", webobPrefix + "WSGIHTTPException", 500, "Internal Server Error", ""},
-	{webobPrefix + "HTTPClientError", webobPrefix + "HTTPError", 400, "Bad Request", clientExplanation},
-	{webobPrefix + "HTTPServerError", webobPrefix + "HTTPError", 500, "Internal Server Error", serverExplanation},
-	{webobPrefix + "HTTPBadRequest", webobPrefix + "HTTPClientError", 400, "Bad Request", clientExplanation},
-	{webobPrefix + "HTTPUnauthorized", webobPrefix + "HTTPClientError", 401, "Unauthorized", "This server could not verify that you are authorized to access the document you requested.  Either you supplied the wrong credentials (e.g., bad password), or your browser does not understand how to supply the credentials required."},
-	{webobPrefix + "HTTPForbidden", webobPrefix + "HTTPClientError", 403, "Forbidden", "Access was denied to this resource."},
-	{webobPrefix + "HTTPNotFound", webobPrefix + "HTTPClientError", 404, "Not Found", "The resource could not be found."},
-	{webobPrefix + "HTTPMethodNotAllowed", webobPrefix + "HTTPClientError", 405, "Method Not Allowed", clientExplanation},
-	{webobPrefix + "HTTPNotAcceptable", webobPrefix + "HTTPClientError", 406, "Not Acceptable", clientExplanation},
-	{webobPrefix + "HTTPConflict", webobPrefix + "HTTPClientError", 409, "Conflict", "There was a conflict when trying to complete your request."},
-	{webobPrefix + "HTTPGone", webobPrefix + "HTTPClientError", 410, "Gone", "This resource is no longer available.  No forwarding address is given."},
-	{webobPrefix + "HTTPLengthRequired", webobPrefix + "HTTPClientError", 411, "Length Required", "Content-Length header required."},
-	{webobPrefix + "HTTPRequestEntityTooLarge", webobPrefix + "HTTPClientError", 413, "Request Entity Too Large", "The body of your request was too large for this server."},
-	{webobPrefix + "HTTPRequestURITooLong", webobPrefix + "HTTPClientError", 414, "Request-URI Too Long", "The request URI was too long for this server."},
-	{webobPrefix + "HTTPUnsupportedMediaType", webobPrefix + "HTTPClientError", 415, "Unsupported Media Type", clientExplanation},
-	{webobPrefix + "HTTPUnprocessableEntity", webobPrefix + "HTTPClientError", 422, "Unprocessable Entity", "Unable to process the contained instructions"},
-	{webobPrefix + "HTTPTooManyRequests", webobPrefix + "HTTPClientError", 429, "Too Many Requests", "The client has sent too many requests in a given amount of time"},
-	{webobPrefix + "HTTPInternalServerError", webobPrefix + "HTTPServerError", 500, "Internal Server Error", serverExplanation},
-	{webobPrefix + "HTTPNotImplemented", webobPrefix + "HTTPServerError", 501, "Not Implemented", serverExplanation},
-	{webobPrefix + "HTTPServiceUnavailable", webobPrefix + "HTTPServerError", 503, "Service Unavailable", "The server is currently unavailable. Please try again at a later time."},
+	{ClassWebobHTTPError, webobPrefix + "WSGIHTTPException", 500, "Internal Server Error", ""},
+	{ClassWebobHTTPClientError, ClassWebobHTTPError, 400, "Bad Request", clientExplanation},
+	{ClassWebobHTTPServerError, ClassWebobHTTPError, 500, "Internal Server Error", serverExplanation},
+	{ClassWebobHTTPBadRequest, ClassWebobHTTPClientError, 400, "Bad Request", clientExplanation},
+	{ClassWebobHTTPUnauthorized, ClassWebobHTTPClientError, 401, "Unauthorized", "This server could not verify that you are authorized to access the document you requested.  Either you supplied the wrong credentials (e.g., bad password), or your browser does not understand how to supply the credentials required."},
+	{ClassWebobHTTPForbidden, ClassWebobHTTPClientError, 403, "Forbidden", "Access was denied to this resource."},
+	{ClassWebobHTTPNotFound, ClassWebobHTTPClientError, 404, "Not Found", "The resource could not be found."},
+	{ClassWebobHTTPMethodNotAllowed, ClassWebobHTTPClientError, 405, "Method Not Allowed", clientExplanation},
+	{ClassWebobHTTPNotAcceptable, ClassWebobHTTPClientError, 406, "Not Acceptable", clientExplanation},
+	{ClassWebobHTTPConflict, ClassWebobHTTPClientError, 409, "Conflict", "There was a conflict when trying to complete your request."},
+	{ClassWebobHTTPGone, ClassWebobHTTPClientError, 410, "Gone", "This resource is no longer available.  No forwarding address is given."},
+	{ClassWebobHTTPLengthRequired, ClassWebobHTTPClientError, 411, "Length Required", "Content-Length header required."},
+	{ClassWebobHTTPRequestEntityTooLarge, ClassWebobHTTPClientError, 413, "Request Entity Too Large", "The body of your request was too large for this server."},
+	{ClassWebobHTTPRequestURITooLong, ClassWebobHTTPClientError, 414, "Request-URI Too Long", "The request URI was too long for this server."},
+	{ClassWebobHTTPUnsupportedMediaType, ClassWebobHTTPClientError, 415, "Unsupported Media Type", clientExplanation},
+	{ClassWebobHTTPUnprocessableEntity, ClassWebobHTTPClientError, 422, "Unprocessable Entity", "Unable to process the contained instructions"},
+	{ClassWebobHTTPTooManyRequests, ClassWebobHTTPClientError, 429, "Too Many Requests", "The client has sent too many requests in a given amount of time"},
+	{ClassWebobHTTPInternalServerError, ClassWebobHTTPServerError, 500, "Internal Server Error", serverExplanation},
+	{ClassWebobHTTPNotImplemented, ClassWebobHTTPServerError, 501, "Not Implemented", serverExplanation},
+	{ClassWebobHTTPServiceUnavailable, ClassWebobHTTPServerError, 503, "Service Unavailable", "The server is currently unavailable. Please try again at a later time."},
 }
 
 func webobFor(code int) *webobClass {
@@ -57,7 +82,7 @@ func webobFor(code int) *webobClass {
 	return found
 }
 
-func webobByClass(class string) *webobClass {
+func webobByClass(class Class) *webobClass {
 	for i := range webobClasses {
 		if webobClasses[i].class == class {
 			return &webobClasses[i]
@@ -88,9 +113,9 @@ func webobError(code int, detail *string) *Error {
 	c := webobFor(code)
 	if c == nil {
 		if code >= 500 {
-			c = webobByClass(webobPrefix + "HTTPServerError")
+			c = webobByClass(ClassWebobHTTPServerError)
 		} else {
-			c = webobByClass(webobPrefix + "HTTPClientError")
+			c = webobByClass(ClassWebobHTTPClientError)
 		}
 	}
 	msg := c.explanation

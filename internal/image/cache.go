@@ -156,7 +156,7 @@ func (c *Cache) download(ctx context.Context, href, master, dest string, info *I
 }
 
 func linkFailed(href, src, dst string, err error) error {
-	return errs.NewMessage("ImageDownloadFailed", fmt.Sprintf("Could not link image %s from %s to %s, error: %s", href, src, dst, errnoText(err)))
+	return errs.NewMessage(errs.ClassImageDownloadFailed, fmt.Sprintf("Could not link image %s from %s to %s, error: %s", href, src, dst, errnoText(err)))
 }
 
 func errnoText(err error) string {
@@ -243,7 +243,7 @@ func (c *Cache) ReclaimSpace(dir string, amount int64) error {
 			return nil
 		}
 	}
-	return errs.New("InsufficientDiskSpace", map[string]any{"path": dir, "required": amount >> 20, "actual": free >> 20})
+	return errs.New(errs.ClassInsufficientDiskSpace, map[string]any{"path": dir, "required": amount >> 20, "actual": free >> 20})
 }
 
 func sameDevice(a, b string) bool {
@@ -272,8 +272,8 @@ func (c *Cache) EnsureSpaceFor(ctx context.Context, hrefs ...string) error {
 		total += info.Size
 	}
 	if err := c.ReclaimSpace(c.MasterDir, total); err != nil {
-		if e, ok := errs.As(err); ok && e.Class == "InsufficientDiskSpace" {
-			return errs.New("InstanceDeployFailure", map[string]any{"reason": e.Message})
+		if e, ok := errs.As(err); ok && e.Class == errs.ClassInsufficientDiskSpace {
+			return errs.New(errs.ClassInstanceDeployFailure, map[string]any{"reason": e.Message})
 		}
 		return err
 	}

@@ -127,7 +127,7 @@ func TestFetchRoomForRawConversion(t *testing.T) {
 		return func(d string, amount int64) error {
 			asked = append(asked, amount)
 			if amount > limit {
-				return errs.New("InsufficientDiskSpace", map[string]any{"path": d, "required": amount >> 20, "actual": limit >> 20})
+				return errs.New(errs.ClassInsufficientDiskSpace, map[string]any{"path": d, "required": amount >> 20, "actual": limit >> 20})
 			}
 			return nil
 		}

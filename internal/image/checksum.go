@@ -60,8 +60,8 @@ func newHash(algo string) hash.Hash {
 }
 
 var (
-	errChecksum          = func() *errs.Error { return errs.New("ImageChecksumError", nil) }
-	errChecksumAlgorithm = func() *errs.Error { return errs.New("ImageChecksumAlgorithmFailure", nil) }
+	errChecksum          = func() *errs.Error { return errs.New(errs.ClassImageChecksumError, nil) }
+	errChecksumAlgorithm = func() *errs.Error { return errs.New(errs.ClassImageChecksumAlgorithmFailure, nil) }
 )
 
 // ValidateChecksum is upstream's validate_checksum: checksum may carry
@@ -96,11 +96,11 @@ func FileChecksum(path, algo string) (string, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", errs.New("ImageChecksumFileReadFailure", nil)
+		return "", errs.New(errs.ClassImageChecksumFileReadFailure, nil)
 	}
 	defer f.Close()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", errs.New("ImageChecksumFileReadFailure", nil)
+		return "", errs.New(errs.ClassImageChecksumFileReadFailure, nil)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -164,7 +164,7 @@ func (c *Checksums) Resolve(ctx context.Context, instanceInfo map[string]any) (c
 func (c *Checksums) isChecksumURL(checksum string) (bool, error) {
 	if strings.HasPrefix(checksum, "http://") || strings.HasPrefix(checksum, "https://") {
 		if c.Opts.DisableChecksumFiles {
-			return false, errs.New("ImageChecksumURLNotSupported", nil)
+			return false, errs.New(errs.ClassImageChecksumURLNotSupported, nil)
 		}
 		return true, nil
 	}
@@ -187,7 +187,7 @@ var (
 
 func (c *Checksums) fromURL(ctx context.Context, checksumURL, source string) (string, error) {
 	if c.HTTP == nil {
-		return "", errs.New("ImageChecksumURLNotSupported", nil)
+		return "", errs.New(errs.ClassImageChecksumURLNotSupported, nil)
 	}
 	body, err := c.HTTP.Get(ctx, checksumURL)
 	if err != nil {

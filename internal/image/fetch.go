@@ -185,15 +185,15 @@ func (f *Fetcher) roomForRaw(tmp string, reclaim func(string, int64) error) erro
 	}
 	d, err := DetectFileFormat(tmp)
 	if err != nil {
-		return errs.New("InvalidImage", nil)
+		return errs.New(errs.ClassInvalidImage, nil)
 	}
 	dir := filepath.Dir(tmp)
-	if err := reclaim(dir, d.VirtualSize); err == nil || !errs.Is(err, "InsufficientDiskSpace") {
+	if err := reclaim(dir, d.VirtualSize); err == nil || !errs.Is(err, errs.ClassInsufficientDiskSpace) {
 		return err
 	}
 	estimate := min(int64(float64(d.ActualSize)*f.Opts.RawImageGrowthFactor), d.VirtualSize)
 	if err := reclaim(dir, estimate); err != nil {
-		if errs.Is(err, "InsufficientDiskSpace") {
+		if errs.Is(err, errs.ClassInsufficientDiskSpace) {
 			slog.Error("not enough space for the estimated image size; consider lowering [DEFAULT]raw_image_growth_factor", "growth_factor", f.Opts.RawImageGrowthFactor)
 		}
 		return err
@@ -206,7 +206,7 @@ func SourceFormat(href, path string) (string, error) {
 	d, err := DetectFileFormat(path)
 	if err != nil {
 		slog.Error("parsing of the image failed", "image", href, "error", err)
-		return "", errs.New("ImageUnacceptable", map[string]any{"image_id": href, "reason": "parsing of the image failed."})
+		return "", errs.New(errs.ClassImageUnacceptable, map[string]any{"image_id": href, "reason": "parsing of the image failed."})
 	}
 	return d.Name, nil
 }
@@ -225,11 +225,11 @@ func SafetyCheckImage(path, node string) (string, error) {
 			return "", err
 		}
 		slog.Error("Security: the image could not be parsed by the format checker", "node", node, "error", err)
-		return "", errs.New("InvalidImage", nil)
+		return "", errs.New(errs.ClassInvalidImage, nil)
 	}
 	if err := d.SafetyCheck(); err != nil {
 		slog.Error("Security: the image fails safety checking", "node", node, "error", err)
-		return "", errs.New("InvalidImage", nil)
+		return "", errs.New(errs.ClassInvalidImage, nil)
 	}
 	return d.Name, nil
 }
@@ -263,11 +263,11 @@ func CheckFormatPermitted(permitted []string, format, expected, node string) err
 	}
 	if !FormatPermitted(permitted, format) {
 		slog.Error("Security: the image format is not in [conductor]permitted_image_formats", "node", node, "format", format)
-		return errs.New("InvalidImage", nil)
+		return errs.New(errs.ClassInvalidImage, nil)
 	}
 	if expected != "" && !FormatMatches(format, expected) {
 		slog.Error("Security: the image format does not match the expected format", "node", node, "format", format, "expected", expected)
-		return errs.New("InvalidImage", nil)
+		return errs.New(errs.ClassInvalidImage, nil)
 	}
 	return nil
 }
@@ -288,7 +288,7 @@ func (f *Fetcher) ImageToRaw(ctx context.Context, href, path, tmp string) (err e
 		}
 		if !FormatPermitted(f.Opts.PermittedFormats, format) {
 			slog.Error("Security: the image format is not in [conductor]permitted_image_formats", "image", href, "format", format)
-			return errs.New("InvalidImage", nil)
+			return errs.New(errs.ClassInvalidImage, nil)
 		}
 	} else {
 		if format, err = SourceFormat(href, tmp); err != nil {
@@ -307,7 +307,7 @@ func (f *Fetcher) ImageToRaw(ctx context.Context, href, path, tmp string) (err e
 	}()
 	slog.Debug("converting image to raw", "image", href, "format", format)
 	if err := ConvertImage(ctx, f.Opts, tmp, staged, format, "raw"); err != nil {
-		return errs.New("ImageConvertFailed", map[string]any{"image_id": href, "reason": err.Error()})
+		return errs.New(errs.ClassImageConvertFailed, map[string]any{"image_id": href, "reason": err.Error()})
 	}
 	if err := os.Remove(tmp); err != nil {
 		return fmt.Errorf("remove %s: %w", tmp, err)
@@ -317,7 +317,7 @@ func (f *Fetcher) ImageToRaw(ctx context.Context, href, path, tmp string) (err e
 		return err
 	}
 	if !IsRawFormat(newFormat) {
-		return errs.New("ImageConvertFailed", map[string]any{"image_id": href, "reason": "Converted to raw, but format is now " + newFormat})
+		return errs.New(errs.ClassImageConvertFailed, map[string]any{"image_id": href, "reason": "Converted to raw, but format is now " + newFormat})
 	}
 	return os.Rename(staged, path)
 }

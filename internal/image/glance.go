@@ -59,14 +59,14 @@ func (g *GlanceService) Show(ctx context.Context, href string) (*Info, error) {
 	}
 	info := translateFromGlance(doc)
 	if info.Status != "active" {
-		return nil, errs.New("ImageUnacceptable", map[string]any{"image_id": id, "reason": "The image is required to be in an active state."})
+		return nil, errs.New(errs.ClassImageUnacceptable, map[string]any{"image_id": id, "reason": "The image is required to be in an active state."})
 	}
 	ok, err := g.available(ctx, info)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, errs.New("ImageNotFound", map[string]any{"image_id": id})
+		return nil, errs.New(errs.ClassImageNotFound, map[string]any{"image_id": id})
 	}
 	return info, nil
 }
@@ -101,7 +101,7 @@ func (g *GlanceService) getImage(ctx context.Context, id string) (map[string]any
 	defer resp.Body.Close()
 	var doc map[string]any
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&doc); err != nil {
-		return nil, errs.New("GlanceConnectionFailed", map[string]any{"endpoint": resp.Request.URL.Host, "reason": err.Error()})
+		return nil, errs.New(errs.ClassGlanceConnectionFailed, map[string]any{"endpoint": resp.Request.URL.Host, "reason": err.Error()})
 	}
 	return doc, nil
 }
@@ -119,7 +119,7 @@ func (g *GlanceService) members(ctx context.Context, id string) ([]string, error
 		} `json:"members"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&doc); err != nil {
-		return nil, errs.New("GlanceConnectionFailed", map[string]any{"endpoint": resp.Request.URL.Host, "reason": err.Error()})
+		return nil, errs.New(errs.ClassGlanceConnectionFailed, map[string]any{"endpoint": resp.Request.URL.Host, "reason": err.Error()})
 	}
 	out := make([]string, 0, len(doc.Members))
 	for _, m := range doc.Members {
@@ -150,7 +150,7 @@ func (g *GlanceService) call(ctx context.Context, id, method, path string) (*htt
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(endpoint, "/")+path, nil)
 		if err != nil {
-			return nil, errs.New("GlanceConnectionFailed", map[string]any{"endpoint": endpoint, "reason": err.Error()})
+			return nil, errs.New(errs.ClassGlanceConnectionFailed, map[string]any{"endpoint": endpoint, "reason": err.Error()})
 		}
 		if token != "" {
 			req.Header.Set("X-Auth-Token", token)
@@ -161,7 +161,7 @@ func (g *GlanceService) call(ctx context.Context, id, method, path string) (*htt
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("glance %s: %w", method, ctx.Err())
 			}
-			last = errs.New("GlanceConnectionFailed", map[string]any{"endpoint": endpoint, "reason": err.Error()})
+			last = errs.New(errs.ClassGlanceConnectionFailed, map[string]any{"endpoint": endpoint, "reason": err.Error()})
 			continue
 		}
 		switch {
@@ -169,13 +169,13 @@ func (g *GlanceService) call(ctx context.Context, id, method, path string) (*htt
 			return resp, nil
 		case resp.StatusCode == http.StatusForbidden:
 			resp.Body.Close()
-			return nil, errs.New("ImageNotAuthorized", map[string]any{"image_id": id})
+			return nil, errs.New(errs.ClassImageNotAuthorized, map[string]any{"image_id": id})
 		case resp.StatusCode == http.StatusNotFound:
 			resp.Body.Close()
-			return nil, errs.New("ImageNotFound", map[string]any{"image_id": id})
+			return nil, errs.New(errs.ClassImageNotFound, map[string]any{"image_id": id})
 		case resp.StatusCode == http.StatusBadRequest:
 			msg := readErrorBody(resp)
-			return nil, errs.NewMessage("Invalid", msg)
+			return nil, errs.NewMessage(errs.ClassInvalid, msg)
 		default:
 			msg := readErrorBody(resp)
 			return nil, downloadFailed(id, fmt.Sprintf("Glance answered %d to %s: %s", resp.StatusCode, method, msg))
@@ -220,7 +220,7 @@ func (g *GlanceService) available(ctx context.Context, info *Info) (bool, error)
 	if info.Visibility == "shared" {
 		members, err := g.members(ctx, info.ID)
 		if err != nil {
-			if errs.Is(err, "ImageNotFound") || errs.Is(err, "ImageNotAuthorized") {
+			if errs.Is(err, errs.ClassImageNotFound) || errs.Is(err, errs.ClassImageNotAuthorized) {
 				return false, nil
 			}
 			return false, err

@@ -26,7 +26,7 @@ func run(t *testing.T, name string, args ...string) {
 	}
 }
 
-func wantClass(t *testing.T, err error, class, msg string) {
+func wantClass(t *testing.T, err error, class errs.Class, msg string) {
 	t.Helper()
 	e, ok := errs.As(err)
 	if !ok {

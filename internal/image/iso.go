@@ -17,7 +17,7 @@ import (
 // upstream passes to mkisofs, so the images match what upstream builds.
 
 func imageCreationFailed(imageType string, err error) *errs.Error {
-	return errs.New("ImageCreationFailed", map[string]any{"image_type": imageType, "error": err.Error()})
+	return errs.New(errs.ClassImageCreationFailed, map[string]any{"image_type": imageType, "error": err.Error()})
 }
 
 // FileEntry is a file to put on an image: a local file or literal bytes.
@@ -184,7 +184,7 @@ func buildUEFIISO(ctx context.Context, opts Options, output string, b BootISOOpt
 		esp = opts.ESPImage
 	}
 	if (esp == "") == (b.DeployISO == "") {
-		return errs.New("ImageCreationFailed", map[string]any{"image_type": "iso", "error": "Neither deploy ISO nor ESP image configured or both of them configured"})
+		return errs.New(errs.ClassImageCreationFailed, map[string]any{"image_type": "iso", "error": "Neither deploy ISO nor ESP image configured or both of them configured"})
 	}
 	dir, err := os.MkdirTemp(opts.TempDir, "bootiso")
 	if err != nil {
@@ -261,7 +261,7 @@ func deployISOFiles(ctx context.Context, iso, dir string) (espRel, grubRel strin
 		return "", "", imageCreationFailed("iso", err)
 	}
 	if espRel == "" || grubRel == "" {
-		return "", "", errs.New("ImageCreationFailed", map[string]any{"image_type": "iso", "error": "Deploy iso didn't contain efiboot.img or grub.cfg"})
+		return "", "", errs.New(errs.ClassImageCreationFailed, map[string]any{"image_type": "iso", "error": "Deploy iso didn't contain efiboot.img or grub.cfg"})
 	}
 	return espRel, grubRel, nil
 }

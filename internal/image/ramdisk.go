@@ -19,11 +19,11 @@ func ValidateRamdiskInstance(ctx context.Context, sources *Sources, nodeUUID str
 	iso, source := str("boot_iso"), str("image_source")
 	if iso != "" {
 		if source != "" {
-			return errs.NewMessage("InvalidParameterValue", "An 'image_source' and 'boot_iso' parameter may not be specified at the same time.")
+			return errs.NewMessage(errs.ClassInvalidParameterValue, "An 'image_source' and 'boot_iso' parameter may not be specified at the same time.")
 		}
 		if sources != nil {
 			if _, err := sources.For(iso); err != nil {
-				return errs.NewMessage("InvalidParameterValue", err.Error())
+				return errs.NewMessage(errs.ClassInvalidParameterValue, err.Error())
 			}
 		}
 		return nil
@@ -31,7 +31,7 @@ func ValidateRamdiskInstance(ctx context.Context, sources *Sources, nodeUUID str
 	kernel, ramdisk := str("kernel"), str("ramdisk")
 	if kernel == "" && ramdisk == "" && source != "" {
 		if !IsGlanceImage(source) {
-			return errs.NewMessage("MissingParameterValue", fmt.Sprintf("Image %s is missing the following properties: kernel, ramdisk", source))
+			return errs.NewMessage(errs.ClassMissingParameterValue, fmt.Sprintf("Image %s is missing the following properties: kernel, ramdisk", source))
 		}
 		if sources == nil {
 			return fmt.Errorf("no image service configured to read the properties of %s", source)
@@ -51,7 +51,7 @@ func ValidateRamdiskInstance(ctx context.Context, sources *Sources, nodeUUID str
 			}
 		}
 		if len(missing) > 0 {
-			return errs.NewMessage("MissingParameterValue", fmt.Sprintf("Image %s is missing the following properties: %s", source, strings.Join(missing, ", ")))
+			return errs.NewMessage(errs.ClassMissingParameterValue, fmt.Sprintf("Image %s is missing the following properties: %s", source, strings.Join(missing, ", ")))
 		}
 		return nil
 	}
@@ -63,7 +63,7 @@ func ValidateRamdiskInstance(ctx context.Context, sources *Sources, nodeUUID str
 		missing = append(missing, "ramdisk")
 	}
 	if len(missing) > 0 {
-		return errs.NewMessage("MissingParameterValue", fmt.Sprintf("Cannot validate image information for node %s because one or more "+
+		return errs.NewMessage(errs.ClassMissingParameterValue, fmt.Sprintf("Cannot validate image information for node %s because one or more "+
 			"parameters are missing from its instance_info and insufficient information is present to boot from a remote volume. Missing are: %s",
 			nodeUUID, pyfmt.Repr(missing)))
 	}

@@ -2,6 +2,8 @@ package image
 
 import (
 	"testing"
+
+	"github.com/openkeel/ironic/internal/errs"
 )
 
 // What a ramdisk deployment boots from, as upstream validates it: a boot
@@ -15,7 +17,7 @@ func TestValidateRamdiskInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	const node = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
-	check := func(ii map[string]any, class, msg string) {
+	check := func(ii map[string]any, class errs.Class, msg string) {
 		t.Helper()
 		err := ValidateRamdiskInstance(t.Context(), sources, node, ii)
 		if class == "" {

@@ -131,7 +131,7 @@ func ParseImageID(href string) (string, error) {
 			return id, nil
 		}
 	}
-	return "", errs.New("InvalidImageRef", map[string]any{"image_href": href})
+	return "", errs.New(errs.ClassInvalidImageRef, map[string]any{"image_href": href})
 }
 
 // isUUIDLike is oslo's uuidutils.is_uuid_like: anything Python's
@@ -142,9 +142,9 @@ func isUUIDLike(s string) bool {
 }
 
 func refValidationFailed(href, reason string) *errs.Error {
-	return errs.New("ImageRefValidationFailed", map[string]any{"image_href": href, "reason": reason})
+	return errs.New(errs.ClassImageRefValidationFailed, map[string]any{"image_href": href, "reason": reason})
 }
 
 func downloadFailed(href, reason string) *errs.Error {
-	return errs.New("ImageDownloadFailed", map[string]any{"image_href": href, "reason": reason})
+	return errs.New(errs.ClassImageDownloadFailed, map[string]any{"image_href": href, "reason": reason})
 }

@@ -91,7 +91,7 @@ func (s *SwiftTempURLs) TempURL(info *Info) (string, error) {
 		if info != nil {
 			id = info.ID
 		}
-		return "", errs.NewMessage("ImageUnacceptable", "The given image info does not have a valid image id: "+id)
+		return "", errs.NewMessage(errs.ClassImageUnacceptable, "The given image info does not have a valid image id: "+id)
 	}
 	endpoint := s.EndpointURL
 	if endpoint == "" {

@@ -194,6 +194,6 @@ func portAttr(kind string) func(ctx context.Context, env *actionEnv, a map[strin
 			}
 			return nil
 		}
-		return errs.New("PortNotFound", map[string]any{"port": id})
+		return errs.New(errs.ClassPortNotFound, map[string]any{"port": id})
 	}
 }

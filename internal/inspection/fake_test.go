@@ -48,7 +48,7 @@ func (m *memTarget) Ports(context.Context) ([]*model.Port, error) {
 func (m *memTarget) CreatePort(_ context.Context, p *model.Port) error {
 	for _, q := range m.ports {
 		if strings.EqualFold(*q.Address, *p.Address) {
-			return errs.New("MACAlreadyExists", map[string]any{"mac": *p.Address})
+			return errs.New(errs.ClassMACAlreadyExists, map[string]any{"mac": *p.Address})
 		}
 	}
 	m.next++
@@ -66,7 +66,7 @@ func (m *memTarget) UpdatePort(_ context.Context, p *model.Port) error {
 			return nil
 		}
 	}
-	return errs.New("PortNotFound", map[string]any{"port": p.UUID})
+	return errs.New(errs.ClassPortNotFound, map[string]any{"port": p.UUID})
 }
 
 func (m *memTarget) DeletePort(_ context.Context, p *model.Port) error {
@@ -76,7 +76,7 @@ func (m *memTarget) DeletePort(_ context.Context, p *model.Port) error {
 			return nil
 		}
 	}
-	return errs.New("PortNotFound", map[string]any{"port": p.UUID})
+	return errs.New(errs.ClassPortNotFound, map[string]any{"port": p.UUID})
 }
 
 func (m *memTarget) AddTrait(_ context.Context, name string) error {
@@ -86,7 +86,7 @@ func (m *memTarget) AddTrait(_ context.Context, name string) error {
 
 func (m *memTarget) RemoveTrait(_ context.Context, name string) error {
 	if !m.traits[name] {
-		return errs.New("NodeTraitNotFound", map[string]any{"node_id": m.node.UUID, "trait": name})
+		return errs.New(errs.ClassNodeTraitNotFound, map[string]any{"node_id": m.node.UUID, "trait": name})
 	}
 	delete(m.traits, name)
 	return nil

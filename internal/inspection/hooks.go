@@ -174,7 +174,7 @@ func ParseHooks(hooksOpt, defaultHooks string) ([]string, error) {
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+		return nil, errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf(
 			"The following hook(s) are missing or failed to load: %s", strings.Join(unknown, ", "))})
 	}
 	valid := map[string]bool{}
@@ -193,7 +193,7 @@ func ParseHooks(hooksOpt, defaultHooks string) ([]string, error) {
 		valid[n] = true
 	}
 	if len(problems) > 0 {
-		return nil, errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+		return nil, errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf(
 			"Some hooks failed to load due to dependency problems: %s", strings.Join(problems, ", "))})
 	}
 	return names, nil
@@ -214,7 +214,7 @@ func RunHooks(ctx context.Context, t Target, names []string, o HookOptions, inve
 		}
 		devs, err := loadKnownAccelerators(o.KnownAccelerators)
 		if err != nil {
-			return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+			return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf(
 				"The following hook(s) are missing or failed to load: accelerators (%s)", err)})
 		}
 		r.accelerators = devs
@@ -228,14 +228,14 @@ func RunHooks(ctx context.Context, t Target, names []string, o HookOptions, inve
 		err := h.preprocess(ctx, r)
 		switch {
 		case err == nil:
-		case errs.Is(err, "HardwareInspectionFailure"):
+		case errs.Is(err, errs.ClassHardwareInspectionFailure):
 			failures = append(failures, fmt.Sprintf("Error in preprocess hook %s: %s", n, err))
 		default:
 			failures = append(failures, fmt.Sprintf("Unexpected exception %s during preprocess hook %s: %s", errClass(err), n, err))
 		}
 	}
 	if len(failures) > 0 {
-		return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+		return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf(
 			"The following failures happened while running preprocess hooks for node %s:\n%s", t.Node().UUID, strings.Join(failures, "\n"))})
 	}
 	for _, n := range names {
@@ -244,10 +244,10 @@ func RunHooks(ctx context.Context, t Target, names []string, o HookOptions, inve
 			continue
 		}
 		if err := h.run(ctx, r); err != nil {
-			if errs.Is(err, "HardwareInspectionFailure") {
+			if errs.Is(err, errs.ClassHardwareInspectionFailure) {
 				return err
 			}
-			return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+			return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf(
 				"Unexpected exception %s during processing for node: %s. Error: %s", errClass(err), t.Node().UUID, err)})
 		}
 	}
@@ -269,7 +269,7 @@ func keyError(key string) error { return pyErr("KeyError", "%s", pyRepr(key)) }
 
 func errClass(err error) string {
 	if e, ok := errs.As(err); ok {
-		return e.Class
+		return string(e.Class)
 	}
 	var p *pyExc
 	if errors.As(err, &p) {
@@ -279,12 +279,12 @@ func errClass(err error) string {
 }
 
 func invalidInventory(n *model.Node, reason string) error {
-	return errs.New("InvalidNodeInventory", map[string]any{"node": n.UUID, "reason": reason})
+	return errs.New(errs.ClassInvalidNodeInventory, map[string]any{"node": n.UUID, "reason": reason})
 }
 
 func ramdiskError(_ context.Context, r *hookRun) error {
 	if e := r.pluginData["error"]; pyfmt.Truthy(e) {
-		return errs.New("HardwareInspectionFailure", map[string]any{"error": "Ramdisk reported error: " + pyStr(e)})
+		return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": "Ramdisk reported error: " + pyStr(e)})
 	}
 	return nil
 }
@@ -446,7 +446,7 @@ func portsHook(ctx context.Context, r *hookRun) error {
 			}
 			id := n.ID
 			p := &model.Port{Address: &mac, NodeID: &id, PXEEnabled: &pxe, Extra: extra}
-			if err := r.t.CreatePort(ctx, p); err != nil && !errs.Is(err, "MACAlreadyExists") {
+			if err := r.t.CreatePort(ctx, p); err != nil && !errs.Is(err, errs.ClassMACAlreadyExists) {
 				return fmt.Errorf("create port %s: %w", mac, err)
 			}
 		}

@@ -96,7 +96,7 @@ func TestActivePortsAndRootDeviceHints(t *testing.T) {
 	o := inspection.DefaultHookOptions()
 	o.AddPorts = "active"
 	err := runHooks(t, tg, "validate-interfaces,ports,root-device", o, decode(t, ipaInventory), decode(t, ipaPluginData))
-	if !errs.Is(err, "HardwareInspectionFailure") || !strings.Contains(err.Error(), "No disks satisfied root device hints for node "+tg.node.UUID) {
+	if !errs.Is(err, errs.ClassHardwareInspectionFailure) || !strings.Contains(err.Error(), "No disks satisfied root device hints for node "+tg.node.UUID) {
 		t.Fatalf("err = %v", err)
 	}
 	if got := tg.addresses(); !reflect.DeepEqual(got, []string{"52:54:00:aa:bb:01 pxe=true"}) {
@@ -118,11 +118,11 @@ func TestHookFailures(t *testing.T) {
 	want := "Failed to inspect hardware. Reason: The following failures happened while running preprocess hooks for node " + tg.node.UUID + ":\n" +
 		"Error in preprocess hook ramdisk-error: Failed to inspect hardware. Reason: Ramdisk reported error: boom\n" +
 		"Unexpected exception InvalidNodeInventory during preprocess hook validate-interfaces: Inventory for node " + tg.node.UUID + " is invalid: no interfaces present in inventory"
-	if !errs.Is(err, "HardwareInspectionFailure") || err.Error() != want {
+	if !errs.Is(err, errs.ClassHardwareInspectionFailure) || err.Error() != want {
 		t.Errorf("err =\n%v\nwant\n%s", err, want)
 	}
 	err = runHooks(t, tg, "architecture", inspection.DefaultHookOptions(), map[string]any{"cpu": map[string]any{"count": 1.0}}, map[string]any{})
-	if !errs.Is(err, "HardwareInspectionFailure") || !strings.Contains(err.Error(), "InvalidNodeInventory") || !strings.Contains(err.Error(), "Inventory has malformed or missing CPU architecture information: {'count': 1} for node") {
+	if !errs.Is(err, errs.ClassHardwareInspectionFailure) || !strings.Contains(err.Error(), "InvalidNodeInventory") || !strings.Contains(err.Error(), "Inventory has malformed or missing CPU architecture information: {'count': 1} for node") {
 		t.Errorf("err = %v", err)
 	}
 	inv := decode(t, ipaInventory)
@@ -141,11 +141,11 @@ func TestParseHooks(t *testing.T) {
 	_, err = inspection.ParseHooks("ports,validate-interfaces,local-link-connection", "")
 	want := "Failed to inspect hardware. Reason: Some hooks failed to load due to dependency problems: " +
 		"Hook ports requires these missing hooks to be enabled before it: validate-interfaces"
-	if !errs.Is(err, "HardwareInspectionFailure") || err.Error() != want {
+	if !errs.Is(err, errs.ClassHardwareInspectionFailure) || err.Error() != want {
 		t.Errorf("dependency: %v", err)
 	}
 	_, err = inspection.ParseHooks("nope,cpus,other", "")
-	if !errs.Is(err, "HardwareInspectionFailure") || err.Error() != "Failed to inspect hardware. Reason: The following hook(s) are missing or failed to load: nope, other" {
+	if !errs.Is(err, errs.ClassHardwareInspectionFailure) || err.Error() != "Failed to inspect hardware. Reason: The following hook(s) are missing or failed to load: nope, other" {
 		t.Errorf("unknown: %v", err)
 	}
 }

@@ -48,11 +48,11 @@ func rootDeviceHook(_ context.Context, r *hookRun) error {
 			return err
 		}
 		if err != nil {
-			return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+			return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf(
 				"No disks could be found using root device hints %s for node %s because they failed to validate. Error: %s", pyStr(hints), n.UUID, err)})
 		}
 		if len(found) == 0 {
-			return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("No disks satisfied root device hints for node %s", n.UUID)})
+			return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf("No disks satisfied root device hints for node %s", n.UUID)})
 		}
 		r.pluginData["root_disk"] = found[0]
 	}

@@ -148,7 +148,7 @@ func compileRe(v any, anchored bool) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(s)
 	if err != nil {
-		return nil, errs.New("InspectionRuleExecutionFailure", map[string]any{"reason": fmt.Sprintf("invalid regular expression: %s", err)})
+		return nil, errs.New(errs.ClassInspectionRuleExecutionFailure, map[string]any{"reason": fmt.Sprintf("invalid regular expression: %s", err)})
 	}
 	return re, nil
 }
@@ -159,7 +159,7 @@ func inNet(a map[string]any) (bool, error) {
 		if ip := net.ParseIP(pyStr(a["subnet"])); ip != nil {
 			return ip.Equal(net.ParseIP(pyStr(a["address"]))), nil
 		}
-		return false, errs.New("InspectionRuleExecutionFailure", map[string]any{"reason": fmt.Sprintf("invalid value: %s", err)})
+		return false, errs.New(errs.ClassInspectionRuleExecutionFailure, map[string]any{"reason": fmt.Sprintf("invalid value: %s", err)})
 	}
 	ip := net.ParseIP(pyStr(a["address"]))
 	if ip == nil {
@@ -174,7 +174,7 @@ func simple(op string) operatorFunc {
 	return func(a map[string]any) (bool, error) {
 		vals, ok := a["values"].([]any)
 		if !ok {
-			return false, errs.New("RuleConditionCheckFailure", map[string]any{"reason": fmt.Sprintf(
+			return false, errs.New(errs.ClassRuleConditionCheckFailure, map[string]any{"reason": fmt.Sprintf(
 				"Failed to check condition: '%s' on values: %s: Expected list for 'values', got: %s", op, pyRepr(a["values"]), pyType(a["values"]))})
 		}
 		if fs, _ := a["force_strings"].(bool); fs {
@@ -293,7 +293,7 @@ func normalizeArgs(sig signature, raw any) (map[string]any, error) {
 		return out, nil
 	case []any:
 		if len(a) < len(sig.required) {
-			return nil, errs.NewMessage("InspectionRuleValidationFailure", fmt.Sprintf("Not enough arguments provided. Missing: %s", strings.Join(sig.required[len(a):], ", ")))
+			return nil, errs.NewMessage(errs.ClassInspectionRuleValidationFailure, fmt.Sprintf("Not enough arguments provided. Missing: %s", strings.Join(sig.required[len(a):], ", ")))
 		}
 		out := map[string]any{}
 		for i, v := range a {
@@ -306,7 +306,7 @@ func normalizeArgs(sig signature, raw any) (map[string]any, error) {
 		}
 		return out, nil
 	}
-	return nil, errs.NewMessage("InspectionRuleValidationFailure", "args must be either a list or dictionary")
+	return nil, errs.NewMessage(errs.ClassInspectionRuleValidationFailure, "args must be either a list or dictionary")
 }
 
 // processArgs interpolates the formatted arguments, or every argument
@@ -341,7 +341,7 @@ func processArgs(sig signature, op string, raw any, s *scope, inLoop bool) (map[
 		msg = append(msg, "unexpected argument(s): "+strings.Join(unexpected, ", "))
 	}
 	if len(msg) > 0 {
-		return nil, errs.NewMessage("InspectionRuleValidationFailure", strings.Join(msg, "; "))
+		return nil, errs.NewMessage(errs.ClassInspectionRuleValidationFailure, strings.Join(msg, "; "))
 	}
 	formatted := map[string]bool{}
 	for _, f := range sig.formatted {
@@ -496,7 +496,7 @@ func (e *Engine) Apply(ctx context.Context, t Target, rules []Rule, inventory, p
 			if _, isIronic := errs.As(err); isIronic {
 				return err
 			}
-			return errs.NewMessage("IronicException", fmt.Sprintf("Failed to apply rule %s to node %s: %s", r.UUID, n.UUID, err))
+			return errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("Failed to apply rule %s to node %s: %s", r.UUID, n.UUID, err))
 		}
 	}
 	return nil
@@ -562,7 +562,7 @@ type action struct {
 func ActionNames() []string { return sortedKeys(actions) }
 
 func actionFailure(format string, a ...any) error {
-	return errs.New("RuleActionExecutionFailure", map[string]any{"reason": fmt.Sprintf(format, a...)})
+	return errs.New(errs.ClassRuleActionExecutionFailure, map[string]any{"reason": fmt.Sprintf(format, a...)})
 }
 
 var actions map[string]action
@@ -570,7 +570,7 @@ var actions map[string]action
 func init() {
 	actions = map[string]action{
 		"fail": {signature{required: []string{"msg"}}, func(_ context.Context, _ *actionEnv, a map[string]any) error {
-			return errs.New("HardwareInspectionFailure", map[string]any{"error": pyStr(a["msg"])})
+			return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": pyStr(a["msg"])})
 		}},
 		"log":                   {signature{required: []string{"msg"}, optional: []string{"level"}, formatted: []string{"msg"}}, logAction},
 		"set-attribute":         {signature{required: []string{"path", "value"}, formatted: []string{"value"}}, setAttribute},
@@ -597,7 +597,7 @@ func logAction(ctx context.Context, env *actionEnv, a map[string]any) error {
 	}
 	lv, ok := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warning": slog.LevelWarn, "error": slog.LevelError, "critical": slog.LevelError + 4}[level]
 	if !ok {
-		return errs.New("InspectionRuleExecutionFailure", map[string]any{"reason": fmt.Sprintf("Invalid log level: %s. Choose from {'critical', 'debug', 'error', 'info', 'warning'}", level)})
+		return errs.New(errs.ClassInspectionRuleExecutionFailure, map[string]any{"reason": fmt.Sprintf("Invalid log level: %s. Choose from {'critical', 'debug', 'error', 'info', 'warning'}", level)})
 	}
 	env.e.o.Log.Log(ctx, lv, pyStr(a["msg"]), "rule", env.rule.UUID, "node", env.t.Node().UUID)
 	return nil
@@ -646,7 +646,7 @@ func addTrait(ctx context.Context, env *actionEnv, a map[string]any) error {
 
 func removeTrait(ctx context.Context, env *actionEnv, a map[string]any) error {
 	err := env.t.RemoveTrait(ctx, pyStr(a["name"]))
-	if err != nil && !errs.Is(err, "NodeTraitNotFound") {
+	if err != nil && !errs.Is(err, errs.ClassNodeTraitNotFound) {
 		return actionFailure("Failed to remove trait %s: %s", pyStr(a["name"]), err)
 	}
 	return nil

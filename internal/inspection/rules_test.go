@@ -107,7 +107,11 @@ func TestOperators(t *testing.T) {
 }
 
 func TestConditionErrors(t *testing.T) {
-	cases := []struct{ cond, class, msg string }{
+	cases := []struct {
+		cond  string
+		class errs.Class
+		msg   string
+	}{
 		{`{"op": "!!eq", "args": {"values": []}}`, "IronicException", "Failed to apply rule r1 to node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123: Multiple exclamation marks are not allowed."},
 		{`{"op": "le", "args": {"values": []}}`, "IronicException", "Unsupported operator: 'le'. Supported operators are: contains, eq, gt"},
 		{`{"op": "eq", "args": {"values": "x"}}`, "RuleConditionCheckFailure", "Expected list for 'values', got: str"},
@@ -179,7 +183,11 @@ func TestNodeActions(t *testing.T) {
 	if !strings.Contains(logs.String(), "level=WARN msg=\"arch x86_64\" rule=r1") {
 		t.Errorf("logs = %s", logs.String())
 	}
-	for _, c := range []struct{ action, class, msg string }{
+	for _, c := range []struct {
+		action string
+		class  errs.Class
+		msg    string
+	}{
 		{`{"op": "fail", "args": {"msg": "bad {inventory[cpu][count]}"}}`, "HardwareInspectionFailure", "Failed to inspect hardware. Reason: bad {inventory[cpu][count]}"},
 		{`{"op": "log", "args": {"msg": "m", "level": "loud"}}`, "InspectionRuleExecutionFailure", "Invalid log level: loud"},
 		{`{"op": "set-attribute", "args": {"path": "nope", "value": 1}}`, "RuleActionExecutionFailure", "Failed to set attribute nope with value 1"},
@@ -229,7 +237,7 @@ func TestPluginDataAndPortActions(t *testing.T) {
 		t.Errorf("port = %v %s", *p.PhysicalNetwork, got)
 	}
 	err = apply(t, tg, pd, inspection.RuleOptions{}, inspection.Rule{UUID: "r1", Actions: acts(t, `[{"op": "set-port-attribute", "args": {"port_id": "nope", "path": "extra.x", "value": 1}}]`)})
-	if !errs.Is(err, "PortNotFound") {
+	if !errs.Is(err, errs.ClassPortNotFound) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -250,7 +258,7 @@ func TestAPICallAction(t *testing.T) {
 		t.Fatalf("err %v, requests %v", err, got)
 	}
 	err = apply(t, tg, map[string]any{}, inspection.RuleOptions{}, inspection.Rule{UUID: "r1", Actions: acts(t, `[{"op": "api-call", "args": {"url": "`+srv.URL+`/bad", "retries": 0}}]`)})
-	if !errs.Is(err, "RuleActionExecutionFailure") || !strings.Contains(err.Error(), "Request to "+srv.URL+"/bad failed: 404") {
+	if !errs.Is(err, errs.ClassRuleActionExecutionFailure) || !strings.Contains(err.Error(), "Request to "+srv.URL+"/bad failed: 404") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -15,8 +15,8 @@ import (
 func IronicAPIURL(ctx context.Context, s *Session) (string, error) {
 	u, err := s.Endpoint(ctx)
 	if err != nil {
-		if errs.Is(err, "KeystoneFailure") || errs.Is(err, "CatalogNotFound") || errs.Is(err, "KeystoneUnauthorized") {
-			return "", errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Couldn't get the URL of the Ironic API service from the configuration file or keystone catalog. Keystone error: %s", err.Error()))
+		if errs.Is(err, errs.ClassKeystoneFailure) || errs.Is(err, errs.ClassCatalogNotFound) || errs.Is(err, errs.ClassKeystoneUnauthorized) {
+			return "", errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf("Couldn't get the URL of the Ironic API service from the configuration file or keystone catalog. Keystone error: %s", err.Error()))
 		}
 		return "", err
 	}

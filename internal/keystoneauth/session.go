@@ -88,18 +88,18 @@ func (o Options) check() error {
 	switch o.AuthType {
 	case "password", "v3password", "token", "v3token":
 		if o.AuthURL == "" {
-			return errs.New("ConfigInvalid", map[string]any{"error_msg": "Auth plugin requires parameters which were not given: auth_url"})
+			return errs.New(errs.ClassConfigInvalid, map[string]any{"error_msg": "Auth plugin requires parameters which were not given: auth_url"})
 		}
 	case "none", "http_basic":
 	default:
-		return errs.New("ConfigInvalid", map[string]any{"error_msg": fmt.Sprintf("The plugin %s could not be found", o.AuthType)})
+		return errs.New(errs.ClassConfigInvalid, map[string]any{"error_msg": fmt.Sprintf("The plugin %s could not be found", o.AuthType)})
 	}
 	if len(o.ValidInterfaces) > 0 && o.Interface != "" {
-		return errs.NewMessage("KeystoneFailure", "interface and valid_interfaces are mutually exclusive. Please use valid_interfaces.")
+		return errs.NewMessage(errs.ClassKeystoneFailure, "interface and valid_interfaces are mutually exclusive. Please use valid_interfaces.")
 	}
 	for _, i := range o.ValidInterfaces {
 		if !slices.Contains([]string{"public", "internal", "admin"}, i) {
-			return errs.NewMessage("KeystoneFailure", fmt.Sprintf("'%s' is not a valid value for valid_interfaces. Valid values are public, internal or admin", i))
+			return errs.NewMessage(errs.ClassKeystoneFailure, fmt.Sprintf("'%s' is not a valid value for valid_interfaces. Valid values are public, internal or admin", i))
 		}
 	}
 	return nil
@@ -110,18 +110,18 @@ func (o Options) transport() (*http.Transport, error) {
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
 		if err != nil {
-			return nil, errs.NewMessage("KeystoneFailure", fmt.Sprintf("read [%s]/cafile: %v", o.Section, err))
+			return nil, errs.NewMessage(errs.ClassKeystoneFailure, fmt.Sprintf("read [%s]/cafile: %v", o.Section, err))
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, errs.NewMessage("KeystoneFailure", fmt.Sprintf("[%s]/cafile %s holds no PEM certificate", o.Section, o.CAFile))
+			return nil, errs.NewMessage(errs.ClassKeystoneFailure, fmt.Sprintf("[%s]/cafile %s holds no PEM certificate", o.Section, o.CAFile))
 		}
 		tc.RootCAs = pool
 	}
 	if o.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
 		if err != nil {
-			return nil, errs.NewMessage("KeystoneFailure", fmt.Sprintf("load [%s]/certfile: %v", o.Section, err))
+			return nil, errs.NewMessage(errs.ClassKeystoneFailure, fmt.Sprintf("load [%s]/certfile: %v", o.Section, err))
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
@@ -245,7 +245,7 @@ func (s *Session) Endpoint(ctx context.Context) (string, error) {
 	if s.opts.EndpointOverride != "" {
 		return s.opts.EndpointOverride, nil
 	}
-	notFound := errs.New("CatalogNotFound", map[string]any{"service_type": s.opts.ServiceType, "endpoint_type": "internal"})
+	notFound := errs.New(errs.ClassCatalogNotFound, map[string]any{"service_type": s.opts.ServiceType, "endpoint_type": "internal"})
 	if !s.opts.keystone() {
 		if s.opts.Endpoint != "" {
 			return s.opts.Endpoint, nil
@@ -360,7 +360,7 @@ func (o Options) authBody() (map[string]any, error) {
 	}
 	if o.SystemScope != "" {
 		if o.SystemScope != "all" {
-			return nil, errs.NewMessage("KeystoneFailure", fmt.Sprintf("system_scope %q is not supported; only 'all' is", o.SystemScope))
+			return nil, errs.NewMessage(errs.ClassKeystoneFailure, fmt.Sprintf("system_scope %q is not supported; only 'all' is", o.SystemScope))
 		}
 		scopes = append(scopes, map[string]any{"system": map[string]any{"all": true}})
 	}
@@ -369,7 +369,7 @@ func (o Options) authBody() (map[string]any, error) {
 	case 1:
 		auth["scope"] = scopes[0]
 	default:
-		return nil, errs.NewMessage("KeystoneFailure", "Authentication cannot be scoped to multiple targets. Pick one of: project, domain, trust, system or unscoped")
+		return nil, errs.NewMessage(errs.ClassKeystoneFailure, "Authentication cannot be scoped to multiple targets. Pick one of: project, domain, trust, system or unscoped")
 	}
 	return map[string]any{"auth": auth}, nil
 }
@@ -398,7 +398,7 @@ func (s *Session) authenticate(ctx context.Context) (string, error) {
 	u := identityV3(s.opts.AuthURL) + "/auth/tokens"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(data))
 	if err != nil {
-		return "", errs.NewMessage("KeystoneFailure", fmt.Sprintf("build authentication request: %v", err))
+		return "", errs.NewMessage(errs.ClassKeystoneFailure, fmt.Sprintf("build authentication request: %v", err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -410,18 +410,18 @@ func (s *Session) authenticate(ctx context.Context) (string, error) {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("authenticate to %s: %w", u, ctx.Err())
 		}
-		return "", errs.NewMessage("KeystoneFailure", fmt.Sprintf("Unable to establish connection to %s: %v", u, err))
+		return "", errs.NewMessage(errs.ClassKeystoneFailure, fmt.Sprintf("Unable to establish connection to %s: %v", u, err))
 	}
 	defer resp.Body.Close()
 	rb, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return "", errs.NewMessage("KeystoneFailure", fmt.Sprintf("read authentication answer: %v", err))
+		return "", errs.NewMessage(errs.ClassKeystoneFailure, fmt.Sprintf("read authentication answer: %v", err))
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		return "", errs.New("KeystoneUnauthorized", nil)
+		return "", errs.New(errs.ClassKeystoneUnauthorized, nil)
 	case resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK:
-		return "", errs.NewMessage("KeystoneFailure", fmt.Sprintf("Keystone answered %d to authentication: %s", resp.StatusCode, keystoneMessage(rb)))
+		return "", errs.NewMessage(errs.ClassKeystoneFailure, fmt.Sprintf("Keystone answered %d to authentication: %s", resp.StatusCode, keystoneMessage(rb)))
 	}
 	tok := resp.Header.Get("X-Subject-Token")
 	var doc struct {
@@ -434,11 +434,11 @@ func (s *Session) authenticate(ctx context.Context) (string, error) {
 		} `json:"token"`
 	}
 	if err := json.Unmarshal(rb, &doc); err != nil || tok == "" {
-		return "", errs.NewMessage("KeystoneFailure", "Keystone's authentication answer has no token")
+		return "", errs.NewMessage(errs.ClassKeystoneFailure, "Keystone's authentication answer has no token")
 	}
 	exp, err := time.Parse(time.RFC3339Nano, doc.Token.ExpiresAt)
 	if err != nil {
-		return "", errs.NewMessage("KeystoneFailure", fmt.Sprintf("Keystone's token has an unreadable expires_at %q", doc.Token.ExpiresAt))
+		return "", errs.NewMessage(errs.ClassKeystoneFailure, fmt.Sprintf("Keystone's token has an unreadable expires_at %q", doc.Token.ExpiresAt))
 	}
 	s.token, s.expires, s.projectID, s.catalog = tok, exp, doc.Token.Project.ID, doc.Token.Catalog
 	s.issued = append(s.issued, tok)

@@ -67,7 +67,7 @@ func passwordOpts(ks *keystone.Fixture, serviceType string) Options {
 	}
 }
 
-func wantClass(t *testing.T, err error, class, msg string) {
+func wantClass(t *testing.T, err error, class errs.Class, msg string) {
 	t.Helper()
 	var e *errs.Error
 	if !errors.As(err, &e) || e.Class != class || e.Error() != msg {
@@ -268,13 +268,13 @@ func TestKeystoneRefusals(t *testing.T) {
 	wantClass(t, err, "KeystoneUnauthorized", "Not authorized in Keystone.")
 	ks.Fail(http.StatusInternalServerError)
 	_, err = New(passwordOpts(ks, "network")).Token(ctx)
-	if !errs.Is(err, "KeystoneFailure") || !strings.Contains(err.Error(), "500") {
+	if !errs.Is(err, errs.ClassKeystoneFailure) || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("keystone 500: %v", err)
 	}
 	ks.Heal()
 	ks.Down()
 	_, err = New(passwordOpts(ks, "network")).Token(ctx)
-	if !errs.Is(err, "KeystoneFailure") || !strings.Contains(err.Error(), "Unable to establish connection to "+ks.URL()+"/v3/auth/tokens") {
+	if !errs.Is(err, errs.ClassKeystoneFailure) || !strings.Contains(err.Error(), "Unable to establish connection to "+ks.URL()+"/v3/auth/tokens") {
 		t.Fatalf("keystone down: %v", err)
 	}
 }
@@ -293,7 +293,7 @@ func TestScopes(t *testing.T) {
 	}
 	// The v3 plugin has no default domain: the user cannot be found.
 	o.AuthType = "v3password"
-	if _, err := New(o).Token(ctx); !errs.Is(err, "KeystoneUnauthorized") {
+	if _, err := New(o).Token(ctx); !errs.Is(err, errs.ClassKeystoneUnauthorized) {
 		t.Fatalf("v3password without user domain: %v", err)
 	}
 	o = passwordOpts(ks, "network")
@@ -418,7 +418,7 @@ func TestTokenAndHTTPBasicPlugins(t *testing.T) {
 		t.Fatalf("token plugin: %q %q %v", tok, ep, err)
 	}
 	ks.RevokeUserTokens("ironic")
-	if _, err := New(Options{AuthType: "v3token", AuthURL: ks.URL(), Token: seed}).Token(ctx); !errs.Is(err, "KeystoneUnauthorized") {
+	if _, err := New(Options{AuthType: "v3token", AuthURL: ks.URL(), Token: seed}).Token(ctx); !errs.Is(err, errs.ClassKeystoneUnauthorized) {
 		t.Fatalf("revoked seed token: %v", err)
 	}
 

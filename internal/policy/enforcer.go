@@ -490,28 +490,21 @@ func scopeAllowed(scopes []string, c *Credentials) bool {
 // is HTTPForbidden naming the rule (403).
 func (e *Enforcer) Authorize(rule string, target Target, creds *Credentials) error {
 	if e.registered[rule] == nil {
-		return errs.NewMessage(ClassPolicyNotRegistered, "Policy "+rule+" has not been registered")
+		return errs.NewMessage(errs.ClassPolicyNotRegistered, "Policy "+rule+" has not been registered")
 	}
 	ok, scoped := e.enforce(rule, target, creds)
 	if scoped != nil {
 		if creds == nil {
 			creds = &noCredentials
 		}
-		return errs.NewMessage(ClassInvalidScope, fmt.Sprintf(`"%s": "%s" requires a scope of %s, request was made with %s scope.`,
+		return errs.NewMessage(errs.ClassInvalidScope, fmt.Sprintf(`"%s": "%s" requires a scope of %s, request was made with %s scope.`,
 			scoped.def.Name, scoped.def.CheckStr, pyfmt.Repr(scoped.def.ScopeTypes), tokenScope(creds)))
 	}
 	if !ok {
-		return errs.New("HTTPForbidden", map[string]any{"resource": rule})
+		return errs.New(errs.ClassHTTPForbidden, map[string]any{"resource": rule})
 	}
 	return nil
 }
-
-// Class names of the oslo.policy exceptions Authorize returns besides
-// Ironic's HTTPForbidden; upstream renders both as 500 with str(exc).
-const (
-	ClassPolicyNotRegistered = "PolicyNotRegistered"
-	ClassInvalidScope        = "InvalidScope"
-)
 
 // Registered reports whether rule is one of the registered defaults.
 func (e *Enforcer) Registered(rule string) bool { return e.registered[rule] != nil }

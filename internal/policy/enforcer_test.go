@@ -213,7 +213,7 @@ func TestUnknownRulesAndDefaultRule(t *testing.T) {
 		t.Error("unknown rule must fail closed")
 	}
 	err := e.Authorize("baremetal:nope", nil, personas["system_admin"])
-	if !errs.Is(err, ClassPolicyNotRegistered) || errs.Status(err) != 500 || err.Error() != "Policy baremetal:nope has not been registered" {
+	if !errs.Is(err, errs.ClassPolicyNotRegistered) || errs.Status(err) != 500 || err.Error() != "Policy baremetal:nope has not been registered" {
 		t.Errorf("Authorize unknown: %v (%d)", err, errs.Status(err))
 	}
 
@@ -224,7 +224,7 @@ func TestUnknownRulesAndDefaultRule(t *testing.T) {
 	if !e.Enforce("baremetal:nope", nil, fb) || !e.Enforce("x", nil, fb) {
 		t.Error("default rule not used for unknown names")
 	}
-	if err := e.Authorize("baremetal:nope", nil, fb); !errs.Is(err, ClassPolicyNotRegistered) {
+	if err := e.Authorize("baremetal:nope", nil, fb); !errs.Is(err, errs.ClassPolicyNotRegistered) {
 		t.Errorf("Authorize must still require registration: %v", err)
 	}
 }
@@ -244,11 +244,11 @@ func TestAuthorizeErrors(t *testing.T) {
 	// whatever its roles.
 	err = e.Authorize("baremetal:chassis:get", nil, personas["owner_admin"])
 	want := `"baremetal:chassis:get": "(role:reader and system_scope:all) or (role:service and system_scope:all) or rule:service_role" requires a scope of ['system'], request was made with project scope.`
-	if !errs.Is(err, ClassInvalidScope) || errs.Status(err) != 500 || err.Error() != want {
+	if !errs.Is(err, errs.ClassInvalidScope) || errs.Status(err) != 500 || err.Error() != want {
 		t.Errorf("scope: %v", err)
 	}
 	domain := &Credentials{Roles: []string{"admin"}, DomainID: "d1"}
-	if err := e.Authorize("baremetal:node:get", target, domain); !errs.Is(err, ClassInvalidScope) {
+	if err := e.Authorize("baremetal:node:get", target, domain); !errs.Is(err, errs.ClassInvalidScope) {
 		t.Errorf("domain token: %v", err)
 	}
 	if e.Enforce("baremetal:chassis:get", nil, &Credentials{Roles: []string{"reader"}, ProjectID: "p", ServiceProjectName: "x"}) {
@@ -264,7 +264,7 @@ func TestAuthorizeErrors(t *testing.T) {
 	if err := loose.Authorize("baremetal:chassis:get", nil, svc); err != nil {
 		t.Errorf("enforce_scope=false: %v", err)
 	}
-	if err := e.Authorize("baremetal:chassis:get", nil, svc); !errs.Is(err, ClassInvalidScope) {
+	if err := e.Authorize("baremetal:chassis:get", nil, svc); !errs.Is(err, errs.ClassInvalidScope) {
 		t.Errorf("enforce_scope=true service project: %v", err)
 	}
 }

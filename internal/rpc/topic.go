@@ -64,8 +64,8 @@ func (r *Router) Topic(host string) string { return r.opts.TopicPrefix + "." + h
 // all is TemporaryFailure (503).
 func (r *Router) GetConductorFor(ctx context.Context, node *model.Node) (string, error) {
 	ring, err := r.opts.Rings.GetRing(ctx, node.Driver, node.ConductorGroup)
-	if errs.Is(err, "DriverNotFound") {
-		return "", errs.New("NoValidHost", map[string]any{"reason": fmt.Sprintf(
+	if errs.Is(err, errs.ClassDriverNotFound) {
+		return "", errs.New(errs.ClassNoValidHost, map[string]any{"reason": fmt.Sprintf(
 			"No conductor service registered which supports driver %s for conductor group \"%s\". Ensure the driver is valid and enabled.",
 			node.Driver, node.ConductorGroup)})
 	}
@@ -111,7 +111,7 @@ func (r *Router) GetTopicForDriver(ctx context.Context, driverName string) (stri
 	}
 	hosts := ring.Hosts()
 	if len(hosts) == 0 {
-		return "", errs.NewMessage("DriverNotFound", "No conductors registered.")
+		return "", errs.NewMessage(errs.ClassDriverNotFound, "No conductors registered.")
 	}
 	return r.Topic(hosts[r.opts.IntN(len(hosts))]), nil
 }

@@ -30,7 +30,7 @@ func newRouter(f *fakeConductors, prefix string, pick int) *Router {
 		IntN: func(n int) int { return min(pick, n-1) }})
 }
 
-func wantErr(t *testing.T, err error, class string, code int, msg string) {
+func wantErr(t *testing.T, err error, class errs.Class, code int, msg string) {
 	t.Helper()
 	e, ok := errs.As(err)
 	if !ok {

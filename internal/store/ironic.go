@@ -21,12 +21,12 @@ func Ironic(err error, rec any) error {
 	case errors.As(err, &empty):
 		switch empty.Kind {
 		case KindPortgroup:
-			return errs.New("PortgroupNotEmpty", map[string]any{"portgroup": empty.Ident})
+			return errs.New(errs.ClassPortgroupNotEmpty, map[string]any{"portgroup": empty.Ident})
 		case KindChassis:
-			return errs.New("ChassisNotEmpty", map[string]any{"chassis": empty.Ident})
+			return errs.New(errs.ClassChassisNotEmpty, map[string]any{"chassis": empty.Ident})
 		}
 	case errors.As(err, &assoc):
-		return errs.NewMessage("NodeAssociated", assoc.Error())
+		return errs.NewMessage(errs.ClassNodeAssociated, assoc.Error())
 	}
 	return err
 }
@@ -36,49 +36,49 @@ func duplicateClass(d *DuplicateError, rec any) error {
 	switch r := rec.(type) {
 	case *model.VolumeConnector:
 		if d.Field == "type" || d.Field == "connector_id" {
-			return errs.New("VolumeConnectorTypeAndIdAlreadyExists", map[string]any{
+			return errs.New(errs.ClassVolumeConnectorTypeAndIdAlreadyExists, map[string]any{
 				"type": model.Deref(r.Type), "connector_id": model.Deref(r.ConnectorID)})
 		}
-		return errs.New("VolumeConnectorAlreadyExists", kw("uuid", r.UUID))
+		return errs.New(errs.ClassVolumeConnectorAlreadyExists, kw("uuid", r.UUID))
 	case *model.VolumeTarget:
 		if d.Field == "boot_index" || d.Field == "node_id" {
-			return errs.New("VolumeTargetBootIndexAlreadyExists", kw("boot_index", model.Deref(r.BootIndex)))
+			return errs.New(errs.ClassVolumeTargetBootIndexAlreadyExists, kw("boot_index", model.Deref(r.BootIndex)))
 		}
-		return errs.New("VolumeTargetAlreadyExists", kw("uuid", r.UUID))
+		return errs.New(errs.ClassVolumeTargetAlreadyExists, kw("uuid", r.UUID))
 	}
 	switch d.Kind + "/" + d.Field {
 	case KindNode + "/uuid":
-		return errs.New("NodeAlreadyExists", kw("uuid", d.Value))
+		return errs.New(errs.ClassNodeAlreadyExists, kw("uuid", d.Value))
 	case KindNode + "/name":
-		return errs.New("DuplicateName", kw("name", d.Value))
+		return errs.New(errs.ClassDuplicateName, kw("name", d.Value))
 	case KindNode + "/instance_uuid":
-		return errs.New("InstanceAssociated", map[string]any{"instance_uuid": d.Value, "node": d.Node})
+		return errs.New(errs.ClassInstanceAssociated, map[string]any{"instance_uuid": d.Value, "node": d.Node})
 	case KindPort + "/address":
-		return errs.New("MACAlreadyExists", kw("mac", d.Value))
+		return errs.New(errs.ClassMACAlreadyExists, kw("mac", d.Value))
 	case KindPort + "/name":
-		return errs.New("PortDuplicateName", kw("name", d.Value))
+		return errs.New(errs.ClassPortDuplicateName, kw("name", d.Value))
 	case KindPort + "/uuid":
-		return errs.New("PortAlreadyExists", kw("uuid", d.Value))
+		return errs.New(errs.ClassPortAlreadyExists, kw("uuid", d.Value))
 	case KindPortgroup + "/address":
-		return errs.New("PortgroupMACAlreadyExists", kw("mac", d.Value))
+		return errs.New(errs.ClassPortgroupMACAlreadyExists, kw("mac", d.Value))
 	case KindPortgroup + "/name":
-		return errs.New("PortgroupDuplicateName", kw("name", d.Value))
+		return errs.New(errs.ClassPortgroupDuplicateName, kw("name", d.Value))
 	case KindPortgroup + "/uuid":
-		return errs.New("PortgroupAlreadyExists", kw("uuid", d.Value))
+		return errs.New(errs.ClassPortgroupAlreadyExists, kw("uuid", d.Value))
 	case KindChassis + "/uuid":
-		return errs.New("ChassisAlreadyExists", kw("uuid", d.Value))
+		return errs.New(errs.ClassChassisAlreadyExists, kw("uuid", d.Value))
 	case KindAllocation + "/name":
-		return errs.New("AllocationDuplicateName", kw("name", d.Value))
+		return errs.New(errs.ClassAllocationDuplicateName, kw("name", d.Value))
 	case KindAllocation + "/uuid":
-		return errs.New("AllocationAlreadyExists", kw("uuid", d.Value))
+		return errs.New(errs.ClassAllocationAlreadyExists, kw("uuid", d.Value))
 	case KindDeployTemplate + "/name":
-		return errs.New("DeployTemplateDuplicateName", kw("name", d.Value))
+		return errs.New(errs.ClassDeployTemplateDuplicateName, kw("name", d.Value))
 	case KindDeployTemplate + "/uuid":
-		return errs.New("DeployTemplateAlreadyExists", kw("uuid", d.Value))
+		return errs.New(errs.ClassDeployTemplateAlreadyExists, kw("uuid", d.Value))
 	case KindRunbook + "/name":
-		return errs.New("RunbookDuplicateName", kw("name", d.Value))
+		return errs.New(errs.ClassRunbookDuplicateName, kw("name", d.Value))
 	case KindRunbook + "/uuid":
-		return errs.New("RunbookAlreadyExists", kw("uuid", d.Value))
+		return errs.New(errs.ClassRunbookAlreadyExists, kw("uuid", d.Value))
 	}
-	return errs.NewMessage("Conflict", d.Error())
+	return errs.NewMessage(errs.ClassConflict, d.Error())
 }

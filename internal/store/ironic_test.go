@@ -13,7 +13,7 @@ func TestIronicClasses(t *testing.T) {
 	cases := []struct {
 		err   error
 		rec   any
-		class string
+		class errs.Class
 		msg   string
 	}{
 		{&DuplicateError{Kind: KindNode, Field: "name", Value: "n1"}, nil, "DuplicateName", "A node with name n1 already exists."},

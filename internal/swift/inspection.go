@@ -47,12 +47,12 @@ func (c *Client) InspectionData(ctx context.Context, container, nodeUUID string,
 	invObj, plugObj := InspectionObjects(nodeUUID)
 	read := func(name string) (map[string]any, error) {
 		b, err := c.GetObject(ctx, container, name)
-		if err != nil && !errs.Is(err, "SwiftOperationError") {
+		if err != nil && !errs.Is(err, errs.ClassSwiftOperationError) {
 			return nil, err
 		}
 		if err != nil {
 			log.ErrorContext(ctx, fmt.Sprintf("Failed to retrieve object %s from container %s", name, container), "node", nodeUUID, "error", err)
-			return nil, errs.New("NodeInventoryNotFound", map[string]any{"node": nodeUUID})
+			return nil, errs.New(errs.ClassNodeInventoryNotFound, map[string]any{"node": nodeUUID})
 		}
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
@@ -76,11 +76,11 @@ func (c *Client) CleanUpInspectionData(ctx context.Context, container, nodeUUID 
 	invObj, plugObj := InspectionObjects(nodeUUID)
 	for _, o := range []struct{ name, what string }{{invObj, "inventory"}, {plugObj, "plugin data"}} {
 		err := c.DeleteObject(ctx, container, o.name)
-		if err == nil || errs.Is(err, "SwiftObjectNotFoundError") {
+		if err == nil || errs.Is(err, errs.ClassSwiftObjectNotFoundError) {
 			continue
 		}
 		log.ErrorContext(ctx, fmt.Sprintf("Object %s in container %s with %s for node %s failed to be deleted: %s", o.name, container, o.what, nodeUUID, err), "node", nodeUUID)
-		return errs.New("SwiftObjectStillExists", map[string]any{"obj": o.name, "node": nodeUUID})
+		return errs.New(errs.ClassSwiftObjectStillExists, map[string]any{"obj": o.name, "node": nodeUUID})
 	}
 	return nil
 }

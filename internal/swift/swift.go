@@ -85,7 +85,7 @@ func (e *HTTPError) Error() string {
 
 // operationError is upstream's SwiftOperationError.
 func operationError(operation string, err error) error {
-	return errs.New("SwiftOperationError", map[string]any{"operation": operation, "error": err.Error()})
+	return errs.New(errs.ClassSwiftOperationError, map[string]any{"operation": operation, "error": err.Error()})
 }
 
 func (c *Client) now() time.Time {
@@ -260,7 +260,7 @@ func (c *Client) CreateObjectFromData(ctx context.Context, container, obj string
 func (c *Client) GetObject(ctx context.Context, container, obj string) ([]byte, error) {
 	_, data, err := c.do(ctx, http.MethodGet, objectPath(container, obj), nil, nil)
 	if notFound(err) {
-		return nil, errs.New("SwiftObjectNotFoundError", map[string]any{"obj": obj, "container": container, "operation": "get object"})
+		return nil, errs.New(errs.ClassSwiftObjectNotFoundError, map[string]any{"obj": obj, "container": container, "operation": "get object"})
 	}
 	if err != nil {
 		return nil, operationError("get object", err)
@@ -306,7 +306,7 @@ func (c *Client) ListObjects(ctx context.Context, container string) ([]string, e
 func (c *Client) DeleteObject(ctx context.Context, container, obj string) error {
 	_, _, err := c.do(ctx, http.MethodDelete, objectPath(container, obj), nil, nil)
 	if notFound(err) {
-		return errs.New("SwiftObjectNotFoundError", map[string]any{"obj": obj, "container": container, "operation": "delete object"})
+		return errs.New(errs.ClassSwiftObjectNotFoundError, map[string]any{"obj": obj, "container": container, "operation": "delete object"})
 	}
 	if err != nil {
 		return operationError("delete object", err)

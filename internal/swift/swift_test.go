@@ -46,7 +46,7 @@ func newEnv(t *testing.T) *env {
 	return &env{ks: ks, sw: sw, c: c, account: fakeswift.AccountName(ks.ProjectID("service"))}
 }
 
-func wantClass(t *testing.T, err error, class, msg string) {
+func wantClass(t *testing.T, err error, class errs.Class, msg string) {
 	t.Helper()
 	e, ok := errs.As(err)
 	if !ok || e.Class != class {
@@ -130,7 +130,7 @@ func TestObjectFromDataGetDelete(t *testing.T) {
 	}
 	err = e.c.DeleteObject(ctx, "inv", "inspector_data-u-inventory")
 	wantClass(t, err, "SwiftObjectNotFoundError", "Swift object inspector_data-u-inventory from container inv not found. Operation 'delete object' failed.")
-	if !errs.Is(err, "SwiftOperationError") {
+	if !errs.Is(err, errs.ClassSwiftOperationError) {
 		t.Fatal("not found is not a SwiftOperationError")
 	}
 	_, err = e.c.GetObject(ctx, "inv", "gone")
@@ -251,7 +251,7 @@ func TestCreateObjectFromFile(t *testing.T) {
 		t.Fatalf("uploaded object %v", o != nil)
 	}
 	err := e.c.CreateObjectFromFile(ctx, "isos", "x", filepath.Join(t.TempDir(), "missing"), nil)
-	if err == nil || errs.Is(err, "SwiftOperationError") {
+	if err == nil || errs.Is(err, errs.ClassSwiftOperationError) {
 		t.Fatalf("missing file: %v", err)
 	}
 }

@@ -109,7 +109,7 @@ func (h *handlers) scope(r *http.Request) (string, bool) {
 	return h.Scope(r)
 }
 
-func forbidden(err error) bool { return errs.Is(err, "NotAuthorized") }
+func forbidden(err error) bool { return errs.Is(err, errs.ClassNotAuthorized) }
 
 // get is check_allocation_policy_and_retrieve: a UUID-like ident by UUID,
 // a logical name by name, anything else InvalidUuidOrName. An allocation
@@ -125,17 +125,17 @@ func (h *handlers) get(r *http.Request, rule, ident string) (*model.Allocation, 
 	case apiutil.IsValidLogicalName(ident):
 		a, err = h.Store.GetAllocationByName(ctx, ident)
 	default:
-		return nil, errs.New("InvalidUuidOrName", map[string]any{"name": ident})
+		return nil, errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": ident})
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New("AllocationNotFound", map[string]any{"allocation": ident})
+		return nil, errs.New(errs.ClassAllocationNotFound, map[string]any{"allocation": ident})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get allocation %s: %w", ident, err)
 	}
 	if err := h.authorize(r, "baremetal:allocation:get", a); err != nil {
 		if forbidden(err) {
-			return nil, errs.New("AllocationNotFound", map[string]any{"allocation": ident})
+			return nil, errs.New(errs.ClassAllocationNotFound, map[string]any{"allocation": ident})
 		}
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (h *handlers) get(r *http.Request, rule, ident string) (*model.Allocation, 
 func (h *handlers) nodeFor(r *http.Request, rc *api.RequestContext, ident string) (*model.Node, error) {
 	n, err := apiutil.GetNode(r.Context(), h.Store, ident, rc.Version)
 	if err != nil {
-		if e, ok := errs.As(err); ok && e.Class == "NodeNotFound" {
+		if e, ok := errs.As(err); ok && e.Class == errs.ClassNodeNotFound {
 			c := *e
 			c.Code = http.StatusBadRequest
 			return nil, &c

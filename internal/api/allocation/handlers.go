@@ -138,7 +138,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if m := a.q.Get("marker"); m != nil {
 		if _, err := h.Store.GetAllocationByUUID(ctx, *m); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
-				return errs.New("AllocationNotFound", map[string]any{"allocation": *m})
+				return errs.New(errs.ClassAllocationNotFound, map[string]any{"allocation": *m})
 			}
 			return fmt.Errorf("allocation marker %s: %w", *m, err)
 		}
@@ -161,7 +161,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 		}
 		if err := h.authorizeNode(r, "baremetal:node:get", n); err != nil {
 			if forbidden(err) {
-				return errs.New("NotFound", nil)
+				return errs.New(errs.ClassNotFound, nil)
 			}
 			return err
 		}
@@ -170,7 +170,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	list, err := h.Store.ListAllocations(ctx, f, opts)
 	switch {
 	case errors.Is(err, store.ErrMarkerNotFound):
-		return errs.New("AllocationNotFound", map[string]any{"allocation": opts.Marker})
+		return errs.New(errs.ClassAllocationNotFound, map[string]any{"allocation": opts.Marker})
 	case errors.Is(err, store.ErrInvalidParameter):
 		return errs.InvalidParameterValue(err.Error())
 	case err != nil:
@@ -189,7 +189,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	}
 	if parent != "" {
 		if len(items) == 0 {
-			return errs.NewMessage("AllocationNotFound", fmt.Sprintf("Allocation for node %s was not found", parent))
+			return errs.NewMessage(errs.ClassAllocationNotFound, fmt.Sprintf("Allocation for node %s was not found", parent))
 		}
 		return api.WriteJSON(w, http.StatusOK, items[0])
 	}
@@ -262,7 +262,7 @@ func (h *handlers) nodeDelete(w http.ResponseWriter, r *http.Request, rc *api.Re
 		return fmt.Errorf("allocations of node %s: %w", n.UUID, err)
 	}
 	if len(list) == 0 {
-		return errs.NewMessage("AllocationNotFound", fmt.Sprintf("Allocation for node %s was not found", ident))
+		return errs.NewMessage(errs.ClassAllocationNotFound, fmt.Sprintf("Allocation for node %s was not found", ident))
 	}
 	if err := h.authorize(r, "baremetal:allocation:delete", list[0]); err != nil {
 		return err
@@ -298,7 +298,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	al := &model.Allocation{State: "allocating"}
 	if s, _ := m["name"].(string); s != "" {
 		if !apiutil.IsValidLogicalName(s) {
-			return errs.NewMessage("Invalid", fmt.Sprintf("Cannot create allocation with invalid name '%s'", s))
+			return errs.NewMessage(errs.ClassInvalid, fmt.Sprintf("Cannot create allocation with invalid name '%s'", s))
 		}
 		al.Name = &s
 	}
@@ -306,7 +306,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if rc.Config.Bool("oslo_policy", "enforce_new_defaults") && !system {
 		if owner, _ := m["owner"].(string); owner != "" {
 			if owner != project && !h.checkTrue(r, "baremetal:allocation:create_restricted") {
-				return errs.NewMessage("NotAuthorized", fmt.Sprintf("Cannot create allocation with an owner "+
+				return errs.NewMessage(errs.ClassNotAuthorized, fmt.Sprintf("Cannot create allocation with an owner "+
 					"Project ID value %s not matching the requestor Project ID %s. Policy "+
 					"baremetal:allocation:create_restricted is required for this capability.", owner, project))
 			}
@@ -317,7 +317,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	var node *model.Node
 	if s, _ := m["node"].(string); s != "" {
 		if !microversion.AllowAllocationBackfill.Allows(v) {
-			return errs.NewMessage("Invalid", "Cannot set node when creating an allocation in this API version")
+			return errs.NewMessage(errs.ClassInvalid, "Cannot set node when creating an allocation in this API version")
 		}
 		if node, err = h.nodeFor(r, rc, s); err != nil {
 			return err
@@ -325,7 +325,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		// A node the caller may not see is one that does not exist.
 		if err := h.authorizeNode(r, "baremetal:node:get", node); err != nil {
 			if forbidden(err) {
-				return errs.NewMessageKw("NodeNotFound", errs.NodeNotFound(s).Message, map[string]any{"code": http.StatusBadRequest})
+				return errs.NewMessageKw(errs.ClassNodeNotFound, errs.NodeNotFound(s).Message, map[string]any{"code": http.StatusBadRequest})
 			}
 			return err
 		}
@@ -335,7 +335,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	} else if node != nil {
 		al.ResourceClass = node.ResourceClass
 	} else {
-		return errs.NewMessage("Invalid", "The resource_class field is mandatory when not backfilling")
+		return errs.NewMessage(errs.ClassInvalid, "The resource_class field is mandatory when not backfilling")
 	}
 	if s, ok := m["owner"].(string); ok {
 		al.Owner = &s
@@ -357,7 +357,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		if err != nil {
 			var nf *store.NotFoundError
 			if errors.As(err, &nf) {
-				return errs.NewMessageKw("NodeNotFound", "Nodes cannot be found: "+nf.Ident, map[string]any{"code": http.StatusBadRequest})
+				return errs.NewMessageKw(errs.ClassNodeNotFound, "Nodes cannot be found: "+nf.Ident, map[string]any{"code": http.StatusBadRequest})
 			}
 			return fmt.Errorf("check candidate nodes: %w", err)
 		}
@@ -424,7 +424,7 @@ func (h *handlers) authorizeCreate(r *http.Request, rc *api.RequestContext, m ma
 		}
 		err = h.check(r, "baremetal:allocation:create_pre_rbac")
 	}
-	if err == nil || !errs.Is(err, "HTTPForbidden") {
+	if err == nil || !errs.Is(err, errs.ClassHTTPForbidden) {
 		return err
 	}
 	project, _ := h.scope(r)
@@ -492,7 +492,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	}
 	for _, name := range apiutil.PatchValues(ops, "/name") {
 		if s, _ := name.(string); s != "" && !apiutil.IsValidLogicalName(s) {
-			return errs.NewMessage("Invalid", fmt.Sprintf("Cannot update allocation with invalid name '%s'", s))
+			return errs.NewMessage(errs.ClassInvalid, fmt.Sprintf("Cannot update allocation with invalid name '%s'", s))
 		}
 	}
 	doc, err := asDict(al)
@@ -528,9 +528,9 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		var dup *store.DuplicateError
 		switch {
 		case errors.As(err, &dup):
-			return errs.New("AllocationDuplicateName", map[string]any{"name": dup.Value})
+			return errs.New(errs.ClassAllocationDuplicateName, map[string]any{"name": dup.Value})
 		case errors.Is(err, store.ErrNotFound):
-			return errs.New("AllocationNotFound", map[string]any{"allocation": al.UUID})
+			return errs.New(errs.ClassAllocationNotFound, map[string]any{"allocation": al.UUID})
 		case err != nil:
 			return fmt.Errorf("update allocation %s: %w", al.UUID, err)
 		}

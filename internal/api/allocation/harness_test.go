@@ -54,14 +54,14 @@ type topics struct{ down bool }
 
 func (t *topics) GetRandomTopic(context.Context) (string, error) {
 	if t.down {
-		return "", errs.New("NoValidHost", map[string]any{"reason": "No conductor service registered which is online."})
+		return "", errs.New(errs.ClassNoValidHost, map[string]any{"reason": "No conductor service registered which is online."})
 	}
 	return testTopic, nil
 }
 
 func (t *topics) GetTopicFor(context.Context, *model.Node) (string, error) {
 	if t.down {
-		return "", errs.New("NoValidHost", map[string]any{"reason": "No conductor service registered which supports driver fake-hardware for conductor group \"\"."})
+		return "", errs.New(errs.ClassNoValidHost, map[string]any{"reason": "No conductor service registered which supports driver fake-hardware for conductor group \"\"."})
 	}
 	return testTopic, nil
 }

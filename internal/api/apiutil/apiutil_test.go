@@ -77,7 +77,7 @@ func TestValidateMessages(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			err := MustSchema(c.schema).Validate(c.schema, body(t, c.body))
 			e, ok := errs.As(err)
-			if !ok || e.Class != "InvalidParameterValue" || e.Message != c.want {
+			if !ok || e.Class != errs.ClassInvalidParameterValue || e.Message != c.want {
 				t.Errorf("got %v, want InvalidParameterValue %q", err, c.want)
 			}
 		})

@@ -76,7 +76,7 @@ func GetNode(ctx context.Context, s NodeGetter, ident string, v microversion.Ver
 	case !microversion.AllowNodeLogicalNames.Allows(v):
 		return nil, errs.NodeNotFound(ident)
 	case !IsValidLogicalNameAt(ident, v):
-		return nil, errs.New("InvalidUuidOrName", map[string]any{"name": ident})
+		return nil, errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": ident})
 	default:
 		n, err = s.GetNodeByName(ctx, ident)
 	}

@@ -97,7 +97,7 @@ func LocalLinkConnection(name string, value any) error {
 		m["switch_id"] = low
 		return nil
 	}
-	return errs.New("InvalidSwitchID", map[string]any{"switch_id": sw})
+	return errs.New(errs.ClassInvalidSwitchID, map[string]any{"switch_id": sw})
 }
 
 // ISOTime is Python's datetime.isoformat() of an aware UTC time, as the

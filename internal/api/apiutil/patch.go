@@ -87,7 +87,7 @@ func ValidateAllowedFields(ops []PatchOp, allowed []string, v microversion.Versi
 	for _, p := range ops {
 		f := p.Field(v)
 		if !slices.Contains(allowed, f) {
-			return nil, errs.NewMessage("Invalid", fmt.Sprintf(
+			return nil, errs.NewMessage(errs.ClassInvalid, fmt.Sprintf(
 				"Cannot patch %s. Only the following can be updated: %s", p.Path, strings.Join(allowed, ", ")))
 		}
 		if !slices.Contains(fields, f) {
@@ -138,13 +138,13 @@ func ApplyPatch(doc map[string]any, ops []PatchOp) (map[string]any, error) {
 	for _, p := range ops {
 		next, reason := applyOne(root, p)
 		if reason != "" {
-			return nil, errs.New("PatchError", map[string]any{"patch": p, "reason": reason})
+			return nil, errs.New(errs.ClassPatchError, map[string]any{"patch": p, "reason": reason})
 		}
 		root = next
 	}
 	m, ok := root.(map[string]any)
 	if !ok {
-		return nil, errs.New("PatchError", map[string]any{"patch": ops[len(ops)-1], "reason": "invalid document type"})
+		return nil, errs.New(errs.ClassPatchError, map[string]any{"patch": ops[len(ops)-1], "reason": "invalid document type"})
 	}
 	return m, nil
 }

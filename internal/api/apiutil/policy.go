@@ -9,7 +9,7 @@ import (
 // PolicyRefused is what upstream's policy.authorize raises for a rule the
 // caller may not use: HTTPForbidden naming the rule (403).
 func PolicyRefused(rule string) error {
-	return errs.New("HTTPForbidden", map[string]any{"resource": rule})
+	return errs.New(errs.ClassHTTPForbidden, map[string]any{"resource": rule})
 }
 
 // RefuseAll is the authorization hook a resource package puts in place of

@@ -16,7 +16,7 @@ func TestRefuseAll(t *testing.T) {
 		RefuseAll[*model.Node](nil, "baremetal:port:get", nil),
 		RefuseAll[*string](&http.Request{}, "baremetal:port:get", nil),
 	} {
-		if !errs.Is(err, "HTTPForbidden") || errs.Status(err) != http.StatusForbidden ||
+		if !errs.Is(err, errs.ClassHTTPForbidden) || errs.Status(err) != http.StatusForbidden ||
 			err.Error() != "Access was denied to the following resource: baremetal:port:get" {
 			t.Errorf("refusal %v: status %d", err, errs.Status(err))
 		}

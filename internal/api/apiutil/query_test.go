@@ -12,7 +12,7 @@ func TestUnexpectedArgs(t *testing.T) {
 		t.Errorf("allowed names: %v", err)
 	}
 	err := UnexpectedArgs(url.Values{"z": nil, "a": nil, "m": nil}, []string{"a"})
-	if !errs.Is(err, "InvalidParameterValue") || err.Error() != "Unexpected arguments: m, z" {
+	if !errs.Is(err, errs.ClassInvalidParameterValue) || err.Error() != "Unexpected arguments: m, z" {
 		t.Errorf("query names: %v", err)
 	}
 }
@@ -29,7 +29,7 @@ func TestStringArg(t *testing.T) {
 	}
 	for name, want := range map[string]string{"n": "Expected string for n: 3", "l": "Expected string for l: ['a', 'b']"} {
 		_, err := StringArg(args, name)
-		if !errs.Is(err, "InvalidParameterValue") || err.Error() != want {
+		if !errs.Is(err, errs.ClassInvalidParameterValue) || err.Error() != want {
 			t.Errorf("%s: %v, want %s", name, err, want)
 		}
 	}

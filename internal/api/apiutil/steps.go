@@ -28,7 +28,7 @@ func ValidateStepDoc(schema *Schema, arg string, m map[string]any) error {
 		}
 	}
 	if len(dups) > 0 {
-		return errs.New("InvalidDeployTemplate", map[string]any{"err": "Duplicate deploy steps. A template cannot have multiple deploy steps with the same interface and step. Duplicates: " + strings.Join(dups, "; ")})
+		return errs.New(errs.ClassInvalidDeployTemplate, map[string]any{"err": "Duplicate deploy steps. A template cannot have multiple deploy steps with the same interface and step. Duplicates: " + strings.Join(dups, "; ")})
 	}
 	if u, ok := m["uuid"].(string); ok && !collection.IsUUIDLike(u) {
 		return errs.InvalidParameterValue("Expected UUID for uuid: " + u)
@@ -86,5 +86,5 @@ func PatchRefused(ops []PatchOp, reason string) error {
 	for i, op := range ops {
 		reprs[i] = op.String()
 	}
-	return errs.New("PatchError", map[string]any{"patch": "[" + strings.Join(reprs, ", ") + "]", "reason": reason})
+	return errs.New(errs.ClassPatchError, map[string]any{"patch": "[" + strings.Join(reprs, ", ") + "]", "reason": reason})
 }

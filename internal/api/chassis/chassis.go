@@ -49,7 +49,7 @@ var schemaFields = []string{"uuid", "extra", "description"}
 var defaultListFields = []string{"uuid", "description"}
 
 func chassisNotFound(ident string) error {
-	return errs.New("ChassisNotFound", map[string]any{"chassis": ident})
+	return errs.New(errs.ClassChassisNotFound, map[string]any{"chassis": ident})
 }
 
 func (h *handlers) get(ctx context.Context, ident string) (*model.Chassis, error) {
@@ -239,7 +239,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	setFields(c, m)
 	created, err := h.Store.CreateChassis(r.Context(), c)
 	if errors.Is(err, store.ErrDuplicate) {
-		return errs.New("ChassisAlreadyExists", map[string]any{"uuid": c.UUID})
+		return errs.New(errs.ClassChassisAlreadyExists, map[string]any{"uuid": c.UUID})
 	}
 	if err != nil {
 		return fmt.Errorf("create chassis: %w", err)
@@ -313,7 +313,7 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	err = h.Store.DeleteChassis(r.Context(), c.ID)
 	switch {
 	case errors.Is(err, store.ErrNotEmpty):
-		return errs.New("ChassisNotEmpty", map[string]any{"chassis": c.UUID})
+		return errs.New(errs.ClassChassisNotEmpty, map[string]any{"chassis": c.UUID})
 	case errors.Is(err, store.ErrNotFound):
 		return chassisNotFound(ident)
 	case err != nil:

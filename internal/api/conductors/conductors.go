@@ -112,7 +112,7 @@ func (h *handlers) convert(rc *api.RequestContext, c *model.Conductor, fields []
 func (h *handlers) get(r *http.Request, hostname string) (*model.Conductor, error) {
 	c, err := h.Store.GetConductor(r.Context(), hostname, nil)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New("ConductorNotFound", map[string]any{"conductor": hostname})
+		return nil, errs.New(errs.ClassConductorNotFound, map[string]any{"conductor": hostname})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get conductor %s: %w", hostname, err)
@@ -144,7 +144,7 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	}
 	list, err := h.Store.ListConductors(r.Context(), opts)
 	if errors.Is(err, store.ErrMarkerNotFound) {
-		return errs.New("ConductorNotFound", map[string]any{"conductor": opts.Marker})
+		return errs.New(errs.ClassConductorNotFound, map[string]any{"conductor": opts.Marker})
 	}
 	if err != nil {
 		return apiutil.ListErr(err, "conductors")

@@ -63,10 +63,10 @@ func (h *handlers) get(r *http.Request, ident string) (*model.DeployTemplate, er
 	case apiutil.IsValidLogicalName(ident):
 		t, err = h.Store.GetDeployTemplateByName(ctx, ident)
 	default:
-		return nil, errs.New("InvalidUuidOrName", map[string]any{"name": ident})
+		return nil, errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": ident})
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New("DeployTemplateNotFound", map[string]any{"template": ident})
+		return nil, errs.New(errs.ClassDeployTemplateNotFound, map[string]any{"template": ident})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get deploy template %s: %w", ident, err)
@@ -142,11 +142,11 @@ func storeErr(err error, t *model.DeployTemplate, what string) error {
 	var dup *store.DuplicateError
 	switch {
 	case errors.As(err, &dup) && dup.Field == "name":
-		return errs.New("DeployTemplateDuplicateName", map[string]any{"name": t.Name})
+		return errs.New(errs.ClassDeployTemplateDuplicateName, map[string]any{"name": t.Name})
 	case errors.As(err, &dup):
-		return errs.New("DeployTemplateAlreadyExists", map[string]any{"uuid": t.UUID})
+		return errs.New(errs.ClassDeployTemplateAlreadyExists, map[string]any{"uuid": t.UUID})
 	case errors.Is(err, store.ErrNotFound):
-		return errs.New("DeployTemplateNotFound", map[string]any{"template": t.UUID})
+		return errs.New(errs.ClassDeployTemplateNotFound, map[string]any{"template": t.UUID})
 	}
 	return fmt.Errorf("%s deploy template %s: %w", what, t.UUID, err)
 }
@@ -173,7 +173,7 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 		// The marker is checked as a name but looked up as a UUID, as
 		// upstream does.
 		if err := apiutil.CheckMarker(r.Context(), *a.Marker, h.Store.GetDeployTemplateByUUID, func() error {
-			return errs.New("DeployTemplateNotFound", map[string]any{"template": *a.Marker})
+			return errs.New(errs.ClassDeployTemplateNotFound, map[string]any{"template": *a.Marker})
 		}, "deploy template"); err != nil {
 			return err
 		}

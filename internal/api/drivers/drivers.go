@@ -230,7 +230,7 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 		return errs.NotAcceptable()
 	}
 	if typ != nil && *typ != "classic" && *typ != "dynamic" {
-		return errs.NewMessage("Invalid", `"type" filter must be one of "classic" or "dynamic", if specified.`)
+		return errs.NewMessage(errs.ClassInvalid, `"type" filter must be one of "classic" or "dynamic", if specified.`)
 	}
 	hw := map[string][]string{}
 	if typ == nil || *typ == "dynamic" {
@@ -297,7 +297,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	}
 	hosts, ok := hw[name]
 	if !ok {
-		return errs.New("DriverNotFound", map[string]any{"driver_name": name})
+		return errs.New(errs.ClassDriverNotFound, map[string]any{"driver_name": name})
 	}
 	var ifaces []interfaceRow
 	if microversion.AllowDynamicDrivers.Allows(v) {
@@ -362,7 +362,7 @@ func (h *handlers) raidProperties(w http.ResponseWriter, r *http.Request, rc *ap
 	props, err := cached(h, h.raid, r, name, func(topic string) (map[string]string, error) {
 		p, err := h.Conductor.GetRAIDLogicalDiskProperties(r.Context(), topic, name)
 		// A driver without RAID support is not found here, as upstream.
-		if e, ok := errs.As(err); ok && e.Class == "UnsupportedDriverExtension" {
+		if e, ok := errs.As(err); ok && e.Class == errs.ClassUnsupportedDriverExtension {
 			c := *e
 			c.Code = http.StatusNotFound
 			return nil, &c

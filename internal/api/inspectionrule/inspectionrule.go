@@ -66,7 +66,7 @@ const linkResource = "inspection"
 func (h *handlers) get(r *http.Request, id string) (*model.InspectionRule, error) {
 	rule, err := h.Store.GetInspectionRuleByUUID(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New("InspectionRuleNotFound", map[string]any{"rule": id})
+		return nil, errs.New(errs.ClassInspectionRuleNotFound, map[string]any{"rule": id})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get inspection rule %s: %w", id, err)
@@ -220,9 +220,9 @@ func storeErr(err error, rule *model.InspectionRule, what string) error {
 	var dup *store.DuplicateError
 	switch {
 	case errors.As(err, &dup):
-		return errs.NewMessage("Conflict", fmt.Sprintf("An inspection rule with UUID %s already exists.", rule.UUID))
+		return errs.NewMessage(errs.ClassConflict, fmt.Sprintf("An inspection rule with UUID %s already exists.", rule.UUID))
 	case errors.Is(err, store.ErrNotFound):
-		return errs.New("InspectionRuleNotFound", map[string]any{"rule": rule.UUID})
+		return errs.New(errs.ClassInspectionRuleNotFound, map[string]any{"rule": rule.UUID})
 	}
 	return fmt.Errorf("%s inspection rule %s: %w", what, rule.UUID, err)
 }

@@ -63,7 +63,7 @@ var phases = []string{"main"}
 // escape as a 500; it reports a defect of the request, so it is answered
 // as the client error it is.
 func validationFailure(msg string) error {
-	e := errs.NewMessage("InspectionRuleValidationFailure", msg)
+	e := errs.NewMessage(errs.ClassInspectionRuleValidationFailure, msg)
 	e.Code = 400
 	return e
 }
@@ -170,9 +170,9 @@ func validateRule(rule map[string]any) error {
 	case 0:
 		return nil
 	case 1:
-		return errs.NewMessage("Invalid", problems[0])
+		return errs.NewMessage(errs.ClassInvalid, problems[0])
 	}
-	return errs.NewMessage("Invalid", "Multiple validation errors occurred: "+strings.Join(problems, "; "))
+	return errs.NewMessage(errs.ClassInvalid, "Multiple validation errors occurred: "+strings.Join(problems, "; "))
 }
 
 // toInt reads a JSON integer whatever Go type holds it.

@@ -311,7 +311,7 @@ func TestParse(t *testing.T) {
 			continue
 		}
 		e, ok := errs.As(err)
-		if !ok || e.Code != 406 || e.Message != c.msg || !errs.Is(e, "webob.exc.HTTPNotAcceptable") {
+		if !ok || e.Code != 406 || e.Message != c.msg || !errs.Is(e, errs.ClassWebobHTTPNotAcceptable) {
 			t.Errorf("Parse(%q) error = %v; want 406 %q", c.in, err, c.msg)
 			continue
 		}
@@ -355,7 +355,7 @@ func TestFromHeaders(t *testing.T) {
 	h := http.Header{}
 	h.Set(HeaderStandard, "baremetal 1.x")
 	h.Set(HeaderLegacy, "1.7")
-	if _, err := FromHeaders(h); !errs.Is(err, "webob.exc.HTTPNotAcceptable") {
+	if _, err := FromHeaders(h); !errs.Is(err, errs.ClassWebobHTTPNotAcceptable) {
 		t.Errorf("bad standard header must not fall back: %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func NewPublicRouteMatcher(routes []string) (*PublicRouteMatcher, error) {
 	for _, r := range routes {
 		re, err := regexp.Compile(`^(?:` + r + `)(\.json|\.xml)?\n?\z`)
 		if err != nil {
-			return nil, errs.New("ConfigInvalid", map[string]any{
+			return nil, errs.New(errs.ClassConfigInvalid, map[string]any{
 				"error_msg": "Cannot compile public API routes: " + err.Error()})
 		}
 		m.res = append(m.res, re)

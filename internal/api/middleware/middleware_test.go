@@ -308,7 +308,7 @@ func TestProxyHeaders(t *testing.T) {
 type denyAll struct{}
 
 func (denyAll) Authenticate(*http.Request) (*AuthContext, error) {
-	return nil, errs.New("Unauthorized", nil)
+	return nil, errs.New(errs.ClassUnauthorized, nil)
 }
 
 type allowAll struct{}
@@ -338,7 +338,7 @@ func TestPublicRoutes(t *testing.T) {
 			t.Errorf("Match(%q) = %v, want %v", c.path, got, c.public)
 		}
 	}
-	if _, err := NewPublicRouteMatcher([]string{"/v1/(unclosed"}); !errs.Is(err, "ConfigInvalid") {
+	if _, err := NewPublicRouteMatcher([]string{"/v1/(unclosed"}); !errs.Is(err, errs.ClassConfigInvalid) {
 		t.Fatalf("bad pattern: %v", err)
 	}
 }

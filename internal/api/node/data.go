@@ -49,13 +49,13 @@ func (h *handlers) inventory(w http.ResponseWriter, r *http.Request, rc *api.Req
 		d.Set("plugin_data", pluginData)
 		return api.WriteJSON(w, http.StatusOK, d)
 	default:
-		return errs.New("NodeInventoryNotFound", map[string]any{"node": n.UUID})
+		return errs.New(errs.ClassNodeInventoryNotFound, map[string]any{"node": n.UUID})
 	}
 	inv, err := h.Store.GetNodeInventory(r.Context(), n.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		// The database layer names the node by its id, and upstream lets
 		// that through.
-		return errs.New("NodeInventoryNotFound", map[string]any{"node": n.ID})
+		return errs.New(errs.ClassNodeInventoryNotFound, map[string]any{"node": n.ID})
 	}
 	if err != nil {
 		return fmt.Errorf("inventory of node %s: %w", n.UUID, err)
@@ -220,7 +220,7 @@ func (h *handlers) getBIOS(w http.ResponseWriter, r *http.Request, rc *api.Reque
 	name := rc.Param("bios_setting")
 	s, err := h.Store.GetBIOSSetting(r.Context(), n.ID, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return errs.New("BIOSSettingNotFound", map[string]any{"node": n.UUID, "name": name})
+		return errs.New(errs.ClassBIOSSettingNotFound, map[string]any{"node": n.UUID, "name": name})
 	}
 	if err != nil {
 		return fmt.Errorf("BIOS setting %s of node %s: %w", name, n.UUID, err)

@@ -122,7 +122,7 @@ func (h *handlers) listHistory(w http.ResponseWriter, r *http.Request, rc *api.R
 	if marker != nil {
 		if _, err := h.Store.GetNodeHistoryByUUID(r.Context(), *marker); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
-				return errs.New("NodeHistoryNotFound", map[string]any{"history": *marker})
+				return errs.New(errs.ClassNodeHistoryNotFound, map[string]any{"history": *marker})
 			}
 			return fmt.Errorf("history record %s: %w", *marker, err)
 		}
@@ -181,7 +181,7 @@ func (h *handlers) getHistory(w http.ResponseWriter, r *http.Request, rc *api.Re
 	}
 	e, err := h.Store.GetNodeHistoryByUUID(r.Context(), event)
 	if errors.Is(err, store.ErrNotFound) {
-		return errs.New("NodeHistoryNotFound", map[string]any{"history": event})
+		return errs.New(errs.ClassNodeHistoryNotFound, map[string]any{"history": event})
 	}
 	if err != nil {
 		return fmt.Errorf("history record %s: %w", event, err)

@@ -121,7 +121,7 @@ func parseListArgs(r *http.Request, detailRoute bool, chassis *string) (*listArg
 }
 
 func notAcceptableBelow(minor int) error {
-	return errs.NewMessage("NotAcceptable", fmt.Sprintf(
+	return errs.NewMessage(errs.ClassNotAcceptable, fmt.Sprintf(
 		"Request not acceptable. The minimal required API version should be 1.%d", minor))
 }
 
@@ -215,7 +215,7 @@ func (h *handlers) listFrom(w http.ResponseWriter, r *http.Request, rc *api.Requ
 		}
 	}
 	if a.instanceName != nil && v.Minor < microversion.Minor104NodeInstanceName {
-		return errs.NewMessage("NotAcceptable", "instance_name is not acceptable in this API version")
+		return errs.NewMessage(errs.ClassNotAcceptable, "instance_name is not acceptable in this API version")
 	}
 	if (a.includeChildren != nil || a.parentNode != nil) && v.Minor < microversion.Minor83ParentChildNodes {
 		return notAcceptableBelow(microversion.Minor83ParentChildNodes)
@@ -266,7 +266,7 @@ func (h *handlers) detailFrom(w http.ResponseWriter, r *http.Request, rc *api.Re
 		}
 	}
 	if a.instanceName != nil && v.Minor < microversion.Minor104NodeInstanceName {
-		return errs.NewMessage("NotAcceptable", "instance_name is not acceptable in this API version")
+		return errs.NewMessage(errs.ClassNotAcceptable, "instance_name is not acceptable in this API version")
 	}
 	return h.collection(w, r, rc, a, sortKey, nil, "nodes/detail")
 }
@@ -317,7 +317,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	case errors.Is(err, store.ErrMarkerNotFound):
 		return errs.NodeNotFound(opts.Marker)
 	case errors.Is(err, store.ErrNotFound) && a.chassisUUID != nil:
-		return errs.New("ChassisNotFound", map[string]any{"chassis": *a.chassisUUID})
+		return errs.New(errs.ClassChassisNotFound, map[string]any{"chassis": *a.chassisUUID})
 	case errors.Is(err, store.ErrInvalidParameter):
 		return errs.InvalidParameterValue(err.Error())
 	case err != nil:

@@ -272,7 +272,7 @@ func (h *handlers) setRAID(w http.ResponseWriter, r *http.Request, rc *api.Reque
 		return err
 	}
 	if err := h.Conductor.SetTargetRAIDConfig(r.Context(), topic, n.UUID, cfg); err != nil {
-		if e, ok := errs.As(err); ok && e.Class == "UnsupportedDriverExtension" {
+		if e, ok := errs.As(err); ok && e.Class == errs.ClassUnsupportedDriverExtension {
 			c := *e
 			c.Code = http.StatusNotFound
 			return &c
@@ -289,7 +289,7 @@ func unstableConflict(state string) error {
 	if !states.UnstableStates.Contains(state) {
 		return nil
 	}
-	return errs.NewMessage("Conflict", fmt.Sprintf("Node is in %s state. Since node is transitioning, the boot mode will not be set as this may interfere with ongoing changes and result in erroneous modification. Try again later.", state))
+	return errs.NewMessage(errs.ClassConflict, fmt.Sprintf("Node is in %s state. Since node is transitioning, the boot mode will not be set as this may interfere with ongoing changes and result in erroneous modification. Try again later.", state))
 }
 
 func (h *handlers) setBootMode(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -376,7 +376,7 @@ func (h *handlers) getConsole(w http.ResponseWriter, r *http.Request, rc *api.Re
 	d := apiutil.NewDict()
 	info, err := h.Conductor.GetConsoleInformation(r.Context(), topic, n.UUID)
 	switch {
-	case errs.Is(err, "NodeConsoleNotEnabled"):
+	case errs.Is(err, errs.ClassNodeConsoleNotEnabled):
 		d.Set("console_enabled", false)
 		d.Set("console_info", nil)
 	case err != nil:

@@ -200,7 +200,7 @@ func (h *handlers) nodeTopic(r *http.Request, rc *api.RequestContext, rule, iden
 func (h *handlers) topic(ctx context.Context, n *model.Node) (string, error) {
 	t, err := h.Topics.GetTopicFor(ctx, n)
 	if err != nil {
-		if e, ok := errs.As(err); ok && e.Class == "NoValidHost" {
+		if e, ok := errs.As(err); ok && e.Class == errs.ClassNoValidHost {
 			c := *e
 			c.Code = http.StatusBadRequest
 			return "", &c

@@ -285,7 +285,7 @@ func (h *handlers) checkUserStepsPolicy(r *http.Request, n *model.Node, steps []
 		}
 	}
 	if len(refused) > 0 {
-		return errs.NewMessage("NotAuthorized", strings.Join(refused, "; "))
+		return errs.NewMessage(errs.ClassNotAuthorized, strings.Join(refused, "; "))
 	}
 	return nil
 }
@@ -334,16 +334,16 @@ func checkDisableRamdisk(target string, dr *bool, v microversion.Version) error 
 	switch target {
 	case "clean":
 		if v.Minor < microversion.Minor70CleanDisableRamdisk {
-			return errs.NewMessage("NotAcceptable", "disable_ramdisk is not acceptable in this API version")
+			return errs.NewMessage(errs.ClassNotAcceptable, "disable_ramdisk is not acceptable in this API version")
 		}
 		return nil
 	case states.Service:
 		if v.Minor < microversion.Minor108ServiceDisableRamdisk {
-			return errs.NewMessage("NotAcceptable", "disable_ramdisk is not acceptable in this API version")
+			return errs.NewMessage(errs.ClassNotAcceptable, "disable_ramdisk is not acceptable in this API version")
 		}
 		return nil
 	}
-	return errs.NewMessage("Invalid", "disable_ramdisk is supported only with manual cleaning or servicing")
+	return errs.NewMessage(errs.ClassInvalid, "disable_ramdisk is supported only with manual cleaning or servicing")
 }
 
 // runbookSteps is _handle_runbook: the steps and disable_ramdisk of the
@@ -419,7 +419,7 @@ func (h *handlers) getRunbook(r *http.Request, ident string) (*model.Runbook, er
 		rb, err = h.Store.GetRunbookByName(r.Context(), ident)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New("RunbookNotFound", map[string]any{"runbook": ident})
+		return nil, errs.New(errs.ClassRunbookNotFound, map[string]any{"runbook": ident})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get runbook %s: %w", ident, err)
@@ -474,7 +474,7 @@ func (h *handlers) checkSteps(r *http.Request, rc *api.RequestContext, steps []a
 		m := s.(map[string]any)
 		id := apiutil.PyStr(m["interface"]) + "." + apiutil.PyStr(m["step"])
 		if slices.Contains(disallowed, id) {
-			return errs.New("StepNotAllowed", map[string]any{"step": id, "step_type": kind})
+			return errs.New(errs.ClassStepNotAllowed, map[string]any{"step": id, "step_type": kind})
 		}
 	}
 	return nil
@@ -538,5 +538,5 @@ func (h *handlers) doProvisionAction(r *http.Request, rc *api.RequestContext, n 
 	case slices.Contains(provisionActionTargets, t):
 		return h.Conductor.DoProvisioningAction(ctx, topic, n.UUID, t)
 	}
-	return errs.NewMessage("InvalidStateRequested", fmt.Sprintf("The requested action \"%s\" could not be understood.", p.target))
+	return errs.NewMessage(errs.ClassInvalidStateRequested, fmt.Sprintf("The requested action \"%s\" could not be understood.", p.target))
 }

@@ -273,7 +273,7 @@ func TestProvisionStepPolicy(t *testing.T) {
 	e := newEnvWith(t, func(d *Deps) {
 		d.Authorize = func(_ *http.Request, rule string, _ *model.Node) error {
 			if denied[rule] {
-				return errs.NewMessage("HTTPForbidden", "Access was denied to the following resource: "+rule)
+				return errs.NewMessage(errs.ClassHTTPForbidden, "Access was denied to the following resource: "+rule)
 			}
 			return nil
 		}

@@ -56,7 +56,7 @@ func queryFields(fields []string) ([]string, error) {
 	}
 	for _, f := range fields {
 		if f != "uuid" && !slices.Contains(apiFields, f) && !slices.Contains(objectFields, f) {
-			return nil, errs.NewMessage("Invalid", fmt.Sprintf("Field %s is not a valid field.", f))
+			return nil, errs.NewMessage(errs.ClassInvalid, fmt.Sprintf("Field %s is not a valid field.", f))
 		}
 	}
 	for _, f := range []string{"owner", "lessee"} {
@@ -268,7 +268,7 @@ func (h *handlers) convert(ctx context.Context, rc *api.RequestContext, vw view,
 	if microversion.AllowExposeConductors.Allows(v) && (fields == nil || slices.Contains(fields, "conductor")) {
 		host, err := h.Topics.GetConductorFor(ctx, n)
 		if err != nil {
-			if !errs.Is(err, "NoValidHost") && !errs.Is(err, "TemporaryFailure") {
+			if !errs.Is(err, errs.ClassNoValidHost) && !errs.Is(err, errs.ClassTemporaryFailure) {
 				return nil, err
 			}
 			d.Set("conductor", nil)

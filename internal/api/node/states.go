@@ -129,7 +129,7 @@ func (h *handlers) power(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return errs.NotAcceptable()
 	}
 	if timeout != nil && *timeout < 1 {
-		return errs.NewMessage("Invalid", "timeout has to be positive integer")
+		return errs.NewMessage(errs.ClassInvalid, "timeout has to be positive integer")
 	}
 	switch {
 	case !slices.Contains(allowedPowerTargets, *target):
@@ -137,7 +137,7 @@ func (h *handlers) power(w http.ResponseWriter, r *http.Request, rc *api.Request
 	case n.ProvisionState == states.CleanWait || n.ProvisionState == states.Cleaning:
 		return errs.InvalidStateRequested(*target, ident, n.ProvisionState)
 	case (*target == states.PowerOff || *target == states.SoftPowerOff) && n.DisablePowerOff:
-		return errs.New("PowerStateFailure", map[string]any{"pstate": *target})
+		return errs.New(errs.ClassPowerStateFailure, map[string]any{"pstate": *target})
 	}
 	t := 0
 	if timeout != nil {

@@ -68,14 +68,14 @@ func (h *handlers) putTraits(w http.ResponseWriter, r *http.Request, rc *api.Req
 		}
 	}
 	if (trait != "" && given) || (trait == "" && !given) {
-		return errs.NewMessage("Invalid", traitsUsage)
+		return errs.NewMessage(errs.ClassInvalid, traitsUsage)
 	}
 	replace := true
 	if trait != "" {
 		// Upstream refuses a body only when its JSON is truthy, so null
 		// and {} add the trait as no body does.
 		if apiutil.Truthy(apiutil.Plain(body)) {
-			return errs.NewMessage("Invalid", "No body should be provided when adding a trait")
+			return errs.NewMessage(errs.ClassInvalid, "No body should be provided when adding a trait")
 		}
 		traits, replace = []string{trait}, false
 	}
@@ -122,12 +122,12 @@ func (h *handlers) deleteTraits(w http.ResponseWriter, r *http.Request, rc *api.
 			return fmt.Errorf("traits of node %s: %w", n.UUID, err)
 		}
 		if !slices.ContainsFunc(have, func(t model.NodeTrait) bool { return t.Trait == trait }) {
-			return errs.New("NodeTraitNotFound", map[string]any{"node_id": n.UUID, "trait": trait})
+			return errs.New(errs.ClassNodeTraitNotFound, map[string]any{"node_id": n.UUID, "trait": trait})
 		}
 	}
 	if err := h.Conductor.RemoveNodeTraits(r.Context(), topic, n.UUID, traits); err != nil {
-		if errs.Is(err, "NodeTraitNotFound") {
-			return errs.New("NodeTraitNotFound", map[string]any{"node_id": n.UUID, "trait": trait})
+		if errs.Is(err, errs.ClassNodeTraitNotFound) {
+			return errs.New(errs.ClassNodeTraitNotFound, map[string]any{"node_id": n.UUID, "trait": trait})
 		}
 		return err
 	}

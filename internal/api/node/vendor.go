@@ -126,7 +126,7 @@ func (h *handlers) attachVmedia(w http.ResponseWriter, r *http.Request, rc *api.
 		scheme = strings.ToLower(u.Scheme)
 	}
 	if !slices.Contains(vmediaSchemes, scheme) {
-		return errs.NewMessage("Invalid", "Unsupported or missing URL scheme: "+scheme)
+		return errs.NewMessage(errs.ClassInvalid, "Unsupported or missing URL scheme: "+scheme)
 	}
 	n, topic, err := h.nodeAndTopic(r, rc, "baremetal:node:vmedia:attach")
 	if err != nil {
@@ -170,7 +170,7 @@ func (h *handlers) detachVmedia(w http.ResponseWriter, r *http.Request, rc *api.
 			}
 		}
 		if len(invalid) > 0 {
-			return errs.NewMessage("Invalid", "Invalid device type(s) "+strings.Join(invalid, ", ")+" (valid are "+strings.Join(vmediaDevices, ", ")+")")
+			return errs.NewMessage(errs.ClassInvalid, "Invalid device type(s) "+strings.Join(invalid, ", ")+" (valid are "+strings.Join(vmediaDevices, ", ")+")")
 		}
 	}
 	n, topic, err := h.nodeAndTopic(r, rc, "baremetal:node:vmedia:detach")

@@ -65,7 +65,7 @@ func (h *handlers) attachVIF(w http.ResponseWriter, r *http.Request, rc *api.Req
 		_, port := vif["port_uuid"]
 		_, pg := vif["portgroup_uuid"]
 		if port && pg {
-			return errs.NewMessage("Invalid", "Cannot specify both port_uuid and portgroup_uuid")
+			return errs.NewMessage(errs.ClassInvalid, "Cannot specify both port_uuid and portgroup_uuid")
 		}
 	}
 	if err := h.Conductor.VifAttach(r.Context(), topic, n.UUID, vif); err != nil {

@@ -103,7 +103,7 @@ func (h *handlers) chassisID(r *http.Request, m map[string]any) (*int64, error) 
 	}
 	c, err := h.Store.GetChassisByUUID(r.Context(), cu)
 	if errors.Is(err, store.ErrNotFound) {
-		e := errs.New("ChassisNotFound", map[string]any{"chassis": cu})
+		e := errs.New(errs.ClassChassisNotFound, map[string]any{"chassis": cu})
 		e.Code = http.StatusBadRequest
 		return nil, e
 	}
@@ -116,7 +116,7 @@ func (h *handlers) chassisID(r *http.Request, m map[string]any) (*int64, error) 
 // parentNode is authorize_node_link: the parent must be visible and have
 // the same owner.
 func (h *handlers) parentNode(r *http.Request, rc *api.RequestContext, owner *string, ident string) (*model.Node, error) {
-	bad := errs.NewMessage("Invalid", fmt.Sprintf("Unable to apply the requested parent_node '%s'. Requested value was invalid.", ident))
+	bad := errs.NewMessage(errs.ClassInvalid, fmt.Sprintf("Unable to apply the requested parent_node '%s'. Requested value was invalid.", ident))
 	p, err := h.node(r, rc, "baremetal:node:get", ident)
 	if err != nil {
 		return nil, bad
@@ -146,7 +146,7 @@ func (h *handlers) createOwner(r *http.Request, rc *api.RequestContext, m map[st
 		return nil
 	}
 	if owner, _ := m["owner"].(string); owner != "" && owner != c.ProjectID {
-		return errs.NewMessage("Invalid", "Cannot create a node as a project scoped admin with an owner other than your own project.")
+		return errs.NewMessage(errs.ClassInvalid, "Cannot create a node as a project scoped admin with an owner other than your own project.")
 	}
 	m["owner"] = nil
 	if c.ProjectID != "" {
@@ -416,21 +416,21 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		}
 	}
 	if len(apiutil.PatchValues(ops, "/traits")) > 0 {
-		return errs.NewMessage("Invalid", "Cannot update node traits via node patch. Node traits should be updated via the node traits API.")
+		return errs.NewMessage(errs.ClassInvalid, "Cannot update node traits via node patch. Node traits should be updated via the node traits API.")
 	}
 	drivers := apiutil.PatchValues(ops, "/driver")
 	if reset != nil && *reset && len(drivers) == 0 {
-		return errs.NewMessage("Invalid", "The reset_interfaces parameter can only be used when changing the node's driver.")
+		return errs.NewMessage(errs.ClassInvalid, "The reset_interfaces parameter can only be used when changing the node's driver.")
 	}
 	if desc := apiutil.PatchValues(ops, "/description"); len(desc) > 0 {
 		if s, ok := desc[0].(string); ok && len([]rune(s)) > 4096 {
-			return errs.NewMessage("Invalid", "Cannot update node with description exceeding 4096 characters")
+			return errs.NewMessage(errs.ClassInvalid, "Cannot update node with description exceeding 4096 characters")
 		}
 	}
 	for _, nd := range apiutil.PatchValues(ops, "/network_data") {
 		if err := apiutil.MustSchema("network_data").Validate("network_data", nd); err != nil {
 			e, _ := errs.As(err)
-			return errs.NewMessage("Invalid", "Invalid network_data: "+strings.TrimPrefix(e.Message, "Schema error for network_data: ")+" ")
+			return errs.NewMessage(errs.ClassInvalid, "Invalid network_data: "+strings.TrimPrefix(e.Message, "Schema error for network_data: ")+" ")
 		}
 	}
 	var saved *model.Node

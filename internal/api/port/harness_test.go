@@ -38,11 +38,11 @@ func portDup(err error, p *model.Port) error {
 	if errors.As(err, &d) {
 		switch d.Field {
 		case "address":
-			return errs.New("MACAlreadyExists", map[string]any{"mac": d.Value})
+			return errs.New(errs.ClassMACAlreadyExists, map[string]any{"mac": d.Value})
 		case "name":
-			return errs.New("PortDuplicateName", map[string]any{"name": d.Value})
+			return errs.New(errs.ClassPortDuplicateName, map[string]any{"name": d.Value})
 		}
-		return errs.New("PortAlreadyExists", map[string]any{"uuid": p.UUID})
+		return errs.New(errs.ClassPortAlreadyExists, map[string]any{"uuid": p.UUID})
 	}
 	return err
 }

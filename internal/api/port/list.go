@@ -33,7 +33,7 @@ var defaultListFields = []string{"uuid", "address"}
 func errNotAcceptable() error { return errs.NotAcceptable() }
 
 func notAcceptableBelow(minor int) error {
-	return errs.NewMessage("NotAcceptable", fmt.Sprintf(
+	return errs.NewMessage(errs.ClassNotAcceptable, fmt.Sprintf(
 		"Request not acceptable. The minimal required API version should be 1.%d", minor))
 }
 
@@ -106,7 +106,7 @@ func (h *handlers) listScope(r *http.Request, rc *api.RequestContext, from paren
 		ident := rc.Param("portgroup_ident")
 		pg, err := h.Store.GetPortgroupByUUID(ctx, ident)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, errs.New("PortgroupNotFound", map[string]any{"portgroup": ident})
+			return nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": ident})
 		}
 		if err != nil {
 			return nil, fmt.Errorf("get portgroup %s: %w", ident, err)
@@ -118,7 +118,7 @@ func (h *handlers) listScope(r *http.Request, rc *api.RequestContext, from paren
 			return nil, errs.NodeNotFound(fmt.Sprint(model.Deref(pg.NodeID)))
 		}
 		if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-			return nil, errs.New("PortgroupNotFound", map[string]any{"portgroup": ident})
+			return nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": ident})
 		}
 	case parentNode:
 		ident := rc.Param("node_ident")
@@ -127,7 +127,7 @@ func (h *handlers) listScope(r *http.Request, rc *api.RequestContext, from paren
 		if errors.Is(err, store.ErrNotFound) {
 			// Upstream looks the parent up by UUID only and reports the
 			// (absent) parent portgroup.
-			return nil, errs.New("PortgroupNotFound", map[string]any{"portgroup": nil})
+			return nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": nil})
 		}
 		if err != nil {
 			return nil, fmt.Errorf("get node %s: %w", ident, err)
@@ -221,7 +221,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	opts := la.Options()
 	if a.marker != nil {
 		if err := apiutil.CheckMarker(ctx, *a.marker, h.Store.GetPortByUUID, func() error {
-			return errs.New("PortNotFound", map[string]any{"port": *a.marker})
+			return errs.New(errs.ClassPortNotFound, map[string]any{"port": *a.marker})
 		}, "port"); err != nil {
 			return err
 		}
@@ -237,10 +237,10 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 		}
 	}
 	if n > 1 {
-		return errs.New("OperationNotPermitted", nil)
+		return errs.New(errs.ClassOperationNotPermitted, nil)
 	}
 	if len(a.conductorGroups) > 0 && (nodeIdent != nil || a.portgroup != nil || a.address != nil) {
-		return errs.NewMessage("Invalid", "Filtering by conductor_groups cannot be combined with node_ident, portgroup_ident, or node address filters.")
+		return errs.NewMessage(errs.ClassInvalid, "Filtering by conductor_groups cannot be combined with node_ident, portgroup_ident, or node address filters.")
 	}
 	f := store.PortFilter{Project: project, DescriptionContains: nonEmpty(a.descriptionContains)}
 	var ports []*model.Port
@@ -268,7 +268,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	ports, err = h.Store.ListPorts(ctx, f, opts)
 	switch {
 	case errors.Is(err, store.ErrMarkerNotFound):
-		return errs.New("PortNotFound", map[string]any{"port": opts.Marker})
+		return errs.New(errs.ClassPortNotFound, map[string]any{"port": opts.Marker})
 	case err != nil:
 		return apiutil.ListErr(err, "ports")
 	}

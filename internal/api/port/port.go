@@ -82,10 +82,10 @@ func getPort(ctx context.Context, s store.Store, ident string) (*model.Port, err
 	case apiutil.IsValidLogicalName(ident):
 		p, err = s.GetPortByName(ctx, ident)
 	default:
-		return nil, errs.New("InvalidUuidOrName", map[string]any{"name": ident})
+		return nil, errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": ident})
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New("PortNotFound", map[string]any{"port": ident})
+		return nil, errs.New(errs.ClassPortNotFound, map[string]any{"port": ident})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get port %s: %w", ident, err)
@@ -104,10 +104,10 @@ func GetPortgroup(ctx context.Context, s store.Store, ident string) (*model.Port
 	case apiutil.IsValidLogicalName(ident):
 		pg, err = s.GetPortgroupByName(ctx, ident)
 	default:
-		return nil, errs.New("InvalidUuidOrName", map[string]any{"name": ident})
+		return nil, errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": ident})
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New("PortgroupNotFound", map[string]any{"portgroup": ident})
+		return nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": ident})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get portgroup %s: %w", ident, err)
@@ -132,7 +132,7 @@ func (h *handlers) portAndNode(r *http.Request, rule, ident string) (*model.Port
 	}
 	if err := h.authorize(r, "baremetal:node:get", n); err != nil {
 		if errs.Status(err) == http.StatusForbidden {
-			return nil, nil, errs.New("PortNotFound", map[string]any{"port": ident})
+			return nil, nil, errs.New(errs.ClassPortNotFound, map[string]any{"port": ident})
 		}
 		return nil, nil, err
 	}

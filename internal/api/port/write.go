@@ -53,7 +53,7 @@ func validate(arg string, m map[string]any) error {
 }
 
 func errPhysnetEmpty() error {
-	return errs.NewMessage("Invalid", "A non-empty value is required when setting physical_network")
+	return errs.NewMessage(errs.ClassInvalid, "A non-empty value is required when setting physical_network")
 }
 
 // smartNICLink is LOCAL_LINK_SMART_NIC_VALIDATOR reduced to what remains
@@ -92,7 +92,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		ident = nodeIdent
 	}
 	node, err := apiutil.GetNode(ctx, h.Store, ident, v)
-	notFound := errs.Is(err, "NodeNotFound")
+	notFound := errs.Is(err, errs.ClassNodeNotFound)
 	if err != nil && !notFound {
 		return err
 	}
@@ -104,7 +104,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		if u, ok := m["node_uuid"]; ok {
 			name = u
 		}
-		e := errs.New("NodeNotFound", map[string]any{"node": name})
+		e := errs.New(errs.ClassNodeNotFound, map[string]any{"node": name})
 		e.Code = http.StatusBadRequest
 		return e
 	}
@@ -118,7 +118,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if pgu, _ := m["portgroup_uuid"].(string); pgu != "" {
 		pg, err = h.Store.GetPortgroupByUUID(ctx, pgu)
 		if errors.Is(err, store.ErrNotFound) {
-			e := errs.New("PortgroupNotFound", map[string]any{"portgroup": pgu})
+			e := errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": pgu})
 			e.Code = http.StatusBadRequest
 			return e
 		}
@@ -126,18 +126,18 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 			return fmt.Errorf("get portgroup %s: %w", pgu, err)
 		}
 		if pg.NodeID == nil || *pg.NodeID != node.ID {
-			return errs.NewMessage("Invalid", "Port can not be added to a portgroup belonging to a different node.")
+			return errs.NewMessage(errs.ClassInvalid, "Port can not be added to a portgroup belonging to a different node.")
 		}
 		p.PortgroupID = &pg.ID
 	}
 	if apiutil.Truthy(m["is_smartnic"]) && !smartNICLink(m["local_link_connection"]) {
-		return errs.NewMessage("Invalid", "Smart NIC port must have port_id and hostname in local_link_connection")
+		return errs.NewMessage(errs.ClassInvalid, "Smart NIC port must have port_id and hostname in local_link_connection")
 	}
 	if pn, ok := m["physical_network"].(string); ok && pn == "" {
 		return errPhysnetEmpty()
 	}
 	if pg != nil && apiutil.Truthy(m["pxe_enabled"]) && pg.StandalonePortsSupported != nil && !*pg.StandalonePortsSupported {
-		return errs.NewMessage("Conflict", fmt.Sprintf("Port group %s doesn't support standalone ports. This port cannot be created as a member of that portgroup as the port's 'pxe_enabled' field was set to True.", pg.UUID))
+		return errs.NewMessage(errs.ClassConflict, fmt.Sprintf("Port group %s doesn't support standalone ports. This port cannot be created as a member of that portgroup as the port's 'pxe_enabled' field was set to True.", pg.UUID))
 	}
 	if u, _ := m["uuid"].(string); u == "" {
 		m["uuid"] = uuid.NewString()
@@ -279,7 +279,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		if u, _ := doc["portgroup_uuid"].(string); u != "" {
 			pg, err = h.Store.GetPortgroupByUUID(ctx, u)
 			if errors.Is(err, store.ErrNotFound) {
-				e := errs.New("PortgroupNotFound", map[string]any{"portgroup": u})
+				e := errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": u})
 				e.Code = http.StatusBadRequest
 				return e
 			}
@@ -315,7 +315,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return errPhysnetEmpty()
 	}
 	if microversion.AllowPortgroupPhysicalNetwork.Allows(v) && apiutil.IsPathUpdated(ops, "/physical_network") && pg != nil {
-		return errs.NewMessage("Invalid", "physical_network cannot be changed while the port belongs to a portgroup.")
+		return errs.NewMessage(errs.ClassInvalid, "physical_network cannot be changed while the port belongs to a portgroup.")
 	}
 	topic, err := h.topic(ctx, node)
 	if err != nil {
@@ -335,7 +335,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 // linkNode is authorize_node_link: the new node must be visible and have
 // the same owner, else one message whether or not it exists.
 func (h *handlers) linkNode(r *http.Request, rc *api.RequestContext, orig *model.Node, value any) (*model.Node, error) {
-	bad := errs.NewMessage("Invalid", fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(value)))
+	bad := errs.NewMessage(errs.ClassInvalid, fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(value)))
 	s, _ := value.(string)
 	n, err := apiutil.GetNode(r.Context(), h.Store, s, rc.Version)
 	if err != nil {

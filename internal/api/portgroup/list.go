@@ -63,7 +63,7 @@ func (h *handlers) listScope(r *http.Request, parentNode string) (*string, error
 		if errors.Is(err, store.ErrNotFound) {
 			// Upstream looks the parent up by UUID only and reports the
 			// (absent) parent portgroup.
-			return nil, errs.New("PortgroupNotFound", map[string]any{"portgroup": nil})
+			return nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": nil})
 		}
 		if err != nil {
 			return nil, fmt.Errorf("get node %s: %w", parentNode, err)
@@ -95,7 +95,7 @@ func (h *handlers) list(underNode, detailRoute bool) api.HandlerFunc {
 		}
 		v := rc.Version
 		if a.shard != nil && v.Minor < microversion.Minor106PortgroupShard {
-			return errs.NewMessage("NotAcceptable", fmt.Sprintf(
+			return errs.NewMessage(errs.ClassNotAcceptable, fmt.Sprintf(
 				"Request not acceptable. The minimal required API version should be 1.%d", microversion.Minor106PortgroupShard))
 		}
 		sortKey := "id"
@@ -135,7 +135,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	opts := la.Options()
 	if a.marker != nil && *a.marker != "" {
 		if err := apiutil.CheckMarker(ctx, *a.marker, h.Store.GetPortgroupByUUID, func() error {
-			return errs.New("PortgroupNotFound", map[string]any{"portgroup": *a.marker})
+			return errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": *a.marker})
 		}, "portgroup"); err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 			n++
 		}
 		if n > 1 {
-			return errs.NewMessage("Invalid", "Filtering by node, address, or shard simultaneously is not supported.")
+			return errs.NewMessage(errs.ClassInvalid, "Filtering by node, address, or shard simultaneously is not supported.")
 		}
 	}
 	f := store.PortgroupFilter{Project: project}
@@ -176,7 +176,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	pgs, err = h.Store.ListPortgroups(ctx, f, opts)
 	switch {
 	case errors.Is(err, store.ErrMarkerNotFound):
-		return errs.New("PortgroupNotFound", map[string]any{"portgroup": opts.Marker})
+		return errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": opts.Marker})
 	case err != nil:
 		return apiutil.ListErr(err, "portgroups")
 	}

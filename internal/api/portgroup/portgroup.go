@@ -92,7 +92,7 @@ func (h *handlers) portgroupAndNode(r *http.Request, rule, ident string) (*model
 	}
 	if err := h.authorize(r, "baremetal:node:get", n); err != nil {
 		if errs.Status(err) == http.StatusForbidden {
-			return nil, nil, errs.New("PortgroupNotFound", map[string]any{"portgroup": ident})
+			return nil, nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": ident})
 		}
 		return nil, nil, err
 	}

@@ -163,7 +163,7 @@ func patchDoc(pg *model.Portgroup, nodeUUID string) map[string]any {
 // to must be visible and have the same owner, else one message whether or
 // not it exists.
 func (h *handlers) linkNode(r *http.Request, rc *api.RequestContext, orig *model.Node, value any) (*model.Node, error) {
-	bad := errs.NewMessage("Invalid", fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(value)))
+	bad := errs.NewMessage(errs.ClassInvalid, fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(value)))
 	s, _ := value.(string)
 	n, err := apiutil.GetNode(r.Context(), h.Store, s, rc.Version)
 	if err != nil {

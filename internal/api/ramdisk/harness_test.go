@@ -88,7 +88,7 @@ type topics struct{ down bool }
 
 func (t *topics) GetTopicFor(context.Context, *model.Node) (string, error) {
 	if t.down {
-		return "", errs.New("NoValidHost", map[string]any{"reason": "No conductor service registered which supports driver fake-hardware for conductor group \"\"."})
+		return "", errs.New(errs.ClassNoValidHost, map[string]any{"reason": "No conductor service registered which supports driver fake-hardware for conductor group \"\"."})
 	}
 	return testTopic, nil
 }

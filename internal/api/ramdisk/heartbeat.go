@@ -133,7 +133,7 @@ func (h *handlers) heartbeat(w http.ResponseWriter, r *http.Request, rc *api.Req
 	// An agent that changes its URL behaves unexpectedly: refuse it.
 	if known, ok := n.DriverInternalInfo["agent_url"]; ok && known != nil && known != callbackURL {
 		h.Logger.Error("heartbeat with an unexpected callback URL is not processed", "node", n.UUID, "url", callbackURL)
-		return errs.NewMessage("Invalid", `Detected change in ramdisk provided "callback_url"`)
+		return errs.NewMessage(errs.ClassInvalid, `Detected change in ramdisk provided "callback_url"`)
 	}
 	if vals["agent_token"] == nil {
 		h.Logger.Error("agent heartbeat received without an agent token", "node", ident)

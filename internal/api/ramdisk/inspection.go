@@ -33,7 +33,7 @@ const autoDiscoveredFlag = "auto_discovered"
 // errAutoEnroll is inspect_utils.AutoEnrollPossible: nothing matched.
 var errAutoEnroll = errors.New("no node matches the inspection data")
 
-func notFound() error { return errs.New("NotFound", nil) }
+func notFound() error { return errs.New(errs.ClassNotFound, nil) }
 
 // continueInspection is ContinueInspectionController.post.
 func (h *handlers) continueInspection(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -55,7 +55,7 @@ func (h *handlers) continueInspection(w http.ResponseWriter, r *http.Request, rc
 	}
 	newEndpoint := microversion.NewContinueInspectionEndpoint.Allows(rc.Version)
 	if nodeUUID != nil && !newEndpoint {
-		return errs.NewMessage("NotFound", fmt.Sprintf("API version 1.%d or newer is required", microversion.Minor84ContinueInspection))
+		return errs.NewMessage(errs.ClassNotFound, fmt.Sprintf("API version 1.%d or newer is required", microversion.Minor84ContinueInspection))
 	}
 	data := plain.(map[string]any)
 	inventory := data["inventory"].(map[string]any)
@@ -74,7 +74,8 @@ func (h *handlers) continueInspection(w http.ResponseWriter, r *http.Request, rc
 		}
 	}
 	if len(macs) == 0 && len(bmcs) == 0 && nodeUUID == nil {
-		return errs.NewMessageKw("BadRequest", "No lookup information provided", map[string]any{"code": http.StatusBadRequest})
+		// Upstream raises exception.BadRequest, an alias of Invalid (400).
+		return errs.NewMessage(errs.ClassInvalid, "No lookup information provided")
 	}
 	ctx := r.Context()
 	n, err := h.lookupInspected(r, macs, bmcs, nodeUUID)
@@ -221,13 +222,13 @@ func (h *handlers) autoEnroll(r *http.Request, macs, bmcs []string) (*model.Node
 	topic, err := h.Topics.GetTopicFor(ctx, n)
 	if err != nil {
 		h.Logger.Error("no conductor for a newly enrolled node", "driver", n.Driver, "error", err)
-		return nil, "", errs.New("IronicException", nil)
+		return nil, "", errs.New(errs.ClassIronicException, nil)
 	}
 	h.Logger.Info("enrolling a newly discovered node", "uuid", n.UUID, "driver", n.Driver, "macs", strings.Join(macs, ", "), "bmc", strings.Join(bmcs, ", "))
 	created, err := h.Conductor.CreateNode(ctx, topic, n)
 	if err != nil {
 		h.Logger.Error("failed to enroll a discovered node", "driver", n.Driver, "error", err)
-		return nil, "", errs.New("IronicException", nil)
+		return nil, "", errs.New(errs.ClassIronicException, nil)
 	}
 	return created, topic, nil
 }

@@ -30,7 +30,7 @@ func (h *handlers) lookup(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	}
 	valid := h.validMACs(addresses)
 	if len(valid) == 0 && nodeUUID == nil {
-		return errs.New("IncompleteLookup", nil)
+		return errs.New(errs.ClassIncompleteLookup, nil)
 	}
 	ctx := r.Context()
 	var n *model.Node
@@ -44,7 +44,7 @@ func (h *handlers) lookup(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		// answer for every failure discloses nothing about the nodes.
 		if errors.Is(err, store.ErrNotFound) {
 			h.Logger.Error("no node has been found during lookup", "error", err)
-			return errs.New("NotFound", nil)
+			return errs.New(errs.ClassNotFound, nil)
 		}
 		return fmt.Errorf("lookup: %w", err)
 	}
@@ -55,7 +55,7 @@ func (h *handlers) lookup(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		}
 		if !ok {
 			h.Logger.Error("lookup is not allowed for the node in its provision state", "node", n.UUID, "state", n.ProvisionState)
-			return errs.New("NotFound", nil)
+			return errs.New(errs.ClassNotFound, nil)
 		}
 	}
 	if !microversion.AllowAgentToken.Allows(rc.Version) {

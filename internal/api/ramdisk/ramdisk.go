@@ -66,7 +66,7 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 func (h *handlers) topic(ctx context.Context, n *model.Node) (string, error) {
 	t, err := h.Topics.GetTopicFor(ctx, n)
 	if err != nil {
-		if e, ok := errs.As(err); ok && e.Class == "NoValidHost" {
+		if e, ok := errs.As(err); ok && e.Class == errs.ClassNoValidHost {
 			c := *e
 			c.Code = http.StatusBadRequest
 			return "", &c

@@ -92,10 +92,10 @@ func (h *handlers) get(r *http.Request, ident string, rules ...string) (*model.R
 	case apiutil.IsValidLogicalName(ident):
 		rb, err = h.Store.GetRunbookByName(ctx, ident)
 	default:
-		return nil, errs.New("InvalidUuidOrName", map[string]any{"name": ident})
+		return nil, errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": ident})
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New("RunbookNotFound", map[string]any{"runbook": ident})
+		return nil, errs.New(errs.ClassRunbookNotFound, map[string]any{"runbook": ident})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get runbook %s: %w", ident, err)
@@ -176,11 +176,11 @@ func storeErr(err error, rb *model.Runbook, what string) error {
 	var dup *store.DuplicateError
 	switch {
 	case errors.As(err, &dup) && dup.Field == "name":
-		return errs.New("RunbookDuplicateName", map[string]any{"name": rb.Name})
+		return errs.New(errs.ClassRunbookDuplicateName, map[string]any{"name": rb.Name})
 	case errors.As(err, &dup):
-		return errs.New("RunbookAlreadyExists", map[string]any{"uuid": rb.UUID})
+		return errs.New(errs.ClassRunbookAlreadyExists, map[string]any{"uuid": rb.UUID})
 	case errors.Is(err, store.ErrNotFound):
-		return errs.New("RunbookNotFound", map[string]any{"runbook": rb.UUID})
+		return errs.New(errs.ClassRunbookNotFound, map[string]any{"runbook": rb.UUID})
 	}
 	return fmt.Errorf("%s runbook %s: %w", what, rb.UUID, err)
 }
@@ -209,7 +209,7 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	opts := a.Options()
 	if a.Marker != nil {
 		if err := apiutil.CheckMarker(r.Context(), *a.Marker, h.Store.GetRunbookByUUID, func() error {
-			return errs.New("RunbookNotFound", map[string]any{"runbook": *a.Marker})
+			return errs.New(errs.ClassRunbookNotFound, map[string]any{"runbook": *a.Marker})
 		}, "runbook"); err != nil {
 			return err
 		}
@@ -322,10 +322,10 @@ func (h *handlers) checkCreateOwner(r *http.Request, m map[string]any) error {
 		return nil
 	}
 	if owner, _ := m["owner"].(string); owner != "" && owner != project {
-		return errs.NewMessage("Invalid", "Cannot create a runbook as a project scoped admin with an owner other than your own project.")
+		return errs.NewMessage(errs.ClassInvalid, "Cannot create a runbook as a project scoped admin with an owner other than your own project.")
 	}
 	if public, _ := m["public"].(bool); project != "" && public {
-		return errs.NewMessage("Invalid", "Cannot create a public runbook as a project scoped admin.")
+		return errs.NewMessage(errs.ClassInvalid, "Cannot create a public runbook as a project scoped admin.")
 	}
 	delete(m, "owner")
 	if project != "" {

@@ -62,12 +62,12 @@ func (h *handlers) putTraits(w http.ResponseWriter, r *http.Request, rc *api.Req
 		}
 	}
 	if (trait != "") == hasList {
-		return errs.NewMessage("Invalid", exclusiveTraits)
+		return errs.NewMessage(errs.ClassInvalid, exclusiveTraits)
 	}
 	ctx := r.Context()
 	if trait != "" {
 		if apiutil.Truthy(body) {
-			return errs.NewMessage("Invalid", "No body should be provided when adding a trait")
+			return errs.NewMessage(errs.ClassInvalid, "No body should be provided when adding a trait")
 		}
 		if _, err := h.Store.AddRunbookTrait(ctx, rb.ID, trait, ""); err != nil {
 			return traitErr(err, rb.UUID)
@@ -82,7 +82,7 @@ func (h *handlers) putTraits(w http.ResponseWriter, r *http.Request, rc *api.Req
 
 func traitErr(err error, runbook string) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return errs.New("RunbookNotFound", map[string]any{"runbook": runbook})
+		return errs.New(errs.ClassRunbookNotFound, map[string]any{"runbook": runbook})
 	}
 	return fmt.Errorf("runbook %s traits: %w", runbook, err)
 }

@@ -35,7 +35,7 @@ func getConnector(h *handlers, r *http.Request, ident string) (*model.VolumeConn
 }
 
 func connectorNotFound(ident string) error {
-	return errs.New("VolumeConnectorNotFound", map[string]any{"connector": ident})
+	return errs.New(errs.ClassVolumeConnectorNotFound, map[string]any{"connector": ident})
 }
 
 func connectorKind() *kind {

@@ -53,7 +53,7 @@ func getTarget(h *handlers, r *http.Request, ident string) (*model.VolumeTarget,
 }
 
 func targetNotFound(ident string) error {
-	return errs.New("VolumeTargetNotFound", map[string]any{"target": ident})
+	return errs.New(errs.ClassVolumeTargetNotFound, map[string]any{"target": ident})
 }
 
 func targetKind() *kind {

@@ -163,13 +163,13 @@ func (h *handlers) linkNode(r *http.Request, rc *api.RequestContext, orig *model
 	vals := apiutil.PatchValues(ops, "/node_uuid")
 	for _, v := range vals {
 		if s, ok := v.(string); !ok || !collection.IsUUIDLike(s) {
-			return nil, errs.NewMessage("InvalidUUID", fmt.Sprintf("Expected a UUID for node_uuid, but received %s.", apiutil.PyStr(v)))
+			return nil, errs.NewMessage(errs.ClassInvalidUUID, fmt.Sprintf("Expected a UUID for node_uuid, but received %s.", apiutil.PyStr(v)))
 		}
 	}
 	if len(vals) == 0 {
 		return orig, nil
 	}
-	bad := errs.NewMessage("Invalid", fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(vals[0])))
+	bad := errs.NewMessage(errs.ClassInvalid, fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(vals[0])))
 	s, _ := vals[0].(string)
 	n, err := apiutil.GetNode(r.Context(), h.Store, s, rc.Version)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/fake"
 	"github.com/openkeel/ironic/internal/driver/noop"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
 )
@@ -333,7 +334,7 @@ func TestExecuteFakeSteps(t *testing.T) {
 		t.Errorf("apply_configuration: %v", err)
 	}
 	bios.Args = map[string]any{}
-	if _, err := driver.ExecuteStep(ctx, task, task.Driver.BIOS, bios); !driver.IsClass(err, "MissingParameterValue") {
+	if _, err := driver.ExecuteStep(ctx, task, task.Driver.BIOS, bios); !driver.IsClass(err, errs.ClassMissingParameterValue) {
 		t.Errorf("apply_configuration without settings: %v", err)
 	}
 	bios.Name = "nope"

@@ -181,11 +181,11 @@ func TestProcessEventRefusals(t *testing.T) {
 		err := tk.ProcessEvent(ctx, states.EventDone, task.EventOptions{})
 		ie, ok := errs.As(err)
 		want := "Can not transition from state 'available' on event 'done' (no defined transition)"
-		if !ok || ie.Class != "InvalidState" || ie.Code != 409 || ie.Message != want {
+		if !ok || ie.Class != errs.ClassInvalidState || ie.Code != 409 || ie.Message != want {
 			t.Errorf("ProcessEvent(done) = %v, want InvalidState %q", err, want)
 		}
 		err = tk.ProcessEvent(ctx, states.EventDeploy, task.EventOptions{TargetState: states.Deploying})
-		if !errs.Is(err, "InvalidState") || err.Error() != "Target state 'deploying' is not a 'stable' state" {
+		if !errs.Is(err, errs.ClassInvalidState) || err.Error() != "Target state 'deploying' is not a 'stable' state" {
 			t.Errorf("ProcessEvent with an unstable target = %v", err)
 		}
 		if tk.FSM.CurrentState() != states.Available || tk.Node.ProvisionState != states.Available {

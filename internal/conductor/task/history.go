@@ -96,7 +96,7 @@ const noFreeWorkers = "No free conductor workers available"
 // before the event, with the failure in last_error and node history.
 // Other spawn errors leave the node alone.
 func ProvisioningErrorHandler(ctx context.Context, err error, t *Task, prevState, prevTarget string) {
-	if !errs.Is(err, "NoFreeConductorWorker") {
+	if !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 		return
 	}
 	t.Node.ProvisionState = prevState
@@ -117,7 +117,7 @@ func ProvisioningErrorHandler(ctx context.Context, err error, t *Task, prevState
 // last_error and node history (event type "conductor").
 func SpawnErrorHandler(operation string) SpawnErrorHook {
 	return func(ctx context.Context, err error, t *Task) {
-		if !errs.Is(err, "NoFreeConductorWorker") {
+		if !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 			return
 		}
 		t.saveAfterSpawnError(ctx, states.HistoryConductor)
@@ -129,7 +129,7 @@ func SpawnErrorHandler(operation string) SpawnErrorHook {
 // power state is put back to powerState, the target cleared.
 func PowerStateErrorHandler(powerState string) SpawnErrorHook {
 	return func(ctx context.Context, err error, t *Task) {
-		if !errs.Is(err, "NoFreeConductorWorker") {
+		if !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 			return
 		}
 		t.Node.PowerState = powerState

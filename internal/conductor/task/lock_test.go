@@ -59,8 +59,10 @@ func TestAcquireErrors(t *testing.T) {
 		e := newEnv(t, db)
 		ctx := context.Background()
 		cases := []struct {
-			ident, class, msg string
-			code              int
+			ident string
+			class errs.Class
+			msg   string
+			code  int
 		}{
 			{"1f0b1e56-7d1c-4a86-9c55-4a5c04e0b0a1", "NodeNotFound", "Node 1f0b1e56-7d1c-4a86-9c55-4a5c04e0b0a1 could not be found.", 404},
 			{"4242", "NodeNotFound", "Node 4242 could not be found.", 404},
@@ -85,7 +87,7 @@ func TestAcquireReleasesWhenDriverFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := e.m.Acquire(context.Background(), n.UUID, task.AcquireOptions{})
-		if !errs.Is(err, "DriverNotFound") {
+		if !errs.Is(err, errs.ClassDriverNotFound) {
 			t.Fatalf("Acquire = %v, want DriverNotFound", err)
 		}
 		if r := e.reload(t, n.ID).Reservation; r != nil {
@@ -143,7 +145,7 @@ func TestLockContention(t *testing.T) {
 			switch {
 			case err == nil:
 				won++
-			case errs.Is(err, "NodeLocked"):
+			case errs.Is(err, errs.ClassNodeLocked):
 				locked++
 				if ie, _ := errs.As(err); ie.Code != 409 || ie.Message != wantMsg {
 					t.Errorf("NodeLocked = %d %q, want 409 %q", ie.Code, ie.Message, wantMsg)
@@ -199,9 +201,9 @@ func TestConcurrentProvisioningRequests(t *testing.T) {
 				switch {
 				case err == nil:
 					accepted++
-				case errs.Is(err, "NodeLocked"):
+				case errs.Is(err, errs.ClassNodeLocked):
 					locked++
-				case errs.Is(err, "InvalidState"):
+				case errs.Is(err, errs.ClassInvalidState):
 					invalid++
 				default:
 					t.Errorf("unexpected error: %v", err)
@@ -240,7 +242,7 @@ func TestLockRetries(t *testing.T) {
 				}
 				_, err := e.m.Acquire(ctx, n.UUID, c.opts)
 				want := fmt.Sprintf("Node %s is locked by host other-conductor, please retry after the current operation is completed.", n.UUID)
-				if !errs.Is(err, "NodeLocked") || err.Error() != want {
+				if !errs.Is(err, errs.ClassNodeLocked) || err.Error() != want {
 					t.Fatalf("Acquire = %v, want NodeLocked %q", err, want)
 				}
 				sleeps := e.clock.Sleeps()
@@ -314,7 +316,7 @@ func TestLockRetries(t *testing.T) {
 				}
 			})
 			_, err := e.m.Acquire(cctx, n.UUID, task.AcquireOptions{Patient: true})
-			if !errs.Is(err, "NodeLocked") || !errors.Is(err, context.Canceled) {
+			if !errs.Is(err, errs.ClassNodeLocked) || !errors.Is(err, context.Canceled) {
 				t.Fatalf("Acquire = %v, want NodeLocked and context.Canceled", err)
 			}
 		})
@@ -337,7 +339,7 @@ func TestSharedTask(t *testing.T) {
 		checkExclusive := func(what string, err error) {
 			t.Helper()
 			ie, ok := errs.As(err)
-			if !ok || ie.Class != "ExclusiveLockRequired" || ie.Code != 403 || ie.Message != msg {
+			if !ok || ie.Class != errs.ClassExclusiveLockRequired || ie.Code != 403 || ie.Message != msg {
 				t.Errorf("%s on a shared task = %v, want ExclusiveLockRequired", what, err)
 			}
 		}
@@ -373,7 +375,7 @@ func TestUpgradeLock(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = tk.UpgradeLock(ctx, task.UpgradeOptions{})
-		if !errs.Is(err, "NodeLocked") {
+		if !errs.Is(err, errs.ClassNodeLocked) {
 			t.Fatalf("UpgradeLock while another conductor holds the node = %v", err)
 		}
 		if got := len(e.clock.Sleeps()); got != 2 {
@@ -424,7 +426,7 @@ func TestUpgradeLockNoRetry(t *testing.T) {
 		if _, err := e.st.ReserveNode(ctx, "other-conductor", n.ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := tk.UpgradeLock(ctx, task.UpgradeOptions{NoRetry: true}); !errs.Is(err, "NodeLocked") {
+		if err := tk.UpgradeLock(ctx, task.UpgradeOptions{NoRetry: true}); !errs.Is(err, errs.ClassNodeLocked) {
 			t.Fatalf("UpgradeLock = %v, want NodeLocked", err)
 		}
 		if n := len(e.clock.Sleeps()); n != 0 {

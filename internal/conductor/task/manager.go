@@ -248,7 +248,7 @@ func (m *Manager) getNode(ctx context.Context, ident string) (*model.Node, error
 	} else if u, perr := uuid.Parse(ident); perr == nil {
 		n, err = m.store.GetNodeByUUID(ctx, u.String())
 	} else {
-		return nil, errs.New("InvalidIdentity", map[string]any{"identity": ident})
+		return nil, errs.New(errs.ClassInvalidIdentity, map[string]any{"identity": ident})
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errs.NodeNotFound(ident)
@@ -268,7 +268,7 @@ func storeError(err error, what string) error {
 	case errors.As(err, &locked):
 		return errs.NodeLocked(locked.Node, locked.Host)
 	case errors.As(err, &notLocked):
-		return errs.New("NodeNotLocked", map[string]any{"node": notLocked.Node})
+		return errs.New(errs.ClassNodeNotLocked, map[string]any{"node": notLocked.Node})
 	case errors.As(err, &notFound):
 		return errs.NodeNotFound(notFound.Ident)
 	}

@@ -151,7 +151,7 @@ func TestSpawnFailureRollsBack(t *testing.T) {
 		}
 		e.clock.Advance(7 * time.Second)
 		err = tk.End()
-		if !errs.Is(err, "NoFreeConductorWorker") {
+		if !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 			t.Fatalf("End on a full pool = %v", err)
 		}
 		got := e.reload(t, n.ID)
@@ -204,7 +204,7 @@ func TestSpawnFailureOfInspectionIsIntrospection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tk.End(); !errs.Is(err, "NoFreeConductorWorker") {
+		if err := tk.End(); !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 			t.Fatalf("End = %v", err)
 		}
 		hist, err := e.hist.ListNodeHistory(ctx, n.ID)
@@ -224,7 +224,7 @@ func TestSpawnErrorHooks(t *testing.T) {
 		tk := e.acquire(t, n, task.AcquireOptions{})
 		tk.SetSpawnErrorHook(task.SpawnErrorHandler(states.Cleaning))
 		tk.SpawnAfter(pool, task.Work{Name: "continue_node_clean", Fn: func(context.Context, *task.Task) error { return nil }})
-		if err := tk.End(); !errs.Is(err, "NoFreeConductorWorker") {
+		if err := tk.End(); !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 			t.Fatalf("End = %v", err)
 		}
 		got := e.reload(t, n.ID)
@@ -245,7 +245,7 @@ func TestSpawnErrorHooks(t *testing.T) {
 		tp.Node.PowerState = states.Error
 		tp.SetSpawnErrorHook(task.PowerStateErrorHandler(states.PowerOff))
 		tp.SpawnAfter(pool, task.Work{Name: "node_power_action", Fn: func(context.Context, *task.Task) error { return nil }})
-		if err := tp.End(); !errs.Is(err, "NoFreeConductorWorker") {
+		if err := tp.End(); !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 			t.Fatalf("End = %v", err)
 		}
 		gp := e.reload(t, p.ID)
@@ -259,7 +259,7 @@ func TestSpawnErrorHooks(t *testing.T) {
 		tq := e.acquire(t, q, task.AcquireOptions{})
 		tq.SetSpawnErrorHook(func(context.Context, error, *task.Task) { panic("hook broke") })
 		tq.SpawnAfter(pool, task.Work{Name: "x", Fn: func(context.Context, *task.Task) error { return nil }})
-		if err := tq.End(); !errs.Is(err, "NoFreeConductorWorker") {
+		if err := tq.End(); !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 			t.Fatalf("End with a panicking hook = %v", err)
 		}
 		if r := e.reload(t, q.ID).Reservation; r != nil {
@@ -285,7 +285,7 @@ func TestHeartbeatWorkStaysOutOfReservedShare(t *testing.T) {
 		n := e.node(t, states.Available, "")
 		hb := e.acquire(t, n, task.AcquireOptions{})
 		hb.SpawnAfter(pool, task.Work{Name: "heartbeat", NoReservedPool: true, Fn: func(context.Context, *task.Task) error { return nil }})
-		if err := hb.End(); !errs.Is(err, "NoFreeConductorWorker") {
+		if err := hb.End(); !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 			t.Fatalf("heartbeat End = %v, want NoFreeConductorWorker", err)
 		}
 		user := e.acquire(t, n, task.AcquireOptions{})

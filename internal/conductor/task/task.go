@@ -104,7 +104,7 @@ func (v nodeVolumeTargets) DestroyAll(ctx context.Context) error {
 // (upstream's require_exclusive_lock).
 func (t *Task) RequireExclusive() error {
 	if t.shared {
-		return errs.New("ExclusiveLockRequired", nil)
+		return errs.New(errs.ClassExclusiveLockRequired, nil)
 	}
 	return nil
 }
@@ -123,7 +123,7 @@ func (t *Task) initFSM() error {
 func invalidState(err error) error {
 	var ise *states.InvalidStateError
 	if errors.As(err, &ise) {
-		return errs.NewMessage("InvalidState", ise.Message)
+		return errs.NewMessage(errs.ClassInvalidState, ise.Message)
 	}
 	return err
 }
@@ -169,7 +169,7 @@ func (t *Task) lock(ctx context.Context, node *model.Node) (*model.Node, error) 
 			return n, nil
 		}
 		err = storeError(err, "reserve node "+node.UUID)
-		locked := errs.Is(err, "NodeLocked")
+		locked := errs.Is(err, errs.ClassNodeLocked)
 		if locked {
 			conflicts++
 		}

@@ -88,7 +88,7 @@ func TestProcessEventVectors(t *testing.T) {
 				switch {
 				case !c.Valid:
 					ie, ok := errs.As(err)
-					if !ok || ie.Class != c.Error || ie.Message != c.Message {
+					if !ok || string(ie.Class) != c.Error || ie.Message != c.Message {
 						t.Errorf("%s: error %v, want %s %q", label, err, c.Error, c.Message)
 					}
 					if got.ProvisionState != c.State || got.TargetProvisionState != or(c.InitialTarget) || got.ProvisionUpdatedAt != nil {

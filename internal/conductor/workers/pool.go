@@ -76,14 +76,14 @@ func WithLogger(l *slog.Logger) Option { return func(p *Pool) { p.log = l } }
 // upstream's start-up does, when the normal share cannot hold MinWorkers.
 func New(s Settings, opts ...Option) (*Pool, error) {
 	if s.Size < 1 {
-		return nil, errs.New("IncorrectConfiguration", map[string]any{"error": fmt.Sprintf("workers_pool_size must be positive, got %d", s.Size)})
+		return nil, errs.New(errs.ClassIncorrectConfiguration, map[string]any{"error": fmt.Sprintf("workers_pool_size must be positive, got %d", s.Size)})
 	}
 	if s.ReservedPercentage < 0 || s.ReservedPercentage > 100 {
-		return nil, errs.New("IncorrectConfiguration", map[string]any{"error": fmt.Sprintf("reserved_workers_pool_percentage must be within 0..100, got %d", s.ReservedPercentage)})
+		return nil, errs.New(errs.ClassIncorrectConfiguration, map[string]any{"error": fmt.Sprintf("reserved_workers_pool_percentage must be within 0..100, got %d", s.ReservedPercentage)})
 	}
 	normal, reserved := s.Shares()
 	if s.MinWorkers > 0 && s.MinWorkers >= normal {
-		return nil, errs.New("IncorrectConfiguration", map[string]any{"error": fmt.Sprintf(
+		return nil, errs.New(errs.ClassIncorrectConfiguration, map[string]any{"error": fmt.Sprintf(
 			"The number of calculated minimum workers %d exceeds the resulting maximum worker count %d.", s.MinWorkers, normal)})
 	}
 	p := &Pool{normalMax: normal, reservedMax: reserved, log: slog.Default(), idle: make(chan struct{})}

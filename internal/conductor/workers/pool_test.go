@@ -70,7 +70,7 @@ func TestSaturationAndReservedShare(t *testing.T) {
 	b.started.Wait()
 
 	err := p.Spawn(ctx, func(context.Context) { t.Error("rejected work ran") }, false)
-	if !errs.Is(err, "NoFreeConductorWorker") {
+	if !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 		t.Fatalf("normal spawn on a full normal share = %v, want NoFreeConductorWorker", err)
 	}
 	e, _ := errs.As(err)
@@ -84,7 +84,7 @@ func TestSaturationAndReservedShare(t *testing.T) {
 		}
 	}
 	b.started.Wait()
-	if err := p.Spawn(ctx, func(context.Context) { t.Error("rejected work ran") }, true); !errs.Is(err, "NoFreeConductorWorker") {
+	if err := p.Spawn(ctx, func(context.Context) { t.Error("rejected work ran") }, true); !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 		t.Fatalf("reserved spawn on a full pool = %v, want NoFreeConductorWorker", err)
 	}
 	st := p.Stats()
@@ -107,7 +107,7 @@ func TestHeartbeatNeverUsesReservedShare(t *testing.T) {
 			t.Fatalf("spawn %d: %v", i, err)
 		}
 	}
-	if err := p.Spawn(ctx, b.fn(), false); !errs.Is(err, "NoFreeConductorWorker") {
+	if err := p.Spawn(ctx, b.fn(), false); !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 		t.Fatalf("heartbeat spawn with only reserved workers free = %v", err)
 	}
 	if st := p.Stats(); st.ReservedRunning != 0 {
@@ -183,7 +183,7 @@ func TestWaitTimesOutThenCompletes(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Wait with running work and an ended context = %v", err)
 	}
-	if err := p.Spawn(context.Background(), b.fn(), true); !errs.Is(err, "NoFreeConductorWorker") {
+	if err := p.Spawn(context.Background(), b.fn(), true); !errs.Is(err, errs.ClassNoFreeConductorWorker) {
 		t.Errorf("spawn during shutdown = %v, want NoFreeConductorWorker", err)
 	}
 	close(b.release)
@@ -194,7 +194,7 @@ func TestWaitTimesOutThenCompletes(t *testing.T) {
 
 func TestNewRejectsTooSmallPool(t *testing.T) {
 	_, err := workers.New(workers.Settings{Size: 20, ReservedPercentage: 5, MinWorkers: 26})
-	if !errs.Is(err, "IncorrectConfiguration") {
+	if !errs.Is(err, errs.ClassIncorrectConfiguration) {
 		t.Fatalf("New = %v, want IncorrectConfiguration", err)
 	}
 	want := "Supplied configuration is incorrect and must be fixed. Error: The number of calculated minimum workers 26 exceeds the resulting maximum worker count 19."

@@ -489,7 +489,7 @@ func ensurePoweredOff(ctx context.Context, task *driver.Task) error {
 	n := task.Node
 	if n.DisablePowerOff {
 		task.Logger().ErrorContext(ctx, "refusing to power off node with disable_power_off flag set", "node", n.UUID)
-		return errs.New("PowerStateFailure", map[string]any{"pstate": "power off"})
+		return errs.New(errs.ClassPowerStateFailure, map[string]any{"pstate": "power off"})
 	}
 	current, err := task.Driver.Power.GetPowerState(ctx, task)
 	if err != nil {
@@ -727,7 +727,7 @@ func (b *base) softPowerOff(ctx context.Context, task *driver.Task) error {
 	if _, err := b.client().PowerOff(ctx, n); err != nil {
 		class := fmt.Sprintf("%T", err)
 		if e, ok := errs.As(err); ok {
-			class = e.Class
+			class = string(e.Class)
 		}
 		task.Logger().WarnContext(ctx, fmt.Sprintf("Failed to soft power off node %s. %s: %s", n.UUID, class, err), "node", n.UUID)
 	}

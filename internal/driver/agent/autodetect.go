@@ -83,7 +83,7 @@ func (a *Autodetect) StepHandlers() map[string]driver.StepFunc {
 }
 
 func notSwitched() error {
-	return errs.NewMessage("InstanceDeployFailure", "Autodetect deploy interface did not switch to a concrete interface during "+
+	return errs.NewMessage(errs.ClassInstanceDeployFailure, "Autodetect deploy interface did not switch to a concrete interface during "+
 		"switch_interface(). This indicates a bug or misconfiguration.")
 }
 

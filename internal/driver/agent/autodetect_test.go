@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 )
 
@@ -78,17 +79,17 @@ func TestAutodetectRefusesDisabledCandidate(t *testing.T) {
 		"validate": a.Validate(context.Background(), task),
 		"config":   a.CheckConfig(),
 	} {
-		if err == nil || err.Error() != want || !driver.IsClass(err, "InvalidParameterValue") {
+		if err == nil || err.Error() != want || !driver.IsClass(err, errs.ClassInvalidParameterValue) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 	if task.Node.DeployInterface != "autodetect" {
 		t.Errorf("refused switch changed the node: %q", task.Node.DeployInterface)
 	}
-	if _, err := a.Deploy(context.Background(), task); !driver.IsClass(err, "InstanceDeployFailure") {
+	if _, err := a.Deploy(context.Background(), task); !driver.IsClass(err, errs.ClassInstanceDeployFailure) {
 		t.Errorf("deploy without a switch: %v", err)
 	}
-	if err := a.Prepare(context.Background(), task); !driver.IsClass(err, "InstanceDeployFailure") {
+	if err := a.Prepare(context.Background(), task); !driver.IsClass(err, errs.ClassInstanceDeployFailure) {
 		t.Errorf("prepare without a switch: %v", err)
 	}
 }

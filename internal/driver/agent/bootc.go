@@ -90,7 +90,7 @@ func (d *Bootc) Validate(ctx context.Context, task *driver.Task) error {
 		if src != "" {
 			href = src
 		}
-		return errs.New("InvalidImageRef", map[string]any{"image_href": href})
+		return errs.New(errs.ClassInvalidImageRef, map[string]any{"image_href": href})
 	}
 	return nil
 }
@@ -203,7 +203,7 @@ func (d *Bootc) setBootToDisk(ctx context.Context, task *driver.Task, _ map[stri
 	if err == nil {
 		err = task.Driver.Management.SetBootDevice(ctx, task, "disk", persistent)
 	}
-	if err != nil && errs.Is(err, "IPMIFailure") && d.bootMode(n) == "uefi" {
+	if err != nil && errs.Is(err, errs.ClassIPMIFailure) && d.bootMode(n) == "uefi" {
 		// IPMI cannot always set a UEFI boot device; the NVRAM entry the
 		// image installed boots it anyway.
 		task.Logger().WarnContext(ctx, "could not set the boot device to disk in UEFI mode", "node", n.UUID, "error", err)

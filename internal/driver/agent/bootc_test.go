@@ -11,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/testing/ipa"
@@ -28,7 +29,7 @@ func TestBootcValidateNeedsOCIImage(t *testing.T) {
 		t.Errorf("oci image refused: %v", err)
 	}
 	err := d.Validate(ctx, bootcTask(map[string]any{"image_source": "http://127.0.0.1/disk.img"}, nil))
-	if err == nil || err.Error() != "Invalid image href http://127.0.0.1/disk.img." || !driver.IsClass(err, "InvalidParameterValue") {
+	if err == nil || err.Error() != "Invalid image href http://127.0.0.1/disk.img." || !driver.IsClass(err, errs.ClassInvalidParameterValue) {
 		t.Errorf("http image: %v", err)
 	}
 	err = d.Validate(ctx, bootcTask(map[string]any{}, nil))

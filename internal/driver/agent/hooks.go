@@ -52,7 +52,7 @@ func runPostStepHook(ctx context.Context, task *driver.Task, kind driver.StepKin
 // pyClass names the Python exception class an error stands for.
 func pyClass(err error) string {
 	if e, ok := errs.As(err); ok {
-		return e.Class
+		return string(e.Class)
 	}
 	if _, ok := err.(valueError); ok {
 		return "ValueError"

@@ -157,7 +157,7 @@ func (im *Images) instanceCache() (*image.Cache, error) {
 		return im.cache, nil
 	}
 	if im.Fetcher == nil || im.MasterPath == "" {
-		return nil, errs.NewMessage("InstanceDeployFailure", "Failed to deploy instance: the conductor has no instance image cache configured")
+		return nil, errs.NewMessage(errs.ClassInstanceDeployFailure, "Failed to deploy instance: the conductor has no instance image cache configured")
 	}
 	c, err := image.NewCache(im.MasterPath, im.CacheSize, im.CacheTTL, im.ForceRaw, im.Fetcher)
 	if err != nil {
@@ -486,7 +486,7 @@ func unsupportedRef(href, scheme string) error {
 			scheme = u.Scheme
 		}
 	}
-	return errs.New("ImageRefValidationFailed", map[string]any{"image_href": href, "reason": "Image download protocol " + scheme + " is not supported."})
+	return errs.New(errs.ClassImageRefValidationFailed, map[string]any{"image_href": href, "reason": "Image download protocol " + scheme + " is not supported."})
 }
 
 func noneIfEmpty(s string) any {
@@ -911,7 +911,7 @@ func configdriveImage(ctx context.Context, n *model.Node) (any, error) {
 		return nil, err
 	}
 	if mib := int(math.Ceil(float64(len(iso)) / (1 << 20))); mib > maxConfigDriveMiB {
-		return nil, errs.NewMessage("InstanceDeployFailure", fmt.Sprintf("Config drive size exceeds maximum limit of 64MiB. Size of the given config drive is %d MiB for node %s.", mib, n.UUID))
+		return nil, errs.NewMessage(errs.ClassInstanceDeployFailure, fmt.Sprintf("Config drive size exceeds maximum limit of 64MiB. Size of the given config drive is %d MiB for node %s.", mib, n.UUID))
 	}
 	return built, nil
 }

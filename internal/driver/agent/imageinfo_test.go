@@ -192,7 +192,7 @@ func masterFiles(t *testing.T, dir string) []string {
 	return names
 }
 
-func wantErrClass(t *testing.T, err error, class, msg string) {
+func wantErrClass(t *testing.T, err error, class errs.Class, msg string) {
 	t.Helper()
 	e, ok := errs.As(err)
 	if !ok {
@@ -520,7 +520,7 @@ func TestGlanceImageID(t *testing.T) {
 
 	// The swift source needs the [glance] swift_* options.
 	sw := e.task(nodeB, map[string]any{"image_source": glanceID, "image_download_source": "swift"})
-	if err := e.d.Validate(ctx, sw); !driver.IsClass(err, "InvalidParameterValue") {
+	if err := e.d.Validate(ctx, sw); !driver.IsClass(err, errs.ClassInvalidParameterValue) {
 		t.Fatalf("swift download source without Swift options: %v", err)
 	}
 }
@@ -660,9 +660,10 @@ func TestDirectValidateImageParameters(t *testing.T) {
 	e := newImageEnv(t, nil)
 	ctx := context.Background()
 	cases := []struct {
-		name        string
-		ii, di      map[string]any
-		class, want string
+		name   string
+		ii, di map[string]any
+		class  errs.Class
+		want   string
 	}{
 		{"no image", map[string]any{}, nil, "MissingParameterValue",
 			"Node " + nodeA + " failed to validate deploy image info. Some parameters were missing. Missing are: ['instance_info.image_source']"},
@@ -705,7 +706,7 @@ func TestPartitionImageLayout(t *testing.T) {
 	ctx := context.Background()
 	task := e.task(nodeA, map[string]any{"image_source": src, "image_checksum": sha256Hex(data), "kernel": "http://k", "ramdisk": "http://r"})
 	err := e.d.Prepare(ctx, task)
-	if !driver.IsClass(err, "MissingParameterValue") || err.Error() != "Some parameters were missing in node's instance_info. Missing are: ['root_gb']" {
+	if !driver.IsClass(err, errs.ClassMissingParameterValue) || err.Error() != "Some parameters were missing in node's instance_info. Missing are: ['root_gb']" {
 		t.Fatalf("partition image without root_gb: %v", err)
 	}
 	task = e.task(nodeA, map[string]any{"image_source": src, "image_checksum": sha256Hex(data), "kernel": "http://k", "ramdisk": "http://r",

@@ -108,7 +108,7 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 		if _, tdErr := i.tearDown(ctx, task, false); tdErr != nil {
 			return "", tdErr
 		}
-		return "", errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("unable to start inspection: %s", err)})
+		return "", errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf("unable to start inspection: %s", err)})
 	}
 	fastTrack, err := i.o.FastTrack.EnabledFor(n)
 	if err != nil {
@@ -146,7 +146,7 @@ func (i *Inspect) ContinueInspection(ctx context.Context, task *driver.Task, _, 
 		return "", err
 	}
 	if len(errsList) > 0 {
-		return "", errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("Inspection clean up failed: %s", strings.Join(errsList, ", "))})
+		return "", errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf("Inspection clean up failed: %s", strings.Join(errsList, ", "))})
 	}
 	return "", nil
 }
@@ -160,7 +160,7 @@ func (i *Inspect) Abort(ctx context.Context, task *driver.Task) error {
 		return err
 	}
 	if len(errsList) > 0 {
-		return errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf("Inspection clean up failed: %s", strings.Join(errsList, ", "))})
+		return errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf("Inspection clean up failed: %s", strings.Join(errsList, ", "))})
 	}
 	return nil
 }

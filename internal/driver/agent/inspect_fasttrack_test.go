@@ -97,13 +97,13 @@ func TestInspectFastTrackInvalid(t *testing.T) {
 	task.Driver.Boot = &paramsBoot{j: j}
 	task.Node.DriverInfo["fast_track"] = "maybe"
 	i := NewInspect(InspectOptions{PowerOff: true})
-	if _, err := i.InspectHardware(ctx, task); !errs.Is(err, "InvalidParameterValue") {
+	if _, err := i.InspectHardware(ctx, task); !errs.Is(err, errs.ClassInvalidParameterValue) {
 		t.Fatalf("inspect_hardware error = %v, want InvalidParameterValue", err)
 	}
 	if got := j.String(); got != "clean_up_ramdisk" {
 		t.Errorf("calls %q, want only the ramdisk clean-up", got)
 	}
-	if err := i.Abort(ctx, task); !errs.Is(err, "InvalidParameterValue") {
+	if err := i.Abort(ctx, task); !errs.Is(err, errs.ClassInvalidParameterValue) {
 		t.Fatalf("abort error = %v, want InvalidParameterValue", err)
 	}
 }

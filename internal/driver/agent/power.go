@@ -112,7 +112,7 @@ func (p *Power) SetPowerState(ctx context.Context, task *driver.Task, state stri
 		return p.Reboot(ctx, task, timeout)
 	}
 	task.Logger().ErrorContext(ctx, `power state is not implemented by the "agent" power interface`, "node", task.Node.UUID, "state", state)
-	return errs.New("PowerStateFailure", map[string]any{"pstate": state})
+	return errs.New(errs.ClassPowerStateFailure, map[string]any{"pstate": state})
 }
 
 // Reboot asks the agent to reboot, forgets its URL and token (the new

@@ -7,6 +7,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
 	"github.com/openkeel/ironic/internal/states"
@@ -58,7 +59,7 @@ func TestPowerValidateNeedsFastTrackAndLiveAgent(t *testing.T) {
 	silent := liveNode("http://127.0.0.1:9")
 	silent.DriverInternalInfo["agent_last_heartbeat"] = heartbeatClock.Add(-301 * time.Second).Format(driver.AgentHeartbeatLayout)
 	err := p.Validate(ctx, &driver.Task{Node: silent})
-	if err == nil || err.Error() != "Agent seems offline for node "+silent.UUID+", the agent power interface cannot be used" || !driver.IsClass(err, "InvalidParameterValue") {
+	if err == nil || err.Error() != "Agent seems offline for node "+silent.UUID+", the agent power interface cannot be used" || !driver.IsClass(err, errs.ClassInvalidParameterValue) {
 		t.Errorf("silent agent: %v", err)
 	}
 	if st, _ := p.GetPowerState(ctx, &driver.Task{Node: silent}); st != states.NoState {
@@ -104,7 +105,7 @@ func TestPowerRebootsThroughAgent(t *testing.T) {
 	}
 
 	err := p.SetPowerState(ctx, &driver.Task{Node: liveNode(a.URL())}, states.PowerOff, 0)
-	if err == nil || err.Error() != "Failed to set node power state to power off." || !driver.IsClass(err, "PowerStateFailure") {
+	if err == nil || err.Error() != "Failed to set node power state to power off." || !driver.IsClass(err, errs.ClassPowerStateFailure) {
 		t.Errorf("power off: %v", err)
 	}
 	if a.Count("standby.power_off") != 0 || a.Count("standby.run_image") != 1 || a2.Count("standby.run_image") != 1 {

@@ -134,7 +134,7 @@ func TestRamdiskDeployRefusesDisablePowerOff(t *testing.T) {
 	j := &journal{}
 	task := newTask(j, &journalNetwork{j: j}, true)
 	_, err := NewRamdisk(Options{Client: client}).Deploy(context.Background(), task)
-	if !errs.Is(err, "PowerStateFailure") {
+	if !errs.Is(err, errs.ClassPowerStateFailure) {
 		t.Fatalf("error %v, want PowerStateFailure", err)
 	}
 	if j.String() != "" {

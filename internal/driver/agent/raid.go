@@ -205,7 +205,7 @@ func (r *RAID) createConfigurationFinal(_ context.Context, task *driver.Task, cm
 	}
 	result, _ := cmd.ResultMap()[key].(map[string]any)
 	if len(result) == 0 {
-		return errs.NewMessage("IronicException", fmt.Sprintf(
+		return errs.NewMessage(errs.ClassIronicException, fmt.Sprintf(
 			"Agent ramdisk didn't return a proper command result while building RAID on %s. It returned '%s' after command execution.",
 			n.UUID, pyfmt.Repr(commandDict(cmd))))
 	}

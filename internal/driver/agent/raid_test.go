@@ -12,6 +12,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
 	"github.com/openkeel/ironic/internal/states"
@@ -124,7 +125,7 @@ func TestRAIDValidateConfig(t *testing.T) {
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("valid config refused: %v", err)
-			case tc.want != "" && (err == nil || err.Error() != tc.want || !driver.IsClass(err, "InvalidParameterValue")):
+			case tc.want != "" && (err == nil || err.Error() != tc.want || !driver.IsClass(err, errs.ClassInvalidParameterValue)):
 				t.Fatalf("got %v, want InvalidParameterValue %q", err, tc.want)
 			}
 		})
@@ -133,7 +134,7 @@ func TestRAIDValidateConfig(t *testing.T) {
 		t.Errorf("no target_raid_config: %v", err)
 	}
 	bad := &model.Node{TargetRAIDConfig: map[string]any{"logical_disks": []any{raidDisk("7", 1.0, false)}}}
-	if err := r.Validate(context.Background(), &driver.Task{Node: bad}); !driver.IsClass(err, "InvalidParameterValue") {
+	if err := r.Validate(context.Background(), &driver.Task{Node: bad}); !driver.IsClass(err, errs.ClassInvalidParameterValue) {
 		t.Errorf("invalid target_raid_config: %v", err)
 	}
 }
@@ -197,7 +198,7 @@ func TestFilterTargetRAIDConfig(t *testing.T) {
 		t.Error("filter changed the node's target_raid_config")
 	}
 	_, err = filterTargetRAIDConfig(n, false, false)
-	if err == nil || err.Error() != "Node n1 has empty target RAID configuration after skipping root volume and skipping non-root volumes." || !driver.IsClass(err, "MissingParameterValue") {
+	if err == nil || err.Error() != "Node n1 has empty target RAID configuration after skipping root volume and skipping non-root volumes." || !driver.IsClass(err, errs.ClassMissingParameterValue) {
 		t.Errorf("nothing left: %v", err)
 	}
 	_, err = filterTargetRAIDConfig(&model.Node{UUID: "n2"}, true, true)
@@ -322,7 +323,7 @@ func TestRAIDApplyConfigurationValidates(t *testing.T) {
 	task.Node.ProvisionState = states.Deploying
 	bad := map[string]any{"logical_disks": []any{raidDisk("9", 1.0, false)}}
 	_, err := driver.ExecuteStep(ctx, task, raid, driver.Step{Kind: driver.StepDeploy, Interface: driver.KindRAID, Name: "apply_configuration", Args: map[string]any{"raid_config": bad}})
-	if !driver.IsClass(err, "InvalidParameterValue") || a.Count("deploy.execute_deploy_step") != 0 {
+	if !driver.IsClass(err, errs.ClassInvalidParameterValue) || a.Count("deploy.execute_deploy_step") != 0 {
 		t.Fatalf("invalid config: %v (sent %d)", err, a.Count("deploy.execute_deploy_step"))
 	}
 	good := map[string]any{"logical_disks": []any{raidDisk("1", 1.0, true)}}

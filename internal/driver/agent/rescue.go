@@ -62,7 +62,7 @@ func (r *Rescue) Validate(ctx context.Context, task *driver.Task) error {
 		}
 	}
 	if p, _ := task.Node.InstanceInfo["rescue_password"].(string); p == "" {
-		return errs.NewMessage("MissingParameterValue", fmt.Sprintf("Node %s is missing 'rescue_password' in instance_info", task.Node.UUID))
+		return errs.NewMessage(errs.ClassMissingParameterValue, fmt.Sprintf("Node %s is missing 'rescue_password' in instance_info", task.Node.UUID))
 	}
 	return nil
 }
@@ -138,14 +138,14 @@ func (r *Rescue) FinalizeRescue(ctx context.Context, task *driver.Task) error {
 	}
 	res, err := r.o.Client.FinalizeRescue(ctx, n)
 	if err != nil {
-		return errs.New("InstanceRescueFailure", map[string]any{"node": n.UUID, "instance": instance, "reason": err.Error()})
+		return errs.New(errs.ClassInstanceRescueFailure, map[string]any{"node": n.UUID, "instance": instance, "reason": err.Error()})
 	}
 	if res == nil || res.Status != agentclient.StatusSucceeded {
 		reason := "None"
 		if res != nil {
 			reason = agentclient.CommandError(res)
 		}
-		return errs.New("InstanceRescueFailure", map[string]any{"node": n.UUID, "instance": instance,
+		return errs.New(errs.ClassInstanceRescueFailure, map[string]any{"node": n.UUID, "instance": instance,
 			"reason": fmt.Sprintf("Agent returned bad result for command finalize_rescue: %s", reason)})
 	}
 	return nil

@@ -261,7 +261,7 @@ func TestNetworkErrorsUnchanged(t *testing.T) {
 	client := agentclient.New(agentclient.DefaultOptions())
 	t.Cleanup(client.Close)
 	d := NewDirect(Options{Client: client})
-	netErr := errs.NewMessage("NetworkError", "Failed to create neutron ports for node's 1f0b5a8e ports 2a3b.")
+	netErr := errs.NewMessage(errs.ClassNetworkError, "Failed to create neutron ports for node's 1f0b5a8e ports 2a3b.")
 	calls := map[string]func(*driver.Task) error{
 		"add_cleaning_network": func(task *driver.Task) error {
 			_, err := d.PrepareCleaning(ctx, task)
@@ -285,7 +285,7 @@ func TestNetworkErrorsUnchanged(t *testing.T) {
 	for method, call := range calls {
 		j := &journal{}
 		err := call(newTask(j, &journalNetwork{j: j, fail: map[string]error{method: netErr}}, false))
-		if err == nil || err.Error() != netErr.Error() || !errs.Is(err, "NetworkError") {
+		if err == nil || err.Error() != netErr.Error() || !errs.Is(err, errs.ClassNetworkError) {
 			t.Errorf("%s failing with a NetworkError: %v", method, err)
 		}
 		j = &journal{}

@@ -84,7 +84,7 @@ func TestRedfishNeedsASupportedBootInterface(t *testing.T) {
 	if err == nil {
 		_, err = d.HardwareInterfaces()
 	}
-	if !errs.Is(err, "NoValidDefaultForInterface") {
+	if !errs.Is(err, errs.ClassNoValidDefaultForInterface) {
 		t.Fatalf("got %v, want NoValidDefaultForInterface", err)
 	}
 }
@@ -94,7 +94,7 @@ func TestDriversRefusesUnknownInterface(t *testing.T) {
 		"enabled_hardware_types":   "fake-hardware",
 		"enabled_power_interfaces": "fake,no-such-power",
 	})
-	if _, err := Drivers(c); !errs.Is(err, "DriverNotFoundInEntrypoint") {
+	if _, err := Drivers(c); !errs.Is(err, errs.ClassDriverNotFoundInEntrypoint) {
 		t.Fatalf("got %v, want DriverNotFoundInEntrypoint", err)
 	}
 }

@@ -191,7 +191,7 @@ func asAdmin(ctx context.Context) context.Context {
 	return rpc.WithRequestContext(ctx, &rpc.RequestContext{Roles: []string{"admin"}})
 }
 
-func wantNetErr(t *testing.T, err error, class, msg string) {
+func wantNetErr(t *testing.T, err error, class errs.Class, msg string) {
 	t.Helper()
 	if !errs.Is(err, class) || !strings.Contains(err.Error(), msg) {
 		t.Fatalf("error = %v, want %s containing %q", err, class, msg)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 )
@@ -28,7 +29,7 @@ func TestPowerKeepsStateOnNode(t *testing.T) {
 		}
 	}
 	err := p.SetPowerState(ctx, tk, states.Reboot, 0)
-	if !driver.IsClass(err, "InvalidParameterValue") || err.Error() != "set_power_state called with an invalid power state: rebooting." {
+	if !driver.IsClass(err, errs.ClassInvalidParameterValue) || err.Error() != "set_power_state called with an invalid power state: rebooting." {
 		t.Errorf("set rebooting = %v", err)
 	}
 	if tk.Node.PowerState != states.SoftReboot {
@@ -45,7 +46,7 @@ func TestVendorPassthru(t *testing.T) {
 	tk := task()
 	for _, m := range []string{"second_method", "third_method_sync", "fourth_method_shared_lock"} {
 		err := v.Validate(ctx, tk, m, map[string]any{})
-		if !driver.IsClass(err, "MissingParameterValue") || err.Error() != "Parameter 'bar' not passed to method '"+m+"'." {
+		if !driver.IsClass(err, errs.ClassMissingParameterValue) || err.Error() != "Parameter 'bar' not passed to method '"+m+"'." {
 			t.Errorf("validate %s = %v", m, err)
 		}
 	}
@@ -82,7 +83,7 @@ func TestVendorPassthru(t *testing.T) {
 		t.Errorf("routes = %d, want 4", len(routes))
 	}
 	a := &VendorA{}
-	if err := a.Validate(ctx, tk, "first_method", map[string]any{"bar": ""}); !driver.IsClass(err, "MissingParameterValue") {
+	if err := a.Validate(ctx, tk, "first_method", map[string]any{"bar": ""}); !driver.IsClass(err, errs.ClassMissingParameterValue) {
 		t.Errorf("VendorA validate = %v", err)
 	}
 	if got, _ := a.VendorRoutes()["first_method"].Func(ctx, tk, "POST", map[string]any{"bar": "baz"}); got != true {
@@ -188,11 +189,11 @@ func TestBIOSSettingsAfterStep(t *testing.T) {
 	}
 	for key, setting := range map[string]map[string]any{"name": {"value": "1"}, "value": {"name": "A"}} {
 		_, _, err := b.SettingsAfterStep("apply_configuration", map[string]any{"settings": []any{setting}})
-		if !driver.IsClass(err, "InvalidParameterValue") || err.Error() != "'"+key+"'" {
+		if !driver.IsClass(err, errs.ClassInvalidParameterValue) || err.Error() != "'"+key+"'" {
 			t.Errorf("setting without %s: %v", key, err)
 		}
 	}
-	if _, _, err := b.SettingsAfterStep("apply_configuration", map[string]any{}); !driver.IsClass(err, "MissingParameterValue") {
+	if _, _, err := b.SettingsAfterStep("apply_configuration", map[string]any{}); !driver.IsClass(err, errs.ClassMissingParameterValue) {
 		t.Errorf("no settings: %v", err)
 	}
 }
@@ -206,7 +207,7 @@ func TestRAIDValidatesWithTheSchema(t *testing.T) {
 	}
 	bad := map[string]any{"logical_disks": []any{map[string]any{"size_gb": 100.0, "raid_level": "7"}}}
 	want := "RAID config validation error: '7' is not one of ['JBOD', '0', '1', '2', '5', '6', '1+0', '5+0', '6+0']"
-	if err := r.ValidateRAIDConfig(ctx, tk, bad); !driver.IsClass(err, "InvalidParameterValue") || err.Error() != want {
+	if err := r.ValidateRAIDConfig(ctx, tk, bad); !driver.IsClass(err, errs.ClassInvalidParameterValue) || err.Error() != want {
 		t.Errorf("level 7 = %v", err)
 	}
 	tk.Node.TargetRAIDConfig = bad

@@ -290,22 +290,22 @@ func (c *core) passwordArgs(d DriverInfo) (args, env []string, remove func(), er
 	}
 	f, err := os.CreateTemp(c.opts.TempDir, "ipmi-")
 	if err != nil {
-		return nil, nil, nil, errs.New("PasswordFileFailedToCreate", map[string]any{"error": err.Error()})
+		return nil, nil, nil, errs.New(errs.ClassPasswordFileFailedToCreate, map[string]any{"error": err.Error()})
 	}
 	remove = func() { _ = os.Remove(f.Name()) }
 	if err := f.Chmod(0o600); err != nil {
 		_ = f.Close()
 		remove()
-		return nil, nil, nil, errs.New("PasswordFileFailedToCreate", map[string]any{"error": err.Error()})
+		return nil, nil, nil, errs.New(errs.ClassPasswordFileFailedToCreate, map[string]any{"error": err.Error()})
 	}
 	if _, err := f.WriteString(pw); err != nil {
 		_ = f.Close()
 		remove()
-		return nil, nil, nil, errs.New("PasswordFileFailedToCreate", map[string]any{"error": err.Error()})
+		return nil, nil, nil, errs.New(errs.ClassPasswordFileFailedToCreate, map[string]any{"error": err.Error()})
 	}
 	if err := f.Close(); err != nil {
 		remove()
-		return nil, nil, nil, errs.New("PasswordFileFailedToCreate", map[string]any{"error": err.Error()})
+		return nil, nil, nil, errs.New(errs.ClassPasswordFileFailedToCreate, map[string]any{"error": err.Error()})
 	}
 	return []string{"-f", f.Name()}, nil, remove, nil
 }
@@ -452,5 +452,5 @@ func containsAny(s string, subs []string) bool {
 // ipmiFailure is upstream IPMIFailure(cmd=...): what callers see when a
 // command failed; the details went to the log.
 func ipmiFailure(cmd string) error {
-	return errs.New("IPMIFailure", map[string]any{"cmd": cmd})
+	return errs.New(errs.ClassIPMIFailure, map[string]any{"cmd": cmd})
 }

@@ -40,7 +40,7 @@ func TestPasswordFileLivesOnlyForTheCommand(t *testing.T) {
 	// A failing command is logged in full; the password must not be.
 	bmc.answer("power status", Result{ExitCode: 1, Stderr: "Error: Unable to establish IPMI v2 / RMCP+ session"})
 	c.opts.UseIpmitoolRetries = true
-	if _, err := p.GetPowerState(context.Background(), task); !errs.Is(err, "IPMIFailure") {
+	if _, err := p.GetPowerState(context.Background(), task); !errs.Is(err, errs.ClassIPMIFailure) {
 		t.Fatalf("error %v", err)
 	}
 	if strings.Contains(logs.String(), "Sup3r-s3cret") || !strings.Contains(logs.String(), "RMCP+ session") {

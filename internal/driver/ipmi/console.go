@@ -82,7 +82,7 @@ func (s *SocatConsole) StopConsole(ctx context.Context, task *driver.Task) error
 	}
 	stopErr := s.stopSocat(ctx, task)
 	_ = os.Remove(s.passwordFilePath(task.Node.UUID))
-	if stopErr != nil && !errs.Is(stopErr, "NoConsolePid") {
+	if stopErr != nil && !errs.Is(stopErr, errs.ClassNoConsolePid) {
 		return stopErr
 	}
 	// Returned as is: upstream lets ipmitool's failure through unchanged
@@ -176,7 +176,7 @@ func (s *SocatConsole) startConsole(ctx context.Context, task *driver.Task, d Dr
 		_ = os.Remove(pwFile)
 		if err := os.WriteFile(pwFile, []byte(pw), 0o600); err != nil {
 			_ = os.Remove(pwFile)
-			return errs.New("PasswordFileFailedToCreate", map[string]any{"error": err.Error()})
+			return errs.New(errs.ClassPasswordFileFailedToCreate, map[string]any{"error": err.Error()})
 		}
 		args = append(args, "-f", pwFile)
 	}
@@ -233,12 +233,12 @@ func (s *SocatConsole) socatArgs(uuid string, port int, consoleCmd string) []str
 // written its PID file, failing when it exits or takes longer than
 // [console]subprocess_timeout.
 func (s *SocatConsole) startSocat(ctx context.Context, task *driver.Task, uuid string, port int, consoleCmd string, env []string) error {
-	if err := s.stopSocat(ctx, task); err != nil && !errs.Is(err, "NoConsolePid") {
+	if err := s.stopSocat(ctx, task); err != nil && !errs.Is(err, errs.ClassNoConsolePid) {
 		return err
 	}
 	if err := os.MkdirAll(s.pidDir(), 0o755); err != nil {
 		msg := fmt.Sprintf("Cannot create directory '%s' for console PID file. Reason: %s.", s.pidDir(), err)
-		return errs.NewMessage("ConsoleError", msg)
+		return errs.NewMessage(errs.ClassConsoleError, msg)
 	}
 	args := s.socatArgs(uuid, port, consoleCmd)
 	// The console outlives the request that started it.
@@ -249,7 +249,7 @@ func (s *SocatConsole) startSocat(ctx context.Context, task *driver.Task, uuid s
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return errs.New("ConsoleSubprocessFailed", map[string]any{
+		return errs.New(errs.ClassConsoleSubprocessFailed, map[string]any{
 			"error": fmt.Sprintf("%s\nCommand: %s", err, strings.Join(args, " ")),
 		})
 	}
@@ -268,7 +268,7 @@ func (s *SocatConsole) startSocat(ctx context.Context, task *driver.Task, uuid s
 			msg := fmt.Sprintf("Command: %s.\nExit code: %d.\nStderr: %s",
 				strings.Join(args, " "), cmd.ProcessState.ExitCode(), pyfmt.Repr(stderr.String()))
 			task.Logger().Error("console subprocess exited", "node", uuid, "error", msg)
-			return errs.New("ConsoleSubprocessFailed", map[string]any{"error": msg})
+			return errs.New(errs.ClassConsoleSubprocessFailed, map[string]any{"error": msg})
 		default:
 		}
 		if pid, err := s.readPID(uuid); err == nil && processAlive(pid) {
@@ -277,7 +277,7 @@ func (s *SocatConsole) startSocat(ctx context.Context, task *driver.Task, uuid s
 		if clock.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			msg := fmt.Sprintf("Timeout while waiting for console subprocess to start for node %s.", uuid)
-			return errs.New("ConsoleSubprocessFailed", map[string]any{"error": msg})
+			return errs.New(errs.ClassConsoleSubprocessFailed, map[string]any{"error": msg})
 		}
 		if err := clock.Sleep(ctx, interval); err != nil {
 			_ = cmd.Process.Kill()
@@ -290,12 +290,12 @@ func (s *SocatConsole) readPID(uuid string) (int, error) {
 	path := s.pidFile(uuid)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, errs.New("NoConsolePid", map[string]any{"pid_path": path})
+		return 0, errs.New(errs.ClassNoConsolePid, map[string]any{"pid_path": path})
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil || pid <= 0 {
-		return 0, errs.New("NoConsolePid", map[string]any{"pid_path": path})
+		return 0, errs.New(errs.ClassNoConsolePid, map[string]any{"pid_path": path})
 	}
 	return pid, nil
 }
@@ -320,7 +320,7 @@ func (s *SocatConsole) stopSocat(ctx context.Context, task *driver.Task) error {
 			task.Logger().Warn("console process is not running but pid file exists", "node", uuid)
 			return nil
 		}
-		return errs.NewMessage("ConsoleError", fmt.Sprintf("Could not stop the console for node '%s'. Reason: %s.", uuid, err))
+		return errs.NewMessage(errs.ClassConsoleError, fmt.Sprintf("Could not stop the console for node '%s'. Reason: %s.", uuid, err))
 	}
 	const step = 200 * time.Millisecond
 	attempts := max(int(s.core.opts.KillTimeout/step), 1)
@@ -365,7 +365,7 @@ func (a *portAllocator) acquire(ranges []PortRange, host, conductor string) (int
 			return p, nil
 		}
 	}
-	return 0, errs.New("NoFreeIPMITerminalPorts", map[string]any{"host": conductor})
+	return 0, errs.New(errs.ClassNoFreeIPMITerminalPorts, map[string]any{"host": conductor})
 }
 
 func (a *portAllocator) release(port int) {

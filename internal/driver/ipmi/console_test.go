@@ -82,7 +82,7 @@ func TestConsoleSOLDeactivateOutcomes(t *testing.T) {
 			t.Fatalf("get console: %v", err)
 		}
 		// StartConsole goes on to socat, which is missing here.
-		if err := s.StartConsole(ctx, task); !errs.Is(err, "ConsoleSubprocessFailed") {
+		if err := s.StartConsole(ctx, task); !errs.Is(err, errs.ClassConsoleSubprocessFailed) {
 			t.Fatalf("start console: %v", err)
 		}
 		if _, err := os.Stat(s.passwordFilePath(task.Node.UUID)); !os.IsNotExist(err) {
@@ -95,14 +95,14 @@ func TestConsoleValidate(t *testing.T) {
 	ctx := context.Background()
 	s, _ := consoleCore(t, nil)
 	task := testTask(baseInfo(), &bytes.Buffer{})
-	if err := s.Validate(ctx, task); !errs.Is(err, "MissingParameterValue") || err.Error() !=
+	if err := s.Validate(ctx, task); !errs.Is(err, errs.ClassMissingParameterValue) || err.Error() !=
 		"Either missing 'ipmi_terminal_port' parameter in node's driver_info or [console]port_range is not configured" {
 		t.Fatalf("no port: %v", err)
 	}
 	s.core.opts.PortRange = []PortRange{{Start: 14400, End: 14401}}
 	must(t, s.Validate(ctx, task))
 	task.Node.DriverInfo["ipmi_protocol_version"] = "1.5"
-	if err := s.Validate(ctx, task); !errs.Is(err, "InvalidParameterValue") || err.Error() !=
+	if err := s.Validate(ctx, task); !errs.Is(err, errs.ClassInvalidParameterValue) || err.Error() !=
 		"Serial over lan only works with IPMI protocol version 2.0. Check the 'ipmi_protocol_version' parameter in node's driver_info" {
 		t.Fatalf("IPMI 1.5: %v", err)
 	}
@@ -139,7 +139,7 @@ func TestConsolePortAllocation(t *testing.T) {
 	if got[0] != busy-2 || got[1] != busy-1 {
 		t.Fatalf("allocated %v from %v with %d bound", got, ranges, busy)
 	}
-	if _, err := a.acquire(ranges, "127.0.0.1", "cond-1"); !errs.Is(err, "NoFreeIPMITerminalPorts") ||
+	if _, err := a.acquire(ranges, "127.0.0.1", "cond-1"); !errs.Is(err, errs.ClassNoFreeIPMITerminalPorts) ||
 		err.Error() != "Unable to allocate a free port on host cond-1 for IPMI terminal, not enough free ports." {
 		t.Fatalf("exhausted range: %v", err)
 	}

@@ -86,7 +86,7 @@ func TestDriverInfoErrors(t *testing.T) {
 		name    string
 		info    map[string]any
 		support Support
-		class   string
+		class   errs.Class
 		msg     string
 	}{
 		{"missing address", map[string]any{"ipmi_username": "admin"}, *allSupported, "MissingParameterValue",

@@ -77,13 +77,13 @@ func (m *IntelManagement) configureSpeedSelect(ctx context.Context, task *driver
 	for socket := range sockets {
 		raw := fmt.Sprintf("0x2c 0x41 0x04 0x00 0x0%d %s", socket, cfg)
 		if _, _, err := m.core.sendRaw(ctx, task, d, raw); err != nil {
-			if !errs.Is(err, "IPMIFailure") {
+			if !errs.Is(err, errs.ClassIPMIFailure) {
 				return err
 			}
 			msg := fmt.Sprintf("Failed to set Intel SST-PP configuration level %s on socket number %d due to reason %s.",
 				cfg, socket, err)
 			task.Logger().Error("Intel SST-PP configuration failed", "node", task.Node.UUID, "error", msg)
-			return errs.NewMessage("IPMIFailure", msg)
+			return errs.NewMessage(errs.ClassIPMIFailure, msg)
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ func TestIntelSpeedSelectValidation(t *testing.T) {
 			c, bmc, _, logs := testCore(t, nil)
 			m := &IntelManagement{Management: &Management{core: c}}
 			_, err := driver.ExecuteStep(context.Background(), testTask(baseInfo(), logs), m, speedSelectStep(tc.args))
-			if !errs.Is(err, "InvalidParameterValue") || err.Error() != tc.want {
+			if !errs.Is(err, errs.ClassInvalidParameterValue) || err.Error() != tc.want {
 				t.Fatalf("error %v, want InvalidParameterValue %q", err, tc.want)
 			}
 			if len(bmc.calls) != 0 {
@@ -88,7 +88,7 @@ func TestIntelSpeedSelectFailureNamesTheSocket(t *testing.T) {
 	_, err := driver.ExecuteStep(context.Background(), testTask(baseInfo(), logs), m, speedSelectStep(args))
 	want := "Failed to set Intel SST-PP configuration level 0x02 on socket number 1 due to reason " +
 		"IPMI call failed: raw 0x2c 0x41 0x04 0x00 0x01 0x02.."
-	if !errs.Is(err, "IPMIFailure") || err.Error() != want {
+	if !errs.Is(err, errs.ClassIPMIFailure) || err.Error() != want {
 		t.Fatalf("error %v, want IPMIFailure %q", err, want)
 	}
 	if got := bmc.commands(); len(got) != 2 {

@@ -240,7 +240,7 @@ func (m *Management) GetSensorsData(ctx context.Context, task *driver.Task) (map
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		return nil, errs.New("FailedToGetSensorData", map[string]any{"node": task.Node.UUID, "error": err.Error()})
+		return nil, errs.New(errs.ClassFailedToGetSensorData, map[string]any{"node": task.Node.UUID, "error": err.Error()})
 	}
 	return parseSensorsData(task.Node.UUID, out)
 }

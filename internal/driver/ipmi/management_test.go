@@ -43,7 +43,7 @@ func TestParseSensorsData(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v", got)
 	}
-	if _, err := parseSensorsData("n1", "Sensor ID : X\n Sensor Reading : 1\n"); !errs.Is(err, "FailedToParseSensorData") {
+	if _, err := parseSensorsData("n1", "Sensor ID : X\n Sensor Reading : 1\n"); !errs.Is(err, errs.ClassFailedToParseSensorData) {
 		t.Fatalf("unknown type: %v", err)
 	}
 	if _, err := parseSensorsData("n1", "Sensor ID : X\n Sensor Type (Analog) : Fan\n"); err == nil ||
@@ -105,7 +105,7 @@ func TestVendorPassthru(t *testing.T) {
 		t.Fatalf("commands %q", got)
 	}
 	task.Shared = true
-	if _, err := v.VendorRoutes()["bmc_reset"].Func(ctx, task, "POST", nil); !errs.Is(err, "ExclusiveLockRequired") {
+	if _, err := v.VendorRoutes()["bmc_reset"].Func(ctx, task, "POST", nil); !errs.Is(err, errs.ClassExclusiveLockRequired) {
 		t.Fatalf("shared lock: %v", err)
 	}
 }
@@ -158,7 +158,7 @@ func TestSensorsAndNMI(t *testing.T) {
 		t.Fatalf("sensors %v", got)
 	}
 	bmc.answer("sdr -v", Result{ExitCode: 1, Stderr: "Error: Unable to establish IPMI v2 / RMCP+ session"})
-	if _, err := m.GetSensorsData(ctx, task); !errs.Is(err, "FailedToGetSensorData") {
+	if _, err := m.GetSensorsData(ctx, task); !errs.Is(err, errs.ClassFailedToGetSensorData) {
 		t.Fatalf("sdr failure: %v", err)
 	}
 	must(t, m.InjectNMI(ctx, task))

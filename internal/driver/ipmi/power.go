@@ -75,7 +75,7 @@ func (p *Power) SetPowerState(ctx context.Context, task *driver.Task, state stri
 	case states.SoftReboot:
 		if task.Node.DisablePowerOff {
 			// ipmitool has no graceful reboot that keeps the power on.
-			return errs.New("UnsupportedHardwareFeature", map[string]any{"node": task.Node.UUID, "feature": states.SoftPowerOff})
+			return errs.New(errs.ClassUnsupportedHardwareFeature, map[string]any{"node": task.Node.UUID, "feature": states.SoftPowerOff})
 		}
 		if err := p.core.setAndWait(ctx, task, d, states.SoftPowerOff, timeout); err != nil {
 			return err
@@ -199,7 +199,7 @@ func (c *core) waitForPowerState(ctx context.Context, task *driver.Task, d Drive
 		}
 		if !clock.Now().Before(deadline) {
 			task.Logger().Error("timed out waiting for power state", "node", d.UUID, "timeout", timeout, "state", target)
-			return errs.New("PowerStateFailure", map[string]any{"pstate": target})
+			return errs.New(errs.ClassPowerStateFailure, map[string]any{"pstate": target})
 		}
 		interval *= 2
 	}

@@ -106,7 +106,7 @@ func TestPowerRefusals(t *testing.T) {
 	p, task, ch, _ := powerSetup(t, true)
 	task.Node.DisablePowerOff = true
 	err := p.SetPowerState(ctx, task, states.SoftReboot, 0)
-	if !errs.Is(err, "UnsupportedHardwareFeature") || err.Error() != "Node "+task.Node.UUID+
+	if !errs.Is(err, errs.ClassUnsupportedHardwareFeature) || err.Error() != "Node "+task.Node.UUID+
 		" hardware does not support feature soft power off, which is required based upon the requested configuration." {
 		t.Fatalf("soft reboot of a node that must stay powered: %v", err)
 	}
@@ -120,7 +120,7 @@ func TestPowerRefusals(t *testing.T) {
 		"set power": p.SetPowerState(ctx, task, states.PowerOff, 0),
 		"reboot":    p.Reboot(ctx, task, 0),
 	} {
-		if !errs.Is(err, "ExclusiveLockRequired") {
+		if !errs.Is(err, errs.ClassExclusiveLockRequired) {
 			t.Fatalf("%s under a shared lock: %v", name, err)
 		}
 	}
@@ -150,7 +150,7 @@ func TestPowerStateTimeouts(t *testing.T) {
 			ch.stuck = true
 			start := clock.Now()
 			err := p.SetPowerState(ctx, task, tc.state, tc.timeout)
-			if !errs.Is(err, "PowerStateFailure") || err.Error() != "Failed to set node power state to power off." {
+			if !errs.Is(err, errs.ClassPowerStateFailure) || err.Error() != "Failed to set node power state to power off." {
 				t.Fatalf("error %v", err)
 			}
 			// Polls back off and the last wait is cut at the deadline; the

@@ -40,7 +40,7 @@ func Register(r *driver.Registry, opts Options) error {
 	} else {
 		s, err := ProbeSupport(context.Background(), opts.binary())
 		if err != nil {
-			return fmt.Errorf("register ipmitool interfaces: %w: %w", errs.New("DriverLoadError", map[string]any{
+			return fmt.Errorf("register ipmitool interfaces: %w: %w", errs.New(errs.ClassDriverLoadError, map[string]any{
 				"driver": "IPMIPower",
 				"reason": "Unable to locate usable ipmitool command in the system path when checking ipmitool version",
 			}), err)
@@ -80,7 +80,7 @@ func checkTempDir(dir string) error {
 		err = os.Remove(name)
 	}
 	if err != nil {
-		return errs.NewMessage("DirectoryNotWritable", fmt.Sprintf(
+		return errs.NewMessage(errs.ClassDirectoryNotWritable, fmt.Sprintf(
 			"Ipmitool drivers need to be able to create temporary files to pass password to ipmitool. Encountered error: %s", err))
 	}
 	return nil
@@ -88,7 +88,7 @@ func checkTempDir(dir string) error {
 
 func requireExclusive(task *driver.Task) error {
 	if task.Shared {
-		return errs.New("ExclusiveLockRequired", nil)
+		return errs.New(errs.ClassExclusiveLockRequired, nil)
 	}
 	return nil
 }

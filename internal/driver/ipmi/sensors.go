@@ -46,7 +46,7 @@ func parseSensorsData(nodeUUID, data string) (map[string]any, error) {
 		if !typed {
 			// Upstream passes a (message, dict) tuple as the error, so the
 			// message shows the tuple's repr.
-			return nil, errs.New("FailedToParseSensorData", map[string]any{
+			return nil, errs.New(errs.ClassFailedToParseSensorData, map[string]any{
 				"node": nodeUUID,
 				"error": "(" + pyfmt.Repr("parse ipmi sensor data failed, unknown sensor type data: %(sensors_data)s") +
 					", {'sensors_data': " + pyfmt.Repr(toAny(sensor)) + "})",
@@ -64,7 +64,7 @@ func parseSensorsData(nodeUUID, data string) (map[string]any, error) {
 		group[sensor["Sensor ID"]] = toAny(sensor)
 	}
 	if len(out) == 0 {
-		return nil, errs.New("FailedToParseSensorData", map[string]any{
+		return nil, errs.New(errs.ClassFailedToParseSensorData, map[string]any{
 			"node":  nodeUUID,
 			"error": "parse ipmi sensor data failed, get nothing with input data: " + data,
 		})

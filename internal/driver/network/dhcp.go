@@ -111,7 +111,7 @@ func (d *DHCP) UpdateDHCPOpts(ctx context.Context, task *driver.Task, opts []map
 		return err
 	}
 	if len(vifs) == 0 {
-		return errs.NewMessage("FailedToUpdateDHCPOptOnPort", fmt.Sprintf("No VIFs found for node %s when attempting to update DHCP BOOT options.", n.UUID))
+		return errs.NewMessage(errs.ClassFailedToUpdateDHCPOptOnPort, fmt.Sprintf("No VIFs found for node %s when attempting to update DHCP BOOT options.", n.UUID))
 	}
 	var failed []string
 	for _, vif := range vifs {
@@ -121,7 +121,7 @@ func (d *DHCP) UpdateDHCPOpts(ctx context.Context, task *driver.Task, opts []map
 		}
 	}
 	if len(failed) == len(vifs) {
-		return errs.NewMessage("FailedToUpdateDHCPOptOnPort", fmt.Sprintf("Failed to set DHCP BOOT options for any port on node %s.", n.UUID))
+		return errs.NewMessage(errs.ClassFailedToUpdateDHCPOptOnPort, fmt.Sprintf("Failed to set DHCP BOOT options for any port on node %s.", n.UUID))
 	}
 	if len(failed) > 0 {
 		task.Logger().WarnContext(ctx, "some errors were encountered when updating the DHCP BOOT options", "node", n.UUID, "ports", failed)

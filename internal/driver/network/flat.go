@@ -73,7 +73,7 @@ func (*Flat) Steps() []driver.StepSpec { return nil }
 // upstream; standalone there is none to check.
 func (f *Flat) Validate(ctx context.Context, task *driver.Task) error {
 	if f.Ports == nil {
-		return errs.NewMessage("InvalidParameterValue", "the flat network interface has no port store configured")
+		return errs.NewMessage(errs.ClassInvalidParameterValue, "the flat network interface has no port store configured")
 	}
 	if f.Neutron == nil {
 		return nil
@@ -148,7 +148,7 @@ func vifID(internalInfo, extra map[string]any) string {
 
 func (f *Flat) load(ctx context.Context, node *model.Node) ([]*model.Port, []*model.Portgroup, error) {
 	if f.Ports == nil {
-		return nil, nil, errs.NewMessage("InvalidParameterValue", "the flat network interface has no port store configured")
+		return nil, nil, errs.NewMessage(errs.ClassInvalidParameterValue, "the flat network interface has no port store configured")
 	}
 	id := node.ID
 	ports, err := f.Ports.ListPorts(ctx, store.PortFilter{NodeID: &id}, store.ListOptions{})
@@ -191,7 +191,7 @@ func attached(p portLike, vif string) (bool, error) {
 		cur, ok = p.extra()[legacyVIFKey]
 	}
 	if ok && cur == vif {
-		return false, errs.New("VifAlreadyAttached", map[string]any{"object_type": p.className(), "vif": vif, "object_uuid": p.uuid()})
+		return false, errs.New(errs.ClassVifAlreadyAttached, map[string]any{"object_type": p.className(), "vif": vif, "object_uuid": p.uuid()})
 	}
 	return ok && cur != nil, nil
 }
@@ -266,7 +266,7 @@ func freePortLikes(ports []*model.Port, pgs []*model.Portgroup, vif string, phys
 func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[string]any) error {
 	vif, _ := vifInfo["id"].(string)
 	if vif == "" {
-		return errs.NewMessage("MissingParameterValue", "VIF information must contain an 'id'")
+		return errs.NewMessage(errs.ClassMissingParameterValue, "VIF information must contain an 'id'")
 	}
 	ports, pgs, err := f.load(ctx, task.Node)
 	if err != nil {
@@ -285,7 +285,7 @@ func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[str
 		return err
 	}
 	if len(free) == 0 {
-		return errs.New("NoFreePhysicalPorts", map[string]any{"vif": vif})
+		return errs.New(errs.ClassNoFreePhysicalPorts, map[string]any{"vif": vif})
 	}
 	rank := func(p portLike) int {
 		r := 0
@@ -306,7 +306,7 @@ func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[str
 	}
 	if mac := chosen.address(); mac != "" {
 		if err := f.Neutron.updatePortAddress(ctx, task, vif, mac); err != nil {
-			return errs.NewMessage("NetworkError", fmt.Sprintf("Unable to attach VIF %s because Ironic can not update Neutron port %s MAC address to match physical MAC address %s", vif, vif, mac))
+			return errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("Unable to attach VIF %s because Ironic can not update Neutron port %s MAC address to match physical MAC address %s", vif, vif, mac))
 		}
 	}
 	if err := f.save(ctx, chosen, func(info, _ map[string]any) { info[TenantVIFKey] = vif }); err != nil {
@@ -338,7 +338,7 @@ func (f *Flat) VifDetach(ctx context.Context, task *driver.Task, vif string) err
 		}
 	}
 	if holder == nil {
-		return errs.New("VifNotAttached", map[string]any{"vif": vif, "node": task.Node.UUID})
+		return errs.New(errs.ClassVifNotAttached, map[string]any{"vif": vif, "node": task.Node.UUID})
 	}
 	if err := f.save(ctx, *holder, func(info, extra map[string]any) {
 		delete(info, TenantVIFKey)
@@ -429,7 +429,7 @@ func (f *Flat) PortChanged(ctx context.Context, task *driver.Task, port *model.P
 	if len(reason) == 0 {
 		return nil
 	}
-	return errs.NewMessage("Conflict", fmt.Sprintf("Port group %s doesn't support standalone ports. This port %s cannot be  a member of that port group because of: %s",
+	return errs.NewMessage(errs.ClassConflict, fmt.Sprintf("Port group %s doesn't support standalone ports. This port %s cannot be  a member of that port group because of: %s",
 		pg.UUID, port.UUID, strings.Join(reason, ", ")))
 }
 
@@ -446,7 +446,7 @@ func (f *Flat) PortgroupChanged(ctx context.Context, task *driver.Task, pg *mode
 			if vif := vifID(pg.InternalInfo, pg.Extra); vif != "" {
 				if err := f.Neutron.updatePortAddress(ctx, task, vif, *pg.Address); err != nil {
 					task.Logger().Error("failed to update the neutron port MAC", "portgroup", pg.UUID, "vif", vif, "error", err)
-					return errs.New("FailedToUpdateMacOnPort", map[string]any{"port_id": vif})
+					return errs.New(errs.ClassFailedToUpdateMacOnPort, map[string]any{"port_id": vif})
 				}
 			}
 		}
@@ -475,7 +475,7 @@ func (f *Flat) PortgroupChanged(ctx context.Context, task *driver.Task, pg *mode
 			reason = append(reason, "VIF "+vif+" is attached to this port")
 		}
 		if len(reason) > 0 {
-			return errs.NewMessage("Conflict", fmt.Sprintf("standalone_ports_supported can not be set to False, because the port group %s contains port with %s",
+			return errs.NewMessage(errs.ClassConflict, fmt.Sprintf("standalone_ports_supported can not be set to False, because the port group %s contains port with %s",
 				pg.UUID, strings.Join(reason, ", ")))
 		}
 	}
@@ -497,7 +497,7 @@ func (f *Flat) portChangedInNeutron(ctx context.Context, task *driver.Task, port
 	if deref(old.Address) != deref(port.Address) && vif != "" {
 		if err := f.Neutron.updatePortAddress(ctx, task, vif, deref(port.Address)); err != nil {
 			task.Logger().Error("failed to update the neutron port MAC", "port", port.UUID, "vif", vif, "error", err)
-			return errs.New("FailedToUpdateMacOnPort", map[string]any{"port_id": vif})
+			return errs.New(errs.ClassFailedToUpdateMacOnPort, map[string]any{"port_id": vif})
 		}
 	}
 	oldClient, _ := old.Extra["client-id"].(string)
@@ -515,7 +515,7 @@ func (f *Flat) portChangedInNeutron(ctx context.Context, task *driver.Task, port
 	opt := map[string]any{"opt_name": "client-id", "opt_value": nullable(newClient)}
 	if _, err := f.Neutron.updatePort(ctx, vif, map[string]any{"extra_dhcp_opts": []any{opt}}, true); err != nil {
 		task.Logger().Error("failed to update DHCP options on the neutron port", "port", port.UUID, "vif", vif, "error", err)
-		return errs.New("FailedToUpdateDHCPOptOnPort", map[string]any{"port_id": vif})
+		return errs.New(errs.ClassFailedToUpdateDHCPOptOnPort, map[string]any{"port_id": vif})
 	}
 	return nil
 }
@@ -646,7 +646,7 @@ func (f *Flat) bindFlatPorts(ctx context.Context, task *driver.Task) error {
 		bound++
 	}
 	if bound == 0 {
-		return errs.NewMessage("NetworkError", fmt.Sprintf("Failed to bind any flat network ports for node %s", task.Node.UUID))
+		return errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("Failed to bind any flat network ports for node %s", task.Node.UUID))
 	}
 	return nil
 }

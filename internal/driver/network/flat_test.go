@@ -63,7 +63,7 @@ func TestFlatVifAttachListDetach(t *testing.T) {
 		t.Fatalf("port 0 internal_info = %v", fx.port(t, 0).InternalInfo)
 	}
 	err := fl.VifAttach(ctx, fx.task, map[string]any{"id": "vif-1"})
-	if !errs.Is(err, "VifAlreadyAttached") || errs.Status(err) != 409 ||
+	if !errs.Is(err, errs.ClassVifAlreadyAttached) || errs.Status(err) != 409 ||
 		err.Error() != "Unable to attach VIF because VIF vif-1 is already attached to Ironic Port "+fx.ports[0].UUID {
 		t.Fatalf("second attach = %v", err)
 	}
@@ -74,7 +74,7 @@ func TestFlatVifAttachListDetach(t *testing.T) {
 		t.Fatalf("port 1 internal_info = %v", fx.port(t, 1).InternalInfo)
 	}
 	err = fl.VifAttach(ctx, fx.task, map[string]any{"id": "vif-3"})
-	if !errs.Is(err, "NoFreePhysicalPorts") || err.Error() != "Unable to attach VIF vif-3, not enough free physical ports." {
+	if !errs.Is(err, errs.ClassNoFreePhysicalPorts) || err.Error() != "Unable to attach VIF vif-3, not enough free physical ports." {
 		t.Fatalf("third attach = %v", err)
 	}
 	vifs, err := fl.VifList(ctx, fx.task)
@@ -92,7 +92,7 @@ func TestFlatVifAttachListDetach(t *testing.T) {
 		t.Errorf("detached VIF still recorded: %v", fx.port(t, 0).InternalInfo)
 	}
 	err = fl.VifDetach(ctx, fx.task, "vif-1")
-	if !errs.Is(err, "VifNotAttached") || err.Error() != "Unable to detach VIF vif-1 from node "+fx.task.Node.UUID+" because it is not attached to it." {
+	if !errs.Is(err, errs.ClassVifNotAttached) || err.Error() != "Unable to detach VIF vif-1 from node "+fx.task.Node.UUID+" because it is not attached to it." {
 		t.Fatalf("second detach = %v", err)
 	}
 	vifs, _ = fl.VifList(ctx, fx.task)
@@ -113,7 +113,7 @@ func TestFlatLegacyExtraVif(t *testing.T) {
 	if vifs, _ := fl.VifList(ctx, fx.task); len(vifs) != 1 || vifs[0]["id"] != "old" {
 		t.Fatalf("list = %v", vifs)
 	}
-	if err := fl.VifAttach(ctx, fx.task, map[string]any{"id": "old"}); !errs.Is(err, "VifAlreadyAttached") {
+	if err := fl.VifAttach(ctx, fx.task, map[string]any{"id": "old"}); !errs.Is(err, errs.ClassVifAlreadyAttached) {
 		t.Fatalf("attach = %v", err)
 	}
 	if err := fl.VifDetach(ctx, fx.task, "old"); err != nil {
@@ -152,7 +152,7 @@ func TestFlatPrefersPortgroup(t *testing.T) {
 	member := fx.port(t, 0)
 	member.PortgroupID = &pg.ID
 	err = fl.PortChanged(ctx, fx.task, member)
-	if !errs.Is(err, "Conflict") || errs.Status(err) != 409 {
+	if !errs.Is(err, errs.ClassConflict) || errs.Status(err) != 409 {
 		t.Fatalf("port changed = %v", err)
 	}
 	// Turning standalone ports off is fine while the only member is
@@ -171,7 +171,7 @@ func TestFlatPrefersPortgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = fl.PortgroupChanged(ctx, fx.task, pg)
-	if !errs.Is(err, "Conflict") || err.Error() != "standalone_ports_supported can not be set to False, because the port group "+pg.UUID+" contains port with VIF x is attached to this port" {
+	if !errs.Is(err, errs.ClassConflict) || err.Error() != "standalone_ports_supported can not be set to False, because the port group "+pg.UUID+" contains port with VIF x is attached to this port" {
 		t.Fatalf("portgroup changed = %v", err)
 	}
 }
@@ -180,7 +180,7 @@ func TestFlatNetworkHooksAndMissingStore(t *testing.T) {
 	ctx := context.Background()
 	fl := &Flat{}
 	tk := &driver.Task{Node: &model.Node{UUID: "n"}}
-	if err := fl.Validate(ctx, tk); !errs.Is(err, "InvalidParameterValue") {
+	if err := fl.Validate(ctx, tk); !errs.Is(err, errs.ClassInvalidParameterValue) {
 		t.Errorf("validate without store = %v", err)
 	}
 	for name, hook := range map[string]func(context.Context, *driver.Task) error{
@@ -192,7 +192,7 @@ func TestFlatNetworkHooksAndMissingStore(t *testing.T) {
 			t.Errorf("%s = %v", name, err)
 		}
 	}
-	if err := fl.VifAttach(ctx, tk, map[string]any{}); !errs.Is(err, "MissingParameterValue") {
+	if err := fl.VifAttach(ctx, tk, map[string]any{}); !errs.Is(err, errs.ClassMissingParameterValue) {
 		t.Errorf("attach without id = %v", err)
 	}
 	r := driver.NewRegistry()
@@ -216,11 +216,11 @@ func TestFlatVifAttachToChosenPort(t *testing.T) {
 		t.Fatalf("internal_info %v / %v", fx.port(t, 0).InternalInfo, fx.port(t, 1).InternalInfo)
 	}
 	err := fl.VifAttach(ctx, fx.task, map[string]any{"id": "vif-2", "port_uuid": fx.ports[1].UUID})
-	if !errs.Is(err, "NoFreePhysicalPorts") {
+	if !errs.Is(err, errs.ClassNoFreePhysicalPorts) {
 		t.Fatalf("chosen port busy: %v", err)
 	}
 	err = fl.VifAttach(ctx, fx.task, map[string]any{"id": "vif-2", "portgroup_uuid": "00000000-0000-4000-8000-000000000000"})
-	if !errs.Is(err, "NoFreePhysicalPorts") {
+	if !errs.Is(err, errs.ClassNoFreePhysicalPorts) {
 		t.Fatalf("unknown portgroup: %v", err)
 	}
 }

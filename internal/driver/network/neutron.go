@@ -134,7 +134,7 @@ func netErr(err error, msg string) error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return errs.NewMessage("NetworkError", msg)
+	return errs.NewMessage(errs.ClassNetworkError, msg)
 }
 
 func (o *NeutronOptions) user() *neutron.Client {
@@ -198,7 +198,7 @@ func (o *NeutronOptions) networkUUID(ctx context.Context, node *model.Node, s se
 		want, _ = o.configured(s)
 	}
 	if want == "" {
-		return "", errs.NewMessage("MissingParameterValue", fmt.Sprintf("UUID or name of %s is not set in configuration or in node driver_info.", s.label))
+		return "", errs.NewMessage(errs.ClassMissingParameterValue, fmt.Sprintf("UUID or name of %s is not set in configuration or in node driver_info.", s.label))
 	}
 	net, err := o.user().ShowNetwork(ctx, want)
 	if err == nil {
@@ -213,7 +213,7 @@ func (o *NeutronOptions) networkUUID(ctx context.Context, node *model.Node, s se
 	}
 	switch len(nets) {
 	case 0:
-		return "", errs.NewMessage("InvalidParameterValue", fmt.Sprintf("%s with name or UUID %s was not found", s.label, want))
+		return "", errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf("%s with name or UUID %s was not found", s.label, want))
 	case 1:
 		return nets[0].ID(), nil
 	}
@@ -221,14 +221,14 @@ func (o *NeutronOptions) networkUUID(ctx context.Context, node *model.Node, s se
 	for i, n := range nets {
 		ids[i] = n.ID()
 	}
-	return "", errs.NewMessage("InvalidParameterValue", fmt.Sprintf("More than one %s was found for name %s: %s", s.label, want, strings.Join(ids, ", ")))
+	return "", errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf("More than one %s was found for name %s: %s", s.label, want, strings.Join(ids, ", ")))
 }
 
 // Validate checks the cleaning and provisioning networks when an admin
 // asks and refuses nodes that never power off, as upstream.
 func (n *Neutron) Validate(ctx context.Context, task *driver.Task) error {
 	if n.Ports == nil {
-		return errs.NewMessage("InvalidParameterValue", "the neutron network interface has no port store configured")
+		return errs.NewMessage(errs.ClassInvalidParameterValue, "the neutron network interface has no port store configured")
 	}
 	if n.Neutron.CallerRoles == nil || slices.Contains(n.Neutron.CallerRoles(ctx), "admin") {
 		for _, s := range []serviceNet{cleaningNet, provisioningNet} {
@@ -238,7 +238,7 @@ func (n *Neutron) Validate(ctx context.Context, task *driver.Task) error {
 		}
 	}
 	if task.Node.DisablePowerOff && !n.Neutron.AllowDisablingPowerOff {
-		return errs.NewMessage("InvalidParameterValue", "Nodes with disable_power_off cannot be used with the neutron network interface (disallowed in the configuration)")
+		return errs.NewMessage(errs.ClassInvalidParameterValue, "Nodes with disable_power_off cannot be used with the neutron network interface (disallowed in the configuration)")
 	}
 	return nil
 }
@@ -340,14 +340,14 @@ func (o *NeutronOptions) waitHostAgent(ctx context.Context, client *neutron.Clie
 		}
 		agents, err := client.ListAgents(ctx, url.Values{"host": {host}})
 		if err != nil {
-			last = errs.NewMessage("NetworkError", "Failed to contact Neutron server")
+			last = errs.NewMessage(errs.ClassNetworkError, "Failed to contact Neutron server")
 			continue
 		}
 		// As upstream, only the first agent listed counts.
 		if len(agents) > 0 && agents[0]["alive"] == true {
 			return nil
 		}
-		last = errs.NewMessage("NetworkError", fmt.Sprintf("Agent on host %s failed to reach state up", host))
+		last = errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("Agent on host %s failed to reach state up", host))
 	}
 	return last
 }
@@ -399,7 +399,7 @@ func (o *NeutronOptions) waitActive(ctx context.Context, client *neutron.Client,
 		p, err := client.ShowPort(ctx, id)
 		switch {
 		case neutron.IsNotFound(err):
-			return errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Neutron port %s was not found", id))
+			return errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf("Neutron port %s was not found", id))
 		case err != nil:
 			return netErr(err, fmt.Sprintf("Could not retrieve neutron port: %v", err))
 		}
@@ -409,7 +409,7 @@ func (o *NeutronOptions) waitActive(ctx context.Context, client *neutron.Client,
 		if p["binding:vif_type"] == "binding_failed" {
 			return fmt.Errorf("binding failed for neutron port %s", id)
 		}
-		last = errs.NewMessage("NetworkError", fmt.Sprintf("Port %s failed to reach status ACTIVE", id))
+		last = errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("Port %s failed to reach status ACTIVE", id))
 	}
 	return last
 }
@@ -430,7 +430,7 @@ func (o *NeutronOptions) verifySecurityGroups(ctx context.Context, groups []stri
 		}
 	}
 	if len(missing) > 0 {
-		return errs.NewMessage("NetworkError", fmt.Sprintf("Could not find these security groups (specified via ironic config) in neutron: [%s]", strings.Join(missing, ", ")))
+		return errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("Could not find these security groups (specified via ironic config) in neutron: [%s]", strings.Join(missing, ", ")))
 	}
 	return nil
 }
@@ -460,7 +460,7 @@ func (o *NeutronOptions) addNetwork(ctx context.Context, task *driver.Task, f *F
 		if o.addAllPorts(task) {
 			enabled = ""
 		}
-		return errs.NewMessage("NetworkError", fmt.Sprintf("No available %sports on node %s.", enabled, node.UUID))
+		return errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("No available %sports on node %s.", enabled, node.UUID))
 	}
 	var failures []string
 	for _, p := range toPlug {
@@ -488,7 +488,7 @@ func (o *NeutronOptions) addNetwork(ctx context.Context, task *driver.Task, f *F
 		if err := o.removePorts(ctx, task, ports, netID); err != nil {
 			task.Logger().Warn("failed to roll back neutron ports", "node", node.UUID, "network", netID, "error", err)
 		}
-		return errs.NewMessage("NetworkError", fmt.Sprintf("Failed to create neutron ports for node's %s ports %s.", node.UUID, strings.Join(failures, ", ")))
+		return errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("Failed to create neutron ports for node's %s ports %s.", node.UUID, strings.Join(failures, ", ")))
 	}
 	if len(failures) > 0 {
 		task.Logger().Warn("some neutron ports could not be created", "node", node.UUID, "ports", failures)
@@ -654,7 +654,7 @@ func (o *NeutronOptions) physnets(ctx context.Context, vif string) ([]string, er
 	port, err := o.user().ShowPort(ctx, vif)
 	switch {
 	case neutron.IsNotFound(err):
-		return nil, errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Neutron port %s was not found", vif))
+		return nil, errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf("Neutron port %s was not found", vif))
 	case err != nil:
 		return nil, netErr(err, fmt.Sprintf("Could not retrieve neutron port: %v", err))
 	}
@@ -662,7 +662,7 @@ func (o *NeutronOptions) physnets(ctx context.Context, vif string) ([]string, er
 	net, err := o.user().ShowNetwork(ctx, netID)
 	switch {
 	case neutron.IsNotFound(err):
-		return nil, errs.NewMessage("InvalidParameterValue", fmt.Sprintf("network with name or UUID %s was not found", netID))
+		return nil, errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf("network with name or UUID %s was not found", netID))
 	case err != nil:
 		return nil, netErr(err, fmt.Sprintf("Could not retrieve network: %v", err))
 	}
@@ -715,7 +715,7 @@ func (o *NeutronOptions) seedHostID(ctx context.Context, task *driver.Task, vif 
 	port, err := o.user().ShowPort(ctx, vif)
 	switch {
 	case neutron.IsNotFound(err):
-		return errs.NewMessage("NetworkError", fmt.Sprintf("The neutron port %s was not found when we expect it to exist. We cannot proceed.", vif))
+		return errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("The neutron port %s was not found when we expect it to exist. We cannot proceed.", vif))
 	case err != nil:
 		return netErr(err, fmt.Sprintf("An unknown error was encountered while attempting to retrieve neutron port %s. Error: %v", vif, err))
 	}
@@ -739,7 +739,7 @@ func (o *NeutronOptions) plugTenant(ctx context.Context, task *driver.Task, p po
 	node := task.Node
 	vif, _ := p.internalInfo()[TenantVIFKey].(string)
 	if vif == "" {
-		return errs.NewMessage("VifNotAttached", fmt.Sprintf("Tenant VIF is not associated with %s %s", strings.ToLower(p.className()), p.uuid()))
+		return errs.NewMessage(errs.ClassVifNotAttached, fmt.Sprintf("Tenant VIF is not associated with %s %s", strings.ToLower(p.className()), p.uuid()))
 	}
 	links := []any{}
 	profile := map[string]any{}
@@ -787,7 +787,7 @@ func (o *NeutronOptions) plugTenant(ctx context.Context, task *driver.Task, p po
 		err = o.waitActive(ctx, o.user(), vif)
 	}
 	if err != nil {
-		if errs.Is(err, "InvalidParameterValue") || errs.Is(err, "NetworkError") {
+		if errs.Is(err, errs.ClassInvalidParameterValue) || errs.Is(err, errs.ClassNetworkError) {
 			return err
 		}
 		return netErr(err, fmt.Sprintf("Could not add public network VIF %s to node %s, possible network issue. %v", vif, node.UUID, err))
@@ -860,13 +860,13 @@ func (n *Neutron) ConfigureTenantNetworks(ctx context.Context, task *driver.Task
 		return err
 	}
 	if len(ports) == 0 {
-		return errs.NewMessage("NetworkError", fmt.Sprintf("No ports are associated with node %s", node.UUID))
+		return errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("No ports are associated with node %s", node.UUID))
 	}
 	all := standalone(ports, pgs)
 	without := 0
 	for _, p := range all {
 		if err := n.Neutron.plugTenant(ctx, task, p, ports); err != nil {
-			if errs.Is(err, "VifNotAttached") {
+			if errs.Is(err, errs.ClassVifNotAttached) {
 				without++
 				continue
 			}
@@ -874,7 +874,7 @@ func (n *Neutron) ConfigureTenantNetworks(ctx context.Context, task *driver.Task
 		}
 	}
 	if without == len(all) {
-		return errs.NewMessage("NetworkError", fmt.Sprintf("No neutron ports or portgroups are associated with node %s", node.UUID))
+		return errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("No neutron ports or portgroups are associated with node %s", node.UUID))
 	}
 	return nil
 }

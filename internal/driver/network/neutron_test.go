@@ -41,7 +41,7 @@ func newNeutron(t *testing.T) (*Neutron, *fakeneutron.Fixture, *fixture) {
 	return n, fn, fx
 }
 
-func wantClass(t *testing.T, err error, class, msg string) {
+func wantClass(t *testing.T, err error, class errs.Class, msg string) {
 	t.Helper()
 	var e *errs.Error
 	if !errors.As(err, &e) || e.Class != class || !strings.Contains(e.Error(), msg) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 )
 
@@ -36,7 +37,7 @@ func TestNoInterfacesRefuse(t *testing.T) {
 	}
 	for name, call := range calls {
 		err := call()
-		if !driver.IsClass(err, "UnsupportedDriverExtension") {
+		if !driver.IsClass(err, errs.ClassUnsupportedDriverExtension) {
 			t.Errorf("%s = %v, want UnsupportedDriverExtension", name, err)
 			continue
 		}

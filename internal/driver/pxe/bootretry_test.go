@@ -90,7 +90,7 @@ func (s *sequence) SetBootDevice(_ context.Context, _ *driver.Task, device strin
 	}
 	s.calls = append(s.calls, "boot "+device)
 	if device == s.reject {
-		return errs.NewMessage("InvalidParameterValue", "Invalid boot device "+device+" specified.")
+		return errs.NewMessage(errs.ClassInvalidParameterValue, "Invalid boot device "+device+" specified.")
 	}
 	return nil
 }

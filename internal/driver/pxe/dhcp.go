@@ -97,7 +97,7 @@ func (b *Boot) bootFileOrURL(n *model.Node, urlBoot bool, ipVersion int) (string
 		result = "tftp://" + host + "/" + file
 	}
 	if len(result) > neutronOptValueLimit {
-		return "", errs.NewMessage("InvalidParameterValue", "The resulting boot file or URL length exceeds Neutron limitations. "+
+		return "", errs.NewMessage(errs.ClassInvalidParameterValue, "The resulting boot file or URL length exceeds Neutron limitations. "+
 			"Please explore shorter file names or hostnames.")
 	}
 	return result, nil

@@ -104,9 +104,9 @@ func mustJSON(t *testing.T, v any) string {
 // is written; a URL too long for Neutron is refused as upstream.
 func TestDHCPFailures(t *testing.T) {
 	e := newEnv(t, "bios")
-	e.opts.DHCP = &dhcpRecorder{err: errs.NewMessage("FailedToUpdateDHCPOptOnPort", "No VIFs found")}
+	e.opts.DHCP = &dhcpRecorder{err: errs.NewMessage(errs.ClassFailedToUpdateDHCPOptOnPort, "No VIFs found")}
 	err := NewPXE(e.opts).PrepareRamdisk(context.Background(), e.task, nil)
-	if !errs.Is(err, "FailedToUpdateDHCPOptOnPort") {
+	if !errs.Is(err, errs.ClassFailedToUpdateDHCPOptOnPort) {
 		t.Fatalf("got %v", err)
 	}
 	if got := tree(t, e.tftp); !equal(got, grubFiles) {
@@ -116,7 +116,7 @@ func TestDHCPFailures(t *testing.T) {
 	e.opts.HTTPURL = "http://127.0.0.1:8080/a/rather/long/prefix/for/the/boot/files"
 	err = NewHTTP(e.opts).PrepareRamdisk(context.Background(), e.task, nil)
 	var ie *errs.Error
-	if !errors.As(err, &ie) || ie.Class != "InvalidParameterValue" || ie.Message != "The resulting boot file or URL length exceeds Neutron limitations. Please explore shorter file names or hostnames." {
+	if !errors.As(err, &ie) || ie.Class != errs.ClassInvalidParameterValue || ie.Message != "The resulting boot file or URL length exceeds Neutron limitations. Please explore shorter file names or hostnames." {
 		t.Fatalf("long URL: %v", err)
 	}
 }

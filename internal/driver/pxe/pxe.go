@@ -230,7 +230,7 @@ func (b *Boot) kernelRamdisk(n *model.Node, mode string) (kernel, ramdisk string
 		missing = append(missing, "'"+mode+"_ramdisk'")
 	}
 	if len(missing) > 0 {
-		return "", "", errs.NewMessage("MissingParameterValue",
+		return "", "", errs.NewMessage(errs.ClassMissingParameterValue,
 			"Cannot validate PXE bootloader. Some parameters were missing in node's driver_info and configuration. Missing are: ["+strings.Join(missing, ", ")+"]")
 	}
 	return kernel, ramdisk, nil
@@ -287,16 +287,16 @@ func (b *Boot) validateCommon(ctx context.Context, task *driver.Task) error {
 		return err
 	}
 	if len(ports) == 0 {
-		return errs.NewMessage("MissingParameterValue", fmt.Sprintf("Node %s does not have any port associated with it", n.UUID))
+		return errs.NewMessage(errs.ClassMissingParameterValue, fmt.Sprintf("Node %s does not have any port associated with it", n.UUID))
 	}
 	if b.ipxe && (b.opts.HTTPURL == "" || b.opts.HTTPRoot == "") {
-		return errs.NewMessage("MissingParameterValue", "iPXE boot is enabled but no HTTP URL or HTTP root was specified")
+		return errs.NewMessage(errs.ClassMissingParameterValue, "iPXE boot is enabled but no HTTP URL or HTTP root was specified")
 	}
 	if m := b.bootMode(n); m != "uefi" && m != "bios" {
-		return errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Invalid boot mode %q for node %s", m, n.UUID))
+		return errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf("Invalid boot mode %q for node %s", m, n.UUID))
 	}
 	if strField(n.InstanceInfo, "image_source") != "" && strField(n.InstanceInfo, "boot_iso") != "" {
-		return errs.NewMessage("InvalidParameterValue", "An 'image_source' and 'boot_iso' parameter may not be specified at the same time")
+		return errs.NewMessage(errs.ClassInvalidParameterValue, "An 'image_source' and 'boot_iso' parameter may not be specified at the same time")
 	}
 	_, _, err = b.kernelRamdisk(n, "deploy")
 	return err
@@ -324,8 +324,8 @@ func (b *Boot) ValidateRescue(_ context.Context, task *driver.Task) error {
 // managed inspection needs, the conductor falls back to an unmanaged one.
 func (b *Boot) ValidateInspection(ctx context.Context, task *driver.Task) error {
 	err := b.validateCommon(ctx, task)
-	if errs.Is(err, "MissingParameterValue") {
-		return errs.NewMessage("UnsupportedDriverExtension", "Insufficient information provided for managed inspection: "+err.Error())
+	if errs.Is(err, errs.ClassMissingParameterValue) {
+		return errs.NewMessage(errs.ClassUnsupportedDriverExtension, "Insufficient information provided for managed inspection: "+err.Error())
 	}
 	return err
 }
@@ -344,7 +344,7 @@ func needPrepareRamdisk(n *model.Node) bool {
 // network boot and fetches the kernel and ramdisk into the node's folder.
 func (b *Boot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskParams map[string]any) error {
 	if task.Shared {
-		return errs.New("ExclusiveLockRequired", nil)
+		return errs.New(errs.ClassExclusiveLockRequired, nil)
 	}
 	n := task.Node
 	if !needPrepareRamdisk(n) {
@@ -609,7 +609,7 @@ func setBootDevice(ctx context.Context, task *driver.Task, device string, persis
 func (b *Boot) setNetworkBoot(ctx context.Context, task *driver.Task, persistent bool) error {
 	if b.httpBoot {
 		err := setBootDevice(ctx, task, "uefihttp", persistent)
-		if !errs.Is(err, "InvalidParameterValue") {
+		if !errs.Is(err, errs.ClassInvalidParameterValue) {
 			return err
 		}
 		task.Logger().Warn("UEFI HTTP boot is not supported by the management interface, falling back to PXE", "node", task.Node.UUID)
@@ -665,7 +665,7 @@ func (b *Boot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 		return b.prepareRamdiskInstance(ctx, task)
 	case "local":
 	default:
-		return errs.NewMessage("InvalidParameterValue", fmt.Sprintf("Boot option %s of node %s is not supported by this boot interface", opt, n.UUID))
+		return errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf("Boot option %s of node %s is not supported by this boot interface", opt, n.UUID))
 	}
 	if b.opts.NetbootFallback {
 		if err := b.netbootFallback(ctx, task); err != nil {

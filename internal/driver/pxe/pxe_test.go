@@ -44,8 +44,9 @@ type bootCall struct {
 // (InvalidParameterValue when empty), as a BMC without it would.
 type recorder struct {
 	driver.ManagementInterface
-	calls               []bootCall
-	reject, rejectClass string
+	calls       []bootCall
+	reject      string
+	rejectClass errs.Class
 }
 
 func (r *recorder) SetBootDevice(_ context.Context, _ *driver.Task, device string, persistent bool) error {
@@ -334,7 +335,7 @@ func TestHTTPBootFallsBackToPXE(t *testing.T) {
 	// Other failures are not papered over.
 	e := newEnv(t, "uefi")
 	e.mgmt.reject, e.mgmt.rejectClass = "uefihttp", "RedfishError"
-	if err := NewHTTP(e.opts).PrepareRamdisk(ctx, e.task, nil); !errs.Is(err, "RedfishError") || len(e.mgmt.calls) != 1 {
+	if err := NewHTTP(e.opts).PrepareRamdisk(ctx, e.task, nil); !errs.Is(err, errs.ClassRedfishError) || len(e.mgmt.calls) != 1 {
 		t.Errorf("BMC failure: %v, calls %v", err, e.mgmt.calls)
 	}
 }
@@ -462,7 +463,7 @@ func TestValidate(t *testing.T) {
 	delete(e.node.DriverInfo, "deploy_ramdisk")
 	err := NewPXE(e.opts).Validate(ctx, e.task)
 	want := "Cannot validate PXE bootloader. Some parameters were missing in node's driver_info and configuration. Missing are: ['deploy_kernel', 'deploy_ramdisk']"
-	if !errs.Is(err, "MissingParameterValue") || err.Error() != want {
+	if !errs.Is(err, errs.ClassMissingParameterValue) || err.Error() != want {
 		t.Errorf("no kernel: %v", err)
 	}
 	// The configuration's pair is used when the node names neither.
@@ -473,12 +474,12 @@ func TestValidate(t *testing.T) {
 	}
 	// Half a pair on the node is not completed from the configuration.
 	e.node.DriverInfo["deploy_kernel"] = "http://127.0.0.1/k"
-	if err := NewPXE(o).Validate(ctx, e.task); !errs.Is(err, "MissingParameterValue") || !strings.HasSuffix(err.Error(), "['deploy_ramdisk']") {
+	if err := NewPXE(o).Validate(ctx, e.task); !errs.Is(err, errs.ClassMissingParameterValue) || !strings.HasSuffix(err.Error(), "['deploy_ramdisk']") {
 		t.Errorf("half pair: %v", err)
 	}
 	o.HTTPURL = ""
 	for _, iface := range []func(Options) *Boot{NewIPXE, NewHTTPIPXE} {
-		if err := iface(o).Validate(ctx, e.task); !errs.Is(err, "MissingParameterValue") || err.Error() != "iPXE boot is enabled but no HTTP URL or HTTP root was specified" {
+		if err := iface(o).Validate(ctx, e.task); !errs.Is(err, errs.ClassMissingParameterValue) || err.Error() != "iPXE boot is enabled but no HTTP URL or HTTP root was specified" {
 			t.Errorf("ipxe without http_url: %v", err)
 		}
 	}
@@ -491,17 +492,17 @@ func TestValidate(t *testing.T) {
 		t.Errorf("http without http_url: %v", err)
 	}
 	e.node.InstanceInfo = map[string]any{"image_source": "http://127.0.0.1/img", "boot_iso": "http://127.0.0.1/iso"}
-	if err := NewHTTP(e.opts).Validate(ctx, e.task); !errs.Is(err, "InvalidParameterValue") || err.Error() != "An 'image_source' and 'boot_iso' parameter may not be specified at the same time" {
+	if err := NewHTTP(e.opts).Validate(ctx, e.task); !errs.Is(err, errs.ClassInvalidParameterValue) || err.Error() != "An 'image_source' and 'boot_iso' parameter may not be specified at the same time" {
 		t.Errorf("image_source and boot_iso: %v", err)
 	}
 	e.node.InstanceInfo = nil
 	o.Ports = portList{}
 	for _, iface := range []func(Options) *Boot{NewPXE, NewIPXE, NewHTTP, NewHTTPIPXE} {
-		if err := iface(o).Validate(ctx, e.task); !errs.Is(err, "MissingParameterValue") || err.Error() != "Node "+e.node.UUID+" does not have any port associated with it" {
+		if err := iface(o).Validate(ctx, e.task); !errs.Is(err, errs.ClassMissingParameterValue) || err.Error() != "Node "+e.node.UUID+" does not have any port associated with it" {
 			t.Errorf("no ports: %v", err)
 		}
 		err := iface(o).ValidateInspection(ctx, e.task)
-		if !errs.Is(err, "UnsupportedDriverExtension") || err.Error() != "Insufficient information provided for managed inspection: Node "+e.node.UUID+" does not have any port associated with it" {
+		if !errs.Is(err, errs.ClassUnsupportedDriverExtension) || err.Error() != "Insufficient information provided for managed inspection: Node "+e.node.UUID+" does not have any port associated with it" {
 			t.Errorf("inspection without ports: %v", err)
 		}
 	}
@@ -700,17 +701,17 @@ func TestValidateRamdiskInstance(t *testing.T) {
 	b := NewPXE(e.opts)
 	e.node.InstanceInfo = map[string]any{"kernel": "file:///k"}
 	err := b.Validate(ctx, e.task)
-	if e, _ := errs.As(err); e == nil || e.Class != "MissingParameterValue" || e.Message != "Cannot validate image information for node "+
+	if e, _ := errs.As(err); e == nil || e.Class != errs.ClassMissingParameterValue || e.Message != "Cannot validate image information for node "+
 		"1be26c0b-03f2-4d2e-ae87-c02d7f33c123 because one or more parameters are missing from its instance_info and insufficient information "+
 		"is present to boot from a remote volume. Missing are: ['ramdisk']" {
 		t.Errorf("kernel only: %v", err)
 	}
 	e.node.InstanceInfo = map[string]any{"image_source": "http://127.0.0.1:1/disk.img"}
-	if err := b.Validate(ctx, e.task); !errs.Is(err, "MissingParameterValue") || err.Error() != "Image http://127.0.0.1:1/disk.img is missing the following properties: kernel, ramdisk" {
+	if err := b.Validate(ctx, e.task); !errs.Is(err, errs.ClassMissingParameterValue) || err.Error() != "Image http://127.0.0.1:1/disk.img is missing the following properties: kernel, ramdisk" {
 		t.Errorf("image without kernel and ramdisk: %v", err)
 	}
 	e.node.InstanceInfo = map[string]any{"boot_iso": "file:///live.iso", "image_source": "file:///disk.img"}
-	if err := b.Validate(ctx, e.task); !errs.Is(err, "InvalidParameterValue") {
+	if err := b.Validate(ctx, e.task); !errs.Is(err, errs.ClassInvalidParameterValue) {
 		t.Errorf("boot_iso with image_source: %v", err)
 	}
 	// A local boot does not look at the instance image.
@@ -819,7 +820,7 @@ func TestSetUpPlacesCommonFiles(t *testing.T) {
 	e3.opts.LoaderFilePaths = map[string]string{"efi/snponly.efi": loader}
 	e3.opts.InitialGrubDisabled = true
 	err := NewPXE(e3.opts).PrepareRamdisk(ctx, e3.task, nil)
-	if ee, _ := errs.As(err); ee == nil || ee.Class != "IncorrectConfiguration" ||
+	if ee, _ := errs.As(err); ee == nil || ee.Class != errs.ClassIncorrectConfiguration ||
 		ee.Message != "File paths configured for [pxe]loader_file_paths must be a base path. Entry: efi/snponly.efi" {
 		t.Errorf("loader in a sub-directory: %v", err)
 	}

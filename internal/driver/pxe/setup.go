@@ -79,14 +79,14 @@ func (b *Boot) placeLoaders(root string) error {
 		return nil
 	}
 	if err := os.MkdirAll(root, b.opts.DirPermission); err != nil {
-		return errs.NewMessage("IncorrectConfiguration", "Failed to create bootloader destination path. Error: "+err.Error())
+		return errs.NewMessage(errs.ClassIncorrectConfiguration, "Failed to create bootloader destination path. Error: "+err.Error())
 	}
 	for dest, src := range b.opts.LoaderFilePaths {
 		if filepath.Base(dest) != dest || dest == "." || dest == ".." {
-			return errs.NewMessage("IncorrectConfiguration", "File paths configured for [pxe]loader_file_paths must be a base path. Entry: "+dest)
+			return errs.NewMessage(errs.ClassIncorrectConfiguration, "File paths configured for [pxe]loader_file_paths must be a base path. Entry: "+dest)
 		}
 		if err := copyFile(src, filepath.Join(root, dest), b.opts.FilePermission); err != nil {
-			return errs.NewMessage("IncorrectConfiguration", "Error encountered while attempting to copy a configured bootloader into the requested destination. "+err.Error())
+			return errs.NewMessage(errs.ClassIncorrectConfiguration, "Error encountered while attempting to copy a configured bootloader into the requested destination. "+err.Error())
 		}
 	}
 	return nil

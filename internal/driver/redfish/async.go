@@ -169,7 +169,7 @@ func getTaskMonitor(cl *client, uri string) (*taskInfo, error) {
 // ConnectionError, Ironic RedfishConnectionError) from one that answered.
 func isConnectionError(err error) bool {
 	var cerr *ConnectionError
-	return errors.As(err, &cerr) || errs.Is(err, "RedfishConnectionError")
+	return errors.As(err, &cerr) || errs.Is(err, errs.ClassRedfishConnectionError)
 }
 
 // pyISOTime is Python's datetime.isoformat() of a naive UTC time, the form

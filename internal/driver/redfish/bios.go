@@ -139,7 +139,7 @@ func (b *BIOS) BIOSSettings(ctx context.Context, task *driver.Task) ([]model.BIO
 	if err == errNoBios {
 		msg := fmt.Sprintf("Cannot fetch BIOS attributes for node %s, BIOS settings are not supported.", task.Node.UUID)
 		task.Logger().Error(msg)
-		return nil, errs.NewMessage("UnsupportedDriverExtension", msg)
+		return nil, errs.NewMessage(errs.ClassUnsupportedDriverExtension, msg)
 	}
 	if err != nil {
 		return nil, err
@@ -392,7 +392,7 @@ func (b *BIOS) ApplyConfiguration(ctx context.Context, task *driver.Task, settin
 
 // errText is the message of a BMC error without our RedfishError wrapping.
 func errText(err error) string {
-	if e, ok := errs.As(err); ok && e.Class == "RedfishError" {
+	if e, ok := errs.As(err); ok && e.Class == errs.ClassRedfishError {
 		return strings.TrimPrefix(e.Message, "Redfish exception occurred. Error: ")
 	}
 	return err.Error()

@@ -735,7 +735,7 @@ func (b *VirtualMediaBoot) PrepareInstance(ctx context.Context, task *driver.Tas
 		return b.prepareRamdiskInstance(ctx, task)
 	}
 	if opt != "local" && !iwdi {
-		return errs.New("InstanceDeployFailure", map[string]any{
+		return errs.New(errs.ClassInstanceDeployFailure, map[string]any{
 			"reason": fmt.Sprintf("Boot option %s over virtual media is not supported for node %s", opt, n.UUID)})
 	}
 	if err := b.setBootDevice(ctx, task, "disk", true); err != nil {

@@ -124,8 +124,8 @@ func (b *VirtualMediaBoot) attachConfigdrive(ctx context.Context, task *driver.T
 		return err
 	}
 	if err := b.mgmt.AttachVirtualMedia(ctx, task, "disk", url); err != nil {
-		if driver.IsClass(err, "InvalidParameterValue") {
-			return errs.New("InstanceDeployFailure", map[string]any{
+		if driver.IsClass(err, errs.ClassInvalidParameterValue) {
+			return errs.New(errs.ClassInstanceDeployFailure, map[string]any{
 				"reason": fmt.Sprintf("Cannot attach configdrive for node %s: no suitable virtual USB slot has been found", n.UUID)})
 		}
 		return err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -42,9 +43,9 @@ func failedExchanges(seen []exchange) int {
 // connection.
 func TestConnectionErrorsAndRetries(t *testing.T) {
 	type outcome struct {
-		class     string // "" for success
-		exchanges int    // HTTP exchanges attempted, answered or not
-		failed    int    // of which got no answer
+		class     errs.Class // "" for success
+		exchanges int        // HTTP exchanges attempted, answered or not
+		failed    int        // of which got no answer
 		waited    time.Duration
 	}
 	for _, tc := range []struct {

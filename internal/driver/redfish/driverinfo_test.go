@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 )
 
@@ -22,7 +23,7 @@ func TestParseDriverInfo(t *testing.T) {
 		info    map[string]any
 		opts    func(*Options)
 		want    DriverInfo
-		class   string
+		class   errs.Class
 		message string
 	}{
 		{name: "missing address", info: map[string]any{"redfish_username": "u"}, class: "MissingParameterValue",

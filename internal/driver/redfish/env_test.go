@@ -100,7 +100,7 @@ func newEnv(t *testing.T, bmc *redfishbmc.BMC, tune func(*Options)) *env {
 	return e
 }
 
-func wantClass(t *testing.T, err error, class, msg string) {
+func wantClass(t *testing.T, err error, class errs.Class, msg string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("no error, want %s", class)

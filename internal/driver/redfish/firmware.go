@@ -407,7 +407,7 @@ func (f *Firmware) FirmwareComponents(ctx context.Context, task *driver.Task) ([
 	if len(out) == 0 {
 		msg := fmt.Sprintf("Cannot retrieve firmware for node %s: no supported components", n.UUID)
 		task.Logger().Error(msg)
-		return nil, errs.NewMessage("UnsupportedDriverExtension", msg)
+		return nil, errs.NewMessage(errs.ClassUnsupportedDriverExtension, msg)
 	}
 	return out, nil
 }

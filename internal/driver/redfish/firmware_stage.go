@@ -154,7 +154,7 @@ func verifyFirmwareChecksum(n *model.Node, checksum, file string) error {
 	case l <= 128:
 		algo = "sha512"
 	default:
-		return errs.NewMessage("RedfishError", fmt.Sprintf(
+		return errs.NewMessage(errs.ClassRedfishError, fmt.Sprintf(
 			"Unable to identify checksum to perform firmware file checksum calculation. Please validate your input in and try again. Received: %s",
 			checksum))
 	}
@@ -163,7 +163,7 @@ func verifyFirmwareChecksum(n *model.Node, checksum, file string) error {
 		return err
 	}
 	if got != checksum {
-		return errs.NewMessage("RedfishError", fmt.Sprintf(
+		return errs.NewMessage(errs.ClassRedfishError, fmt.Sprintf(
 			"For node %s firmware file %s checksums do not match. Expected: %s, calculated: %s.", n.UUID, file, checksum, got))
 	}
 	return nil
@@ -207,7 +207,7 @@ func (f *Firmware) stageHTTP(task *driver.Task, tmp string) (string, error) {
 		return "", fmt.Errorf("firmware directory of node %s: %w", n.UUID, err)
 	}
 	copyFailed := func(err error) error {
-		return errs.NewMessage("RedfishError", fmt.Sprintf(
+		return errs.NewMessage(errs.ClassRedfishError, fmt.Sprintf(
 			"For %s failed to copy firmware file %s to HTTP server root. Error %s", n.UUID, tmp, err))
 	}
 	// A file staged before may share the temporary file's inode: copying

@@ -386,7 +386,7 @@ func TestFirmwareSwiftSource(t *testing.T) {
 type failingDeletes struct{ FirmwareObjectStore }
 
 func (failingDeletes) DeleteObject(_ context.Context, container, obj string) error {
-	return errs.New("SwiftOperationError", map[string]any{"operation": "delete object", "error": "503: Server Error"})
+	return errs.New(errs.ClassSwiftOperationError, map[string]any{"operation": "delete object", "error": "503: Server Error"})
 }
 
 // TestFirmwareCleanupSwiftFailureLogged: objects Swift fails to list or

@@ -46,7 +46,7 @@ func (b *HTTPSBoot) validateHardware(ctx context.Context, task *driver.Task) err
 		return err
 	}
 	if !slices.Contains(sys.allowedBootTargets(), "UefiHttp") {
-		return errs.New("UnsupportedHardwareFeature", map[string]any{"node": task.Node.UUID, "feature": "UefiHttp boot"})
+		return errs.New(errs.ClassUnsupportedHardwareFeature, map[string]any{"node": task.Node.UUID, "feature": "UefiHttp boot"})
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func (b *HTTPSBoot) PrepareInstance(ctx context.Context, task *driver.Task) erro
 		task.Logger().Debug("node set to permanently boot from disk", "node", n.UUID)
 		return nil
 	case opt != "ramdisk":
-		return errs.New("InstanceDeployFailure", map[string]any{
+		return errs.New(errs.ClassInstanceDeployFailure, map[string]any{
 			"reason": fmt.Sprintf("Boot option %s over UEFI HTTP is not supported for node %s", opt, n.UUID)})
 	}
 	isoURL, err := b.vm.instanceISO(ctx, task)

@@ -98,7 +98,7 @@ func (i *Inspect) InspectOutOfBand(ctx context.Context, task *driver.Task,
 		}
 	}
 	if len(missing) > 0 {
-		return "", errs.New("HardwareInspectionFailure", map[string]any{"error": fmt.Sprintf(
+		return "", errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf(
 			"Failed to discover the following properties: %s on node %s", strings.Join(missing, ", "), n.UUID)})
 	}
 	task.Logger().Debug("node properties updated by inspection", "node", n.UUID, "properties", n.Properties)
@@ -160,7 +160,7 @@ func (i *Inspect) discover(task *driver.Task, sys *system, props map[string]any)
 // an Ironic one (sushy's MissingAttributeError, an IndexError): its class
 // and text, which become the node's last_error as they are.
 func unexpected(class, msg string) error {
-	return errs.NewMessage("HardwareInspectionFailure", fmt.Sprintf("Unexpected exception of type %s: %s", class, msg))
+	return errs.NewMessage(errs.ClassHardwareInspectionFailure, fmt.Sprintf("Unexpected exception of type %s: %s", class, msg))
 }
 
 // missingAttribute is sushy's MissingAttributeError for a navigation

@@ -232,7 +232,7 @@ func (p *Power) waitForPowerState(ctx context.Context, task *driver.Task, target
 		if !clock.Now().Before(deadline) {
 			task.Logger().Error("timed out waiting for power state", "node", task.Node.UUID,
 				"timeout", timeout, "state", target)
-			return errs.New("PowerStateFailure", map[string]any{"pstate": target})
+			return errs.New(errs.ClassPowerStateFailure, map[string]any{"pstate": target})
 		}
 		interval *= 2
 	}

@@ -79,11 +79,11 @@ func (o *BootOptions) unpublish(ctx context.Context, task *driver.Task, name str
 		err := o.Swift.DeleteObject(ctx, o.SwiftContainer, name)
 		switch {
 		case err == nil:
-		case errs.Is(err, "SwiftObjectNotFoundError"):
+		case errs.Is(err, errs.ClassSwiftObjectNotFoundError):
 			// Withdrawing what may never have been published (node
 			// deletion tries every name) is routine, not a failure.
 			task.Logger().DebugContext(ctx, fmt.Sprintf("Image %s is not in Swift container %s", name, o.SwiftContainer), "node", task.Node.UUID)
-		case errs.Is(err, "SwiftOperationError"):
+		case errs.Is(err, errs.ClassSwiftOperationError):
 			task.Logger().WarnContext(ctx, fmt.Sprintf("Failed to clean up image %s. Error: %s.", name, err), "node", task.Node.UUID)
 		default:
 			return err

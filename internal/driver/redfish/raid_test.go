@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
@@ -84,7 +85,7 @@ func TestRAIDImpossibleConfigurations(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		ld    map[string]any
-		class string
+		class errs.Class
 		msg   string
 	}{
 		{"max without drives", map[string]any{"raid_level": "0", "size_gb": "MAX"}, "InvalidParameterValue",

@@ -185,7 +185,7 @@ func (m *Management) VerifyBMCClock(ctx context.Context, task *driver.Task) erro
 	}()
 	if err != nil {
 		task.Logger().Error("BMC clock auto-update failed during verify", "node", task.Node.UUID, "error", err)
-		return errs.New("NodeVerifyFailure", map[string]any{
+		return errs.New(errs.ClassNodeVerifyFailure, map[string]any{
 			"node": task.Node.UUID, "reason": "BMC clock verify step failed: " + err.Error(),
 		})
 	}

@@ -31,13 +31,13 @@ func newCore(opts Options, log *slog.Logger) *core {
 
 // redfishError is upstream RedfishError(error=msg).
 func redfishError(msg string) *errs.Error {
-	return errs.New("RedfishError", map[string]any{"error": msg})
+	return errs.New(errs.ClassRedfishError, map[string]any{"error": msg})
 }
 
 // requireExclusive is upstream's require_exclusive_lock decorator.
 func requireExclusive(task *driver.Task) error {
 	if task.Shared {
-		return errs.New("ExclusiveLockRequired", nil)
+		return errs.New(errs.ClassExclusiveLockRequired, nil)
 	}
 	return nil
 }
@@ -86,14 +86,14 @@ func (c *core) withConnection(ctx context.Context, task *driver.Task, fn func(cl
 			if cerr.Permanent {
 				log.Error("failed to connect to redfish BMC; the error is permanent, not retrying",
 					"node", task.Node.UUID, "address", info.SafeAddress(), "error", err)
-				return errs.New("RedfishConnectionError", map[string]any{"node": task.Node.UUID, "error": err.Error()})
+				return errs.New(errs.ClassRedfishConnectionError, map[string]any{"node": task.Node.UUID, "error": err.Error()})
 			}
 			if ctx.Err() != nil {
-				return errs.New("RedfishConnectionError", map[string]any{"node": task.Node.UUID, "error": err.Error()})
+				return errs.New(errs.ClassRedfishConnectionError, map[string]any{"node": task.Node.UUID, "error": err.Error()})
 			}
 			if attempt < attempts {
 				if serr := c.opts.clock().Sleep(ctx, c.opts.ConnectionRetryInterval); serr != nil {
-					return errs.New("RedfishConnectionError", map[string]any{"node": task.Node.UUID, "error": err.Error()})
+					return errs.New(errs.ClassRedfishConnectionError, map[string]any{"node": task.Node.UUID, "error": err.Error()})
 				}
 			}
 			continue
@@ -106,7 +106,7 @@ func (c *core) withConnection(ctx context.Context, task *driver.Task, fn func(cl
 		return err
 	}
 	log.Error("failed to connect to redfish BMC", "node", task.Node.UUID, "address", info.SafeAddress())
-	return errs.New("RedfishConnectionError", map[string]any{"node": task.Node.UUID, "error": lastErr.Error()})
+	return errs.New(errs.ClassRedfishConnectionError, map[string]any{"node": task.Node.UUID, "error": lastErr.Error()})
 }
 
 // getSystem is upstream get_system: the node's ComputerSystem, found by

@@ -333,7 +333,7 @@ func (v *Vendor) deleteSubscription(ctx context.Context, task *driver.Task, id s
 		msg := fmt.Sprintf("Redfish delete_subscription failed for subscription %s on node %s. Error: %s",
 			id, task.Node.UUID, errText(err))
 		task.Logger().Error(msg)
-		return errs.New("RedfishError", map[string]any{"error": msg, "code": 404})
+		return errs.New(errs.ClassRedfishError, map[string]any{"error": msg, "code": 404})
 	}
 	task.Logger().Debug("deleted subscription", "id", id, "node", task.Node.UUID)
 	return nil

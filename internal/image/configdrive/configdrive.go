@@ -249,7 +249,7 @@ func Decode(s string, limit int64) ([]byte, error) {
 	}, s)
 	raw, err := base64.StdEncoding.DecodeString(clean)
 	if err != nil {
-		return nil, errs.NewMessage("InstanceDeployFailure", "Failed to deploy instance: Config drive is not base64 encoded: "+err.Error())
+		return nil, errs.NewMessage(errs.ClassInstanceDeployFailure, "Failed to deploy instance: Config drive is not base64 encoded: "+err.Error())
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {
@@ -263,10 +263,10 @@ func Decode(s string, limit int64) ([]byte, error) {
 	}
 	out, err := io.ReadAll(r)
 	if err != nil {
-		return nil, errs.NewMessage("InstanceDeployFailure", "Failed to deploy instance: Config drive could not be decompressed: "+err.Error())
+		return nil, errs.NewMessage(errs.ClassInstanceDeployFailure, "Failed to deploy instance: Config drive could not be decompressed: "+err.Error())
 	}
 	if limit > 0 && int64(len(out)) > limit {
-		return nil, errs.NewMessage("InstanceDeployFailure", fmt.Sprintf("Failed to deploy instance: Config drive is larger than %d bytes", limit))
+		return nil, errs.NewMessage(errs.ClassInstanceDeployFailure, fmt.Sprintf("Failed to deploy instance: Config drive is larger than %d bytes", limit))
 	}
 	return out, nil
 }

@@ -98,8 +98,8 @@ func encodeError(err error) *wireError {
 		w := &wireError{Code: e.Code, Message: e.Message}
 		// Web framework errors (webob.exc.*) are not Ironic exceptions;
 		// upstream sends them without a class.
-		if !strings.Contains(e.Class, ".") {
-			w.Data = &wireErrorData{Class: errs.ModulePrefix + e.Class}
+		if !strings.Contains(string(e.Class), ".") {
+			w.Data = &wireErrorData{Class: errs.ModulePrefix + string(e.Class)}
 		}
 		return w
 	}
@@ -111,7 +111,7 @@ func encodeError(err error) *wireError {
 // upstream's client does; the rest become a generic 500.
 func decodeError(w *wireError) *errs.Error {
 	if w.Data == nil || !strings.HasPrefix(w.Data.Class, errs.ModulePrefix) {
-		return errs.NewMessage("IronicException", "Unexpected error raised by RPC")
+		return errs.NewMessage(errs.ClassIronicException, "Unexpected error raised by RPC")
 	}
-	return errs.NewMessageKw(strings.TrimPrefix(w.Data.Class, errs.ModulePrefix), w.Message, map[string]any{"code": w.Code})
+	return errs.NewMessageKw(errs.WireClass(w.Data.Class), w.Message, map[string]any{"code": w.Code})
 }

@@ -243,13 +243,13 @@ func TestErrorKeepsClassCodeAndMessage(t *testing.T) {
 	cases := []struct {
 		name    string
 		err     error
-		class   string
+		class   errs.Class
 		code    int
 		message string
 	}{
 		{"NodeLocked", errs.NodeLocked("n1", "c1"), "NodeLocked", 409, errs.NodeLocked("n1", "c1").Message},
 		{"wrapped", fmt.Errorf("deploy: %w", errs.InvalidStateRequested("deploy", "n1", "active")), "InvalidStateRequested", 400, errs.InvalidStateRequested("deploy", "n1", "active").Message},
-		{"code override", errs.New("InstanceDeployFailure", map[string]any{"reason": "boom", "code": 418}), "InstanceDeployFailure", 418, "Failed to deploy instance: boom"},
+		{"code override", errs.New(errs.ClassInstanceDeployFailure, map[string]any{"reason": "boom", "code": 418}), "InstanceDeployFailure", 418, "Failed to deploy instance: boom"},
 		{"subclass", errs.NoFreeConductorWorker(), "NoFreeConductorWorker", 503, errs.NoFreeConductorWorker().Message},
 		{"plain Go error", fmt.Errorf("disk on fire"), "IronicException", 500, "Unexpected error raised by RPC"},
 	}
@@ -264,7 +264,7 @@ func TestErrorKeepsClassCodeAndMessage(t *testing.T) {
 			if e.Class != tc.class || e.Code != tc.code || e.Message != tc.message {
 				t.Errorf("got %s %d %q, want %s %d %q", e.Class, e.Code, e.Message, tc.class, tc.code, tc.message)
 			}
-			if tc.class == "NodeLocked" && !errs.Is(err, "Conflict") {
+			if tc.class == "NodeLocked" && !errs.Is(err, errs.ClassConflict) {
 				t.Errorf("rebuilt NodeLocked is not a Conflict")
 			}
 		})

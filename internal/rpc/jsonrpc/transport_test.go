@@ -141,7 +141,7 @@ func TestTransportFailuresAreUnavailable(t *testing.T) {
 			if !errs.IsUnavailable(err) {
 				t.Fatalf("error %v (%T) is not a 503 fault", err, err)
 			}
-			if !errs.Is(err, "TemporaryFailure") || errs.Cause(err) == nil {
+			if !errs.Is(err, errs.ClassTemporaryFailure) || errs.Cause(err) == nil {
 				t.Errorf("error %v: want a TemporaryFailure keeping its cause", err)
 			}
 		})
@@ -211,7 +211,7 @@ func TestConductorDatabaseOutageIsUnavailable(t *testing.T) {
 	fake.errors["SetBootDevice"] = errors.New("something else broke")
 	c, topic := newNoauth(t, fake)
 	err := c.ChangeNodePowerState(context.Background(), topic, "n", "power on", 0)
-	if !errs.IsUnavailable(err) || !errs.Is(err, "TemporaryFailure") {
+	if !errs.IsUnavailable(err) || !errs.Is(err, errs.ClassTemporaryFailure) {
 		t.Errorf("database outage on the conductor: %v, want TemporaryFailure 503", err)
 	}
 	err = c.SetBootDevice(context.Background(), topic, "n", "pxe", false)

@@ -73,7 +73,7 @@ func (m *Manager) GetRing(ctx context.Context, hardwareType, group string) (*has
 	}
 	if r, err := lookup(rings, Key(group, hardwareType), hardwareType); err == nil {
 		return r, nil
-	} else if !errs.Is(err, "DriverNotFound") && !errs.Is(err, "TemporaryFailure") {
+	} else if !errs.Is(err, errs.ClassDriverNotFound) && !errs.Is(err, errs.ClassTemporaryFailure) {
 		return nil, err
 	}
 	m.Reset()
@@ -99,7 +99,7 @@ func (m *Manager) GetDriverRing(ctx context.Context, hardwareType string) (*hash
 		// Upstream's miss resets the shared, cached rings too.
 		m.Reset()
 		if len(d2c) == 0 {
-			return nil, errs.NewMessage("DriverNotFound", "No conductors registered.")
+			return nil, errs.NewMessage(errs.ClassDriverNotFound, "No conductors registered.")
 		}
 		return nil, driverUnknown(hardwareType)
 	}
@@ -172,5 +172,5 @@ func lookup(rings map[string]*hashring.Ring, key, hardwareType string) (*hashrin
 }
 
 func driverUnknown(hardwareType string) *errs.Error {
-	return errs.NewMessage("DriverNotFound", fmt.Sprintf("The driver '%s' is unknown.", hardwareType))
+	return errs.NewMessage(errs.ClassDriverNotFound, fmt.Sprintf("The driver '%s' is unknown.", hardwareType))
 }

@@ -231,7 +231,7 @@ func TestMissRebuilds(t *testing.T) {
 	}
 }
 
-func wantErr(t *testing.T, err error, class string, code int, msg string) {
+func wantErr(t *testing.T, err error, class errs.Class, code int, msg string) {
 	t.Helper()
 	e, ok := errs.As(err)
 	if !ok {
