@@ -143,8 +143,22 @@ func WriteFault(w http.ResponseWriter, r *http.Request, err error, opts FaultOpt
 	if status == http.StatusServiceUnavailable && w.Header().Get(headerRetryAfter) == "" {
 		w.Header().Set(headerRetryAfter, strconv.Itoa(RetryAfterSeconds))
 	}
+	if status != http.StatusRequestEntityTooLarge && retryAfterBreaks(r) {
+		w.Header().Del(headerRetryAfter)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// retryAfterBreaks reports whether r comes from python-ironicclient (and
+// so the baremetal CLI), which must not see Retry-After on an error other
+// than 413: its exception factory passes the header as retry_after= to
+// every error class, and only its 413 class takes it, so a 503 with the
+// header becomes a TypeError instead of the ServiceUnavailable its retry
+// loop catches. Upstream never sends the header on a 503; other clients
+// (openstacksdk over keystoneauth, gophercloud) read it.
+func retryAfterBreaks(r *http.Request) bool {
+	return r != nil && strings.Contains(r.Header.Get("User-Agent"), "python-ironicclient")
 }

@@ -79,3 +79,28 @@ func TestOtherFaultsGetNoRetryAfter(t *testing.T) {
 		t.Errorf("status %d Retry-After %q; want 500 without Retry-After", w.Code, w.Header().Get("Retry-After"))
 	}
 }
+
+// TestNoRetryAfterForIronicclient: python-ironicclient (and the baremetal
+// CLI) turns a Retry-After on anything but a 413 into a TypeError, so its
+// 503s go without the header; other clients keep it.
+func TestNoRetryAfterForIronicclient(t *testing.T) {
+	cases := []struct {
+		agent string
+		want  string
+	}{
+		{"python-ironicclient", ""},
+		{"python-ironicclient keystoneauth1/5.1.2 python-requests/2.28.1 CPython/3.11.2", ""},
+		{"openstacksdk/1.0.1 keystoneauth1/5.1.2 python-requests/2.28.1 CPython/3.11.2", strconv.Itoa(RetryAfterSeconds)},
+		{"gophercloud/v2.16.0", strconv.Itoa(RetryAfterSeconds)},
+		{"", strconv.Itoa(RetryAfterSeconds)},
+	}
+	for _, tc := range cases {
+		r := httptest.NewRequest(http.MethodPut, "/v1/nodes/n1/states/power", nil)
+		r.Header.Set("User-Agent", tc.agent)
+		w := httptest.NewRecorder()
+		WriteFault(w, r, Unavailable(errors.New("connection refused")), FaultOptions{})
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != tc.want {
+			t.Errorf("%q: %d Retry-After %q, want 503 %q", tc.agent, w.Code, w.Header().Get("Retry-After"), tc.want)
+		}
+	}
+}
