@@ -1,0 +1,156 @@
+package model
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The column is byte-compatible: the view writes the values it is given
+// under upstream's keys and deletes keys, so what a node decoded from the
+// database encodes back to is unchanged by reads.
+func TestInternalInfoJSON(t *testing.T) {
+	var n Node
+	if err := json.Unmarshal([]byte(`{"driver_internal_info":{"clean_step_index":2,"agent_url":"http://a:9999","clean_steps":[{"step":"s","interface":"deploy"}],"cleaning_reboot":true}}`), &n); err != nil {
+		t.Fatal(err)
+	}
+	ii := n.InternalInfo()
+	if got, ok := ii.Int(DIICleanStepIndex); !ok || got != 2 {
+		t.Errorf("Int(clean_step_index) = %v, %v; want 2, true", got, ok)
+	}
+	if _, ok := ii.Get(DIICleanStepIndex).(float64); !ok {
+		t.Errorf("clean_step_index read as %T; want float64 as decoded", ii.Get(DIICleanStepIndex))
+	}
+	if got := ii.AgentURL(); got != "http://a:9999" {
+		t.Errorf("AgentURL() = %q", got)
+	}
+	if got := ii.Steps(DIICleanSteps); len(got) != 1 || got[0]["step"] != "s" {
+		t.Errorf("Steps(clean_steps) = %v", got)
+	}
+	ii.RemoveAsyncStepFlags()
+	ii.SetAgentToken("tok")
+	ii.Set(DIIDeploySteps, nil)
+	ii.WipeAgentTokenAndURL()
+	out, err := json.Marshal(n.DriverInternalInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"clean_step_index":2,"clean_steps":[{"interface":"deploy","step":"s"}],"deploy_steps":null}`
+	if string(out) != want {
+		t.Errorf("column = %s\nwant     %s", out, want)
+	}
+}
+
+func TestInternalInfoNilMap(t *testing.T) {
+	var n Node
+	ii := n.InternalInfo()
+	if ii.AgentToken() != "" || ii.HasAgentToken() || ii.BoolOr(DIIStepsValidated, true) != true {
+		t.Error("reads of a node without driver_internal_info are not the zero values")
+	}
+	ii.Delete(DIIAgentURL) // no map: nothing to do, no panic
+	if n.DriverInternalInfo != nil {
+		t.Error("a deletion created the map")
+	}
+	ii.SetAgentURL("http://b:9999")
+	if !reflect.DeepEqual(n.DriverInternalInfo, map[string]any{"agent_url": "http://b:9999"}) {
+		t.Errorf("DriverInternalInfo = %v", n.DriverInternalInfo)
+	}
+}
+
+// rawDIIAllowed are the files that still index driver_internal_info
+// directly; the list only shrinks as packages move to InternalInfo, and
+// no file may be added to it.
+var rawDIIAllowed = map[string]bool{
+	"internal/agentclient/client.go":                 true,
+	"internal/agentclient/commands.go":               true,
+	"internal/agentclient/tls.go":                    true,
+	"internal/api/ramdisk/heartbeat.go":              true,
+	"internal/api/ramdisk/inspection.go":             true,
+	"internal/api/ramdisk/lookup.go":                 true,
+	"internal/api/ramdisk/ramdisk.go":                true,
+	"internal/conductor/dii.go":                      true,
+	"internal/conductor/fasttrack.go":                true,
+	"internal/driver/agent/agent.go":                 true,
+	"internal/driver/agent/autodetect.go":            true,
+	"internal/driver/agent/custom.go":                true,
+	"internal/driver/agent/direct.go":                true,
+	"internal/driver/agent/imageinfo.go":             true,
+	"internal/driver/agent/inspect.go":               true,
+	"internal/driver/agent/inspect_lookup.go":        true,
+	"internal/driver/agent/power.go":                 true,
+	"internal/driver/fasttrack.go":                   true,
+	"internal/driver/ipmi/driverinfo.go":             true,
+	"internal/driver/ipmi/management.go":             true,
+	"internal/driver/pxe/bootretry.go":               true,
+	"internal/driver/pxe/dnsmasq.go":                 true,
+	"internal/driver/pxe/instance.go":                true,
+	"internal/driver/redfish/async.go":               true,
+	"internal/driver/redfish/bios_async.go":          true,
+	"internal/driver/redfish/boot.go":                true,
+	"internal/driver/redfish/firmware.go":            true,
+	"internal/driver/redfish/firmware_poll.go":       true,
+	"internal/driver/redfish/firmware_stage.go":      true,
+	"internal/driver/redfish/httpboot.go":            true,
+	"internal/driver/redfish/management.go":          true,
+	"internal/driver/redfish/management_firmware.go": true,
+	"internal/driver/redfish/raid_async.go":          true,
+}
+
+// TestNoRawDriverInternalInfo fails when non-test code outside this
+// package indexes DriverInternalInfo or deletes from it instead of going
+// through InternalInfo and the DII* keys.
+func TestNoRawDriverInternalInfo(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == "internal/model" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(node ast.Node) bool {
+			var target ast.Expr
+			switch x := node.(type) {
+			case *ast.IndexExpr:
+				target = x.X
+			case *ast.CallExpr:
+				if id, ok := x.Fun.(*ast.Ident); ok && id.Name == "delete" && len(x.Args) > 0 {
+					target = x.Args[0]
+				}
+			}
+			if sel, ok := target.(*ast.SelectorExpr); ok && sel.Sel.Name == "DriverInternalInfo" && !rawDIIAllowed[rel] {
+				found = append(found, fset.Position(node.Pos()).String())
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(found)
+	for _, f := range found {
+		t.Errorf("%s: driver_internal_info indexed directly; use Node.InternalInfo() and the model.DII* keys", f)
+	}
+}
