@@ -105,16 +105,11 @@ func New(opts Options) *Client {
 func (c *Client) Close() { c.transports.closeIdle() }
 
 func (c *Client) commandURL(node *model.Node) (string, error) {
-	agentURL, _ := node.DriverInternalInfo["agent_url"].(string)
+	agentURL := node.InternalInfo().AgentURL()
 	if agentURL == "" {
 		return "", errs.NewMessage(errs.ClassAgentConnectionFailed, "Agent driver requires agent_url in driver_internal_info")
 	}
 	return agentURL + "/" + c.opts.APIVersion + "/commands/", nil
-}
-
-func agentToken(node *model.Node) string {
-	t, _ := node.DriverInternalInfo["agent_secret_token"].(string)
-	return t
 }
 
 func (c *Client) httpClient(node *model.Node) (*http.Client, error) {
@@ -186,7 +181,7 @@ func (c *Client) command(ctx context.Context, node *model.Node, method string, p
 		return nil, fmt.Errorf("agent command %s for node %s: encode params: %w", method, node.UUID, err)
 	}
 	q := url.Values{"wait": {fmt.Sprint(mode == Wait)}}
-	if tok := agentToken(node); tok != "" {
+	if tok := node.InternalInfo().AgentToken(); tok != "" {
 		q.Set("agent_token", tok)
 	}
 	hc, err := c.httpClient(node)
@@ -365,7 +360,7 @@ func (c *Client) GetCommandsStatus(ctx context.Context, node *model.Node, opts S
 		return nil, err
 	}
 	q := url.Values{}
-	if tok := agentToken(node); tok != "" {
+	if tok := node.InternalInfo().AgentToken(); tok != "" {
 		q.Set("agent_token", tok)
 	}
 	hc, err := c.httpClient(node)

@@ -33,7 +33,7 @@ func (v NodeView) params() map[string]any {
 func (v NodeView) stepParams(node *model.Node, step map[string]any, versionKey string) map[string]any {
 	p := v.params()
 	p["step"] = step
-	p[versionKey] = node.DriverInternalInfo["hardware_manager_version"]
+	p[versionKey] = node.InternalInfo().Get(model.DIIHardwareManagerVersion)
 	return p
 }
 

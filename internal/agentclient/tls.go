@@ -39,7 +39,7 @@ type verify struct {
 // [agent]/verify_ca; strings are strict booleans or existing paths.
 func verifyFor(node *model.Node, conf string) (verify, error) {
 	var value any
-	if v, ok := node.DriverInternalInfo["agent_verify_ca"]; ok && v != nil {
+	if v, ok := node.InternalInfo().Lookup(model.DIIAgentVerifyCA); ok && v != nil {
 		value = v
 	} else if v, ok := node.DriverInfo["agent_verify_ca"]; ok && v != nil {
 		value = v

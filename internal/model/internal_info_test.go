@@ -68,9 +68,6 @@ func TestInternalInfoNilMap(t *testing.T) {
 // directly; the list only shrinks as packages move to InternalInfo, and
 // no file may be added to it.
 var rawDIIAllowed = map[string]bool{
-	"internal/agentclient/client.go":                 true,
-	"internal/agentclient/commands.go":               true,
-	"internal/agentclient/tls.go":                    true,
 	"internal/api/ramdisk/heartbeat.go":              true,
 	"internal/api/ramdisk/inspection.go":             true,
 	"internal/api/ramdisk/lookup.go":                 true,
