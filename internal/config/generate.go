@@ -1,3 +1,3 @@
 package config
 
-//go:generate go run ./gen options_gen.go
+//go:generate go run ./gen options_gen.go keys_gen.go

@@ -1,5 +1,7 @@
 // Command gen writes options_gen.go, the option table of package config,
-// from the upstream option inventory (ironic/core/config-options.json).
+// from the upstream option inventory (ironic/core/config-options.json), and
+// keys_gen.go, one typed key per option of that inventory and of the
+// hand-kept tables (libopts.go, ouropts.go, read from the working folder).
 //
 // It keeps only what the loader needs (section, name, type, default, bounds,
 // choices, deprecated names, secret flag): no help text. The spec folder is
@@ -44,31 +46,60 @@ type entry struct {
 }
 
 func main() {
-	out := "options_gen.go"
-	if len(os.Args) > 1 {
-		out = os.Args[1]
-	}
-	src, err := specFile()
+	outs := []string{"options_gen.go", "keys_gen.go"}
+	copy(outs, os.Args[1:])
+	opts, keys, err := generate(".")
 	if err != nil {
 		log.Fatal(err)
 	}
+	for i, code := range [][]byte{opts, keys} {
+		if err := os.WriteFile(outs[i], code, 0o644); err != nil {
+			log.Fatalf("write %s: %v", outs[i], err)
+		}
+	}
+}
+
+// generate renders options_gen.go and keys_gen.go; dir is package config's
+// folder, where the hand-kept tables are read.
+func generate(dir string) (opts, keys []byte, err error) {
+	src, err := specFile()
+	if err != nil {
+		return nil, nil, err
+	}
 	raw, err := os.ReadFile(src)
 	if err != nil {
-		log.Fatalf("read spec: %v", err)
+		return nil, nil, fmt.Errorf("read spec: %w", err)
 	}
 	var doc struct {
 		Options []entry `json:"options"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		log.Fatalf("decode %s: %v", src, err)
+		return nil, nil, fmt.Errorf("decode %s: %w", src, err)
 	}
-	code, err := render(doc.Options)
+	opts, err = render(doc.Options)
 	if err != nil {
-		log.Fatal(err)
+		return nil, nil, err
 	}
-	if err := os.WriteFile(out, code, 0o644); err != nil {
-		log.Fatalf("write %s: %v", out, err)
+	all := make([]keyed, 0, len(doc.Options))
+	for _, e := range doc.Options {
+		t, err := kind(e)
+		if err != nil {
+			return nil, nil, err
+		}
+		all = append(all, keyed{e.Section, e.Dest, t})
 	}
+	for _, f := range []string{"libopts.go", "ouropts.go"} {
+		more, err := handKept(filepath.Join(dir, f))
+		if err != nil {
+			return nil, nil, err
+		}
+		all = append(all, more...)
+	}
+	keys, err = renderKeys(all)
+	if err != nil {
+		return nil, nil, err
+	}
+	return opts, keys, nil
 }
 
 func specFile() (string, error) {
