@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/errs"
@@ -67,10 +68,10 @@ func (c *Conductor) doAbort(ctx context.Context, t *task.Task) error {
 				return markAbortAfter(ctx, t, &n.DeployStep)
 			}
 		}
-		delDII(n, "agent_url")
+		n.InternalInfo().Delete(model.DIIAgentURL)
 		return spawnAbort("do_node_deploy_abort", c.doNodeDeployAbort, task.EventOptions{})
 	case states.DeployHold:
-		delDII(n, "agent_url")
+		n.InternalInfo().Delete(model.DIIAgentURL)
 		initial := n.ProvisionState
 		return spawnAbort("_do_node_tear_down", func(ctx context.Context, t *task.Task) error {
 			return c.doNodeTearDown(ctx, t, initial)

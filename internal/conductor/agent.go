@@ -26,14 +26,14 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 		return err
 	}
 	defer t.Release()
-	known, _ := getDII(t.Node, "agent_secret_token").(string)
+	known := t.Node.InternalInfo().AgentToken()
 	if args.AgentToken == "" || known == "" || subtle.ConstantTimeCompare([]byte(known), []byte(args.AgentToken)) != 1 {
 		return errs.InvalidParameterValue("Invalid or missing agent token received.")
 	}
 	if c.cfg.Bool("agent", "require_tls") && args.CallbackURL != "" && !strings.HasPrefix(args.CallbackURL, "https://") {
 		return errs.InvalidParameterValue("TLS is required by configuration")
 	}
-	if getDII(t.Node, "agent_url") == nil && t.Node.Reservation != nil {
+	if t.Node.InternalInfo().Get(model.DIIAgentURL) == nil && t.Node.Reservation != nil {
 		return errs.NodeLocked(args.NodeID, *t.Node.Reservation)
 	}
 	if args.AgentVerifyCA != "" {
@@ -57,9 +57,9 @@ func (c *Conductor) GetNodeWithToken(ctx context.Context, _ string, nodeID strin
 		return nil, err
 	}
 	defer t.Release()
-	if getDII(t.Node, "agent_secret_token") != nil {
+	if t.Node.InternalInfo().Get(model.DIIAgentSecretToken) != nil {
 		out := cloneNode(t.Node)
-		setDII(out, "agent_secret_token", "******")
+		out.InternalInfo().Set(model.DIIAgentSecretToken, "******")
 		return out, nil
 	}
 	if err := t.UpgradeLock(ctx, task.UpgradeOptions{NoRetry: true}); err != nil {
@@ -69,8 +69,8 @@ func (c *Conductor) GetNodeWithToken(ctx context.Context, _ string, nodeID strin
 	if _, err := rand.Read(buf); err != nil {
 		return nil, fmt.Errorf("generate agent token: %w", err)
 	}
-	setDII(t.Node, "agent_secret_token", base64.RawURLEncoding.EncodeToString(buf))
-	delDII(t.Node, "agent_secret_token_pregenerated")
+	t.Node.InternalInfo().Set(model.DIIAgentSecretToken, base64.RawURLEncoding.EncodeToString(buf))
+	t.Node.InternalInfo().Delete(model.DIIAgentSecretTokenPregenerated)
 	if err := t.Save(ctx); err != nil {
 		return nil, err
 	}

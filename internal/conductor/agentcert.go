@@ -17,7 +17,7 @@ import (
 // sends another certificate than the one on file is refused, unless the
 // file is gone (another conductor took the node over).
 func (c *Conductor) storeAgentCertificate(n *model.Node, pem string) (string, error) {
-	if existing, _ := getDII(n, "agent_verify_ca").(string); existing != "" {
+	if existing := n.InternalInfo().String(model.DIIAgentVerifyCA); existing != "" {
 		data, err := os.ReadFile(existing)
 		switch {
 		case err == nil && strings.TrimSpace(string(data)) != strings.TrimSpace(pem):

@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
@@ -89,9 +90,9 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []
 	}
 	c.keepAgentIfFastTrack(ctx, t, func() { wipeCleaningInternalInfo(n) })
 	if len(cleanSteps) > 0 {
-		setDII(n, "clean_steps", stepsValue(cleanSteps))
-		setDII(n, "cleaning_disable_ramdisk", disableRamdisk)
-		setDII(n, "declarative_cleaning", true)
+		n.InternalInfo().Set(model.DIICleanSteps, stepsValue(cleanSteps))
+		n.InternalInfo().Set(model.DIICleaningDisableRamdisk, disableRamdisk)
+		n.InternalInfo().Set(model.DIIDeclarativeCleaning, true)
 	}
 	if err := t.Save(ctx); err != nil {
 		return err
@@ -116,7 +117,7 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []
 		return nil
 	}
 	index := -1
-	if len(diiSteps(n, "clean_steps")) > 0 {
+	if len(n.InternalInfo().Steps(model.DIICleanSteps)) > 0 {
 		index = 0
 	}
 	return c.runSteps(ctx, t, c.cleanFlow(), index)
@@ -146,7 +147,7 @@ func (c *Conductor) setNodeCleaningSteps(ctx context.Context, t *task.Task, useE
 func (c *Conductor) finishCleaning(ctx context.Context, t *task.Task) error {
 	n := t.Node
 	manual := n.TargetProvisionState == states.Manageable
-	disableRamdisk := diiBool(n, "cleaning_disable_ramdisk", false)
+	disableRamdisk := n.InternalInfo().BoolOr(model.DIICleaningDisableRamdisk, false)
 	if !disableRamdisk {
 		c.collectRamdiskLogsAlways(ctx, t, "cleaning")
 	}
@@ -211,9 +212,9 @@ func (c *Conductor) cleaningErrorHandler(ctx context.Context, t *task.Task, logm
 	switch n.ProvisionState {
 	case states.Cleaning, states.CleanWait, states.CleanFail:
 		n.CleanStep = map[string]any{}
-		delDII(n, "clean_step_index")
-		removeAsyncFlags(n)
-		wipeTokenAndURL(n)
+		n.InternalInfo().Delete(model.DIICleanStepIndex)
+		n.InternalInfo().RemoveAsyncStepFlags()
+		n.InternalInfo().WipeAgentTokenAndURL()
 	}
 	manual := n.TargetProvisionState == states.Manageable
 	record(ctx, t, errmsg, states.HistoryCleaning, true)

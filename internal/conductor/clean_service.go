@@ -45,7 +45,7 @@ func (c *Conductor) validatedUserSteps(ctx context.Context, t *task.Task, f *ste
 	if err != nil {
 		return nil, err
 	}
-	return validateUserSteps(diiSteps(t.Node, f.stepsKey), drv, string(f.kind), "", false, disableRamdisk)
+	return validateUserSteps(t.Node.InternalInfo().Steps(f.stepsKey), drv, string(f.kind), "", false, disableRamdisk)
 }
 
 // setFlowSteps stores the steps the flow will run, less the disallowed
@@ -54,8 +54,8 @@ func (c *Conductor) validatedUserSteps(ctx context.Context, t *task.Task, f *ste
 func (c *Conductor) setFlowSteps(n *model.Node, f *stepFlow, list []map[string]any) {
 	list = c.filterDisallowed(list, string(f.kind))
 	*f.current(n) = map[string]any{}
-	setDII(n, f.stepsKey, stepsValue(list))
-	setDII(n, f.indexKey, nil)
+	n.InternalInfo().Set(f.stepsKey, stepsValue(list))
+	n.InternalInfo().Set(f.indexKey, nil)
 }
 
 // abortError is upstream's get_last_error of cleaning and servicing: the

@@ -134,7 +134,7 @@ func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task, configdrive 
 		return err
 	}
 	if len(deploySteps) > 0 {
-		setDII(n, "user_deploy_steps", stepsValue(deploySteps))
+		n.InternalInfo().Set(model.DIIUserDeploySteps, stepsValue(deploySteps))
 		if err := t.Save(ctx); err != nil {
 			return err
 		}
@@ -145,9 +145,9 @@ func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task, configdrive 
 			fmt.Sprintf("Cannot get deploy steps; failed to deploy: %s", err), true)
 		return err
 	}
-	setDII(n, "deploy_steps", stepsValue(list))
+	n.InternalInfo().Set(model.DIIDeploySteps, stepsValue(list))
 	n.DeployStep = map[string]any{}
-	setDII(n, "deploy_step_index", nil)
+	n.InternalInfo().Set(model.DIIDeployStepIndex, nil)
 	if len(list) == 0 {
 		msg := "Error while getting deploy steps: no steps returned for node " + n.UUID
 		c.deployingErrorHandler(ctx, t, msg, "No deploy steps returned by the driver", true)
@@ -249,12 +249,12 @@ func (c *Conductor) ContinueNodeDeploy(ctx context.Context, _ string, nodeID str
 func (c *Conductor) continueNodeDeploy(ctx context.Context, t *task.Task) error {
 	n := t.Node
 	f := c.deployFlow()
-	if !diiBool(n, "steps_validated", false) {
+	if !n.InternalInfo().BoolOr(model.DIIStepsValidated, false) {
 		if err := c.validateAgentDeploySteps(ctx, t); err != nil {
 			c.deployingErrorHandler(ctx, t, fmt.Sprintf("Failed to validate the final deploy steps list for node %s: %s", n.UUID, err), "", true)
 			return nil
 		}
-		setDII(n, "steps_validated", true)
+		n.InternalInfo().Set(model.DIIStepsValidated, true)
 		if err := t.Save(ctx); err != nil {
 			return err
 		}

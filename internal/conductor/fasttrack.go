@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 	"time"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
@@ -30,14 +31,14 @@ func (c *Conductor) keepAgentIfFastTrack(ctx context.Context, t *task.Task, wipe
 		return
 	}
 	kept := map[string]any{}
-	for _, k := range []string{"agent_secret_token", "agent_secret_token_pregenerated", "agent_url", "agent_verify_ca"} {
-		if v, ok := n.DriverInternalInfo[k]; ok {
+	for _, k := range []string{model.DIIAgentSecretToken, model.DIIAgentSecretTokenPregenerated, model.DIIAgentURL, model.DIIAgentVerifyCA} {
+		if v, ok := n.InternalInfo().Lookup(k); ok {
 			kept[k] = v
 		}
 	}
 	wipe()
 	for k, v := range kept {
-		setDII(n, k, v)
+		n.InternalInfo().Set(k, v)
 	}
 }
 
@@ -53,7 +54,7 @@ func (c *Conductor) validateAgentDeploySteps(ctx context.Context, t *task.Task) 
 	if err != nil {
 		return err
 	}
-	setDII(t.Node, "deploy_steps", stepsValue(list))
+	t.Node.InternalInfo().Set(model.DIIDeploySteps, stepsValue(list))
 	return nil
 }
 
@@ -64,13 +65,13 @@ func (c *Conductor) validateAgentDeploySteps(ctx context.Context, t *task.Task) 
 // failed and the deployment was failed.
 func (c *Conductor) fastTrackStepsFailed(ctx context.Context, t *task.Task, f *stepFlow) bool {
 	n := t.Node
-	if f.kind != driver.StepDeploy || diiBool(n, "steps_validated", false) || n.DriverInternalInfo["agent_cached_deploy_steps"] == nil {
+	if f.kind != driver.StepDeploy || n.InternalInfo().BoolOr(model.DIIStepsValidated, false) || n.InternalInfo().Get(model.DIIAgentCachedDeploySteps) == nil {
 		return false
 	}
 	if err := c.validateAgentDeploySteps(ctx, t); err != nil {
 		c.deployingErrorHandler(ctx, t, fmt.Sprintf("Failed to validate the final deploy steps list for node %s: %s", n.UUID, err), "", true)
 		return true
 	}
-	setDII(n, "steps_validated", true)
+	n.InternalInfo().Set(model.DIIStepsValidated, true)
 	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor/task"
@@ -40,13 +41,13 @@ func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc
 	}
 	n := t.Node
 	if args.CallbackURL != "" {
-		setDII(n, "agent_url", args.CallbackURL)
+		n.InternalInfo().Set(model.DIIAgentURL, args.CallbackURL)
 	}
 	if args.AgentVerifyCA != "" {
-		setDII(n, "agent_verify_ca", args.AgentVerifyCA)
+		n.InternalInfo().Set(model.DIIAgentVerifyCA, args.AgentVerifyCA)
 	}
-	setDII(n, "agent_version", args.AgentVersion)
-	setDII(n, "agent_last_heartbeat", c.clock.Now().UTC().Format(driver.AgentHeartbeatLayout))
+	n.InternalInfo().Set(model.DIIAgentVersion, args.AgentVersion)
+	n.InternalInfo().Set(model.DIIAgentLastHeartbeat, c.clock.Now().UTC().Format(driver.AgentHeartbeatLayout))
 	if err := t.Save(ctx); err != nil {
 		return err
 	}
@@ -197,7 +198,7 @@ func (c *Conductor) setFailedState(ctx context.Context, t *task.Task, msg string
 // list; a finished step continues the flow; a failed one fails it.
 func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st driver.AgentStepper, f *stepFlow) error {
 	n := t.Node
-	if diiBool(n, f.pollKey, false) {
+	if n.InternalInfo().BoolOr(f.pollKey, false) {
 		return nil
 	}
 	dt := t.DriverTask()
@@ -240,7 +241,7 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st driver.A
 	}
 	switch state {
 	case driver.AgentStepFreshBoot:
-		delDII(n, f.rebootKey)
+		n.InternalInfo().Delete(f.rebootKey)
 		if f.kind != driver.StepClean {
 			if err := st.RefreshSteps(ctx, dt, f.kind); err != nil {
 				f.failStep(ctx, t, cur, err)
@@ -249,7 +250,7 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st driver.A
 		}
 		return c.resumeFlow(ctx, t, f)
 	case driver.AgentStepRefreshed:
-		setDII(n, f.skipKey, false)
+		n.InternalInfo().Set(f.skipKey, false)
 		return c.resumeFlow(ctx, t, f)
 	case driver.AgentStepDone:
 		t.Log().InfoContext(ctx, "agent finished step", "kind", f.kind, "step", stepID(cur))
@@ -271,7 +272,7 @@ func (c *Conductor) postStepReboot(ctx context.Context, t *task.Task, st driver.
 		c.flowFailed(ctx, t, f, fmt.Sprintf("Reboot requested by %s step %s failed for node %s: %s", f.kind, pyRepr(cur), n.UUID, err))
 		return nil
 	}
-	setDII(n, f.rebootKey, true)
+	n.InternalInfo().Set(f.rebootKey, true)
 	return t.Save(ctx)
 }
 

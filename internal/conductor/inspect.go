@@ -43,7 +43,7 @@ func (c *Conductor) InspectHardware(ctx context.Context, _ string, nodeID string
 // ramdisk, inspect failed otherwise.
 func (c *Conductor) doInspectHardware(ctx context.Context, t *task.Task) error {
 	n := t.Node
-	wipeTokenAndURL(n)
+	n.InternalInfo().WipeAgentTokenAndURL()
 	fail := func(msg string) {
 		c.inspectingErrorHandler(ctx, t, fmt.Sprintf("Failed to inspect node %s: %s", n.UUID, msg), msg)
 		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{}); err != nil {
@@ -83,7 +83,7 @@ func (c *Conductor) inspectingErrorHandler(ctx context.Context, t *task.Task, lo
 	} else if err := t.Driver.Boot.CleanUpRamdisk(ctx, t.DriverTask()); err != nil {
 		t.Log().ErrorContext(ctx, "failed to clean up ramdisk boot", "error", err)
 	}
-	wipeTokenAndURL(t.Node)
+	t.Node.InternalInfo().WipeAgentTokenAndURL()
 	save(ctx, t)
 }
 
@@ -101,7 +101,7 @@ func (c *Conductor) abortInspection(ctx context.Context, t *task.Task) error {
 		return err
 	}
 	record(ctx, t, "Inspection was aborted by request.", states.HistoryIntrospection, true)
-	wipeTokenAndURL(n)
+	n.InternalInfo().WipeAgentTokenAndURL()
 	if n.ProvisionState != states.InspectFail {
 		return t.ProcessEvent(ctx, states.EventAbort, task.EventOptions{})
 	}

@@ -64,7 +64,7 @@ func (c *Conductor) doContinueInspection(ctx context.Context, t *task.Task, inve
 	enroll := n.ProvisionState == states.Enroll
 	// A heartbeat time makes the node fast-trackable while the ramdisk
 	// is torn down, as upstream records one here.
-	setDII(n, "agent_last_heartbeat", c.clock.Now().UTC().Format(driver.AgentHeartbeatLayout))
+	n.InternalInfo().Set(model.DIIAgentLastHeartbeat, c.clock.Now().UTC().Format(driver.AgentHeartbeatLayout))
 	if err := t.Save(ctx); err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func (c *Conductor) syncPowerStateNode(ctx context.Context, uuid string) {
 	defer t.Release()
 	n := t.Node
 	if containsStr(syncExcludedStates, n.ProvisionState) || n.Maintenance || n.TargetPowerState != "" ||
-		n.Reservation != nil || getDII(n, "redfish_fw_updates") != nil {
+		n.Reservation != nil || n.InternalInfo().Get(model.DIIRedfishFirmwareUpdates) != nil {
 		return
 	}
 	c.mu.Lock()

@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
@@ -111,7 +112,7 @@ func (c *Conductor) rescuingErrorHandler(ctx context.Context, t *task.Task, msg 
 	} else {
 		record(ctx, t, msg, states.HistoryRescue, true)
 	}
-	delDII(n, "agent_url")
+	n.InternalInfo().Delete(model.DIIAgentURL)
 	save(ctx, t)
 	if setFail {
 		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{}); err != nil {

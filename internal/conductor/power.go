@@ -101,7 +101,7 @@ func (c *Conductor) nodePowerAction(ctx context.Context, t *task.Task, newState 
 	if !states.FailureStates.Contains(n.ProvisionState) {
 		n.LastError = nil
 	}
-	setDII(n, "last_power_state_change", c.clock.Now().UTC().Format("2006-01-02T15:04:05.000000"))
+	n.InternalInfo().Set(model.DIILastPowerStateChange, c.clock.Now().UTC().Format("2006-01-02T15:04:05.000000"))
 	if newState == states.PowerOff || newState == states.SoftPowerOff || newState == states.Reboot || newState == states.SoftReboot {
 		wipeInternalInfoOnPowerOff(n)
 	}
@@ -172,11 +172,11 @@ func (c *Conductor) canSkipPowerChange(ctx context.Context, t *task.Task, newSta
 // wipeInternalInfoOnPowerOff drops what does not survive a power off
 // (upstream wipe_internal_info_on_power_off).
 func wipeInternalInfoOnPowerOff(n *model.Node) {
-	delDII(n, "agent_url")
-	if b, _ := getDII(n, "agent_secret_token_pregenerated").(bool); !b {
-		delDII(n, "agent_secret_token")
+	n.InternalInfo().Delete(model.DIIAgentURL)
+	if b, _ := n.InternalInfo().Bool(model.DIIAgentSecretTokenPregenerated); !b {
+		n.InternalInfo().Delete(model.DIIAgentSecretToken)
 	}
-	delDII(n, "agent_cached_deploy_steps", "agent_cached_clean_steps", "agent_verify_ca", "agent_start_attempted")
+	n.InternalInfo().Delete(model.DIIAgentCachedDeploySteps, model.DIIAgentCachedCleanSteps, model.DIIAgentVerifyCA, model.DIIAgentStartAttempted)
 }
 
 // pyNone renders an empty state as Python's None.

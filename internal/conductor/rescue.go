@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
@@ -24,7 +25,7 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, _ string, nodeID, rescuePa
 	if n.Maintenance {
 		return errs.NodeInMaintenance("rescuing", n.UUID)
 	}
-	wipeTokenAndURL(n)
+	n.InternalInfo().WipeAgentTokenAndURL()
 	if n.InstanceInfo == nil {
 		n.InstanceInfo = map[string]any{}
 	}
@@ -113,7 +114,7 @@ func (c *Conductor) DoNodeUnrescue(ctx context.Context, _ string, nodeID string)
 	}
 	defer t.Release()
 	n := t.Node
-	delDII(n, "agent_url")
+	n.InternalInfo().Delete(model.DIIAgentURL)
 	if n.Maintenance {
 		return errs.NodeInMaintenance("unrescuing", n.UUID)
 	}
@@ -149,7 +150,7 @@ func (c *Conductor) doNodeUnrescue(ctx context.Context, t *task.Task) error {
 		fail(fmt.Sprintf("Failed to unrescue: %s", err))
 		return err
 	}
-	wipeTokenAndURL(t.Node)
+	t.Node.InternalInfo().WipeAgentTokenAndURL()
 	if next == states.Active {
 		return t.ProcessEvent(ctx, states.EventDone, task.EventOptions{})
 	}
@@ -179,6 +180,6 @@ func (c *Conductor) doNodeRescueAbort(ctx context.Context, t *task.Task) error {
 	if err := t.Refresh(ctx); err != nil {
 		return err
 	}
-	delDII(t.Node, "agent_url")
+	t.Node.InternalInfo().Delete(model.DIIAgentURL)
 	return t.Save(ctx)
 }

@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
@@ -55,8 +56,8 @@ func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceStep
 		return nil
 	}
 	wipeServiceInternalInfo(n)
-	setDII(n, "service_steps", stepsValue(serviceSteps))
-	setDII(n, "service_disable_ramdisk", disableRamdisk)
+	n.InternalInfo().Set(model.DIIServiceSteps, stepsValue(serviceSteps))
+	n.InternalInfo().Set(model.DIIServiceDisableRamdisk, disableRamdisk)
 	if err := t.Save(ctx); err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceStep
 		t.Log().DebugContext(ctx, "unable to compose the list of service steps, will retry once the ramdisk is booted", "error", err)
 		ramdiskNeeded = true
 	}
-	list := diiSteps(n, "service_steps")
+	list := n.InternalInfo().Steps(model.DIIServiceSteps)
 	for _, s := range list {
 		if b, _ := s["requires_ramdisk"].(bool); b {
 			ramdiskNeeded = true
@@ -92,7 +93,7 @@ func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceStep
 			return c.serviceFlow().event(ctx, t, states.EventWait)
 		}
 	} else {
-		setDII(n, "service_disable_ramdisk", true)
+		n.InternalInfo().Set(model.DIIServiceDisableRamdisk, true)
 	}
 	if err := t.Save(ctx); err != nil {
 		return err
@@ -120,7 +121,7 @@ func (c *Conductor) setNodeServiceSteps(ctx context.Context, t *task.Task, disab
 // finishService tears servicing down and returns the node to active.
 func (c *Conductor) finishService(ctx context.Context, t *task.Task) error {
 	n := t.Node
-	disableRamdisk := diiBool(n, "service_disable_ramdisk", false)
+	disableRamdisk := n.InternalInfo().BoolOr(model.DIIServiceDisableRamdisk, false)
 	if !disableRamdisk {
 		c.collectRamdiskLogsAlways(ctx, t, "service")
 	}
@@ -173,9 +174,9 @@ func (c *Conductor) servicingErrorHandler(ctx context.Context, t *task.Task, log
 	switch n.ProvisionState {
 	case states.Servicing, states.ServiceWait, states.ServiceFail:
 		n.ServiceStep = map[string]any{}
-		delDII(n, "service_step_index")
-		removeAsyncFlags(n)
-		wipeTokenAndURL(n)
+		n.InternalInfo().Delete(model.DIIServiceStepIndex)
+		n.InternalInfo().RemoveAsyncStepFlags()
+		n.InternalInfo().WipeAgentTokenAndURL()
 	}
 	record(ctx, t, errmsg, "servicing", true)
 	if setMaint && (n.MaintenanceReason == nil || *n.MaintenanceReason == "") {
@@ -233,7 +234,7 @@ func (c *Conductor) continueNodeService(ctx context.Context, t *task.Task) error
 // do_node_service_abort).
 func (c *Conductor) doNodeServiceAbort(ctx context.Context, t *task.Task) error {
 	n := t.Node
-	attempted := diiBool(n, "agent_start_attempted", false)
+	attempted := n.InternalInfo().BoolOr(model.DIIAgentStartAttempted, false)
 	err := func() error {
 		dt := t.DriverTask()
 		if attempted {

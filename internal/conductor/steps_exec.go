@@ -46,8 +46,8 @@ type stepFlow struct {
 func (c *Conductor) cleanFlow() *stepFlow {
 	return &stepFlow{
 		kind: driver.StepClean, waitState: states.CleanWait,
-		stepsKey: "clean_steps", indexKey: "clean_step_index", skipKey: "skip_current_clean_step",
-		rebootKey: "cleaning_reboot", pollKey: "cleaning_polling",
+		stepsKey: model.DIICleanSteps, indexKey: model.DIICleanStepIndex, skipKey: model.DIISkipCurrentCleanStep,
+		rebootKey: model.DIICleaningReboot, pollKey: model.DIICleaningPolling,
 		current: func(n *model.Node) *map[string]any { return &n.CleanStep },
 		target: func(n *model.Node) string {
 			if n.TargetProvisionState == states.Manageable {
@@ -57,7 +57,7 @@ func (c *Conductor) cleanFlow() *stepFlow {
 		},
 		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
 			msg := fmt.Sprintf("Node %s failed step %s: %s", t.Node.UUID, pyRepr(t.Node.CleanStep), err)
-			if !diiBool(t.Node, "cleaning_disable_ramdisk", false) {
+			if !t.Node.InternalInfo().BoolOr(model.DIICleaningDisableRamdisk, false) {
 				c.collectRamdiskLogs(ctx, t, "cleaning")
 			}
 			c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
@@ -73,8 +73,8 @@ func (c *Conductor) cleanFlow() *stepFlow {
 func (c *Conductor) deployFlow() *stepFlow {
 	return &stepFlow{
 		kind: driver.StepDeploy, waitState: states.DeployWait,
-		stepsKey: "deploy_steps", indexKey: "deploy_step_index", skipKey: "skip_current_deploy_step",
-		rebootKey: "deployment_reboot", pollKey: "deployment_polling",
+		stepsKey: model.DIIDeploySteps, indexKey: model.DIIDeployStepIndex, skipKey: model.DIISkipCurrentDeployStep,
+		rebootKey: model.DIIDeploymentReboot, pollKey: model.DIIDeploymentPolling,
 		current: func(n *model.Node) *map[string]any { return &n.DeployStep },
 		target:  func(*model.Node) string { return "" },
 		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
@@ -95,13 +95,13 @@ func (c *Conductor) deployFlow() *stepFlow {
 func (c *Conductor) serviceFlow() *stepFlow {
 	return &stepFlow{
 		kind: driver.StepService, waitState: states.ServiceWait,
-		stepsKey: "service_steps", indexKey: "service_step_index", skipKey: "skip_current_service_step",
-		rebootKey: "servicing_reboot", pollKey: "servicing_polling",
+		stepsKey: model.DIIServiceSteps, indexKey: model.DIIServiceStepIndex, skipKey: model.DIISkipCurrentServiceStep,
+		rebootKey: model.DIIServicingReboot, pollKey: model.DIIServicingPolling,
 		current: func(n *model.Node) *map[string]any { return &n.ServiceStep },
 		target:  func(*model.Node) string { return "" },
 		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
 			msg := fmt.Sprintf("Node %s failed step %s: %s", t.Node.UUID, pyRepr(t.Node.ServiceStep), err)
-			if !diiBool(t.Node, "service_disable_ramdisk", false) {
+			if !t.Node.InternalInfo().BoolOr(model.DIIServiceDisableRamdisk, false) {
 				c.collectRamdiskLogs(ctx, t, "service")
 			}
 			c.servicingErrorHandler(ctx, t, msg, serviceErrOpts{tearDown: true, setFail: true})
@@ -154,17 +154,17 @@ func (f *stepFlow) event(ctx context.Context, t *task.Task, event string) error 
 func (c *Conductor) runSteps(ctx context.Context, t *task.Task, f *stepFlow, index int) error {
 	n := t.Node
 	for index >= 0 {
-		steps := diiSteps(n, f.stepsKey)
+		steps := n.InternalInfo().Steps(f.stepsKey)
 		if index >= len(steps) {
 			break
 		}
 		step := cloneMap(steps[index])
 		*f.current(n) = step
-		setDII(n, f.indexKey, index)
+		n.InternalInfo().Set(f.indexKey, index)
 		if err := t.Save(ctx); err != nil {
 			return err
 		}
-		delDII(n, f.pollKey)
+		n.InternalInfo().Delete(f.pollKey)
 		t.Log().InfoContext(ctx, "executing step", "kind", f.kind, "step", stepID(step), "index", index)
 		handled, exit, result, err := c.reservedStep(ctx, t, f, step)
 		if err == nil && !handled {
@@ -265,19 +265,19 @@ func (c *Conductor) reservedStep(ctx context.Context, t *task.Task, f *stepFlow,
 // to run after an asynchronous one, -1 when none is left. The current step
 // is skipped unless the driver set skip_current_<kind>_step to false.
 func nextStepIndex(n *model.Node, f *stepFlow) int {
-	skip := diiBool(n, f.skipKey, true)
-	delDII(n, f.skipKey, f.rebootKey, f.pollKey)
+	skip := n.InternalInfo().BoolOr(f.skipKey, true)
+	n.InternalInfo().Delete(f.skipKey, f.rebootKey, f.pollKey)
 	if len(*f.current(n)) == 0 {
 		return 0
 	}
-	ind, ok := diiInt(n, f.indexKey)
+	ind, ok := n.InternalInfo().Int(f.indexKey)
 	if !ok {
 		return -1
 	}
 	if skip {
 		ind++
 	}
-	if ind >= len(diiSteps(n, f.stepsKey)) {
+	if ind >= len(n.InternalInfo().Steps(f.stepsKey)) {
 		return -1
 	}
 	return ind

@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 	"slices"
 	"sort"
 	"strings"
@@ -240,7 +241,7 @@ func (c *Conductor) userAndTemplateDeploySteps(ctx context.Context, t *task.Task
 		return nil, nil, err
 	}
 	if len(deploySteps) == 0 {
-		deploySteps = diiSteps(t.Node, "user_deploy_steps")
+		deploySteps = t.Node.InternalInfo().Steps(model.DIIUserDeploySteps)
 	}
 	if len(deploySteps) > 0 {
 		user, err = validateUserSteps(deploySteps, drv, "deploy", `Validation of deploy steps from "deploy steps" argument failed.`, skipMissing, false)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
@@ -22,7 +23,7 @@ func (c *Conductor) DoNodeTearDown(ctx context.Context, _ string, nodeID string)
 	}
 	defer t.Release()
 	n := t.Node
-	delDII(n, "agent_url")
+	n.InternalInfo().Delete(model.DIIAgentURL)
 	if n.Protected {
 		return errs.New(errs.ClassNodeProtected, map[string]any{"node": n.UUID})
 	}
@@ -80,10 +81,10 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task, initial st
 	n.InstanceUUID = nil
 	n.InstanceName = nil
 	wipeDeployInternalInfo(n)
-	delDII(n, "instance", "root_uuid_or_disk_id", "is_whole_disk_image", "is_source_a_path", "deploy_boot_mode")
-	if b, _ := getDII(n, "automatic_lessee").(bool); b {
+	n.InternalInfo().Delete(model.DIIInstance, model.DIIRootUUIDOrDiskID, model.DIIIsWholeDiskImage, model.DIIIsSourceAPath, model.DIIDeployBootMode)
+	if b, _ := n.InternalInfo().Bool(model.DIIAutomaticLessee); b {
 		n.Lessee = nil
-		delDII(n, "automatic_lessee")
+		n.InternalInfo().Delete(model.DIIAutomaticLessee)
 	}
 	if err != nil {
 		record(ctx, t, fmt.Sprintf("Failed to tear down: %s", err), states.HistoryUnprovision, true)

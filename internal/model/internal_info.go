@@ -48,6 +48,9 @@ const (
 
 	// Deployment facts.
 	DIIIsWholeDiskImage          = "is_whole_disk_image"
+	DIIIsSourceAPath             = "is_source_a_path"
+	DIIBootFromVolume            = "boot_from_volume"
+	DIIBootFromVolumeDeploy      = "boot_from_volume_deploy"
 	DIIImageSource               = "image_source"
 	DIIInstance                  = "instance"
 	DIIRootUUIDOrDiskID          = "root_uuid_or_disk_id"

@@ -72,8 +72,6 @@ var rawDIIAllowed = map[string]bool{
 	"internal/api/ramdisk/inspection.go":             true,
 	"internal/api/ramdisk/lookup.go":                 true,
 	"internal/api/ramdisk/ramdisk.go":                true,
-	"internal/conductor/dii.go":                      true,
-	"internal/conductor/fasttrack.go":                true,
 	"internal/driver/agent/agent.go":                 true,
 	"internal/driver/agent/autodetect.go":            true,
 	"internal/driver/agent/custom.go":                true,
