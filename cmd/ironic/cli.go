@@ -152,11 +152,11 @@ func loadConfig(m mode, opts *config.LoadOptions, stderr io.Writer) (*config.Con
 		return nil, nil, fmt.Errorf("configuration: %w", err)
 	}
 	level := slog.LevelInfo
-	if cfg.Bool("DEFAULT", "debug") {
+	if cfg.BoolOf(config.DefaultDebug) {
 		level = slog.LevelDebug
 	}
 	var h slog.Handler = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})
-	if cfg.Bool("DEFAULT", "use_json") {
+	if cfg.BoolOf(config.DefaultUseJSON) {
 		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
 	}
 	return cfg, slog.New(h), nil

@@ -18,15 +18,15 @@ import (
 // only on loopback or a Unix socket, or when the operator has said
 // [openkeel_http]/allow_unauthenticated_json_rpc (then with a warning).
 func checkJSONRPCExposure(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	strategy, from := cfg.String("json_rpc", "auth_strategy"), "[json_rpc]/auth_strategy"
+	strategy, from := cfg.StringOf(config.JSONRPCAuthStrategy), "[json_rpc]/auth_strategy"
 	if strategy == "" {
-		strategy, from = cfg.String("DEFAULT", "auth_strategy"), "[DEFAULT]/auth_strategy"
+		strategy, from = cfg.StringOf(config.DefaultAuthStrategy), "[DEFAULT]/auth_strategy"
 	}
-	if strategy != auth.StrategyNoAuth || cfg.String("json_rpc", "unix_socket") != "" {
+	if strategy != auth.StrategyNoAuth || cfg.StringOf(config.JSONRPCUnixSocket) != "" {
 		return nil
 	}
-	host := cfg.String("json_rpc", "host_ip")
-	addr := net.JoinHostPort(host, strconv.Itoa(cfg.Int("json_rpc", "port")))
+	host := cfg.StringOf(config.JSONRPCHostIP)
+	addr := net.JoinHostPort(host, strconv.Itoa(cfg.IntOf(config.JSONRPCPort)))
 	loopback, err := loopbackOnly(ctx, host)
 	if err != nil {
 		return fmt.Errorf("[json_rpc]/host_ip %q: %w", host, err)
@@ -34,7 +34,7 @@ func checkJSONRPCExposure(ctx context.Context, cfg *config.Config, log *slog.Log
 	if loopback {
 		return nil
 	}
-	if cfg.Bool("openkeel_http", "allow_unauthenticated_json_rpc") {
+	if cfg.BoolOf(config.OpenkeelHTTPAllowUnauthenticatedJSONRPC) {
 		log.Warn("JSON-RPC listens without authentication on an address other than loopback: anyone who reaches it can drive this conductor",
 			"address", addr, "auth_strategy", from, "allowed_by", "[openkeel_http]/allow_unauthenticated_json_rpc")
 		return nil

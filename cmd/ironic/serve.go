@@ -139,23 +139,23 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 		servers = append(servers, srv)
 	}
 	var files *httproot.Server
-	if st.conductor != nil && cfg.String("deploy", "http_url") != "" {
+	if st.conductor != nil && cfg.StringOf(config.DeployHTTPURL) != "" {
 		opts, err := httproot.OptionsFromConfig(cfg)
 		if err != nil {
 			return err
 		}
 		opts.Logger = log
-		if m == modeAllInOne && !cfg.Has("openkeel_http", "http_root_host_ip") {
+		if m == modeAllInOne && !cfg.HasOf(config.OpenkeelHTTPHTTPRootHostIP) {
 			// A laptop's files are served where its API is, loopback
 			// unless said otherwise.
-			opts.HostIP = cfg.String("api", "host_ip")
+			opts.HostIP = cfg.StringOf(config.APIHostIP)
 		}
 		fctx, stopFiles := context.WithCancel(ctx)
 		defer stopFiles()
 		if files, err = httproot.Start(fctx, opts); err != nil {
 			return fmt.Errorf("http_root file server: %w", err)
 		}
-		log.Info("serving http_root", "root", opts.Root, "url", cfg.String("deploy", "http_url"))
+		log.Info("serving http_root", "root", opts.Root, "url", cfg.StringOf(config.DeployHTTPURL))
 	}
 	if st.conductor != nil {
 		if err := st.conductor.Start(ctx); err != nil {
@@ -171,7 +171,7 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 	if st.conductor != nil {
 		// After the listeners: no new work arrives while the running
 		// work is given graceful_shutdown_timeout to end.
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Duration("conductor", "graceful_shutdown_timeout"))
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.DurationOf(config.ConductorGracefulShutdownTimeout))
 		defer cancel()
 		if serr := st.conductor.Stop(stopCtx); serr != nil && err == nil {
 			err = fmt.Errorf("conductor stop: %w", serr)
@@ -209,7 +209,7 @@ func runServers(ctx context.Context, servers []*httpserver.Server) error {
 // openDatabase opens [database]/connection, creating the folder of a SQLite
 // file so that a fresh all-in-one start needs no preparation.
 func openDatabase(ctx context.Context, cfg *config.Config, createDir bool) (*sqldb.DB, error) {
-	url := cfg.String("database", "connection")
+	url := cfg.StringOf(config.DatabaseConnection)
 	if url == "" {
 		return nil, errors.New("[database]/connection is not set")
 	}
@@ -259,19 +259,19 @@ func checkSchema(ctx context.Context, db *sqldb.DB) error {
 
 func apiServerOptions(cfg *config.Config, log *slog.Logger) httpserver.Options {
 	o := httpserver.Options{
-		HostIP:          cfg.String("api", "host_ip"),
-		Port:            cfg.Int("api", "port"),
-		UnixSocket:      cfg.String("api", "unix_socket"),
-		EnableSSL:       cfg.Bool("api", "enable_ssl_api"),
-		CertFile:        cfg.String("api", "cert_file"),
-		KeyFile:         cfg.String("api", "key_file"),
-		TLSMinVersion:   cfg.String("api", "tls_minimum_version"),
-		ShutdownTimeout: cfg.Duration("conductor", "graceful_shutdown_timeout"),
+		HostIP:          cfg.StringOf(config.APIHostIP),
+		Port:            cfg.IntOf(config.APIPort),
+		UnixSocket:      cfg.StringOf(config.APIUnixSocket),
+		EnableSSL:       cfg.BoolOf(config.APIEnableSSLAPI),
+		CertFile:        cfg.StringOf(config.APICertFile),
+		KeyFile:         cfg.StringOf(config.APIKeyFile),
+		TLSMinVersion:   cfg.StringOf(config.APITLSMinimumVersion),
+		ShutdownTimeout: cfg.DurationOf(config.ConductorGracefulShutdownTimeout),
 		Limits:          httpserver.LimitsFromConfig(cfg),
 		Logger:          log,
 	}
-	if cfg.Has("api", "unix_socket_mode") {
-		o.UnixSocketMode = fs.FileMode(cfg.Int("api", "unix_socket_mode"))
+	if cfg.HasOf(config.APIUnixSocketMode) {
+		o.UnixSocketMode = fs.FileMode(cfg.IntOf(config.APIUnixSocketMode))
 	}
 	return o
 }

@@ -69,11 +69,11 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 	// Every line logged in a request's context names the request.
 	log = logging.New(log.Handler())
 	s := &stack{cfg: cfg, log: log, store: store.New(db), metrics: metrics.NewRegistry()}
-	heartbeatTimeout := cfg.Duration("conductor", "heartbeat_timeout")
+	heartbeatTimeout := cfg.DurationOf(config.ConductorHeartbeatTimeout)
 	rings := ringmgr.New(s.store, ringmgr.Options{
-		PartitionExponent: cfg.Int("DEFAULT", "hash_partition_exponent"),
-		Algorithm:         cfg.String("DEFAULT", "hash_ring_algorithm"),
-		ResetInterval:     cfg.Duration("DEFAULT", "hash_ring_reset_interval"),
+		PartitionExponent: cfg.IntOf(config.DefaultHashPartitionExponent),
+		Algorithm:         cfg.StringOf(config.DefaultHashRingAlgorithm),
+		ResetInterval:     cfg.DurationOf(config.DefaultHashRingResetInterval),
 		HeartbeatTimeout:  heartbeatTimeout,
 		// Upstream keeps the rings until a miss on SQLite, where only one
 		// conductor can use the database.
@@ -83,7 +83,7 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 		Rings:            rings,
 		Conductors:       s.store,
 		HeartbeatTimeout: heartbeatTimeout,
-		Host:             cfg.String("DEFAULT", "host"),
+		Host:             cfg.StringOf(config.DefaultHost),
 	})
 	if m == modeAPI {
 		c, err := jsonrpc.NewClient(jsonrpc.ClientOptionsFromConfig(cfg))
@@ -93,7 +93,7 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 		s.rpc = c
 		return s, nil
 	}
-	hardware, err := metrics.NewHardware(s.metrics, cfg.String("DEFAULT", "host"))
+	hardware, err := metrics.NewHardware(s.metrics, cfg.StringOf(config.DefaultHost))
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 	if err != nil {
 		return nil, fmt.Errorf("conductor worker pool: %w", err)
 	}
-	periodics, err := metrics.NewPeriodic(s.metrics, cfg.String("DEFAULT", "host"))
+	periodics, err := metrics.NewPeriodic(s.metrics, cfg.StringOf(config.DefaultHost))
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 	if m == modeConductor {
 		// Several conductors share the nodes: periodic tasks only touch
 		// the ones the ring gives this host.
-		host := cfg.String("DEFAULT", "host")
+		host := cfg.StringOf(config.DefaultHost)
 		opts.Owns = func(n *model.Node) bool {
 			owner, err := s.router.GetConductorFor(context.Background(), n)
 			return err == nil && owner == host
@@ -314,7 +314,7 @@ func (s *stack) jsonRPCServer() (*httpserver.Server, error) {
 	opts.Logger = s.log
 	lopts := jsonrpc.ListenOptions(s.cfg)
 	lopts.Logger = s.log
-	lopts.ShutdownTimeout = s.cfg.Duration("conductor", "graceful_shutdown_timeout")
+	lopts.ShutdownTimeout = s.cfg.DurationOf(config.ConductorGracefulShutdownTimeout)
 	calls, err := metrics.NewRPC(s.metrics)
 	if err != nil {
 		return nil, err

@@ -79,7 +79,7 @@ func checkHardwareTypes(cfg *config.Config) checkResult {
 // checkPolicyFormat is oslo.upgradecheck's common policy check: JSON
 // policy files are deprecated in favour of YAML.
 func checkPolicyFormat(cfg *config.Config) checkResult {
-	if f := cfg.String("oslo_policy", "policy_file"); strings.HasSuffix(strings.ToLower(f), ".json") {
+	if f := cfg.StringOf(config.OsloPolicyPolicyFile); strings.HasSuffix(strings.ToLower(f), ".json") {
 		return checkResult{1, "Your policy file is JSON-formatted which is deprecated. Convert it to YAML (oslopolicy-convert-json-to-yaml)."}
 	}
 	return checkResult{}

@@ -83,16 +83,16 @@ func DefaultOptions() Options {
 func OptionsFromConfig(c *config.Config) Options {
 	o := DefaultOptions()
 	secs := func(name string) time.Duration { return time.Duration(c.Int("agent", name)) * time.Second }
-	o.APIVersion = c.String("agent", "agent_api_version")
+	o.APIVersion = c.StringOf(config.AgentAgentAPIVersion)
 	o.CommandTimeout = secs("command_timeout")
-	o.MaxCommandAttempts = c.Int("agent", "max_command_attempts")
+	o.MaxCommandAttempts = c.IntOf(config.AgentMaxCommandAttempts)
 	o.CommandWaitInterval = secs("command_wait_interval")
-	o.CommandWaitAttempts = c.Int("agent", "command_wait_attempts")
-	o.VerifyCA = c.String("agent", "verify_ca")
-	o.TLSMinimumVersion = c.String("agent", "tls_minimum_version")
-	o.PostDeployGetPowerStateRetries = c.Int("agent", "post_deploy_get_power_state_retries")
+	o.CommandWaitAttempts = c.IntOf(config.AgentCommandWaitAttempts)
+	o.VerifyCA = c.StringOf(config.AgentVerifyCA)
+	o.TLSMinimumVersion = c.StringOf(config.AgentTLSMinimumVersion)
+	o.PostDeployGetPowerStateRetries = c.IntOf(config.AgentPostDeployGetPowerStateRetries)
 	o.PostDeployGetPowerStateRetryInterval = secs("post_deploy_get_power_state_retry_interval")
-	o.RequireRescuePasswordHashed = c.Bool("conductor", "require_rescue_password_hashed")
+	o.RequireRescuePasswordHashed = c.BoolOf(config.ConductorRequireRescuePasswordHashed)
 	o.DeployLogs = DeployLogsFromConfig(c)
 	return o
 }

@@ -40,11 +40,11 @@ type ObjectStore interface {
 // backend uploads with the [swift] section's credentials.
 func DeployLogsFromConfig(c *config.Config) DeployLogs {
 	d := DeployLogs{
-		Collect:           c.String("agent", "deploy_logs_collect"),
-		StorageBackend:    c.String("agent", "deploy_logs_storage_backend"),
-		LocalPath:         c.String("agent", "deploy_logs_local_path"),
-		SwiftContainer:    c.String("agent", "deploy_logs_swift_container"),
-		SwiftDaysToExpire: c.Int("agent", "deploy_logs_swift_days_to_expire"),
+		Collect:           c.StringOf(config.AgentDeployLogsCollect),
+		StorageBackend:    c.StringOf(config.AgentDeployLogsStorageBackend),
+		LocalPath:         c.StringOf(config.AgentDeployLogsLocalPath),
+		SwiftContainer:    c.StringOf(config.AgentDeployLogsSwiftContainer),
+		SwiftDaysToExpire: c.IntOf(config.AgentDeployLogsSwiftDaysToExpire),
 	}
 	if d.StorageBackend == "swift" {
 		d.Swift = swift.FromConfig(c)

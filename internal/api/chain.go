@@ -33,10 +33,10 @@ func New(d Deps) http.Handler {
 		middleware.CORS(middleware.CORSConfigFrom(cfg)),
 		middleware.AssignRequestID(),
 		middleware.Healthcheck(middleware.HealthcheckConfigFrom(cfg)),
-		middleware.ProxyHeaders(cfg.Bool("oslo_middleware", "enable_proxy_headers_parsing")),
-		middleware.Authenticate(d.Authenticate, cfg.String("DEFAULT", "auth_strategy"), nil),
+		middleware.ProxyHeaders(cfg.BoolOf(config.OsloMiddlewareEnableProxyHeadersParsing)),
+		middleware.Authenticate(d.Authenticate, cfg.StringOf(config.DefaultAuthStrategy), nil),
 		middleware.BodyLimits(middleware.BodyLimitConfigFrom(cfg)),
-		recoverPanics(d.Logger, cfg.Bool("DEFAULT", "debug_tracebacks_in_api"), d.Panicked),
+		recoverPanics(d.Logger, cfg.BoolOf(config.DefaultDebugTracebacksInAPI), d.Panicked),
 	)
 }
 
@@ -74,10 +74,10 @@ func recoverPanics(log *slog.Logger, debugTracebacks bool, panicked func(*http.R
 // request's application URL (as the proxy stage rewrote it), otherwise
 // [api]/public_endpoint or the request's scheme and host.
 func (rt *router) publicURL(r *http.Request) string {
-	if rt.cfg.Bool("oslo_middleware", "enable_proxy_headers_parsing") {
+	if rt.cfg.BoolOf(config.OsloMiddlewareEnableProxyHeadersParsing) {
 		return middleware.ApplicationURL(r)
 	}
-	if p := rt.cfg.String("api", "public_endpoint"); p != "" {
+	if p := rt.cfg.StringOf(config.APIPublicEndpoint); p != "" {
 		return p
 	}
 	return middleware.HostURL(r)

@@ -61,7 +61,7 @@ func newRouter(d Deps) *router {
 		handlers: d.Handlers,
 		auth:     d.Authorize,
 		rng:      microversion.Default,
-		debug:    d.Config.Bool("DEFAULT", "debug_tracebacks_in_api"),
+		debug:    d.Config.BoolOf(config.DefaultDebugTracebacksInAPI),
 	}
 	for i := range Routes {
 		r := Routes[i]

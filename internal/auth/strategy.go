@@ -10,7 +10,7 @@ import (
 // New returns the API's authenticator for [DEFAULT]/auth_strategy. Errors
 // (an unreadable user file, missing Keystone settings) are start-up errors.
 func New(c *config.Config) (Authenticator, error) {
-	return build(c, c.String("DEFAULT", "auth_strategy"), c.String("DEFAULT", "http_basic_auth_user_file"))
+	return build(c, c.StringOf(config.DefaultAuthStrategy), c.StringOf(config.DefaultHTTPBasicAuthUserFile))
 }
 
 // NewJSONRPC returns the authenticator of the JSON-RPC server in section
@@ -19,7 +19,7 @@ func New(c *config.Config) (Authenticator, error) {
 func NewJSONRPC(c *config.Config, group string) (Authenticator, error) {
 	strategy := c.String(group, "auth_strategy")
 	if strategy == "" {
-		strategy = c.String("DEFAULT", "auth_strategy")
+		strategy = c.StringOf(config.DefaultAuthStrategy)
 	}
 	return build(c, strategy, c.String(group, "http_basic_auth_user_file"))
 }

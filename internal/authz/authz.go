@@ -41,11 +41,11 @@ func New(cfg *config.Config) (*Authz, error) {
 	}
 	a := &Authz{
 		enf:        enf,
-		enforcing:  cfg.String("DEFAULT", "auth_strategy") == auth.StrategyKeystone,
-		selfManage: cfg.Bool("api", "project_admin_can_manage_own_nodes"),
+		enforcing:  cfg.StringOf(config.DefaultAuthStrategy) == auth.StrategyKeystone,
+		selfManage: cfg.BoolOf(config.APIProjectAdminCanManageOwnNodes),
 	}
-	if cfg.Bool("DEFAULT", "rbac_service_role_elevated_access") {
-		a.serviceProject = cfg.String("DEFAULT", "rbac_service_project_name")
+	if cfg.BoolOf(config.DefaultRbacServiceRoleElevatedAccess) {
+		a.serviceProject = cfg.StringOf(config.DefaultRbacServiceProjectName)
 	}
 	return a, nil
 }

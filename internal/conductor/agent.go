@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
@@ -30,7 +31,7 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 	if args.AgentToken == "" || known == "" || subtle.ConstantTimeCompare([]byte(known), []byte(args.AgentToken)) != 1 {
 		return errs.InvalidParameterValue("Invalid or missing agent token received.")
 	}
-	if c.cfg.Bool("agent", "require_tls") && args.CallbackURL != "" && !strings.HasPrefix(args.CallbackURL, "https://") {
+	if c.cfg.BoolOf(config.AgentRequireTLS) && args.CallbackURL != "" && !strings.HasPrefix(args.CallbackURL, "https://") {
 		return errs.InvalidParameterValue("TLS is required by configuration")
 	}
 	if t.Node.InternalInfo().Get(model.DIIAgentURL) == nil && t.Node.Reservation != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 )
@@ -30,7 +31,7 @@ func (c *Conductor) storeAgentCertificate(n *model.Node, pem string) (string, er
 		}
 		c.log.Info("current agent_verify_ca was not found, assuming take over and storing", "node", n.UUID)
 	}
-	dir := c.cfg.String("agent", "certificates_path")
+	dir := c.cfg.StringOf(config.AgentCertificatesPath)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create %s for agent certificates: %w", dir, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -191,14 +192,14 @@ func hasTraits(n *model.Node, want []string) bool {
 // first that still fits; locked ones are retried
 // node_locked_retry_attempts times, node_locked_retry_interval apart.
 func (c *Conductor) allocateNode(ctx context.Context, a *model.Allocation, nodes []*model.Node) error {
-	attempts := c.cfg.Int("conductor", "node_locked_retry_attempts")
+	attempts := c.cfg.IntOf(config.ConductorNodeLockedRetryAttempts)
 	if attempts < 1 {
 		attempts = 1
 	}
 	var lastErr error
 	for try := 0; try < attempts; try++ {
 		if try > 0 {
-			if err := c.clock.Sleep(ctx, c.cfg.Duration("conductor", "node_locked_retry_interval")); err != nil {
+			if err := c.clock.Sleep(ctx, c.cfg.DurationOf(config.ConductorNodeLockedRetryInterval)); err != nil {
 				return err
 			}
 		}

@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
@@ -63,7 +64,7 @@ func (c *Conductor) skipAutomatedCleaning(automated *bool) bool {
 	if automated != nil {
 		return !*automated
 	}
-	return !c.cfg.Bool("conductor", "automated_clean")
+	return !c.cfg.BoolOf(config.ConductorAutomatedClean)
 }
 
 // doNodeClean is upstream cleaning.do_node_clean, run in a worker: manual
@@ -80,7 +81,7 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []
 		t.Log().InfoContext(ctx, "automated cleaning is disabled, node has been successfully moved to AVAILABLE state")
 		return t.ProcessEvent(ctx, states.EventDone, task.EventOptions{})
 	}
-	if !c.cfg.Bool("conductor", "allow_provisioning_in_maintenance") && n.Maintenance {
+	if !c.cfg.BoolOf(config.ConductorAllowProvisioningInMaintenance) && n.Maintenance {
 		c.cleaningErrorHandler(ctx, t, "Cleaning a node in maintenance mode is not allowed", cleanErrOpts{setFail: true})
 		return nil
 	}
@@ -222,7 +223,7 @@ func (c *Conductor) cleaningErrorHandler(ctx context.Context, t *task.Task, logm
 		msg := errmsg
 		n.MaintenanceReason = &msg
 	}
-	if c.cfg.Bool("conductor", "poweroff_in_cleanfail") {
+	if c.cfg.BoolOf(config.ConductorPoweroffInCleanfail) {
 		if err := c.nodePowerAction(ctx, t, states.PowerOff, 0); err != nil {
 			t.Log().ErrorContext(ctx, "power off in clean fail", "error", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/image/configdrive"
 )
 
@@ -16,7 +17,7 @@ import (
 // first, since the source is not meant for Swift), which the agent
 // downloads. Swift expires the object when the URL does.
 func (c *Conductor) storeConfigdrive(ctx context.Context, t *task.Task, cd any) (any, error) {
-	if !c.cfg.Bool("deploy", "configdrive_use_object_store") {
+	if !c.cfg.BoolOf(config.DeployConfigdriveUseObjectStore) {
 		return cd, nil
 	}
 	n := t.Node
@@ -38,7 +39,7 @@ func (c *Conductor) storeConfigdrive(ctx context.Context, t *task.Task, cd any) 
 		return nil, fmt.Errorf("configdrive of type %T cannot be uploaded", cd)
 	}
 	timeout := c.configdriveTempURLDuration()
-	container := c.cfg.String("conductor", "configdrive_swift_container")
+	container := c.cfg.StringOf(config.ConductorConfigdriveSwiftContainer)
 	obj := "configdrive-" + n.UUID
 	sw := c.objectStore()
 	expire := map[string]string{"X-Delete-After": strconv.Itoa(int(timeout / time.Second))}
@@ -52,10 +53,10 @@ func (c *Conductor) storeConfigdrive(ctx context.Context, t *task.Task, cd any) 
 // as long as the deployment may wait for the agent (plus two minutes),
 // else upstream's documented 1800 s.
 func (c *Conductor) configdriveTempURLDuration() time.Duration {
-	if d := c.cfg.Int("conductor", "configdrive_swift_temp_url_duration"); d > 0 {
+	if d := c.cfg.IntOf(config.ConductorConfigdriveSwiftTempURLDuration); d > 0 {
 		return time.Duration(d) * time.Second
 	}
-	if d := c.cfg.Int("conductor", "deploy_callback_timeout"); d > 0 {
+	if d := c.cfg.IntOf(config.ConductorDeployCallbackTimeout); d > 0 {
 		return time.Duration(d+120) * time.Second
 	}
 	return 1800 * time.Second

@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/model"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 // heartbeats are stamped with.
 func (c *Conductor) fastTrack() driver.FastTrack {
 	return driver.FastTrack{
-		Enabled: c.cfg.Bool("deploy", "fast_track"),
-		Timeout: time.Duration(c.cfg.Int("deploy", "fast_track_timeout")) * time.Second,
+		Enabled: c.cfg.BoolOf(config.DeployFastTrack),
+		Timeout: time.Duration(c.cfg.IntOf(config.DeployFastTrackTimeout)) * time.Second,
 		Now:     c.clock.Now,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/agentclient"
@@ -99,7 +100,7 @@ func (c *Conductor) heartbeatAllowed(ctx context.Context, t *task.Task) bool {
 // failed: cleaning, deployment, rescue or servicing.
 func (c *Conductor) heartbeatInMaintenance(ctx context.Context, t *task.Task) error {
 	n := t.Node
-	if c.cfg.Bool("conductor", "allow_provisioning_in_maintenance") {
+	if c.cfg.BoolOf(config.ConductorAllowProvisioningInMaintenance) {
 		return nil
 	}
 	switch n.ProvisionState {
@@ -183,7 +184,7 @@ func (c *Conductor) setFailedState(ctx context.Context, t *task.Task, msg string
 	}
 	c.deployingErrorHandler(ctx, t, msg, msg, false)
 	n := t.Node
-	if c.cfg.Bool("deploy", "power_off_after_deploy_failure") && !n.DisablePowerOff {
+	if c.cfg.BoolOf(config.DeployPowerOffAfterDeployFailure) && !n.DisablePowerOff {
 		if err := c.nodePowerAction(ctx, t, states.PowerOff, 0); err != nil {
 			t.Log().ErrorContext(ctx, "power off after a failed deployment", "error", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/inspection"
@@ -27,7 +28,7 @@ func (c *Conductor) ContinueInspection(ctx context.Context, _ string, nodeID str
 	}
 	defer t.Release()
 	n := t.Node
-	enroll := n.ProvisionState == states.Enroll && c.cfg.Bool("auto_discovery", "enabled")
+	enroll := n.ProvisionState == states.Enroll && c.cfg.BoolOf(config.AutoDiscoveryEnabled)
 	if n.ProvisionState != states.InspectWait && !enroll {
 		t.Log().ErrorContext(ctx, "refusing to process inspection data in invalid state", "state", n.ProvisionState)
 		return errs.New(errs.ClassNotFound, nil)
@@ -103,7 +104,7 @@ func (c *Conductor) processInspectionData(ctx context.Context, t *task.Task, inv
 	}
 	tg := &inspectTarget{c: c, t: t}
 	if h, ok := t.Driver.Inspect.(driver.HookedInspector); ok && h.InspectionHooks() {
-		names, err := inspection.ParseHooks(c.cfg.String("inspector", "hooks"), c.cfg.String("inspector", "default_hooks"))
+		names, err := inspection.ParseHooks(c.cfg.StringOf(config.InspectorHooks), c.cfg.StringOf(config.InspectorDefaultHooks))
 		if err != nil {
 			return err
 		}
@@ -149,7 +150,7 @@ func (c *Conductor) applyInspectionRules(ctx context.Context, tg *inspectTarget,
 	for _, r := range stored {
 		rules = append(rules, inspection.RuleFromModel(r))
 	}
-	builtIn, err := inspection.LoadBuiltInRules(c.cfg.String("inspection_rules", "built_in_rules"), phase)
+	builtIn, err := inspection.LoadBuiltInRules(c.cfg.StringOf(config.InspectionRulesBuiltInRules), phase)
 	if err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func (c *Conductor) applyInspectionRules(ctx context.Context, tg *inspectTarget,
 	if len(rules) == 0 {
 		return nil
 	}
-	e := inspection.NewEngine(inspection.RuleOptions{MaskSecrets: c.cfg.String("inspection_rules", "mask_secrets"), Log: tg.t.Log()})
+	e := inspection.NewEngine(inspection.RuleOptions{MaskSecrets: c.cfg.StringOf(config.InspectionRulesMaskSecrets), Log: tg.t.Log()})
 	return e.Apply(ctx, tg, rules, inventory, pluginData)
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -229,7 +230,7 @@ func (c *Conductor) DestroyNode(ctx context.Context, _ string, nodeID string) er
 		return errs.New(errs.ClassNodeProtected, map[string]any{"node": n.UUID})
 	}
 	allowed := states.DeleteAllowedStates.Values()
-	if c.cfg.Bool("conductor", "allow_deleting_available_nodes") {
+	if c.cfg.BoolOf(config.ConductorAllowDeletingAvailableNodes) {
 		allowed = append(allowed, states.Available)
 	}
 	if !n.Maintenance && !containsStr(allowed, n.ProvisionState) {

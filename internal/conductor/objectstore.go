@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/swift"
 )
@@ -21,11 +22,11 @@ func (c *Conductor) objectStore() *swift.Client {
 // Objects that cannot be deleted stop the deletion unless the node is in
 // maintenance, which allows orphaning them.
 func (c *Conductor) cleanUpInspectionData(ctx context.Context, t *task.Task) error {
-	if c.cfg.String("inventory", "data_backend") != "swift" {
+	if c.cfg.StringOf(config.InventoryDataBackend) != "swift" {
 		return nil
 	}
 	n := t.Node
-	err := c.objectStore().CleanUpInspectionData(ctx, c.cfg.String("inventory", "swift_data_container"), n.UUID, t.Log())
+	err := c.objectStore().CleanUpInspectionData(ctx, c.cfg.StringOf(config.InventorySwiftDataContainer), n.UUID, t.Log())
 	switch {
 	case err == nil:
 		return nil

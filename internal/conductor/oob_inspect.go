@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/inspection"
@@ -74,7 +75,7 @@ func (c *Conductor) inspectHardware(ctx context.Context, t *task.Task) (string, 
 // name or a hook enabled before the ones it needs means the interface
 // cannot be loaded.
 func (c *Conductor) redfishInspectionHooks(iface string) ([]string, error) {
-	opt := c.cfg.String("redfish", "inspection_hooks")
+	opt := c.cfg.StringOf(config.RedfishInspectionHooks)
 	known := inspection.HookNames()
 	var unknown []string
 	for n := range strings.SplitSeq(opt, ",") {
@@ -85,7 +86,7 @@ func (c *Conductor) redfishInspectionHooks(iface string) ([]string, error) {
 	if len(unknown) > 0 {
 		return nil, driverLoadError(iface, "The following hook(s) are missing or failed to load: "+strings.Join(unknown, ", "))
 	}
-	names, err := inspection.ParseHooks(opt, c.cfg.String("redfish", "default_inspection_hooks"))
+	names, err := inspection.ParseHooks(opt, c.cfg.StringOf(config.RedfishDefaultInspectionHooks))
 	if err != nil {
 		return nil, driverLoadError(iface, err.Error())
 	}
@@ -100,7 +101,7 @@ func driverLoadError(iface, reason string) error {
 // goes to the database (replacing any earlier one) or to Swift as
 // [inventory]/data_backend says, or nowhere with none.
 func (c *Conductor) storeInspectionData(ctx context.Context, t *task.Task, inventory, pluginData map[string]any) error {
-	switch backend := c.cfg.String("inventory", "data_backend"); backend {
+	switch backend := c.cfg.StringOf(config.InventoryDataBackend); backend {
 	case "database":
 		id := t.Node.ID
 		if _, err := c.store.CreateNodeInventory(ctx, &model.NodeInventory{NodeID: &id, InventoryData: inventory, PluginData: pluginData}); err != nil {
@@ -108,7 +109,7 @@ func (c *Conductor) storeInspectionData(ctx context.Context, t *task.Task, inven
 		}
 		t.Log().InfoContext(ctx, "inspection data was stored in database")
 	case "swift":
-		container := c.cfg.String("inventory", "swift_data_container")
+		container := c.cfg.StringOf(config.InventorySwiftDataContainer)
 		if err := c.objectStore().StoreInspectionData(ctx, container, t.Node.UUID, inventory, pluginData); err != nil {
 			return err
 		}

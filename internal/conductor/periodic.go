@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -54,7 +55,7 @@ func (c *Conductor) periodics() []periodic {
 	}
 	ps = append(ps, c.driverPeriodics()...)
 	ps = append(ps, c.bootRetryPeriodics()...)
-	if c.cfg.Int("conductor", "rescue_callback_timeout") > 0 {
+	if c.cfg.IntOf(config.ConductorRescueCallbackTimeout) > 0 {
 		ps = append(ps, periodic{"_check_rescuewait_timeouts", cf("check_rescue_state_interval"), c.CheckRescueWaitTimeouts})
 	}
 	return ps
@@ -131,7 +132,7 @@ type failOptions struct {
 // the callback runs after the event in a worker. As upstream, it stops
 // after [conductor]/periodic_max_workers nodes or when no worker is free.
 func (c *Conductor) failIfInState(ctx context.Context, f store.NodeFilter, provStates []string, sortKey string, o failOptions) {
-	maxWorkers := c.cfg.Int("conductor", "periodic_max_workers")
+	maxWorkers := c.cfg.IntOf(config.ConductorPeriodicMaxWorkers)
 	count := 0
 	for _, n := range c.iterNodes(ctx, f, sortKey) {
 		err := func() error {

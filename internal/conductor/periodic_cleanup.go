@@ -2,6 +2,7 @@ package conductor
 
 import (
 	"context"
+	"github.com/openkeel/ironic/internal/config"
 	"time"
 )
 
@@ -12,12 +13,12 @@ import (
 // manage_node_history).
 func (c *Conductor) ManageNodeHistory(ctx context.Context) {
 	id := c.ID()
-	maxEntries := c.cfg.Int("conductor", "node_history_max_entries")
-	batch := c.cfg.Int("conductor", "node_history_cleanup_batch_count")
+	maxEntries := c.cfg.IntOf(config.ConductorNodeHistoryMaxEntries)
+	batch := c.cfg.IntOf(config.ConductorNodeHistoryCleanupBatchCount)
 	if id == 0 || maxEntries == 0 || batch <= 0 {
 		return
 	}
-	minAge := time.Duration(c.cfg.Int("conductor", "node_history_minimum_days")) * 24 * time.Hour
+	minAge := time.Duration(c.cfg.IntOf(config.ConductorNodeHistoryMinimumDays)) * 24 * time.Hour
 	purge, err := c.store.NodeHistoryForPurge(ctx, id, minAge, maxEntries)
 	if err != nil {
 		c.log.ErrorContext(ctx, "encountered error while cleaning node history records", "error", err)
@@ -44,13 +45,13 @@ func (c *Conductor) ManageNodeHistory(ctx context.Context) {
 // conductor_cleanup_batch_size per pass (upstream cleanup_stale_conductors);
 // a timeout under three heartbeat timeouts is refused as upstream does.
 func (c *Conductor) CleanupStaleConductors(ctx context.Context) {
-	timeout := c.cfg.Duration("conductor", "conductor_cleanup_timeout")
-	hb := c.cfg.Duration("conductor", "heartbeat_timeout")
+	timeout := c.cfg.DurationOf(config.ConductorConductorCleanupTimeout)
+	hb := c.cfg.DurationOf(config.ConductorHeartbeatTimeout)
 	if hb <= 0 || timeout < 3*hb {
 		c.log.WarnContext(ctx, "skipping stale conductor cleanup due to invalid configuration: [conductor]conductor_cleanup_timeout must be at least 3x [conductor]heartbeat_timeout")
 		return
 	}
-	batch := c.cfg.Int("conductor", "conductor_cleanup_batch_size")
+	batch := c.cfg.IntOf(config.ConductorConductorCleanupBatchSize)
 	limit := c.clock.Now().Add(-timeout)
 	var stale []string
 	for _, host := range c.offlineConductors(ctx) {

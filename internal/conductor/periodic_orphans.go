@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
@@ -13,7 +14,7 @@ import (
 // offlineConductors are the conductors whose heartbeat is older than
 // [conductor]/heartbeat_timeout, this one excluded.
 func (c *Conductor) offlineConductors(ctx context.Context) []string {
-	off, err := c.store.GetOfflineConductors(ctx, c.cfg.Duration("conductor", "heartbeat_timeout"))
+	off, err := c.store.GetOfflineConductors(ctx, c.cfg.DurationOf(config.ConductorHeartbeatTimeout))
 	if err != nil {
 		c.log.ErrorContext(ctx, "list offline conductors", "error", err)
 		return nil
@@ -102,7 +103,7 @@ func (c *Conductor) SyncLocalState(ctx context.Context) {
 	f := store.NodeFilter{Reserved: boolPtr(false), Maintenance: boolPtr(false), ProvisionState: &active}
 	me := c.ID()
 	pred := func(n *model.Node) bool { return n.ConductorAffinity == nil || *n.ConductorAffinity != me }
-	c.nodePeriodic(ctx, "node take over", f, pred, c.cfg.Int("conductor", "periodic_max_workers"), false,
+	c.nodePeriodic(ctx, "node take over", f, pred, c.cfg.IntOf(config.ConductorPeriodicMaxWorkers), false,
 		func(ctx context.Context, t *task.Task) (bool, error) {
 			n := t.Node
 			if n.Maintenance || (n.ConductorAffinity != nil && *n.ConductorAffinity == me) || n.ProvisionState != states.Active {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -25,7 +26,7 @@ var syncExcludedStates = []string{states.DeployWait, states.CleanWait, states.En
 // force_power_state_during_sync, otherwise recorded.
 func (c *Conductor) SyncPowerStates(ctx context.Context) {
 	nodes := c.iterNodes(ctx, store.NodeFilter{Maintenance: boolPtr(false)}, "")
-	parallel(c.cfg.Int("conductor", "sync_power_state_workers"), nodes, func(n *model.Node) {
+	parallel(c.cfg.IntOf(config.ConductorSyncPowerStateWorkers), nodes, func(n *model.Node) {
 		if ctx.Err() != nil {
 			return
 		}
@@ -68,9 +69,9 @@ func (c *Conductor) syncPowerStateNode(ctx context.Context, uuid string) {
 func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count int) (int, error) {
 	n := t.Node
 	count++
-	maxRetries := c.cfg.Int("conductor", "power_state_sync_max_retries")
+	maxRetries := c.cfg.IntOf(config.ConductorPowerStateSyncMaxRetries)
 	clearLastError := func() error {
-		if c.cfg.Bool("conductor", "node_history") && n.LastError != nil {
+		if c.cfg.BoolOf(config.ConductorNodeHistory) && n.LastError != nil {
 			logClearLastError(ctx, t, "confirmed power state match")
 			n.LastError = nil
 			return t.Save(ctx)
@@ -117,7 +118,7 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count in
 	case n.PowerState == states.NoState:
 		t.Log().InfoContext(ctx, "during sync_power_state, node has no previous known state, recording current state", "state", actual)
 		n.PowerState = actual
-		if c.cfg.Bool("conductor", "node_history") && n.LastError != nil {
+		if c.cfg.BoolOf(config.ConductorNodeHistory) && n.LastError != nil {
 			logClearLastError(ctx, t, "no previous known state")
 			n.LastError = nil
 		}
@@ -130,7 +131,7 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count in
 	if ps, ok := t.Driver.Power.(driver.PowerSyncer); ok {
 		syncable = ps.SupportsPowerSync(ctx, t.DriverTask())
 	}
-	if c.cfg.Bool("conductor", "force_power_state_during_sync") && syncable && !n.DisablePowerOff {
+	if c.cfg.BoolOf(config.ConductorForcePowerStateDuringSync) && syncable && !n.DisablePowerOff {
 		t.Log().WarnContext(ctx, "during sync_power_state, node state does not match expected state, changing hardware state",
 			"actual", actual, "state", n.PowerState)
 		if err := c.nodePowerAction(ctx, t, n.PowerState, 0); err != nil {

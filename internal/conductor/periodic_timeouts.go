@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
@@ -124,7 +125,7 @@ func (c *Conductor) rescuingErrorHandler(ctx context.Context, t *task.Task, msg 
 // CheckInspectWaitTimeouts fails inspections that started longer than
 // [conductor]/inspect_wait_timeout ago and still wait for the ramdisk.
 func (c *Conductor) CheckInspectWaitTimeouts(ctx context.Context) {
-	timeout := c.cfg.Duration("conductor", "inspect_wait_timeout")
+	timeout := c.cfg.DurationOf(config.ConductorInspectWaitTimeout)
 	if timeout <= 0 {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -36,7 +37,7 @@ func (c *Conductor) ChangeNodePowerState(ctx context.Context, _ string, nodeID, 
 	}
 	powerTimeout := time.Duration(timeout) * time.Second
 	if (newState == states.SoftReboot || newState == states.SoftPowerOff) && timeout == 0 {
-		powerTimeout = c.cfg.Duration("conductor", "soft_power_off_timeout")
+		powerTimeout = c.cfg.DurationOf(config.ConductorSoftPowerOffTimeout)
 	}
 	switch newState {
 	case states.PowerOn, states.Reboot, states.SoftReboot:

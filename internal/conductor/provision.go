@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/states"
 )
@@ -31,7 +32,7 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, _ string, nodeID, 
 	}
 	switch {
 	case action == "provide" && n.ProvisionState == states.Manageable:
-		if !c.cfg.Bool("conductor", "allow_provisioning_in_maintenance") && n.Maintenance {
+		if !c.cfg.BoolOf(config.ConductorAllowProvisioningInMaintenance) && n.Maintenance {
 			return errs.NodeInMaintenance("providing", n.UUID)
 		}
 		if n.Retired {

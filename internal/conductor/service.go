@@ -103,10 +103,10 @@ func New(o Options) (*Conductor, error) {
 		log: o.Logger, clock: o.Clock, pool: o.Pool, owns: o.Owns, observe: o.ObservePeriodic, powerFails: map[string]int{},
 	}
 	if c.host == "" {
-		c.host = o.Config.String("DEFAULT", "host")
+		c.host = o.Config.StringOf(config.DefaultHost)
 	}
 	if c.group == "" {
-		c.group = o.Config.String("conductor", "conductor_group")
+		c.group = o.Config.StringOf(config.ConductorConductorGroup)
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -243,7 +243,7 @@ func (c *Conductor) correctStuckStates(ctx context.Context) {
 // keepalive touches the conductor row every heartbeat_interval so that
 // the others keep it in their hash rings.
 func (c *Conductor) keepalive(ctx context.Context) {
-	interval := c.cfg.Duration("conductor", "heartbeat_interval")
+	interval := c.cfg.DurationOf(config.ConductorHeartbeatInterval)
 	if interval <= 0 {
 		interval = 10 * time.Second
 	}
@@ -280,7 +280,7 @@ func (c *Conductor) Stop(ctx context.Context) error {
 	if err := c.store.UnregisterConductor(ctx, c.host); err != nil && !errors.Is(err, store.ErrNotFound) {
 		errsOut = append(errsOut, fmt.Errorf("unregister conductor %s: %w", c.host, err))
 	}
-	wait := c.cfg.Duration("conductor", "graceful_shutdown_timeout")
+	wait := c.cfg.DurationOf(config.ConductorGracefulShutdownTimeout)
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if err := c.pool.Wait(wctx); err != nil {

@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
@@ -183,7 +184,7 @@ func (c *Conductor) servicingErrorHandler(ctx context.Context, t *task.Task, log
 		msg := errmsg
 		n.MaintenanceReason = &msg
 	}
-	if c.cfg.Bool("conductor", "poweroff_in_servicefail") {
+	if c.cfg.BoolOf(config.ConductorPoweroffInServicefail) {
 		if err := c.nodePowerAction(ctx, t, states.PowerOff, 0); err != nil {
 			t.Log().ErrorContext(ctx, "power off in service fail", "error", err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -245,7 +246,7 @@ func (c *Conductor) reservedStep(ctx context.Context, t *task.Task, f *stepFlow,
 		if err != nil {
 			return true, true, "", fmt.Errorf("invalid wait seconds %v: %w", raw, err)
 		}
-		maxSecs := c.cfg.Int("conductor", "max_conductor_wait_step_seconds")
+		maxSecs := c.cfg.IntOf(config.ConductorMaxConductorWaitStepSeconds)
 		if secs > maxSecs {
 			warning := fmt.Sprintf("A wait time exceeding the configured maximum has been requested. Holding for %d, got %d.", secs, maxSecs)
 			record(ctx, t, warning, t.Node.ProvisionState, false)

@@ -6,7 +6,7 @@ import "github.com/openkeel/ironic/internal/config"
 // enabled_<kind>_interfaces and default_<kind>_interface.
 func SettingsFromConfig(c *config.Config) Settings {
 	s := Settings{
-		EnabledHardwareTypes: c.List("DEFAULT", "enabled_hardware_types"),
+		EnabledHardwareTypes: c.ListOf(config.DefaultEnabledHardwareTypes),
 		EnabledInterfaces:    map[Kind][]string{},
 		DefaultInterfaces:    map[Kind]string{},
 	}

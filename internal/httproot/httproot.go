@@ -56,7 +56,7 @@ type Options struct {
 // certificate of [api]/cert_file and key_file; it listens on
 // [openkeel_http]/http_root_host_ip (every address when unset).
 func OptionsFromConfig(c *config.Config) (Options, error) {
-	raw := c.String("deploy", "http_url")
+	raw := c.StringOf(config.DeployHTTPURL)
 	if raw == "" {
 		return Options{}, errors.New("[deploy]/http_url is not set")
 	}
@@ -65,10 +65,10 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		return Options{}, fmt.Errorf("[deploy]/http_url %q: %w", raw, err)
 	}
 	o := Options{
-		Root: c.String("deploy", "http_root"), TLS: u.Scheme == "https",
-		HostIP: c.String("openkeel_http", "http_root_host_ip"), Limits: httpserver.LimitsFromConfig(c),
+		Root: c.StringOf(config.DeployHTTPRoot), TLS: u.Scheme == "https",
+		HostIP: c.StringOf(config.OpenkeelHTTPHTTPRootHostIP), Limits: httpserver.LimitsFromConfig(c),
 	}
-	if p := c.String("pxe", "images_path"); p != "" {
+	if p := c.StringOf(config.PXEImagesPath); p != "" {
 		o.LinkTargets = []string{p}
 	}
 	o.Port, err = urlPort(u)
@@ -76,9 +76,9 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		return Options{}, fmt.Errorf("[deploy]/http_url %q: %w", raw, err)
 	}
 	if o.TLS {
-		o.CertFile = c.String("api", "cert_file")
-		o.KeyFile = c.String("api", "key_file")
-		o.TLSMinVersion = c.String("api", "tls_minimum_version")
+		o.CertFile = c.StringOf(config.APICertFile)
+		o.KeyFile = c.StringOf(config.APIKeyFile)
+		o.TLSMinVersion = c.StringOf(config.APITLSMinimumVersion)
 	}
 	return o, nil
 }

@@ -52,9 +52,9 @@ type Limits struct {
 // of the process (API, JSON-RPC, http_root) shares.
 func LimitsFromConfig(cfg *config.Config) Limits {
 	return Limits{
-		MaxConnections: cfg.Int("openkeel_http", "max_connections"),
-		BodyTimeout:    cfg.Duration("openkeel_http", "request_body_timeout"),
-		IdleTimeout:    cfg.Duration("openkeel_http", "idle_timeout"),
+		MaxConnections: cfg.IntOf(config.OpenkeelHTTPMaxConnections),
+		BodyTimeout:    cfg.DurationOf(config.OpenkeelHTTPRequestBodyTimeout),
+		IdleTimeout:    cfg.DurationOf(config.OpenkeelHTTPIdleTimeout),
 	}
 }
 

@@ -45,16 +45,16 @@ type tempURL struct {
 // SwiftTempURLsFromConfig reads the [glance] swift_* options.
 func SwiftTempURLsFromConfig(c *config.Config) *SwiftTempURLs {
 	return &SwiftTempURLs{
-		EndpointURL:                c.String("glance", "swift_endpoint_url"),
-		APIVersion:                 c.String("glance", "swift_api_version"),
-		Account:                    c.String("glance", "swift_account"),
-		AccountPrefix:              c.String("glance", "swift_account_prefix"),
-		Container:                  c.String("glance", "swift_container"),
-		MultipleContainersSeed:     c.Int("glance", "swift_store_multiple_containers_seed"),
-		Key:                        c.String("glance", "swift_temp_url_key"),
-		Duration:                   time.Duration(c.Int("glance", "swift_temp_url_duration")) * time.Second,
-		ExpectedDownloadStartDelay: time.Duration(c.Int("glance", "swift_temp_url_expected_download_start_delay")) * time.Second,
-		CacheEnabled:               c.Bool("glance", "swift_temp_url_cache_enabled"),
+		EndpointURL:                c.StringOf(config.GlanceSwiftEndpointURL),
+		APIVersion:                 c.StringOf(config.GlanceSwiftAPIVersion),
+		Account:                    c.StringOf(config.GlanceSwiftAccount),
+		AccountPrefix:              c.StringOf(config.GlanceSwiftAccountPrefix),
+		Container:                  c.StringOf(config.GlanceSwiftContainer),
+		MultipleContainersSeed:     c.IntOf(config.GlanceSwiftStoreMultipleContainersSeed),
+		Key:                        c.StringOf(config.GlanceSwiftTempURLKey),
+		Duration:                   time.Duration(c.IntOf(config.GlanceSwiftTempURLDuration)) * time.Second,
+		ExpectedDownloadStartDelay: time.Duration(c.IntOf(config.GlanceSwiftTempURLExpectedDownloadStartDelay)) * time.Second,
+		CacheEnabled:               c.BoolOf(config.GlanceSwiftTempURLCacheEnabled),
 	}
 }
 

@@ -69,24 +69,24 @@ func DefaultHookOptions() HookOptions {
 // list.
 func HookOptionsFromConfig(c *config.Config) HookOptions {
 	o := HookOptions{
-		AddPorts:                c.String("inspector", "add_ports"),
-		KeepPorts:               c.String("inspector", "keep_ports"),
-		UpdatePXEEnabled:        c.Bool("inspector", "update_pxe_enabled"),
-		DiskPartitioningSpacing: c.Bool("inspector", "disk_partitioning_spacing"),
-		ExtraHardwareStrict:     c.Bool("inspector", "extra_hardware_strict"),
-		PCIDeviceAlias:          nonEmpty(c.List("inspector", "pci_device_alias")),
-		PhysicalNetworkCIDRMap:  nonEmpty(c.List("inspector", "physical_network_cidr_map")),
+		AddPorts:                c.StringOf(config.InspectorAddPorts),
+		KeepPorts:               c.StringOf(config.InspectorKeepPorts),
+		UpdatePXEEnabled:        c.BoolOf(config.InspectorUpdatePXEEnabled),
+		DiskPartitioningSpacing: c.BoolOf(config.InspectorDiskPartitioningSpacing),
+		ExtraHardwareStrict:     c.BoolOf(config.InspectorExtraHardwareStrict),
+		PCIDeviceAlias:          nonEmpty(c.ListOf(config.InspectorPciDeviceAlias)),
+		PhysicalNetworkCIDRMap:  nonEmpty(c.ListOf(config.InspectorPhysicalNetworkCidrMap)),
 		CPUCapabilities:         append([]KeyValue(nil), defaultCPUCapabilities...),
 	}
-	if m := c.Dict("inspector", "cpu_capabilities"); !isDefaultCPUCapabilities(m) {
+	if m := c.DictOf(config.InspectorCPUCapabilities); !isDefaultCPUCapabilities(m) {
 		o.CPUCapabilities = make([]KeyValue, 0, len(m))
 		for k, v := range m {
 			o.CPUCapabilities = append(o.CPUCapabilities, KeyValue{k, v})
 		}
 		sort.Slice(o.CPUCapabilities, func(i, j int) bool { return o.CPUCapabilities[i].Key < o.CPUCapabilities[j].Key })
 	}
-	shipped := c.String("DEFAULT", "pybasedir") + "/drivers/modules/inspector/hooks/known_accelerators.yaml"
-	if p := c.String("inspector", "known_accelerators"); p != shipped {
+	shipped := c.StringOf(config.DefaultPybasedir) + "/drivers/modules/inspector/hooks/known_accelerators.yaml"
+	if p := c.StringOf(config.InspectorKnownAccelerators); p != shipped {
 		o.KnownAccelerators = p
 	}
 	return o

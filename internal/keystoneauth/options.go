@@ -173,7 +173,7 @@ func (o Options) String() string {
 // (auth_strategy other than keystone) the plugin is forced to none.
 func ServiceCatalogOptions(c *config.Config) Options {
 	o := OptionsFromConfig(c, "service_catalog")
-	if c.String("DEFAULT", "auth_strategy") != "keystone" {
+	if c.StringOf(config.DefaultAuthStrategy) != "keystone" {
 		o.AuthType = "none"
 	}
 	return o

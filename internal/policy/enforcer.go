@@ -75,12 +75,12 @@ func OptionsFromConfig(c *config.Config) Options {
 	}
 	dirs = append(dirs, "/etc/ironic", "/etc")
 	return Options{
-		PolicyFile:         c.String("oslo_policy", "policy_file"),
-		PolicyDirs:         c.List("oslo_policy", "policy_dirs"),
+		PolicyFile:         c.StringOf(config.OsloPolicyPolicyFile),
+		PolicyDirs:         c.ListOf(config.OsloPolicyPolicyDirs),
 		SearchDirs:         dirs,
-		EnforceScope:       c.Bool("oslo_policy", "enforce_scope"),
-		EnforceNewDefaults: c.Bool("oslo_policy", "enforce_new_defaults"),
-		DefaultRule:        c.String("oslo_policy", "policy_default_rule"),
+		EnforceScope:       c.BoolOf(config.OsloPolicyEnforceScope),
+		EnforceNewDefaults: c.BoolOf(config.OsloPolicyEnforceNewDefaults),
+		DefaultRule:        c.StringOf(config.OsloPolicyPolicyDefaultRule),
 	}
 }
 

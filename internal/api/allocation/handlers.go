@@ -11,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
@@ -119,7 +120,7 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 // sub-resource (then the first allocation is the answer).
 func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, a *queryArgs, f store.AllocationFilter, node *string, parent string) error {
 	ctx := r.Context()
-	limit, err := collection.ValidateLimit(a.limit, rc.Config.Int("api", "max_limit"))
+	limit, err := collection.ValidateLimit(a.limit, rc.Config.IntOf(config.APIMaxLimit))
 	if err != nil {
 		return err
 	}
@@ -303,7 +304,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		al.Name = &s
 	}
 	project, system := h.scope(r)
-	if rc.Config.Bool("oslo_policy", "enforce_new_defaults") && !system {
+	if rc.Config.BoolOf(config.OsloPolicyEnforceNewDefaults) && !system {
 		if owner, _ := m["owner"].(string); owner != "" {
 			if owner != project && !h.checkTrue(r, "baremetal:allocation:create_restricted") {
 				return errs.NewMessage(errs.ClassNotAuthorized, fmt.Sprintf("Cannot create allocation with an owner "+
@@ -412,7 +413,7 @@ func (h *handlers) authorizeCreate(r *http.Request, rc *api.RequestContext, m ma
 	for k := range m {
 		keys = append(keys, k)
 	}
-	newDefaults := rc.Config.Bool("oslo_policy", "enforce_new_defaults")
+	newDefaults := rc.Config.BoolOf(config.OsloPolicyEnforceNewDefaults)
 	owner, _ := m["owner"].(string)
 	err := h.check(r, "baremetal:allocation:create")
 	if err == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
@@ -130,7 +131,7 @@ func (h *handlers) list(detailRoute bool) api.HandlerFunc {
 				return err
 			}
 		}
-		limit, err := collection.ValidateLimit(limitArg, rc.Config.Int("api", "max_limit"))
+		limit, err := collection.ValidateLimit(limitArg, rc.Config.IntOf(config.APIMaxLimit))
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
@@ -98,7 +99,7 @@ func (h *handlers) convert(rc *api.RequestContext, c *model.Conductor, fields []
 	if c.UpdatedAt != nil {
 		last = *c.UpdatedAt
 	}
-	timeout := time.Duration(rc.Config.Int("conductor", "heartbeat_timeout")) * time.Second
+	timeout := time.Duration(rc.Config.IntOf(config.ConductorHeartbeatTimeout)) * time.Second
 	d.Set("alive", c.Online && h.Now().Sub(last) <= timeout)
 	if err := apiutil.CheckFields(d, fields); err != nil {
 		return nil, err
@@ -131,7 +132,7 @@ var listSpec = apiutil.ListSpec{
 }
 
 func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	a, err := listSpec.ParseList(r, rc.Version, rc.Config.Int("api", "max_limit"))
+	a, err := listSpec.ParseList(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit))
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/rpc"
@@ -96,7 +97,7 @@ var newerInterfaces = []struct {
 // activeHardwareTypes is get_active_hardware_type_dict: hardware type →
 // sorted hosts of the live conductors that enabled it.
 func (h *handlers) activeHardwareTypes(ctx context.Context, rc *api.RequestContext) (map[string][]string, error) {
-	timeout := time.Duration(rc.Config.Int("conductor", "heartbeat_timeout")) * time.Second
+	timeout := time.Duration(rc.Config.IntOf(config.ConductorHeartbeatTimeout)) * time.Second
 	byGroup, err := h.Store.GetActiveHardwareTypeDict(ctx, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("active hardware types: %w", err)
@@ -173,7 +174,7 @@ type interfaceRow struct {
 }
 
 func (h *handlers) interfaces(ctx context.Context, rc *api.RequestContext, names []string) ([]interfaceRow, error) {
-	timeout := time.Duration(rc.Config.Int("conductor", "heartbeat_timeout")) * time.Second
+	timeout := time.Duration(rc.Config.IntOf(config.ConductorHeartbeatTimeout)) * time.Second
 	rows, err := h.Store.ListHardwareTypeInterfaces(ctx, names, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("hardware type interfaces: %w", err)

@@ -40,10 +40,10 @@ type BodyLimitConfig struct {
 // max_json_body_size* options (KiB).
 func BodyLimitConfigFrom(c *config.Config) BodyLimitConfig {
 	return BodyLimitConfig{
-		MaxDepth:          c.Int("api", "max_json_body_depth"),
-		MaxSize:           int64(c.Int("api", "max_json_body_size")) * 1024,
-		MaxProvisionSize:  int64(c.Int("api", "max_json_body_size_provision")) * 1024,
-		MaxInspectionSize: int64(c.Int("api", "max_json_body_size_inspection")) * 1024,
+		MaxDepth:          c.IntOf(config.APIMaxJSONBodyDepth),
+		MaxSize:           int64(c.IntOf(config.APIMaxJSONBodySize)) * 1024,
+		MaxProvisionSize:  int64(c.IntOf(config.APIMaxJSONBodySizeProvision)) * 1024,
+		MaxInspectionSize: int64(c.IntOf(config.APIMaxJSONBodySizeInspection)) * 1024,
 	}
 }
 

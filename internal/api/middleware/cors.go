@@ -25,12 +25,12 @@ type CORSConfig struct {
 // CORSConfigFrom reads [cors].
 func CORSConfigFrom(c *config.Config) CORSConfig {
 	return CORSConfig{
-		AllowedOrigins:   c.List("cors", "allowed_origin"),
-		AllowCredentials: c.Bool("cors", "allow_credentials"),
-		ExposeHeaders:    c.List("cors", "expose_headers"),
-		MaxAge:           c.Int("cors", "max_age"),
-		AllowMethods:     c.List("cors", "allow_methods"),
-		AllowHeaders:     c.List("cors", "allow_headers"),
+		AllowedOrigins:   c.ListOf(config.CorsAllowedOrigin),
+		AllowCredentials: c.BoolOf(config.CorsAllowCredentials),
+		ExposeHeaders:    c.ListOf(config.CorsExposeHeaders),
+		MaxAge:           c.IntOf(config.CorsMaxAge),
+		AllowMethods:     c.ListOf(config.CorsAllowMethods),
+		AllowHeaders:     c.ListOf(config.CorsAllowHeaders),
 	}
 }
 

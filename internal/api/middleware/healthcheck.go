@@ -21,7 +21,7 @@ type HealthcheckConfig struct {
 
 // HealthcheckConfigFrom reads [healthcheck].
 func HealthcheckConfigFrom(c *config.Config) HealthcheckConfig {
-	return HealthcheckConfig{Enabled: c.Bool("healthcheck", "enabled"), Path: c.String("healthcheck", "path")}
+	return HealthcheckConfig{Enabled: c.BoolOf(config.HealthcheckEnabled), Path: c.StringOf(config.HealthcheckPath)}
 }
 
 // healthOffers are oslo.middleware's answer types in preference order.

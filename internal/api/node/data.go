@@ -13,6 +13,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
@@ -36,11 +37,11 @@ func (h *handlers) inventory(w http.ResponseWriter, r *http.Request, rc *api.Req
 	if err != nil {
 		return err
 	}
-	switch rc.Config.String("inventory", "data_backend") {
+	switch rc.Config.StringOf(config.InventoryDataBackend) {
 	case "database":
 	case "swift":
 		h.swiftOnce.Do(func() { h.swift = swift.FromConfig(rc.Config) })
-		inventory, pluginData, err := h.swift.InspectionData(r.Context(), rc.Config.String("inventory", "swift_data_container"), n.UUID, h.Logger)
+		inventory, pluginData, err := h.swift.InspectionData(r.Context(), rc.Config.StringOf(config.InventorySwiftDataContainer), n.UUID, h.Logger)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
@@ -128,7 +129,7 @@ func (h *handlers) listHistory(w http.ResponseWriter, r *http.Request, rc *api.R
 		}
 		markerParam = *marker
 	}
-	limit, err := collection.ValidateLimit(limitArg, rc.Config.Int("api", "max_limit"))
+	limit, err := collection.ValidateLimit(limitArg, rc.Config.IntOf(config.APIMaxLimit))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -274,7 +275,7 @@ func (h *handlers) detailFrom(w http.ResponseWriter, r *http.Request, rc *api.Re
 // collection is _get_nodes_collection.
 func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, a *listArgs, sortKey string, fields []string, resource string) error {
 	ctx := r.Context()
-	limit, err := collection.ValidateLimit(a.limit, rc.Config.Int("api", "max_limit"))
+	limit, err := collection.ValidateLimit(a.limit, rc.Config.IntOf(config.APIMaxLimit))
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/auth"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -135,7 +136,7 @@ func (h *handlers) parentNode(r *http.Request, rc *api.RequestContext, owner *st
 // to the X-Project-Id header, or to no project at all: a node created
 // there with an owner needs OpenStack-System-Scope: all, odd as it is.
 func (h *handlers) createOwner(r *http.Request, rc *api.RequestContext, m map[string]any) error {
-	if rc.Config == nil || !rc.Config.Bool("api", "project_admin_can_manage_own_nodes") {
+	if rc.Config == nil || !rc.Config.BoolOf(config.APIProjectAdminCanManageOwnNodes) {
 		return nil
 	}
 	c := auth.FromContext(r.Context())
@@ -175,7 +176,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		m["uuid"] = uuid.NewString()
 	}
 	if s, _ := m["conductor_group"].(string); s == "" {
-		m["conductor_group"] = rc.Config.String("DEFAULT", "default_conductor_group")
+		m["conductor_group"] = rc.Config.StringOf(config.DefaultDefaultConductorGroup)
 	}
 	if name, ok := m["name"]; ok && name != nil {
 		if err := h.checkNames([]any{name}, v, func(n string) string {
@@ -189,7 +190,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		n.ProvisionState = states.Available
 	}
 	if s, _ := m["resource_class"].(string); s == "" {
-		if rcl := rc.Config.String("DEFAULT", "default_resource_class"); rcl != "" {
+		if rcl := rc.Config.StringOf(config.DefaultDefaultResourceClass); rcl != "" {
 			m["resource_class"] = rcl
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
@@ -128,7 +129,7 @@ func (h *handlers) list(underNode, detailRoute bool) api.HandlerFunc {
 func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, a *listArgs,
 	sortKey string, fields []string, resource string, project *string) error {
 	ctx := r.Context()
-	la, err := apiutil.Paging(a.limit, rc.Config.Int("api", "max_limit"), sortKey, a.sortDir, fields, a.detail)
+	la, err := apiutil.Paging(a.limit, rc.Config.IntOf(config.APIMaxLimit), sortKey, a.sortDir, fields, a.detail)
 	if err != nil {
 		return err
 	}

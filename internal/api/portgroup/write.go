@@ -11,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -132,7 +133,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	}
 	if model.Deref(pg.Mode) == "" {
 		// dbapi.create_portgroup: an empty mode is the configured default.
-		pg.Mode = model.Ptr(rc.Config.String("DEFAULT", "default_portgroup_mode"))
+		pg.Mode = model.Ptr(rc.Config.StringOf(config.DefaultDefaultPortgroupMode))
 	}
 	created, err := h.Store.CreatePortgroup(ctx, pg)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -82,7 +83,7 @@ func (h *handlers) continueInspection(w http.ResponseWriter, r *http.Request, rc
 	var topic string
 	switch {
 	case errors.Is(err, errAutoEnroll):
-		if !h.Config.Bool("auto_discovery", "enabled") {
+		if !h.Config.BoolOf(config.AutoDiscoveryEnabled) {
 			return notFound()
 		}
 		n, topic, err = h.autoEnroll(r, macs, bmcs)
@@ -209,14 +210,14 @@ func (h *handlers) lookupByBMC(r *http.Request, bmcs []string, known *model.Node
 // failures disclose nothing to the caller.
 func (h *handlers) autoEnroll(r *http.Request, macs, bmcs []string) (*model.Node, string, error) {
 	ctx := r.Context()
-	rcls := h.Config.String("DEFAULT", "default_resource_class")
+	rcls := h.Config.StringOf(config.DefaultDefaultResourceClass)
 	n := &model.Node{
 		UUID:           uuid.NewString(),
-		Driver:         h.Config.String("auto_discovery", "driver"),
-		ConductorGroup: h.Config.String("DEFAULT", "default_conductor_group"),
+		Driver:         h.Config.StringOf(config.AutoDiscoveryDriver),
+		ConductorGroup: h.Config.StringOf(config.DefaultDefaultConductorGroup),
 		ProvisionState: states.Enroll,
 	}
-	if h.Config.Has("DEFAULT", "default_resource_class") {
+	if h.Config.HasOf(config.DefaultDefaultResourceClass) {
 		n.ResourceClass = &rcls
 	}
 	topic, err := h.Topics.GetTopicFor(ctx, n)

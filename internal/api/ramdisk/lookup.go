@@ -11,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
@@ -48,7 +49,7 @@ func (h *handlers) lookup(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		}
 		return fmt.Errorf("lookup: %w", err)
 	}
-	if h.Config.Bool("api", "restrict_lookup") {
+	if h.Config.BoolOf(config.APIRestrictLookup) {
 		ok, err := h.lookupAllowed(n)
 		if err != nil {
 			return err
@@ -103,7 +104,7 @@ var (
 func (h *handlers) fastTrackEnabled(n *model.Node) (bool, error) {
 	v, ok := n.DriverInfo["fast_track"]
 	if !ok || v == nil {
-		return h.Config.Bool("deploy", "fast_track"), nil
+		return h.Config.BoolOf(config.DeployFastTrack), nil
 	}
 	if b, ok := v.(bool); ok {
 		return b, nil

@@ -8,6 +8,7 @@ package runbook
 import (
 	"errors"
 	"fmt"
+	"github.com/openkeel/ironic/internal/config"
 	"net/http"
 	"slices"
 	"strconv"
@@ -202,7 +203,7 @@ var listSpec = apiutil.ListSpec{
 }
 
 func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	a, err := listSpec.ParseList(r, rc.Version, rc.Config.Int("api", "max_limit"))
+	a, err := listSpec.ParseList(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit))
 	if err != nil {
 		return err
 	}

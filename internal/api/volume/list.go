@@ -9,6 +9,7 @@ import (
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
@@ -192,7 +193,7 @@ func (h *handlers) list(k *kind, underNode bool) api.HandlerFunc {
 		if len(fields) > 0 && isDetail {
 			return errs.InvalidParameterValue("Can't fetch a subset of fields with 'detail' set")
 		}
-		limit, err := collection.ValidateLimit(limitArg, rc.Config.Int("api", "max_limit"))
+		limit, err := collection.ValidateLimit(limitArg, rc.Config.IntOf(config.APIMaxLimit))
 		if err != nil {
 			return err
 		}

@@ -51,10 +51,10 @@ type Settings struct {
 // conductor registers as host:port.
 func SettingsFromConfig(c *config.Config) Settings {
 	return Settings{
-		Host:          c.String("DEFAULT", "host"),
-		RetryAttempts: c.Int("conductor", "node_locked_retry_attempts"),
-		RetryInterval: c.Duration("conductor", "node_locked_retry_interval"),
-		NodeHistory:   c.Bool("conductor", "node_history"),
+		Host:          c.StringOf(config.DefaultHost),
+		RetryAttempts: c.IntOf(config.ConductorNodeLockedRetryAttempts),
+		RetryInterval: c.DurationOf(config.ConductorNodeLockedRetryInterval),
+		NodeHistory:   c.BoolOf(config.ConductorNodeHistory),
 	}
 }
 

@@ -37,10 +37,10 @@ type Settings struct {
 // SettingsFromConfig reads the [conductor] options that size the pool.
 func SettingsFromConfig(c *config.Config) Settings {
 	return Settings{
-		Size:               c.Int("conductor", "workers_pool_size"),
-		ReservedPercentage: c.Int("conductor", "reserved_workers_pool_percentage"),
-		MinWorkers: c.Int("conductor", "sync_power_state_workers") +
-			2*c.Int("conductor", "periodic_max_workers") + 2,
+		Size:               c.IntOf(config.ConductorWorkersPoolSize),
+		ReservedPercentage: c.IntOf(config.ConductorReservedWorkersPoolPercentage),
+		MinWorkers: c.IntOf(config.ConductorSyncPowerStateWorkers) +
+			2*c.IntOf(config.ConductorPeriodicMaxWorkers) + 2,
 	}
 }
 

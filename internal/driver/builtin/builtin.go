@@ -83,54 +83,54 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	ao := agentclient.OptionsFromConfig(c)
 	o := Options{
 		Fake: fake.Delays{
-			BIOS: c.String("fake", "bios_delay"), Boot: c.String("fake", "boot_delay"),
-			Deploy: c.String("fake", "deploy_delay"), Firmware: c.String("fake", "firmware_delay"),
-			Inspect: c.String("fake", "inspect_delay"), Management: c.String("fake", "management_delay"),
-			Power: c.String("fake", "power_delay"), RAID: c.String("fake", "raid_delay"),
-			Rescue: c.String("fake", "rescue_delay"), Storage: c.String("fake", "storage_delay"),
-			Vendor: c.String("fake", "vendor_delay"),
+			BIOS: c.StringOf(config.FakeBIOSDelay), Boot: c.StringOf(config.FakeBootDelay),
+			Deploy: c.StringOf(config.FakeDeployDelay), Firmware: c.StringOf(config.FakeFirmwareDelay),
+			Inspect: c.StringOf(config.FakeInspectDelay), Management: c.StringOf(config.FakeManagementDelay),
+			Power: c.StringOf(config.FakePowerDelay), RAID: c.StringOf(config.FakeRAIDDelay),
+			Rescue: c.StringOf(config.FakeRescueDelay), Storage: c.StringOf(config.FakeStorageDelay),
+			Vendor: c.StringOf(config.FakeVendorDelay),
 		},
 		Redfish:     redfish.OptionsFromConfig(c),
 		RedfishBoot: redfish.BootOptionsFromConfig(c),
 		Agent: agent.Options{
 			Client:          agentclient.New(ao),
-			DefaultBootMode: c.String("deploy", "default_boot_mode"),
+			DefaultBootMode: c.StringOf(config.DeployDefaultBootMode),
 			// The client reads the two [agent] options for its lockdown
 			// wait; the soft power off waits as long.
 			PostDeployGetPowerStateRetries:       ao.PostDeployGetPowerStateRetries,
 			PostDeployGetPowerStateRetryInterval: ao.PostDeployGetPowerStateRetryInterval,
 			FastTrack: driver.FastTrack{
-				Enabled: c.Bool("deploy", "fast_track"),
-				Timeout: time.Duration(c.Int("deploy", "fast_track_timeout")) * time.Second,
+				Enabled: c.BoolOf(config.DeployFastTrack),
+				Timeout: time.Duration(c.IntOf(config.DeployFastTrackTimeout)) * time.Second,
 			},
 			CleanParams: map[string]any{
-				"agent_erase_devices_iterations":        c.Int("deploy", "shred_random_overwrite_iterations"),
-				"agent_erase_devices_zeroize":           c.Bool("deploy", "shred_final_overwrite_with_zeros"),
-				"agent_continue_if_secure_erase_failed": c.Bool("deploy", "continue_if_disk_secure_erase_fails"),
-				"agent_continue_if_ata_erase_failed":    c.Bool("deploy", "continue_if_disk_secure_erase_fails"),
-				"agent_enable_nvme_secure_erase":        c.Bool("deploy", "enable_nvme_secure_erase"),
-				"agent_enable_ata_secure_erase":         c.Bool("deploy", "enable_ata_secure_erase"),
-				"disk_erasure_concurrency":              c.Int("deploy", "disk_erasure_concurrency"),
-				"agent_erase_skip_read_only":            c.Bool("deploy", "erase_skip_read_only"),
+				"agent_erase_devices_iterations":        c.IntOf(config.DeployShredRandomOverwriteIterations),
+				"agent_erase_devices_zeroize":           c.BoolOf(config.DeployShredFinalOverwriteWithZeros),
+				"agent_continue_if_secure_erase_failed": c.BoolOf(config.DeployContinueIfDiskSecureEraseFails),
+				"agent_continue_if_ata_erase_failed":    c.BoolOf(config.DeployContinueIfDiskSecureEraseFails),
+				"agent_enable_nvme_secure_erase":        c.BoolOf(config.DeployEnableNvmeSecureErase),
+				"agent_enable_ata_secure_erase":         c.BoolOf(config.DeployEnableAtaSecureErase),
+				"disk_erasure_concurrency":              c.IntOf(config.DeployDiskErasureConcurrency),
+				"agent_erase_skip_read_only":            c.BoolOf(config.DeployEraseSkipReadOnly),
 			},
 			Autodetect: agent.AutodetectOptions{
-				Candidates: c.List("DEFAULT", "autodetect_deploy_interfaces"),
-				Enabled:    c.List("DEFAULT", "enabled_deploy_interfaces"),
+				Candidates: c.ListOf(config.DefaultAutodetectDeployInterfaces),
+				Enabled:    c.ListOf(config.DefaultEnabledDeployInterfaces),
 			},
 			Bootc: agent.BootcOptions{
-				ImageServerUser:     c.String("deploy", "image_server_user"),
-				ImageServerPassword: c.String("deploy", "image_server_password"),
-				OCIAuthConfig:       c.String("oci", "authentication_config"),
+				ImageServerUser:     c.StringOf(config.DeployImageServerUser),
+				ImageServerPassword: c.StringOf(config.DeployImageServerPassword),
+				OCIAuthConfig:       c.StringOf(config.OciAuthenticationConfig),
 			},
-			UnmanagedAgentBoot: !c.Bool("agent", "manage_agent_boot"),
+			UnmanagedAgentBoot: !c.BoolOf(config.AgentManageAgentBoot),
 		},
 		AgentInspect: agent.InspectOptions{
-			CallbackURL:    agent.InspectCallbackURL(c.String("inspector", "callback_endpoint_override"), c.String("service_catalog", "endpoint_override")),
-			PowerOff:       c.Bool("inspector", "power_off"),
-			PreCreatePorts: c.Bool("inspector", "pre_create_ports"),
-			APIURL:         c.String("service_catalog", "endpoint_override"),
+			CallbackURL:    agent.InspectCallbackURL(c.StringOf(config.InspectorCallbackEndpointOverride), c.StringOf(config.ServiceCatalogEndpointOverride)),
+			PowerOff:       c.BoolOf(config.InspectorPowerOff),
+			PreCreatePorts: c.BoolOf(config.InspectorPreCreatePorts),
+			APIURL:         c.StringOf(config.ServiceCatalogEndpointOverride),
 		},
-		AgentRescue: agent.RescueOptions{HashAlgorithm: c.String("conductor", "rescue_password_hash_algorithm")},
+		AgentRescue: agent.RescueOptions{HashAlgorithm: c.StringOf(config.ConductorRescuePasswordHashAlgorithm)},
 	}
 	// Images come over HTTP(S), from allowed local paths, or from Glance
 	// with the service credentials of [glance]; as upstream, a missing
@@ -150,20 +150,20 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	o.DirectImages = agent.ImagesFromConfig(c, sources, o.RedfishBoot.Fetcher, imgOpts)
 	o.PXE = pxe.OptionsFromConfig(c)
 	o.PXE.Fetcher = o.RedfishBoot.Fetcher
-	if c.IsSet("deploy", "erase_devices_priority") {
-		p := c.Int("deploy", "erase_devices_priority")
+	if c.IsSetOf(config.DeployEraseDevicesPriority) {
+		p := c.IntOf(config.DeployEraseDevicesPriority)
 		o.Agent.ErasePriority = &p
 	}
-	if c.IsSet("deploy", "erase_devices_metadata_priority") {
-		p := c.Int("deploy", "erase_devices_metadata_priority")
+	if c.IsSetOf(config.DeployEraseDevicesMetadataPriority) {
+		p := c.IntOf(config.DeployEraseDevicesMetadataPriority)
 		o.Agent.EraseMetadataPriority = &p
 	}
-	if c.IsSet("deploy", "create_configuration_priority") {
-		p := c.Int("deploy", "create_configuration_priority")
+	if c.IsSetOf(config.DeployCreateConfigurationPriority) {
+		p := c.IntOf(config.DeployCreateConfigurationPriority)
 		o.AgentRAID.CreatePriority = &p
 	}
-	if c.IsSet("deploy", "delete_configuration_priority") {
-		p := c.Int("deploy", "delete_configuration_priority")
+	if c.IsSetOf(config.DeployDeleteConfigurationPriority) {
+		p := c.IntOf(config.DeployDeleteConfigurationPriority)
 		o.AgentRAID.DeletePriority = &p
 	}
 	neutronSess := keystoneauth.New(keystoneauth.OptionsFromConfig(c, "neutron"))
@@ -172,12 +172,12 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		&neutron.Client{Auth: neutronSess.Auth, HTTP: neutronSess.Client()},
 		&neutron.Client{Auth: neutronSess.UserAuth(callerToken, false), HTTP: neutronSess.Client()})
 	o.Neutron.CallerRoles = func(ctx context.Context) []string { _, _, roles := caller(ctx); return roles }
-	o.FlatNeutron = c.Has("neutron", "auth_url") || c.Has("neutron", "endpoint_override")
-	o.NeutronDHCP = o.FlatNeutron && c.String("dhcp", "dhcp_provider") == "neutron"
-	if c.String("dhcp", "dhcp_provider") == "dnsmasq" {
-		o.Dnsmasq = &pxe.Dnsmasq{HostsDir: c.String("dnsmasq", "dhcp_hostsdir"), OptsDir: c.String("dnsmasq", "dhcp_optsdir")}
+	o.FlatNeutron = c.HasOf(config.NeutronAuthURL) || c.HasOf(config.NeutronEndpointOverride)
+	o.NeutronDHCP = o.FlatNeutron && c.StringOf(config.DHCPDHCPProvider) == "neutron"
+	if c.StringOf(config.DHCPDHCPProvider) == "dnsmasq" {
+		o.Dnsmasq = &pxe.Dnsmasq{HostsDir: c.StringOf(config.DnsmasqDHCPHostsdir), OptsDir: c.StringOf(config.DnsmasqDHCPOptsdir)}
 	}
-	o.PortSetupDelay = time.Duration(c.Int("neutron", "port_setup_delay")) * time.Second
+	o.PortSetupDelay = time.Duration(c.IntOf(config.NeutronPortSetupDelay)) * time.Second
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
 		if err != nil {

@@ -104,27 +104,27 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	secs := func(section, name string) time.Duration { return time.Duration(c.Int(section, name)) * time.Second }
 	o.CommandRetryTimeout = secs("ipmi", "command_retry_timeout")
 	o.MinCommandInterval = secs("ipmi", "min_command_interval")
-	o.UseIpmitoolRetries = c.Bool("ipmi", "use_ipmitool_retries")
-	o.KillOnTimeout = c.Bool("ipmi", "kill_on_timeout")
-	o.DisableBootTimeout = c.Bool("ipmi", "disable_boot_timeout")
-	o.AdditionalRetryableIPMIErrors = c.List("ipmi", "additional_retryable_ipmi_errors")
-	o.Debug = c.Bool("ipmi", "debug")
-	o.StoreCredInEnv = c.Bool("ipmi", "store_cred_in_env")
-	o.CipherSuiteVersions = c.List("ipmi", "cipher_suite_versions")
+	o.UseIpmitoolRetries = c.BoolOf(config.IPMIUseIpmitoolRetries)
+	o.KillOnTimeout = c.BoolOf(config.IPMIKillOnTimeout)
+	o.DisableBootTimeout = c.BoolOf(config.IPMIDisableBootTimeout)
+	o.AdditionalRetryableIPMIErrors = c.ListOf(config.IPMIAdditionalRetryableIPMIErrors)
+	o.Debug = c.BoolOf(config.IPMIDebug)
+	o.StoreCredInEnv = c.BoolOf(config.IPMIStoreCredInEnv)
+	o.CipherSuiteVersions = c.ListOf(config.IPMICipherSuiteVersions)
 	o.PowerStateChangeTimeout = secs("conductor", "power_state_change_timeout")
 	o.SoftPowerOffTimeout = secs("conductor", "soft_power_off_timeout")
-	o.DefaultBootMode = c.String("deploy", "default_boot_mode")
-	o.Host = c.String("DEFAULT", "host")
-	if dir := c.String("DEFAULT", "tempdir"); dir != "" {
+	o.DefaultBootMode = c.StringOf(config.DeployDefaultBootMode)
+	o.Host = c.StringOf(config.DefaultHost)
+	if dir := c.StringOf(config.DefaultTempdir); dir != "" {
 		o.TempDir = dir
 	}
-	o.SocatAddress = c.String("console", "socat_address")
+	o.SocatAddress = c.StringOf(config.ConsoleSocatAddress)
 	o.TerminalTimeout = secs("console", "terminal_timeout")
-	o.TerminalPIDDir = c.String("console", "terminal_pid_dir")
+	o.TerminalPIDDir = c.StringOf(config.ConsoleTerminalPidDir)
 	o.SubprocessTimeout = secs("console", "subprocess_timeout")
 	o.SubprocessCheckingInterval = secs("console", "subprocess_checking_interval")
 	o.KillTimeout = secs("console", "kill_timeout")
-	for _, item := range c.List("console", "port_range") {
+	for _, item := range c.ListOf(config.ConsolePortRange) {
 		r, err := parsePortRange(item)
 		if err != nil {
 			return Options{}, fmt.Errorf("[console]port_range: %w", err)

@@ -114,31 +114,31 @@ type PortLister interface {
 // with the [swift] section's credentials.
 func BootOptionsFromConfig(c *config.Config) BootOptions {
 	o := BootOptions{
-		HTTPRoot:            c.String("deploy", "http_root"),
-		HTTPURL:             c.String("deploy", "http_url"),
-		ExternalHTTPURL:     c.String("deploy", "external_http_url"),
-		ExternalCallbackURL: c.String("deploy", "external_callback_url"),
-		APIURL:              c.String("service_catalog", "endpoint_override"),
-		KernelAppendParams:  c.String("redfish", "kernel_append_params"),
-		FilePermission:      fs.FileMode(c.Int("redfish", "file_permission")),
-		DownloadSource:      c.String("deploy", "ramdisk_image_download_source"),
-		DefaultBootMode:     c.String("deploy", "default_boot_mode"),
-		DeployKernel:        c.String("conductor", "deploy_kernel"),
-		DeployRamdisk:       c.String("conductor", "deploy_ramdisk"),
-		RescueKernel:        c.String("conductor", "rescue_kernel"),
-		RescueRamdisk:       c.String("conductor", "rescue_ramdisk"),
-		Bootloader:          c.String("conductor", "bootloader"),
-		APICAFile:           c.String("agent", "api_ca_file"),
-		Debug:               c.Bool("DEFAULT", "debug"),
+		HTTPRoot:            c.StringOf(config.DeployHTTPRoot),
+		HTTPURL:             c.StringOf(config.DeployHTTPURL),
+		ExternalHTTPURL:     c.StringOf(config.DeployExternalHTTPURL),
+		ExternalCallbackURL: c.StringOf(config.DeployExternalCallbackURL),
+		APIURL:              c.StringOf(config.ServiceCatalogEndpointOverride),
+		KernelAppendParams:  c.StringOf(config.RedfishKernelAppendParams),
+		FilePermission:      fs.FileMode(c.IntOf(config.RedfishFilePermission)),
+		DownloadSource:      c.StringOf(config.DeployRamdiskImageDownloadSource),
+		DefaultBootMode:     c.StringOf(config.DeployDefaultBootMode),
+		DeployKernel:        c.StringOf(config.ConductorDeployKernel),
+		DeployRamdisk:       c.StringOf(config.ConductorDeployRamdisk),
+		RescueKernel:        c.StringOf(config.ConductorRescueKernel),
+		RescueRamdisk:       c.StringOf(config.ConductorRescueRamdisk),
+		Bootloader:          c.StringOf(config.ConductorBootloader),
+		APICAFile:           c.StringOf(config.AgentAPICAFile),
+		Debug:               c.BoolOf(config.DefaultDebug),
 		Image:               image.OptionsFromConfig(c),
-		SwiftContainer:      c.String("redfish", "swift_container"),
-		SwiftObjectExpiry:   time.Duration(c.Int("redfish", "swift_object_expiry_timeout")) * time.Second,
-		ISOMasterPath:       c.String("deploy", "iso_master_path"),
-		ISOCacheSize:        int64(c.Int("deploy", "iso_cache_size")) << 20,
-		ISOCacheTTL:         time.Duration(c.Int("deploy", "iso_cache_ttl")) * time.Minute,
+		SwiftContainer:      c.StringOf(config.RedfishSwiftContainer),
+		SwiftObjectExpiry:   time.Duration(c.IntOf(config.RedfishSwiftObjectExpiryTimeout)) * time.Second,
+		ISOMasterPath:       c.StringOf(config.DeployISOMasterPath),
+		ISOCacheSize:        int64(c.IntOf(config.DeployISOCacheSize)) << 20,
+		ISOCacheTTL:         time.Duration(c.IntOf(config.DeployISOCacheTTL)) * time.Minute,
 		isoCache:            &lazyISOCache{},
 	}
-	if c.Bool("redfish", "use_swift") {
+	if c.BoolOf(config.RedfishUseSwift) {
 		o.Swift = swift.FromConfig(c)
 	}
 	return o

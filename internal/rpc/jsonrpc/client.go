@@ -52,16 +52,16 @@ type ClientOptions struct {
 // ClientOptionsFromConfig reads the [json_rpc] client options.
 func ClientOptionsFromConfig(cfg *config.Config) ClientOptions {
 	return ClientOptions{
-		Port:         cfg.Int("json_rpc", "port"),
-		UseSSL:       cfg.Bool("json_rpc", "client_use_ssl") || cfg.Bool("json_rpc", "use_ssl"),
+		Port:         cfg.IntOf(config.JSONRPCPort),
+		UseSSL:       cfg.BoolOf(config.JSONRPCClientUseSSL) || cfg.BoolOf(config.JSONRPCUseSSL),
 		AuthStrategy: AuthStrategy(cfg),
-		Username:     cfg.String("json_rpc", "username"),
-		Password:     cfg.String("json_rpc", "password"),
-		CAFile:       cfg.String("json_rpc", "cafile"),
-		CertFile:     cfg.String("json_rpc", "certfile"),
-		KeyFile:      cfg.String("json_rpc", "keyfile"),
-		Insecure:     cfg.Bool("json_rpc", "insecure"),
-		Timeout:      cfg.Duration("json_rpc", "timeout"),
+		Username:     cfg.StringOf(config.JSONRPCUsername),
+		Password:     cfg.StringOf(config.JSONRPCPassword),
+		CAFile:       cfg.StringOf(config.JSONRPCCafile),
+		CertFile:     cfg.StringOf(config.JSONRPCCertfile),
+		KeyFile:      cfg.StringOf(config.JSONRPCKeyfile),
+		Insecure:     cfg.BoolOf(config.JSONRPCInsecure),
+		Timeout:      cfg.DurationOf(config.JSONRPCTimeout),
 	}
 }
 
@@ -291,8 +291,8 @@ func encodeParams(ctx context.Context, version string, kwargs any) (map[string]j
 
 // AuthStrategy is the effective [json_rpc] authentication strategy.
 func AuthStrategy(cfg *config.Config) string {
-	if s := cfg.String("json_rpc", "auth_strategy"); s != "" {
+	if s := cfg.StringOf(config.JSONRPCAuthStrategy); s != "" {
 		return s
 	}
-	return cfg.String("DEFAULT", "auth_strategy")
+	return cfg.StringOf(config.DefaultAuthStrategy)
 }

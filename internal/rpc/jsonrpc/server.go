@@ -40,21 +40,21 @@ type ServerOptions struct {
 // ServerOptionsFromConfig reads the [json_rpc] server options.
 func ServerOptionsFromConfig(cfg *config.Config) ServerOptions {
 	return ServerOptions{
-		MaxJSONDepth: cfg.Int("api", "max_json_body_depth"),
+		MaxJSONDepth: cfg.IntOf(config.APIMaxJSONBodyDepth),
 	}
 }
 
 // ListenOptions are the [json_rpc] listener options for httpserver.Listen.
 func ListenOptions(cfg *config.Config) httpserver.Options {
 	return httpserver.Options{
-		HostIP:         cfg.String("json_rpc", "host_ip"),
-		Port:           cfg.Int("json_rpc", "port"),
-		UnixSocket:     cfg.String("json_rpc", "unix_socket"),
-		UnixSocketMode: fs.FileMode(cfg.Int("json_rpc", "unix_socket_mode")),
-		EnableSSL:      cfg.Bool("json_rpc", "use_ssl"),
-		CertFile:       cfg.String("json_rpc", "cert_file"),
-		KeyFile:        cfg.String("json_rpc", "key_file"),
-		TLSMinVersion:  cfg.String("json_rpc", "tls_minimum_version"),
+		HostIP:         cfg.StringOf(config.JSONRPCHostIP),
+		Port:           cfg.IntOf(config.JSONRPCPort),
+		UnixSocket:     cfg.StringOf(config.JSONRPCUnixSocket),
+		UnixSocketMode: fs.FileMode(cfg.IntOf(config.JSONRPCUnixSocketMode)),
+		EnableSSL:      cfg.BoolOf(config.JSONRPCUseSSL),
+		CertFile:       cfg.StringOf(config.JSONRPCCertFile),
+		KeyFile:        cfg.StringOf(config.JSONRPCKeyFile),
+		TLSMinVersion:  cfg.StringOf(config.JSONRPCTLSMinimumVersion),
 		Limits:         httpserver.LimitsFromConfig(cfg),
 	}
 }

@@ -98,3 +98,51 @@ func f(c cfg, kind string) {
 		}
 	}
 }
+
+// A typed key counts as a read wherever it is named: in a call, in a
+// package-level table or as a helper's argument; keys not named are not.
+func TestScanTypedKeys(t *testing.T) {
+	root := t.TempDir()
+	keys := `package config
+
+var (
+	ConductorAutomatedClean = BoolOpt{Name{"conductor", "automated_clean"}}
+	RedfishConnectionAttempts = IntOpt{Name{"redfish", "connection_attempts"}}
+	AgentCommandTimeout = IntOpt{Name{"agent", "command_timeout"}}
+	DefaultDebug = BoolOpt{Name{"DEFAULT", "debug"}}
+)
+`
+	src := `package x
+
+import cfgpkg "github.com/openkeel/ironic/internal/config"
+
+var table = []cfgpkg.IntOpt{cfgpkg.RedfishConnectionAttempts}
+
+func seconds(c *cfgpkg.Config, k cfgpkg.IntOpt) int { return c.IntOf(k) }
+
+func f(c *cfgpkg.Config) {
+	c.BoolOf(cfgpkg.ConductorAutomatedClean)
+	seconds(c, cfgpkg.AgentCommandTimeout)
+}
+`
+	for p, body := range map[string]string{"internal/config/keys_gen.go": keys, "internal/x/x.go": src} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uses, err := scanUses(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []use{{"conductor", "automated_clean"}, {"redfish", "connection_attempts"}, {"agent", "command_timeout"}} {
+		if !uses[u] {
+			t.Errorf("scan missed [%s]/%s; found %v", u.section, u.name, uses)
+		}
+	}
+	if uses[use{"DEFAULT", "debug"}] {
+		t.Errorf("scan counts [DEFAULT]/debug, which no code names")
+	}
+}

@@ -82,6 +82,9 @@ type scanner struct {
 	templates map[funcKey][]template
 	calls     []call
 	consts    map[string]map[string][]string // package → name → values
+	// keys are the typed option keys of package config (keys_gen.go):
+	// identifier → option. Naming a key anywhere counts as reading it.
+	keys map[string]use
 }
 
 // scanUses parses the non-test Go files of root's cmd and internal trees,
@@ -89,6 +92,11 @@ type scanner struct {
 func scanUses(root string) (map[use]bool, error) {
 	s := &scanner{uses: map[use]bool{}, templates: map[funcKey][]template{}, consts: map[string]map[string][]string{}}
 	fset := token.NewFileSet()
+	keys, err := typedKeys(fset, filepath.Join(root, "internal", "config", "keys_gen.go"))
+	if err != nil {
+		return nil, err
+	}
+	s.keys = keys
 	files := map[string][]*ast.File{}
 	for _, top := range []string{"cmd", "internal"} {
 		if _, err := os.Stat(filepath.Join(root, top)); errors.Is(err, fs.ErrNotExist) {
@@ -132,6 +140,47 @@ func scanUses(root string) (map[use]bool, error) {
 	}
 	s.propagate()
 	return s.uses, nil
+}
+
+// typedKeys reads the generated keys: Name = XOpt{Name{"section", "name"}}.
+// A tree without the file (a test's) has no keys.
+func typedKeys(fset *token.FileSet, file string) (map[string]use, error) {
+	keys := map[string]use{}
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if errors.Is(err, fs.ErrNotExist) {
+		return keys, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("parse typed keys: %w", err)
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Names) != 1 || len(vs.Values) != 1 {
+			return true
+		}
+		outer, ok := vs.Values[0].(*ast.CompositeLit)
+		if !ok || len(outer.Elts) != 1 {
+			return true
+		}
+		inner, ok := outer.Elts[0].(*ast.CompositeLit)
+		if !ok || len(inner.Elts) != 2 {
+			return true
+		}
+		var sn [2]string
+		for i, el := range inner.Elts {
+			bl, ok := el.(*ast.BasicLit)
+			if !ok || bl.Kind != token.STRING {
+				return true
+			}
+			sn[i], _ = strconv.Unquote(bl.Value)
+		}
+		keys[vs.Names[0].Name] = use{sn[0], sn[1]}
+		return true
+	})
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%s declares no typed keys", file)
+	}
+	return keys, nil
 }
 
 func mapsKeys[V any](m map[string]V) []string {
@@ -203,6 +252,20 @@ func (s *scanner) scanFile(pkg string, f *ast.File) {
 		}
 		imports[name] = rest
 	}
+	// Typed keys are read wherever they are named: in a call, a table or
+	// an argument to a helper.
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && imports[x.Name] == "internal/config" {
+			if u, ok := s.keys[sel.Sel.Name]; ok {
+				s.uses[u] = true
+			}
+		}
+		return true
+	})
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Body == nil {
