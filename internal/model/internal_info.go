@@ -68,6 +68,7 @@ const (
 
 	// Redfish jobs left on the BMC (upstream's redfish firmware, BIOS, RAID
 	// and boot modules).
+	DIIVmediaTransportProtocol    = "vmedia_transport_protocol"
 	DIIRedfishBootDevice          = "redfish_boot_device"
 	DIIRedfishUEFIHTTPURL         = "redfish_uefi_http_url"
 	DIIRedfishFirmwareUpdates     = "redfish_fw_updates"
@@ -80,33 +81,6 @@ const (
 	DIIRedfishBIOSState           = "redfish_bios_state"
 	DIIRequestedBIOSAttrs         = "requested_bios_attrs"
 )
-
-// StepFlowKeys are the driver_internal_info keys one step flow (clean,
-// deploy, service) keeps its state under (upstream's per-flow names, which
-// are not regular: cleaning_reboot but deployment_reboot).
-type StepFlowKeys struct {
-	Steps, Index, CachedSteps, Skip, Reboot, Polling string
-	// DisableRamdisk is "" for deploy, which has no such flag.
-	DisableRamdisk string
-}
-
-// CleanFlowKeys are the keys of cleaning.
-func CleanFlowKeys() StepFlowKeys {
-	return StepFlowKeys{DIICleanSteps, DIICleanStepIndex, DIIAgentCachedCleanSteps, DIISkipCurrentCleanStep,
-		DIICleaningReboot, DIICleaningPolling, DIICleaningDisableRamdisk}
-}
-
-// DeployFlowKeys are the keys of deployment.
-func DeployFlowKeys() StepFlowKeys {
-	return StepFlowKeys{DIIDeploySteps, DIIDeployStepIndex, DIIAgentCachedDeploySteps, DIISkipCurrentDeployStep,
-		DIIDeploymentReboot, DIIDeploymentPolling, ""}
-}
-
-// ServiceFlowKeys are the keys of servicing.
-func ServiceFlowKeys() StepFlowKeys {
-	return StepFlowKeys{DIIServiceSteps, DIIServiceStepIndex, DIIAgentCachedServiceSteps, DIISkipCurrentServiceStep,
-		DIIServicingReboot, DIIServicingPolling, DIIServiceDisableRamdisk}
-}
 
 // InternalInfo is a view over a node's driver_internal_info: reads see the
 // node's map and writes change it, with the JSON the column always had
