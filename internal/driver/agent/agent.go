@@ -135,13 +135,6 @@ func isSecret(key string) bool {
 
 func cachedKey(kind driver.StepKind) string { return "agent_cached_" + string(kind) + "_steps" }
 
-func setDII(n *model.Node, key string, v any) {
-	if n.DriverInternalInfo == nil {
-		n.DriverInternalInfo = map[string]any{}
-	}
-	n.DriverInternalInfo[key] = v
-}
-
 // RefreshSteps asks the agent for its steps of kind and caches them by
 // interface, with the hardware manager version the agent expects back.
 func (b *base) RefreshSteps(ctx context.Context, task *driver.Task, kind driver.StepKind) error {
@@ -182,8 +175,8 @@ func (b *base) RefreshSteps(ctx context.Context, task *driver.Task, kind driver.
 			byIface[iface] = append(cur, step)
 		}
 	}
-	setDII(n, "hardware_manager_version", result["hardware_manager_version"])
-	setDII(n, cachedKey(kind), byIface)
+	n.InternalInfo().Set(model.DIIHardwareManagerVersion, result["hardware_manager_version"])
+	n.InternalInfo().Set(cachedKey(kind), byIface)
 	return nil
 }
 
@@ -204,7 +197,7 @@ func (b *base) cachedSteps(n *model.Node, kind driver.StepKind, iface driver.Kin
 // cachedStepsWith is upstream agent_base.get_steps: the cached steps of
 // iface, a non-nil override replacing the priority of the step it names.
 func cachedStepsWith(n *model.Node, kind driver.StepKind, iface driver.Kind, overrides map[string]*int) []driver.StepSpec {
-	byIface, _ := n.DriverInternalInfo[cachedKey(kind)].(map[string]any)
+	byIface, _ := n.InternalInfo().Get(cachedKey(kind)).(map[string]any)
 	list, _ := byIface[string(iface)].([]any)
 	var out []driver.StepSpec
 	for _, s := range list {
@@ -355,7 +348,7 @@ func rebootRequested(n *model.Node, kind driver.StepKind, step map[string]any) b
 	if b, ok := step["reboot_requested"].(bool); ok {
 		return b
 	}
-	byIface, _ := n.DriverInternalInfo[cachedKey(kind)].(map[string]any)
+	byIface, _ := n.InternalInfo().Get(cachedKey(kind)).(map[string]any)
 	list, _ := byIface[fmt.Sprint(step["interface"])].([]any)
 	for _, s := range list {
 		if m, ok := s.(map[string]any); ok && m["step"] == step["step"] {
@@ -376,9 +369,9 @@ func (b *base) RebootToFinishStep(ctx context.Context, task *driver.Task, kind d
 	disableRamdisk := false
 	switch kind {
 	case driver.StepClean:
-		disableRamdisk, _ = n.DriverInternalInfo["cleaning_disable_ramdisk"].(bool)
+		disableRamdisk, _ = n.InternalInfo().Bool(model.DIICleaningDisableRamdisk)
 	case driver.StepService:
-		disableRamdisk, _ = n.DriverInternalInfo["service_disable_ramdisk"].(bool)
+		disableRamdisk, _ = n.InternalInfo().Bool(model.DIIServiceDisableRamdisk)
 	}
 	if disableRamdisk {
 		return rebootNode(ctx, task, "reboot")
@@ -451,8 +444,8 @@ func (b *base) tearDown(ctx context.Context, task *driver.Task) (string, error) 
 			return "", err
 		}
 	}
-	delete(task.Node.DriverInternalInfo, "boot_from_volume")
-	delete(task.Node.DriverInternalInfo, "boot_from_volume_deploy")
+	task.Node.InternalInfo().Delete(model.DIIBootFromVolume)
+	task.Node.InternalInfo().Delete(model.DIIBootFromVolumeDeploy)
 	if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
 		return "", asUpstream(err, "unconfigure tenant networks")
 	}
@@ -542,23 +535,15 @@ func rebootNode(ctx context.Context, task *driver.Task, doing string) error {
 	return nil
 }
 
-func wipeTokenAndURL(n *model.Node) {
-	for _, k := range []string{"agent_secret_token", "agent_secret_token_pregenerated", "agent_url", "agent_verify_ca"} {
-		delete(n.DriverInternalInfo, k)
-	}
-}
-
 // wipeOnPowerAction is upstream wipe_internal_info_on_power_off, which
 // every power action does: the agent that answered at agent_url is gone,
 // but a pre-generated token stays, as the ramdisk about to boot was
 // given it on its virtual media and lookup will not hand out another.
 func wipeOnPowerAction(n *model.Node) {
-	keys := []string{"agent_url", "agent_cached_deploy_steps", "agent_cached_clean_steps", "agent_verify_ca", "agent_start_attempted"}
-	if pre, _ := n.DriverInternalInfo["agent_secret_token_pregenerated"].(bool); !pre {
-		keys = append(keys, "agent_secret_token")
-	}
-	for _, k := range keys {
-		delete(n.DriverInternalInfo, k)
+	ii := n.InternalInfo()
+	ii.Delete(model.DIIAgentURL, model.DIIAgentCachedDeploySteps, model.DIIAgentCachedCleanSteps, model.DIIAgentVerifyCA, model.DIIAgentStartAttempted)
+	if !ii.AgentTokenPregenerated() {
+		ii.Delete(model.DIIAgentSecretToken)
 	}
 }
 
@@ -575,10 +560,10 @@ func (b *base) PrepareCleaning(ctx context.Context, task *driver.Task) (string, 
 		return "", asUpstream(err, "add cleaning network")
 	}
 	for k, v := range b.opts.CleanParams {
-		setDII(task.Node, k, v)
+		task.Node.InternalInfo().Set(k, v)
 	}
 	if b.managesBoot() {
-		setDII(task.Node, "agent_start_attempted", true)
+		task.Node.InternalInfo().Set(model.DIIAgentStartAttempted, true)
 		if err := task.Driver.Boot.PrepareRamdisk(ctx, task, nil); err != nil {
 			return "", asUpstream(err, "prepare ramdisk")
 		}
@@ -737,7 +722,7 @@ func (b *base) softPowerOff(ctx context.Context, task *driver.Task) error {
 	}
 	if off {
 		n.PowerState = "power off"
-		wipeTokenAndURL(n)
+		n.InternalInfo().WipeAgentTokenAndURL()
 		return nil
 	}
 	timeout := b.opts.PostDeployGetPowerStateRetryInterval * time.Duration(b.opts.PostDeployGetPowerStateRetries)

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 	"slices"
 
 	"github.com/openkeel/ironic/internal/driver"
@@ -163,7 +164,7 @@ func (a *Autodetect) SwitchInterface(ctx context.Context, task *driver.Task) err
 	}
 	log.InfoContext(ctx, "autodetect switching deploy interface", "node", task.Node.UUID, "interface", name)
 	n := task.Node
-	setDII(n, "original_deploy_interface", n.DeployInterface)
+	n.InternalInfo().Set(model.DIIOriginalDeployInterface, n.DeployInterface)
 	n.DeployInterface = name
 	task.Driver.Deploy = impl
 	if task.Driver.Names != nil {
@@ -176,12 +177,12 @@ func (a *Autodetect) SwitchInterface(ctx context.Context, task *driver.Task) err
 // interface recorded by a switch comes back.
 func (b *base) RestoreInterface(ctx context.Context, task *driver.Task) error {
 	n := task.Node
-	orig, _ := n.DriverInternalInfo["original_deploy_interface"].(string)
+	orig, _ := n.InternalInfo().Get(model.DIIOriginalDeployInterface).(string)
 	if orig == "" {
 		return nil
 	}
 	task.Logger().InfoContext(ctx, "restoring deploy interface", "node", n.UUID, "from", n.DeployInterface, "to", orig)
 	n.DeployInterface = orig
-	delete(n.DriverInternalInfo, "original_deploy_interface")
+	n.InternalInfo().Delete(model.DIIOriginalDeployInterface)
 	return nil
 }

@@ -107,7 +107,7 @@ func (b *base) executeStep(ctx context.Context, task *driver.Task, step driver.S
 		if fn, ok := handlers[step.Name]; ok {
 			return fn(ctx, task, step.Args)
 		}
-		if task.Node.DriverInternalInfo[cachedKey(driver.StepDeploy)] == nil {
+		if task.Node.InternalInfo().Get(cachedKey(driver.StepDeploy)) == nil {
 			return "", fmt.Errorf("Deploy step %s.%s has not been found. Agent is not running.", step.Interface, step.Name)
 		}
 	}

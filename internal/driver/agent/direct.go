@@ -178,7 +178,7 @@ func (d *Direct) imageInfo(ctx context.Context, n *model.Node, configdrive any) 
 // and ramdisk, anything else is written as a whole disk (upstream's
 // image_type default).
 func wholeDisk(n *model.Node) bool {
-	if b, ok := n.DriverInternalInfo["is_whole_disk_image"].(bool); ok {
+	if b, ok := n.InternalInfo().Bool(model.DIIIsWholeDiskImage); ok {
 		return b
 	}
 	if t, ok := n.InstanceInfo["image_type"].(string); ok {
@@ -200,7 +200,7 @@ func (d *Direct) writeImage(ctx context.Context, task *driver.Task, _ map[string
 			return "", err
 		}
 	}
-	setDII(n, "is_whole_disk_image", wholeDisk(n))
+	n.InternalInfo().Set(model.DIIIsWholeDiskImage, wholeDisk(n))
 	cd, err := configdriveImage(ctx, n)
 	if err != nil {
 		return "", err
@@ -247,7 +247,7 @@ func (d *Direct) prepareInstanceBoot(ctx context.Context, task *driver.Task, _ m
 		return "", nil
 	}
 	mode := d.bootMode(n)
-	setDII(n, "deploy_boot_mode", mode)
+	n.InternalInfo().Set(model.DIIDeployBootMode, mode)
 	res, err := d.client().GetPartitionUUIDs(ctx, n)
 	if err != nil {
 		return "", fmt.Errorf("get partition UUIDs from the agent: %w", err)
@@ -256,7 +256,7 @@ func (d *Direct) prepareInstanceBoot(ctx context.Context, task *driver.Task, _ m
 	root, _ := uuids["root uuid"].(string)
 	efi, _ := uuids["efi system partition uuid"].(string)
 	if root != "" {
-		setDII(n, "root_uuid_or_disk_id", root)
+		n.InternalInfo().Set(model.DIIRootUUIDOrDiskID, root)
 	}
 	whole := wholeDisk(n)
 	if (!whole && root != "") || (whole && mode == "uefi" && efi != "") {

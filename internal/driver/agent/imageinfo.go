@@ -395,13 +395,13 @@ func (d *Direct) updateInstanceInfo(ctx context.Context, task *driver.Task) erro
 	if n.InstanceInfo == nil {
 		n.InstanceInfo = map[string]any{}
 	}
-	if _, known := n.DriverInternalInfo["is_whole_disk_image"].(bool); !known {
+	if _, known := n.InternalInfo().Bool(model.DIIIsWholeDiskImage); !known {
 		if whole, ok := d.isWholeDiskImage(ctx, n); ok {
-			setDII(n, "is_whole_disk_image", whole)
+			n.InternalInfo().Set(model.DIIIsWholeDiskImage, whole)
 		}
 	}
-	iwdi, _ := n.DriverInternalInfo["is_whole_disk_image"].(bool)
-	delete(n.DriverInternalInfo, "image_source")
+	iwdi, _ := n.InternalInfo().Bool(model.DIIIsWholeDiskImage)
+	n.InternalInfo().Delete(model.DIIImageSource)
 	ii := n.InstanceInfo
 	src := iiString(n, "image_source")
 	ds := d.imageDownloadSource(n)
@@ -657,7 +657,7 @@ func (d *Direct) cacheAndConvert(ctx context.Context, task *driver.Task, info *i
 		return err
 	}
 	forceRaw := im.ForceRaw && im.StreamRaw
-	src, _ := n.DriverInternalInfo["image_source"].(string)
+	src, _ := n.InternalInfo().Get(model.DIIImageSource).(string)
 	if src == "" {
 		src = iiString(n, "image_source")
 	}
@@ -843,7 +843,7 @@ func valueOr(m map[string]any, k string, def any) any {
 // checkDiskLayoutUnchanged is upstream's _check_disk_layout_unchanged: a
 // rebuild that keeps the ephemeral partition keeps the layout too.
 func checkDiskLayoutUnchanged(n *model.Node, requested map[string]int) error {
-	prev, ok := n.DriverInternalInfo["instance"].(map[string]any)
+	prev, ok := n.InternalInfo().Get(model.DIIInstance).(map[string]any)
 	if !ok {
 		return nil
 	}

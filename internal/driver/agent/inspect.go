@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/driver"
@@ -85,7 +86,7 @@ func (i *Inspect) Steps() []driver.StepSpec { return nil }
 func (i *Inspect) Validate(context.Context, *driver.Task) error { return nil }
 
 // manageBootKey is upstream's _IRONIC_MANAGES_BOOT.
-const manageBootKey = "inspector_manage_boot"
+const manageBootKey = model.DIIInspectorManageBoot
 
 // InspectHardware powers the node off, attaches the inspection network,
 // prepares the ramdisk with the callback URL and powers on (upstream
@@ -98,7 +99,7 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 	if i.o.PreCreatePorts {
 		i.preCreatePorts(ctx, task)
 	}
-	n.DriverInternalInfo[manageBootKey] = true
+	n.InternalInfo().Set(manageBootKey, true)
 	i.cacheLookupAddresses(ctx, task)
 	params := map[string]any{}
 	if i.o.CallbackURL != "" {
@@ -140,7 +141,7 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 // (upstream clean_up with always_power_off); the empty state tells the
 // conductor to finish.
 func (i *Inspect) ContinueInspection(ctx context.Context, task *driver.Task, _, _ map[string]any) (string, error) {
-	delete(task.Node.DriverInternalInfo, lookupCacheKey)
+	task.Node.InternalInfo().Delete(lookupCacheKey)
 	errsList, err := i.tearDown(ctx, task, true)
 	if err != nil {
 		return "", err
@@ -154,7 +155,7 @@ func (i *Inspect) ContinueInspection(ctx context.Context, task *driver.Task, _, 
 // Abort tears down the inspection boot and powers off (unless fast track
 // keeps the ramdisk running).
 func (i *Inspect) Abort(ctx context.Context, task *driver.Task) error {
-	delete(task.Node.DriverInternalInfo, lookupCacheKey)
+	task.Node.InternalInfo().Delete(lookupCacheKey)
 	errsList, err := i.tearDown(ctx, task, true)
 	if err != nil {
 		return err
@@ -175,8 +176,8 @@ func (i *Inspect) Abort(ctx context.Context, task *driver.Task) error {
 func (i *Inspect) tearDown(ctx context.Context, task *driver.Task, alwaysPowerOff bool) ([]string, error) {
 	var out []string
 	n := task.Node
-	managed, _ := n.DriverInternalInfo[manageBootKey].(bool)
-	delete(n.DriverInternalInfo, manageBootKey)
+	managed, _ := n.InternalInfo().Bool(manageBootKey)
+	n.InternalInfo().Delete(manageBootKey)
 	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
 		out = append(out, fmt.Sprintf("unable to clean up ramdisk boot: %s", err))
 	}

@@ -23,7 +23,7 @@ type PortCreator interface {
 
 // lookupCacheKey is upstream's LOOKUP_CACHE_FIELD: the BMC addresses the
 // continue_inspection lookup matches against the ramdisk's bmc_address.
-const lookupCacheKey = "lookup_bmc_addresses"
+const lookupCacheKey = model.DIILookupBMCAddresses
 
 // HostResolver is the part of net.Resolver the lookup cache uses.
 type HostResolver interface {
@@ -76,7 +76,7 @@ func (i *Inspect) cacheLookupAddresses(ctx context.Context, task *driver.Task) {
 		}
 	}
 	if len(seen) == 0 {
-		delete(n.DriverInternalInfo, lookupCacheKey)
+		n.InternalInfo().Delete(lookupCacheKey)
 		return
 	}
 	list := make([]any, 0, len(seen))
@@ -88,7 +88,7 @@ func (i *Inspect) cacheLookupAddresses(ctx context.Context, task *driver.Task) {
 	for _, a := range keys {
 		list = append(list, a)
 	}
-	n.DriverInternalInfo[lookupCacheKey] = list
+	n.InternalInfo().Set(lookupCacheKey, list)
 }
 
 // bridged tells whether IPMI bridging is on, which makes ipmi_address

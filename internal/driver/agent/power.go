@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 	"time"
 
 	"github.com/openkeel/ironic/internal/agentclient"
@@ -123,10 +124,10 @@ func (p *Power) Reboot(ctx context.Context, task *driver.Task, _ time.Duration) 
 	if _, err := p.opts.Client.Reboot(ctx, n); err != nil {
 		return err
 	}
-	if pre, _ := n.DriverInternalInfo["agent_secret_token_pregenerated"].(bool); !pre {
-		delete(n.DriverInternalInfo, "agent_secret_token")
+	if pre, _ := n.InternalInfo().Bool(model.DIIAgentSecretTokenPregenerated); !pre {
+		n.InternalInfo().Delete(model.DIIAgentSecretToken)
 	}
-	delete(n.DriverInternalInfo, "agent_url")
+	n.InternalInfo().Delete(model.DIIAgentURL)
 	task.Logger().DebugContext(ctx, "requested reboot via the agent, waiting for the node to power down", "node", n.UUID, "wait", p.opts.Wait)
 	if err := clock.Sleep(ctx, p.opts.Wait); err != nil {
 		return fmt.Errorf("waiting for node %s to reboot through its agent: %w", n.UUID, err)

@@ -171,7 +171,7 @@ func (r *RAID) CreateConfiguration(ctx context.Context, task *driver.Task, creat
 	if err != nil {
 		return "", err
 	}
-	setDII(n, "target_raid_config", target)
+	n.InternalInfo().Set(model.DIITargetRAIDConfig, target)
 	return r.b.executeInband(ctx, task, driver.StepClean, n.CleanStep)
 }
 
