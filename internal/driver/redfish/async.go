@@ -32,11 +32,11 @@ type asyncFlags struct {
 func flagsOf(n *model.Node) asyncFlags {
 	switch n.ProvisionState {
 	case states.Deploying, states.DeployWait:
-		return asyncFlags{"deployment_reboot", "skip_current_deploy_step", "deployment_polling", "", states.DeployWait}
+		return asyncFlags{model.DIIDeploymentReboot, model.DIISkipCurrentDeployStep, model.DIIDeploymentPolling, "", states.DeployWait}
 	case states.Servicing, states.ServiceWait:
-		return asyncFlags{"servicing_reboot", "skip_current_service_step", "servicing_polling", "service_disable_ramdisk", states.ServiceWait}
+		return asyncFlags{model.DIIServicingReboot, model.DIISkipCurrentServiceStep, model.DIIServicingPolling, model.DIIServiceDisableRamdisk, states.ServiceWait}
 	}
-	return asyncFlags{"cleaning_reboot", "skip_current_clean_step", "cleaning_polling", "cleaning_disable_ramdisk", states.CleanWait}
+	return asyncFlags{model.DIICleaningReboot, model.DIISkipCurrentCleanStep, model.DIICleaningPolling, model.DIICleaningDisableRamdisk, states.CleanWait}
 }
 
 // setAsyncStepFlags is upstream set_async_step_flags: only the flags given
@@ -45,19 +45,12 @@ func setAsyncStepFlags(n *model.Node, reboot, skip, polling *bool) {
 	f := flagsOf(n)
 	for key, v := range map[string]*bool{f.reboot: reboot, f.skip: skip, f.polling: polling} {
 		if v != nil {
-			setDII(n, key, *v)
+			n.InternalInfo().Set(key, *v)
 		}
 	}
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func setDII(n *model.Node, key string, v any) {
-	if n.DriverInternalInfo == nil {
-		n.DriverInternalInfo = map[string]any{}
-	}
-	n.DriverInternalInfo[key] = v
-}
 
 // rebootToFinishStep is upstream reboot_to_finish_step: the ramdisk is
 // prepared again unless the step runs without one, the node reboots, and
@@ -65,7 +58,7 @@ func setDII(n *model.Node, key string, v any) {
 func rebootToFinishStep(ctx context.Context, task *driver.Task) (string, error) {
 	n := task.Node
 	f := flagsOf(n)
-	if off, _ := n.DriverInternalInfo[f.disableRamdisk].(bool); !off && task.Driver != nil && task.Driver.Boot != nil {
+	if off, _ := n.InternalInfo().Bool(f.disableRamdisk); !off && task.Driver != nil && task.Driver.Boot != nil {
 		if err := task.Driver.Boot.PrepareRamdisk(ctx, task, map[string]any{}); err != nil {
 			return "", err
 		}

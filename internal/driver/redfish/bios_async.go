@@ -21,15 +21,15 @@ import (
 // run again (skip_current_step is false), verifies what the BIOS took.
 // The state is upstream's redfish_bios_state dict.
 const (
-	biosStateKey       = "redfish_bios_state"
+	biosStateKey       = model.DIIRedfishBIOSState
 	biosRebootKey      = "reboot_requested"
-	biosRequestedAttrs = "requested_bios_attrs"
+	biosRequestedAttrs = model.DIIRequestedBIOSAttrs
 )
 
 var _ driver.AsyncStepPoller = (*BIOS)(nil)
 
 func biosState(n *model.Node) map[string]any {
-	s, _ := n.DriverInternalInfo[biosStateKey].(map[string]any)
+	s, _ := n.InternalInfo().Get(biosStateKey).(map[string]any)
 	return s
 }
 
@@ -44,7 +44,7 @@ func requestedBiosAttrs(n *model.Node) map[string]any {
 	if a, ok := biosState(n)[biosRequestedAttrs].(map[string]any); ok && len(a) > 0 {
 		return a
 	}
-	a, _ := n.DriverInternalInfo[biosRequestedAttrs].(map[string]any)
+	a, _ := n.InternalInfo().Get(biosRequestedAttrs).(map[string]any)
 	return a
 }
 
@@ -57,8 +57,8 @@ func setBiosRebootRequested(n *model.Node, attrs map[string]any) {
 	if len(attrs) > 0 {
 		state[biosRequestedAttrs] = attrs
 	}
-	setDII(n, biosStateKey, state)
-	disabled, _ := n.DriverInternalInfo[flagsOf(n).disableRamdisk].(bool)
+	n.InternalInfo().Set(biosStateKey, state)
+	disabled, _ := n.InternalInfo().Get(flagsOf(n).disableRamdisk).(bool)
 	setAsyncStepFlags(n, ptr(true), ptr(false), ptr(disabled))
 }
 
@@ -67,7 +67,7 @@ func setBiosRebootRequested(n *model.Node, attrs map[string]any) {
 func clearBiosFlags(n *model.Node) {
 	for _, k := range []string{biosStateKey, "post_bios_reboot_requested", biosRequestedAttrs,
 		"post_config_reboot_requested", "post_factory_reset_reboot_requested"} {
-		delete(n.DriverInternalInfo, k)
+		n.InternalInfo().Delete(k)
 	}
 }
 

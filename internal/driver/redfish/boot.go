@@ -355,8 +355,8 @@ func (b *VirtualMediaBoot) PrepareRamdisk(ctx context.Context, task *driver.Task
 		if err != nil {
 			return err
 		}
-		setInternal(n, "agent_secret_token", token)
-		setInternal(n, "agent_secret_token_pregenerated", true)
+		n.InternalInfo().Set(model.DIIAgentSecretToken, token)
+		n.InternalInfo().Set(model.DIIAgentSecretTokenPregenerated, true)
 		params["ipa-agent-token"] = token
 	}
 	if err := b.powerOff(ctx, task); err != nil {
@@ -383,7 +383,7 @@ func (b *VirtualMediaBoot) PrepareRamdisk(ctx context.Context, task *driver.Task
 			return err
 		}
 	}
-	setInternal(n, "vmedia_transport_protocol", "HTTP")
+	n.InternalInfo().Set(model.DIIVmediaTransportProtocol, "HTTP")
 
 	isoURL, err := b.prepareDeployISO(ctx, task, d, params)
 	if err != nil {
@@ -416,13 +416,6 @@ func (b *VirtualMediaBoot) deployNICMAC(ctx context.Context, task *driver.Task) 
 		}
 	}
 	return "", nil
-}
-
-func setInternal(n *model.Node, key string, v any) {
-	if n.DriverInternalInfo == nil {
-		n.DriverInternalInfo = map[string]any{}
-	}
-	n.DriverInternalInfo[key] = v
 }
 
 // pregeneratedToken is an agent token handed to the ramdisk on its boot
@@ -729,7 +722,7 @@ func (b *VirtualMediaBoot) PrepareInstance(ctx context.Context, task *driver.Tas
 	if err := b.ejectAll(ctx, task); err != nil {
 		return err
 	}
-	iwdi, _ := n.DriverInternalInfo["is_whole_disk_image"].(bool)
+	iwdi, _ := n.InternalInfo().Bool(model.DIIIsWholeDiskImage)
 	opt := bootOption(n)
 	if opt == "ramdisk" && !iwdi {
 		return b.prepareRamdiskInstance(ctx, task)

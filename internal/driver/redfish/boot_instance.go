@@ -81,7 +81,7 @@ func (b *VirtualMediaBoot) imageProperties(ctx context.Context, href string) (ma
 // drive into a virtual USB stick, and the node boots from the CD for good.
 func (b *VirtualMediaBoot) prepareRamdiskInstance(ctx context.Context, task *driver.Task) error {
 	n := task.Node
-	setInternal(n, "vmedia_transport_protocol", "HTTP")
+	n.InternalInfo().Set(model.DIIVmediaTransportProtocol, "HTTP")
 	url, err := b.instanceISO(ctx, task)
 	if err != nil {
 		return err

@@ -45,11 +45,11 @@ const (
 
 // driver_internal_info keys of a firmware update, as upstream names them.
 const (
-	fwUpdatesKey          = "redfish_fw_updates"
-	fwUpdateStartKey      = "redfish_fw_update_start_time"
-	fwCleanupKey          = "firmware_cleanup"
-	bmcVersionBeforeKey   = "bmc_fw_version_before_update"
-	fwRebootRequestedKey  = "firmware_reboot_requested"
+	fwUpdatesKey          = model.DIIRedfishFirmwareUpdates
+	fwUpdateStartKey      = model.DIIRedfishFirmwareUpdateStart
+	fwCleanupKey          = model.DIIFirmwareCleanup
+	bmcVersionBeforeKey   = model.DIIBMCFirmwareVersionBefore
+	fwRebootRequestedKey  = model.DIIFirmwareRebootRequested
 	biosRebootTriggered   = "bios_reboot_triggered"
 	bmcUpdateCompleted    = "bmc_update_completed"
 	nicRebootTriggered    = "nic_reboot_triggered"
@@ -186,13 +186,13 @@ func (f *Firmware) Update(ctx context.Context, task *driver.Task, settings []map
 	if err := f.executeUpdate(ctx, task, updates); err != nil {
 		return "", err
 	}
-	setDII(n, fwUpdateStartKey, pyISOTime(f.core.opts.clock().Now()))
+	n.InternalInfo().Set(fwUpdateStartKey, pyISOTime(f.core.opts.clock().Now()))
 	return flagsOf(n).wait, nil
 }
 
 // updates reads redfish_fw_updates.
 func fwUpdates(n *model.Node) []map[string]any {
-	list, _ := n.DriverInternalInfo[fwUpdatesKey].([]any)
+	list, _ := n.InternalInfo().Get(fwUpdatesKey).([]any)
 	out := make([]map[string]any, 0, len(list))
 	for _, item := range list {
 		if m, ok := item.(map[string]any); ok {
@@ -203,7 +203,7 @@ func fwUpdates(n *model.Node) []map[string]any {
 }
 
 func storeUpdates(n *model.Node, updates []map[string]any) {
-	setDII(n, fwUpdatesKey, settingsList(updates))
+	n.InternalInfo().Set(fwUpdatesKey, settingsList(updates))
 }
 
 // executeUpdate is upstream _execute_firmware_update: SimpleUpdate for the
@@ -215,15 +215,15 @@ func (f *Firmware) executeUpdate(ctx context.Context, task *driver.Task, updates
 		return err
 	}
 	storeUpdates(n, updates)
-	delete(n.DriverInternalInfo, bmcVersionBeforeKey)
-	delete(n.DriverInternalInfo, fwRebootRequestedKey)
+	n.InternalInfo().Delete(bmcVersionBeforeKey)
+	n.InternalInfo().Delete(fwRebootRequestedKey)
 	comp, _ := upd["component"].(string)
 	switch componentType(comp) {
 	case componentBMC:
 		// The BMC restarts into its new firmware by itself: its version
 		// is watched instead of rebooting the node.
 		if v, ok := f.bmcFirmwareVersion(ctx, task); ok {
-			setDII(n, bmcVersionBeforeKey, v)
+			n.InternalInfo().Set(bmcVersionBeforeKey, v)
 		}
 		if _, ok := upd[fwWaitKey]; !ok {
 			upd[fwWaitKey] = int(f.core.opts.FirmwareUpdateRebootDelay / time.Second)
@@ -292,7 +292,7 @@ func (f *Firmware) submitSimpleUpdate(ctx context.Context, task *driver.Task, up
 		// Upstream leaves what it staged behind when the BMC refuses
 		// the update; nothing would use it again.
 		f.cleanupFirmware(ctx, task)
-		delete(n.DriverInternalInfo, fwCleanupKey)
+		n.InternalInfo().Delete(fwCleanupKey)
 	}
 	return err
 }

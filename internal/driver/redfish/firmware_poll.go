@@ -79,7 +79,7 @@ func (f *Firmware) checkOverallTimeout(ctx context.Context, task *driver.Task) e
 	if limit <= 0 {
 		return nil
 	}
-	el, ok := f.elapsed(n.DriverInternalInfo[fwUpdateStartKey])
+	el, ok := f.elapsed(n.InternalInfo().Get(fwUpdateStartKey))
 	if !ok || el < limit {
 		return nil
 	}
@@ -94,7 +94,7 @@ func (f *Firmware) clearUpdates(ctx context.Context, task *driver.Task) {
 	n := task.Node
 	f.cleanupFirmware(ctx, task)
 	for _, k := range []string{fwUpdatesKey, fwUpdateStartKey, fwCleanupKey, bmcVersionBeforeKey, fwRebootRequestedKey} {
-		delete(n.DriverInternalInfo, k)
+		n.InternalInfo().Delete(k)
 	}
 }
 
@@ -225,7 +225,7 @@ func (f *Firmware) handleTaskCompletion(ctx context.Context, task *driver.Task, 
 // reboot already happened while the task started, one is requested.
 func (f *Firmware) nicCompleted(n *model.Node, cur map[string]any) {
 	if cur[nicRebootTriggered] != true {
-		setDII(n, fwRebootRequestedKey, true)
+		n.InternalInfo().Set(fwRebootRequestedKey, true)
 	}
 	delete(cur, nicNeedsPostReboot)
 	delete(cur, nicStartingTimestamp)
@@ -262,7 +262,7 @@ func (f *Firmware) handleWaitCompletion(ctx context.Context, task *driver.Task, 
 		return f.handleBMCCompletion(ctx, task, updates)
 	}
 	if comp, _ := cur["component"].(string); len(updates) == 1 && componentType(comp) == "" {
-		setDII(n, fwRebootRequestedKey, true)
+		n.InternalInfo().Set(fwRebootRequestedKey, true)
 	}
 	return f.continueUpdates(ctx, task, updates)
 }
@@ -275,9 +275,9 @@ func (f *Firmware) handleBMCCompletion(ctx context.Context, task *driver.Task, u
 	n := task.Node
 	cur := updates[0]
 	current, readable := f.bmcFirmwareVersion(ctx, task)
-	before, hadBefore := n.DriverInternalInfo[bmcVersionBeforeKey].(string)
+	before, hadBefore := n.InternalInfo().Get(bmcVersionBeforeKey).(string)
 	if readable && hadBefore && current != before {
-		delete(n.DriverInternalInfo, bmcVersionBeforeKey)
+		n.InternalInfo().Delete(bmcVersionBeforeKey)
 		if len(updates) > 1 {
 			// Some hardware applies NIC firmware only after the host
 			// rebooted following a BMC update.
@@ -299,10 +299,10 @@ func (f *Firmware) handleBMCCompletion(ctx context.Context, task *driver.Task, u
 				task.Logger().Info("BMC firmware version did not change, continuing without reboot", "node", n.UUID, "version", current)
 			} else {
 				task.Logger().Warn("BMC firmware version check timed out, will reboot to complete the update", "node", n.UUID)
-				setDII(n, fwRebootRequestedKey, true)
+				n.InternalInfo().Set(fwRebootRequestedKey, true)
 				setAsyncStepFlags(n, ptr(true), nil, ptr(true))
 			}
-			delete(n.DriverInternalInfo, bmcVersionBeforeKey)
+			n.InternalInfo().Delete(bmcVersionBeforeKey)
 			return f.continueUpdates(ctx, task, updates)
 		}
 	}
@@ -325,7 +325,7 @@ func (f *Firmware) continueUpdates(ctx context.Context, task *driver.Task, updat
 		return driver.AsyncStepRunning, nil
 	}
 	if len(updates) == 1 {
-		rebootRequested, _ := n.DriverInternalInfo[fwRebootRequestedKey].(bool)
+		rebootRequested, _ := n.InternalInfo().Bool(fwRebootRequestedKey)
 		f.clearUpdates(ctx, task)
 		task.Logger().Info("firmware updates completed", "node", n.UUID)
 		if rebootRequested {
@@ -345,7 +345,7 @@ func (f *Firmware) continueUpdates(ctx context.Context, task *driver.Task, updat
 	if err := f.executeUpdate(ctx, task, rest); err != nil {
 		return driver.AsyncStepRunning, err
 	}
-	if reboot, ok := n.DriverInternalInfo[flagsOf(n).reboot].(bool); !ok || reboot {
+	if reboot, ok := n.InternalInfo().Get(flagsOf(n).reboot).(bool); !ok || reboot {
 		return driver.AsyncStepRunning, f.reboot(ctx, task, rest[0])
 	}
 	task.Logger().Debug("component requested no immediate reboot, polling", "node", n.UUID)

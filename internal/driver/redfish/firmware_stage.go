@@ -261,12 +261,12 @@ func recordStaging(n *model.Node, kind string) {
 	for _, k := range append(kinds, kind) {
 		list = append(list, k)
 	}
-	setDII(n, fwCleanupKey, list)
+	n.InternalInfo().Set(fwCleanupKey, list)
 }
 
 func stagedKinds(n *model.Node) []string {
 	var out []string
-	switch v := n.DriverInternalInfo[fwCleanupKey].(type) {
+	switch v := n.InternalInfo().Get(fwCleanupKey).(type) {
 	case []any:
 		for _, k := range v {
 			if s, ok := k.(string); ok {

@@ -3,6 +3,7 @@ package redfish
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 	"maps"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ func newHTTPSBoot(c *core, mgmt *Management, opts BootOptions) *HTTPSBoot {
 
 // uefiHTTPURLKey is the driver_internal_info field through which the boot
 // interface hands the URL to the management interface's SetBootDevice.
-const uefiHTTPURLKey = "redfish_uefi_http_url"
+const uefiHTTPURLKey = model.DIIRedfishUEFIHTTPURL
 
 // Properties are upstream's REQUIRED_PROPERTIES, all get_properties shows.
 func (b *HTTPSBoot) Properties() map[string]string { return b.vm.Properties() }
@@ -90,8 +91,8 @@ func (b *HTTPSBoot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdi
 		if err != nil {
 			return err
 		}
-		setInternal(n, "agent_secret_token", token)
-		setInternal(n, "agent_secret_token_pregenerated", true)
+		n.InternalInfo().Set(model.DIIAgentSecretToken, token)
+		n.InternalInfo().Set(model.DIIAgentSecretTokenPregenerated, true)
 		params["ipa-agent-token"] = token
 	}
 	if err := b.vm.powerOff(ctx, task); err != nil {
@@ -129,7 +130,7 @@ func (b *HTTPSBoot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdi
 // HttpBootUri with the override.
 func (b *HTTPSBoot) setBootDevice(ctx context.Context, task *driver.Task, device string, persistent bool, url string) error {
 	if url != "" {
-		setInternal(task.Node, uefiHTTPURLKey, url)
+		task.Node.InternalInfo().Set(uefiHTTPURLKey, url)
 	}
 	return b.vm.setBootDevice(ctx, task, device, persistent)
 }
@@ -162,7 +163,7 @@ func (b *HTTPSBoot) PrepareInstance(ctx context.Context, task *driver.Task) erro
 	if err := b.cleanUp(ctx, task); err != nil {
 		return err
 	}
-	iwdi, _ := n.DriverInternalInfo["is_whole_disk_image"].(bool)
+	iwdi, _ := n.InternalInfo().Bool(model.DIIIsWholeDiskImage)
 	switch opt := bootOption(n); {
 	case opt == "local" || iwdi:
 		if err := b.setBootDevice(ctx, task, "disk", true, ""); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 	"net/http"
 	"slices"
 	"strings"
@@ -225,7 +226,7 @@ func (m *Management) setBootDevice(ctx context.Context, task *driver.Task, sys *
 	if task.Node.DriverInternalInfo == nil {
 		task.Node.DriverInternalInfo = map[string]any{}
 	}
-	task.Node.DriverInternalInfo["redfish_boot_device"] = bootDeviceFromRedfish(target)
+	task.Node.InternalInfo().Set(model.DIIRedfishBootDevice, bootDeviceFromRedfish(target))
 	return nil
 }
 
@@ -253,7 +254,7 @@ func (m *Management) retryDuringPOST(ctx context.Context, task *driver.Task, fn 
 // driver_internal_info; the power interface calls it before powering on.
 // A failure only warns: the pre-configured boot order still applies.
 func (m *Management) restoreBootDevice(ctx context.Context, task *driver.Task, sys *system) {
-	device, _ := task.Node.DriverInternalInfo["redfish_boot_device"].(string)
+	device, _ := task.Node.InternalInfo().Get(model.DIIRedfishBootDevice).(string)
 	if device == "" {
 		return
 	}
@@ -279,13 +280,12 @@ func (m *Management) SetBootDevice(ctx context.Context, task *driver.Task, devic
 		return driver.InvalidParameterValue("Invalid boot device %s specified.", device)
 	}
 	var httpBootURL *string
-	if dii := task.Node.DriverInternalInfo; dii != nil {
-		delete(dii, "redfish_boot_device")
-		if u, present := dii["redfish_uefi_http_url"]; present {
-			s, _ := u.(string)
-			httpBootURL = &s
-			delete(dii, "redfish_uefi_http_url")
-		}
+	ii := task.Node.InternalInfo()
+	ii.Delete(model.DIIRedfishBootDevice)
+	if u, present := ii.Lookup(model.DIIRedfishUEFIHTTPURL); present {
+		s, _ := u.(string)
+		httpBootURL = &s
+		ii.Delete(model.DIIRedfishUEFIHTTPURL)
 	}
 	sys, err := m.core.getSystem(ctx, task)
 	if err != nil {

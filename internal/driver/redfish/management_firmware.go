@@ -17,7 +17,7 @@ import (
 // turn with a reboot, followed through driver_internal_info
 // firmware_updates by the conductor's periodic.
 
-const mgmtFirmwareUpdatesKey = "firmware_updates"
+const mgmtFirmwareUpdatesKey = model.DIIFirmwareUpdates
 
 var (
 	_ driver.AsyncStepPoller    = (*Management)(nil)
@@ -117,12 +117,12 @@ func (m *Management) applyFirmwareUpdate(ctx context.Context, task *driver.Task,
 	}
 	// The firmware interface's power timeout is not part of this flow.
 	delete(upd, fwPowerTimeoutKey)
-	setDII(task.Node, mgmtFirmwareUpdatesKey, settingsList(updates))
+	task.Node.InternalInfo().Set(mgmtFirmwareUpdatesKey, settingsList(updates))
 	return nil
 }
 
 func mgmtFirmwareUpdates(n *model.Node) []map[string]any {
-	list, _ := n.DriverInternalInfo[mgmtFirmwareUpdatesKey].([]any)
+	list, _ := n.InternalInfo().Get(mgmtFirmwareUpdatesKey).([]any)
 	out := make([]map[string]any, 0, len(list))
 	for _, item := range list {
 		if u, ok := item.(map[string]any); ok {
@@ -201,7 +201,7 @@ func (m *Management) continueFirmwareUpdates(ctx context.Context, task *driver.T
 	cur := updates[0]
 	if wait, _ := jsonInt(cur[fwWaitKey]); wait > 0 {
 		cur[fwWaitStartKey] = pyISOTime(m.core.opts.clock().Now())
-		setDII(n, mgmtFirmwareUpdatesKey, settingsList(updates))
+		n.InternalInfo().Set(mgmtFirmwareUpdatesKey, settingsList(updates))
 		return driver.AsyncStepRunning, nil
 	}
 	if len(updates) == 1 {
@@ -232,6 +232,6 @@ func (m *Management) DiscardAsyncStep(ctx context.Context, task *driver.Task) er
 // images are cleaned up with the update state.
 func (m *Management) clearFirmwareUpdates(ctx context.Context, task *driver.Task) {
 	m.firmwareHelper("").cleanupFirmware(ctx, task)
-	delete(task.Node.DriverInternalInfo, mgmtFirmwareUpdatesKey)
-	delete(task.Node.DriverInternalInfo, fwCleanupKey)
+	task.Node.InternalInfo().Delete(mgmtFirmwareUpdatesKey)
+	task.Node.InternalInfo().Delete(fwCleanupKey)
 }

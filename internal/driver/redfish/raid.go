@@ -173,7 +173,7 @@ func (r *RAID) CreateConfiguration(ctx context.Context, task *driver.Task, creat
 func (r *RAID) finishSubmit(ctx context.Context, task *driver.Task, cfg raidConfigs) (string, error) {
 	async := len(cfg.monitors) > 0
 	if async {
-		setDII(task.Node, raidConfigsKey, cfg.toMap())
+		task.Node.InternalInfo().Set(raidConfigsKey, cfg.toMap())
 	}
 	setAsyncStepFlags(task.Node, ptr(async), ptr(true), ptr(true))
 	if async {

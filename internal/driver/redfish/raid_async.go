@@ -14,7 +14,7 @@ import (
 
 // raidConfigsKey holds the RAID operation the BMC runs as tasks (upstream
 // driver_internal_info raid_configs: operation, pending, task_monitor_uri).
-const raidConfigsKey = "raid_configs"
+const raidConfigsKey = model.DIIRAIDConfigs
 
 var (
 	_ driver.AsyncStepPoller    = (*RAID)(nil)
@@ -57,7 +57,7 @@ func (c raidConfigs) toMap() map[string]any {
 }
 
 func raidConfigsOf(n *model.Node) (raidConfigs, bool) {
-	m, ok := n.DriverInternalInfo[raidConfigsKey].(map[string]any)
+	m, ok := n.InternalInfo().Get(raidConfigsKey).(map[string]any)
 	if !ok || len(m) == 0 {
 		return raidConfigs{}, false
 	}
@@ -163,7 +163,7 @@ func (r *RAID) PollAsyncStep(ctx context.Context, task *driver.Task) (driver.Asy
 		return driver.AsyncStepRunning, nil
 	}
 	cfg.monitors = still
-	setDII(n, raidConfigsKey, cfg.toMap())
+	n.InternalInfo().Set(raidConfigsKey, cfg.toMap())
 	if len(still) > 0 {
 		return driver.AsyncStepRunning, nil
 	}
@@ -173,14 +173,14 @@ func (r *RAID) PollAsyncStep(ctx context.Context, task *driver.Task) (driver.Asy
 			return driver.AsyncStepRunning, err
 		}
 		if len(next.monitors) > 0 {
-			setDII(n, raidConfigsKey, next.toMap())
+			n.InternalInfo().Set(raidConfigsKey, next.toMap())
 			if _, err := rebootToFinishStep(ctx, task); err != nil {
 				return driver.AsyncStepRunning, err
 			}
 			return driver.AsyncStepRunning, nil
 		}
 	}
-	delete(n.DriverInternalInfo, raidConfigsKey)
+	n.InternalInfo().Delete(raidConfigsKey)
 	task.Logger().Info("RAID configuration completed", "node", n.UUID)
 	if err := r.readBackRAIDConfig(ctx, task); err != nil {
 		return driver.AsyncStepRunning, err
@@ -248,6 +248,6 @@ func (r *RAID) AsyncStepFailInterval() time.Duration { return r.core.opts.RAIDCo
 // RAID work is dropped and raid_config read back from the BMC.
 func (r *RAID) DiscardAsyncStep(ctx context.Context, task *driver.Task) error {
 	task.Logger().Warn("RAID configuration failed, discarding remaining RAID configurations", "node", task.Node.UUID)
-	delete(task.Node.DriverInternalInfo, raidConfigsKey)
+	task.Node.InternalInfo().Delete(raidConfigsKey)
 	return r.readBackRAIDConfig(ctx, task)
 }
