@@ -62,7 +62,7 @@ func (f FastTrack) Able(ctx context.Context, task *Task) bool {
 	if n.LastError != nil || states.ServicingStates.Contains(n.ProvisionState) {
 		return false
 	}
-	if n.DriverInternalInfo["redfish_fw_updates"] != nil || n.DriverInternalInfo["firmware_updates"] != nil {
+	if n.InternalInfo().Get(model.DIIRedfishFirmwareUpdates) != nil || n.InternalInfo().Get(model.DIIFirmwareUpdates) != nil {
 		return false
 	}
 	return task.Driver.Storage.ShouldWriteImage(ctx, task)
@@ -93,10 +93,10 @@ func (f FastTrack) AgentAlive(n *model.Node) bool {
 	if n.PowerState == states.PowerOn && n.InspectionFinishedAt != nil && !n.InspectionFinishedAt.UTC().Before(oldest) {
 		return true
 	}
-	if n.DriverInternalInfo["agent_url"] == nil && n.ProvisionState != states.Inspecting && n.ProvisionState != states.InspectWait {
+	if n.InternalInfo().Get(model.DIIAgentURL) == nil && n.ProvisionState != states.Inspecting && n.ProvisionState != states.InspectWait {
 		return false
 	}
-	raw, _ := n.DriverInternalInfo["agent_last_heartbeat"].(string)
+	raw, _ := n.InternalInfo().Get(model.DIIAgentLastHeartbeat).(string)
 	last, err := time.Parse(AgentHeartbeatLayout, raw)
 	if err != nil {
 		return false

@@ -150,7 +150,7 @@ func ParseDriverInfo(node *model.Node, support Support, log logger) (DriverInfo,
 
 	termPort := info["ipmi_terminal_port"]
 	if !pyfmt.Truthy(termPort) {
-		termPort = node.DriverInternalInfo["allocated_ipmi_terminal_port"]
+		termPort = node.InternalInfo().Get(model.DIIAllocatedIPMITerminalPort)
 	}
 	if termPort != nil {
 		p, err := validateNetworkPort(termPort, "ipmi_terminal_port")

@@ -273,7 +273,7 @@ func getBootMode(n *model.Node, defaultMode string) (string, error) {
 	}
 	capMode := propertyCapability(n.Properties, "boot_mode")
 	mode := firstNonEmpty(instCaps["boot_mode"], strOf(n.InstanceInfo["deploy_boot_mode"]), capMode,
-		strOf(n.DriverInternalInfo["deploy_boot_mode"]))
+		strOf(n.InternalInfo().Get(model.DIIDeployBootMode)))
 	if mode == "" {
 		return defaultMode, nil
 	}

@@ -3,6 +3,7 @@ package pxe
 import (
 	"context"
 	"fmt"
+	"github.com/openkeel/ironic/internal/model"
 	"time"
 
 	"github.com/openkeel/ironic/internal/driver"
@@ -35,13 +36,13 @@ func (b *Boot) BootRetryPolicy() driver.BootRetryPolicy {
 // still booting.
 func (b *Boot) ShouldRetryBoot(task *driver.Task, now time.Time) bool {
 	n := task.Node
-	if pyfmt.Truthy(n.DriverInternalInfo["agent_secret_token"]) {
+	if pyfmt.Truthy(n.InternalInfo().Get(model.DIIAgentSecretToken)) {
 		task.Logger().Debug("not retrying PXE boot: an agent token exists, so the agent has started")
 		return false
 	}
 	timeout := b.opts.BootRetryTimeout
 	for _, field := range []string{"agent_last_heartbeat", "last_power_state_change"} {
-		within, err := withinTimeout(n.DriverInternalInfo[field], timeout, now)
+		within, err := withinTimeout(n.InternalInfo().Get(field), timeout, now)
 		if err != nil {
 			// Upstream's strptime raises here and the pass ends; the node
 			// is left alone rather than power-cycled on a value we cannot

@@ -70,10 +70,10 @@ func (d *Dnsmasq) UpdateDHCPOpts(ctx context.Context, task *driver.Task, opts []
 	if err != nil {
 		return err
 	}
-	tag, _ := n.DriverInternalInfo["dnsmasq_tag"].(string)
+	tag, _ := n.InternalInfo().Get(model.DIIDnsmasqTag).(string)
 	if tag == "" {
 		tag = uuid.NewString()
-		setInternal(n, "dnsmasq_tag", tag)
+		n.InternalInfo().Set(model.DIIDnsmasqTag, tag)
 	}
 	var lines []string
 	for _, o := range opts {
@@ -100,7 +100,7 @@ func (d *Dnsmasq) UpdateDHCPOpts(ctx context.Context, task *driver.Task, opts []
 // its options.
 func (d *Dnsmasq) CleanDHCPOpts(ctx context.Context, task *driver.Task) error {
 	n := task.Node
-	delete(n.DriverInternalInfo, "dnsmasq_tag")
+	n.InternalInfo().Delete(model.DIIDnsmasqTag)
 	macs, err := d.pxeMACs(ctx, n)
 	if err != nil {
 		return err
@@ -121,11 +121,4 @@ func writeDnsmasqFile(path, content string) error {
 		return fmt.Errorf("write dnsmasq file: %w", err)
 	}
 	return nil
-}
-
-func setInternal(n *model.Node, key string, v any) {
-	if n.DriverInternalInfo == nil {
-		n.DriverInternalInfo = map[string]any{}
-	}
-	n.DriverInternalInfo[key] = v
 }

@@ -199,7 +199,7 @@ func (b *Boot) netbootFallback(ctx context.Context, task *driver.Task) error {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("boot configuration of node %s: %w", n.UUID, err)
 	}
-	if id, _ := n.DriverInternalInfo["root_uuid_or_disk_id"].(string); id != "" {
+	if id, _ := n.InternalInfo().Get(model.DIIRootUUIDOrDiskID).(string); id != "" {
 		if err := b.replaceDiskIdentifier(n, id); err != nil {
 			return err
 		}
