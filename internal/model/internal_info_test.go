@@ -64,40 +64,6 @@ func TestInternalInfoNilMap(t *testing.T) {
 	}
 }
 
-// rawDIIAllowed are the files that still index driver_internal_info
-// directly; the list only shrinks as packages move to InternalInfo, and
-// no file may be added to it.
-var rawDIIAllowed = map[string]bool{
-	"internal/api/ramdisk/heartbeat.go":              true,
-	"internal/api/ramdisk/inspection.go":             true,
-	"internal/api/ramdisk/lookup.go":                 true,
-	"internal/api/ramdisk/ramdisk.go":                true,
-	"internal/driver/agent/agent.go":                 true,
-	"internal/driver/agent/autodetect.go":            true,
-	"internal/driver/agent/custom.go":                true,
-	"internal/driver/agent/direct.go":                true,
-	"internal/driver/agent/imageinfo.go":             true,
-	"internal/driver/agent/inspect.go":               true,
-	"internal/driver/agent/inspect_lookup.go":        true,
-	"internal/driver/agent/power.go":                 true,
-	"internal/driver/fasttrack.go":                   true,
-	"internal/driver/ipmi/driverinfo.go":             true,
-	"internal/driver/ipmi/management.go":             true,
-	"internal/driver/pxe/bootretry.go":               true,
-	"internal/driver/pxe/dnsmasq.go":                 true,
-	"internal/driver/pxe/instance.go":                true,
-	"internal/driver/redfish/async.go":               true,
-	"internal/driver/redfish/bios_async.go":          true,
-	"internal/driver/redfish/boot.go":                true,
-	"internal/driver/redfish/firmware.go":            true,
-	"internal/driver/redfish/firmware_poll.go":       true,
-	"internal/driver/redfish/firmware_stage.go":      true,
-	"internal/driver/redfish/httpboot.go":            true,
-	"internal/driver/redfish/management.go":          true,
-	"internal/driver/redfish/management_firmware.go": true,
-	"internal/driver/redfish/raid_async.go":          true,
-}
-
 // TestNoRawDriverInternalInfo fails when non-test code outside this
 // package indexes DriverInternalInfo or deletes from it instead of going
 // through InternalInfo and the DII* keys.
@@ -134,7 +100,7 @@ func TestNoRawDriverInternalInfo(t *testing.T) {
 					target = x.Args[0]
 				}
 			}
-			if sel, ok := target.(*ast.SelectorExpr); ok && sel.Sel.Name == "DriverInternalInfo" && !rawDIIAllowed[rel] {
+			if sel, ok := target.(*ast.SelectorExpr); ok && sel.Sel.Name == "DriverInternalInfo" {
 				found = append(found, fset.Position(node.Pos()).String())
 			}
 			return true

@@ -1,6 +1,7 @@
 package ramdisk
 
 import (
+	"github.com/openkeel/ironic/internal/model"
 	"net/http"
 	"regexp"
 	"slices"
@@ -131,7 +132,7 @@ func (h *handlers) heartbeat(w http.ResponseWriter, r *http.Request, rc *api.Req
 		return errs.InvalidParameterValue(`An issue with the supplied "callback_url" has been detected.`)
 	}
 	// An agent that changes its URL behaves unexpectedly: refuse it.
-	if known, ok := n.DriverInternalInfo["agent_url"]; ok && known != nil && known != callbackURL {
+	if known, ok := n.InternalInfo().Lookup(model.DIIAgentURL); ok && known != nil && known != callbackURL {
 		h.Logger.Error("heartbeat with an unexpected callback URL is not processed", "node", n.UUID, "url", callbackURL)
 		return errs.NewMessage(errs.ClassInvalid, `Detected change in ramdisk provided "callback_url"`)
 	}

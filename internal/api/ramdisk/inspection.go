@@ -25,7 +25,7 @@ var inspectionData = apiutil.MustSchema("inspection_data")
 
 // lookupCacheField is where inspection start caches a node's BMC
 // addresses (inspect_utils.LOOKUP_CACHE_FIELD).
-const lookupCacheField = "lookup_bmc_addresses"
+const lookupCacheField = model.DIILookupBMCAddresses
 
 // autoDiscoveredFlag marks plugin data of an auto-enrolled node, as
 // ironic-inspector did.
@@ -178,7 +178,7 @@ func (h *handlers) lookupByBMC(r *http.Request, bmcs []string, known *model.Node
 	}
 	var byBMC []string
 	for _, c := range candidates {
-		cached, _ := c.DriverInternalInfo[lookupCacheField].([]any)
+		cached := c.InternalInfo().List(lookupCacheField)
 		for _, a := range cached {
 			if s, ok := a.(string); ok && slices.Contains(bmcs, s) && !slices.Contains(byBMC, c.UUID) {
 				byBMC = append(byBMC, c.UUID)

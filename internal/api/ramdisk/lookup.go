@@ -63,10 +63,10 @@ func (h *handlers) lookup(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		// Upstream answers older agents with the node as stored, which
 		// hands out a token made for a newer agent on every lookup; the
 		// token only ever leaves through the conductor's first answer.
-		if _, ok := n.DriverInternalInfo["agent_secret_token"]; ok {
+		if n.InternalInfo().HasAgentToken() {
 			masked := *n
 			masked.DriverInternalInfo = apiutil.CopyJSON(n.DriverInternalInfo)
-			masked.DriverInternalInfo["agent_secret_token"] = apiutil.Secret
+			masked.InternalInfo().SetAgentToken(apiutil.Secret)
 			n = &masked
 		}
 		return api.WriteJSON(w, http.StatusOK, h.convert(rc, n))

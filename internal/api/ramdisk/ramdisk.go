@@ -114,7 +114,7 @@ func (h *handlers) convert(rc *api.RequestContext, n *model.Node) *apiutil.Dict 
 	nd.Set("links", collection.SelfAndBookmark(rc.PublicURL, "nodes", n.UUID))
 	out := apiutil.NewDict()
 	out.Set("node", nd)
-	out.Set("config", h.agentConfig(n.DriverInternalInfo["agent_secret_token"], n))
+	out.Set("config", h.agentConfig(n.InternalInfo().Get(model.DIIAgentSecretToken), n))
 	return out
 }
 
