@@ -6,7 +6,7 @@
 // with a conductor killed and restarted while the clients run.
 //
 // Knobs, from the environment: IRONIC_HISTORY_CLIENTS (16),
-// IRONIC_HISTORY_NODES (4), IRONIC_HISTORY_DURATION (8s per run),
+// IRONIC_HISTORY_NODES (4, 8 for the run with a killed conductor), IRONIC_HISTORY_DURATION (8s per run),
 // IRONIC_HISTORY_SEED (random, logged), IRONIC_HISTORY_CHECK_TIMEOUT (45s;
 // a check that cannot decide within it fails), IRONIC_HISTORY_DIR (where
 // the visualization of a failed check is written; the system's temporary
@@ -42,13 +42,13 @@ heartbeat_timeout = 6
 
 func TestHistoryAllInOneSQLite(t *testing.T) {
 	c := cluster.StartAllInOne(t, cluster.Options{})
-	checkHistory(t, c.URL(), false, nil)
+	checkHistory(t, c.URL(), 4, false, nil)
 }
 
 func TestHistorySplitMariaDB(t *testing.T) {
 	url := storetest.MySQLURL(t)
 	c := cluster.Start(t, cluster.Options{Conductors: 2, Database: url, Config: splitConfig})
-	checkHistory(t, c.URL(), false, nil)
+	checkHistory(t, c.URL(), 4, false, nil)
 }
 
 // A conductor killed with SIGKILL a third into the run and restarted at
@@ -59,7 +59,10 @@ func TestHistorySplitMariaDBConductorKilled(t *testing.T) {
 	url := storetest.MySQLURL(t)
 	c := cluster.Start(t, cluster.Options{Conductors: 2, Database: url, Config: splitConfig})
 	victim := c.Conductors[0]
-	checkHistory(t, c.URL(), true, func(ctx context.Context, d time.Duration) {
+	// Twice the nodes: calls cut by the kill have unknown outcomes, each
+	// a branch of the check's search, and fewer clients per node keep it
+	// decidable within the check's time on a loaded machine.
+	checkHistory(t, c.URL(), 8, true, func(ctx context.Context, d time.Duration) {
 		if !sleep(ctx, d/3) {
 			return
 		}
@@ -87,7 +90,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // checkHistory enrols the nodes, runs the workload against base while
 // faults (when given) runs in the test's goroutine, and checks the history.
-func checkHistory(t *testing.T, base string, crashes bool, faults func(context.Context, time.Duration)) {
+func checkHistory(t *testing.T, base string, nodeCount int, crashes bool, faults func(context.Context, time.Duration)) {
 	w := history.Workload{
 		BaseURL:  base,
 		Clients:  envInt(t, "IRONIC_HISTORY_CLIENTS", 16),
@@ -98,7 +101,7 @@ func checkHistory(t *testing.T, base string, crashes bool, faults func(context.C
 	t.Logf("%d clients for %v, seed %d (IRONIC_HISTORY_SEED)", w.Clients, w.Duration, w.Seed)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	nodes, err := history.CreateNodes(ctx, base, envInt(t, "IRONIC_HISTORY_NODES", 4))
+	nodes, err := history.CreateNodes(ctx, base, envInt(t, "IRONIC_HISTORY_NODES", nodeCount))
 	if err != nil {
 		t.Fatal(err)
 	}
