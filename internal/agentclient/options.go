@@ -82,16 +82,15 @@ func DefaultOptions() Options {
 // uses.
 func OptionsFromConfig(c *config.Config) Options {
 	o := DefaultOptions()
-	secs := func(name string) time.Duration { return time.Duration(c.Int("agent", name)) * time.Second }
 	o.APIVersion = c.StringOf(config.AgentAgentAPIVersion)
-	o.CommandTimeout = secs("command_timeout")
+	o.CommandTimeout = c.DurationOf(config.AgentCommandTimeout)
 	o.MaxCommandAttempts = c.IntOf(config.AgentMaxCommandAttempts)
-	o.CommandWaitInterval = secs("command_wait_interval")
+	o.CommandWaitInterval = c.DurationOf(config.AgentCommandWaitInterval)
 	o.CommandWaitAttempts = c.IntOf(config.AgentCommandWaitAttempts)
 	o.VerifyCA = c.StringOf(config.AgentVerifyCA)
 	o.TLSMinimumVersion = c.StringOf(config.AgentTLSMinimumVersion)
 	o.PostDeployGetPowerStateRetries = c.IntOf(config.AgentPostDeployGetPowerStateRetries)
-	o.PostDeployGetPowerStateRetryInterval = secs("post_deploy_get_power_state_retry_interval")
+	o.PostDeployGetPowerStateRetryInterval = c.DurationOf(config.AgentPostDeployGetPowerStateRetryInterval)
 	o.RequireRescuePasswordHashed = c.BoolOf(config.ConductorRequireRescuePasswordHashed)
 	o.DeployLogs = DeployLogsFromConfig(c)
 	return o

@@ -38,25 +38,24 @@ type periodic struct {
 }
 
 func (c *Conductor) periodics() []periodic {
-	cf := func(name string) time.Duration { return c.cfg.Duration("conductor", name) }
-	check := cf("check_provision_state_interval")
+	check := c.cfg.DurationOf(config.ConductorCheckProvisionStateInterval)
 	ps := []periodic{
-		{"_sync_power_states", cf("sync_power_state_interval"), c.SyncPowerStates},
-		{"_power_failure_recovery", cf("power_failure_recovery_interval"), c.PowerFailureRecovery},
+		{"_sync_power_states", c.cfg.DurationOf(config.ConductorSyncPowerStateInterval), c.SyncPowerStates},
+		{"_power_failure_recovery", c.cfg.DurationOf(config.ConductorPowerFailureRecoveryInterval), c.PowerFailureRecovery},
 		{"_check_deploy_timeouts", check, c.CheckDeployTimeouts},
 		{"_check_orphan_nodes", check, c.CheckOrphanNodes},
 		{"_check_cleanwait_timeouts", check, c.CheckCleanWaitTimeouts},
 		{"_check_servicewait_timeouts", check, c.CheckServiceWaitTimeouts},
 		{"_check_inspect_wait_timeouts", check, c.CheckInspectWaitTimeouts},
-		{"_sync_local_state", cf("sync_local_state_interval"), c.SyncLocalState},
-		{"_check_orphan_allocations", cf("check_allocations_interval"), c.CheckOrphanAllocations},
-		{"cleanup_stale_conductors", cf("conductor_cleanup_interval"), c.CleanupStaleConductors},
-		{"manage_node_history", cf("node_history_cleanup_interval"), c.ManageNodeHistory},
+		{"_sync_local_state", c.cfg.DurationOf(config.ConductorSyncLocalStateInterval), c.SyncLocalState},
+		{"_check_orphan_allocations", c.cfg.DurationOf(config.ConductorCheckAllocationsInterval), c.CheckOrphanAllocations},
+		{"cleanup_stale_conductors", c.cfg.DurationOf(config.ConductorConductorCleanupInterval), c.CleanupStaleConductors},
+		{"manage_node_history", c.cfg.DurationOf(config.ConductorNodeHistoryCleanupInterval), c.ManageNodeHistory},
 	}
 	ps = append(ps, c.driverPeriodics()...)
 	ps = append(ps, c.bootRetryPeriodics()...)
 	if c.cfg.IntOf(config.ConductorRescueCallbackTimeout) > 0 {
-		ps = append(ps, periodic{"_check_rescuewait_timeouts", cf("check_rescue_state_interval"), c.CheckRescueWaitTimeouts})
+		ps = append(ps, periodic{"_check_rescuewait_timeouts", c.cfg.DurationOf(config.ConductorCheckRescueStateInterval), c.CheckRescueWaitTimeouts})
 	}
 	return ps
 }

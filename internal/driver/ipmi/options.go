@@ -101,9 +101,8 @@ func DefaultOptions() Options {
 // [DEFAULT]tempdir and host.
 func OptionsFromConfig(c *config.Config) (Options, error) {
 	o := DefaultOptions()
-	secs := func(section, name string) time.Duration { return time.Duration(c.Int(section, name)) * time.Second }
-	o.CommandRetryTimeout = secs("ipmi", "command_retry_timeout")
-	o.MinCommandInterval = secs("ipmi", "min_command_interval")
+	o.CommandRetryTimeout = c.DurationOf(config.IPMICommandRetryTimeout)
+	o.MinCommandInterval = c.DurationOf(config.IPMIMinCommandInterval)
 	o.UseIpmitoolRetries = c.BoolOf(config.IPMIUseIpmitoolRetries)
 	o.KillOnTimeout = c.BoolOf(config.IPMIKillOnTimeout)
 	o.DisableBootTimeout = c.BoolOf(config.IPMIDisableBootTimeout)
@@ -111,19 +110,19 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	o.Debug = c.BoolOf(config.IPMIDebug)
 	o.StoreCredInEnv = c.BoolOf(config.IPMIStoreCredInEnv)
 	o.CipherSuiteVersions = c.ListOf(config.IPMICipherSuiteVersions)
-	o.PowerStateChangeTimeout = secs("conductor", "power_state_change_timeout")
-	o.SoftPowerOffTimeout = secs("conductor", "soft_power_off_timeout")
+	o.PowerStateChangeTimeout = c.DurationOf(config.ConductorPowerStateChangeTimeout)
+	o.SoftPowerOffTimeout = c.DurationOf(config.ConductorSoftPowerOffTimeout)
 	o.DefaultBootMode = c.StringOf(config.DeployDefaultBootMode)
 	o.Host = c.StringOf(config.DefaultHost)
 	if dir := c.StringOf(config.DefaultTempdir); dir != "" {
 		o.TempDir = dir
 	}
 	o.SocatAddress = c.StringOf(config.ConsoleSocatAddress)
-	o.TerminalTimeout = secs("console", "terminal_timeout")
+	o.TerminalTimeout = c.DurationOf(config.ConsoleTerminalTimeout)
 	o.TerminalPIDDir = c.StringOf(config.ConsoleTerminalPidDir)
-	o.SubprocessTimeout = secs("console", "subprocess_timeout")
-	o.SubprocessCheckingInterval = secs("console", "subprocess_checking_interval")
-	o.KillTimeout = secs("console", "kill_timeout")
+	o.SubprocessTimeout = c.DurationOf(config.ConsoleSubprocessTimeout)
+	o.SubprocessCheckingInterval = c.DurationOf(config.ConsoleSubprocessCheckingInterval)
+	o.KillTimeout = c.DurationOf(config.ConsoleKillTimeout)
 	for _, item := range c.ListOf(config.ConsolePortRange) {
 		r, err := parsePortRange(item)
 		if err != nil {
