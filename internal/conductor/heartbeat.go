@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/openkeel/ironic/internal/config"
-	"github.com/openkeel/ironic/internal/model"
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 )

@@ -3,7 +3,6 @@ package conductor
 import (
 	"context"
 	"fmt"
-	"github.com/openkeel/ironic/internal/model"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
 )
 
 // reservedSteps are resolved by the conductor, never by a driver.

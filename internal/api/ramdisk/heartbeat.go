@@ -1,7 +1,6 @@
 package ramdisk
 
 import (
-	"github.com/openkeel/ironic/internal/model"
 	"net/http"
 	"regexp"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
 )
 

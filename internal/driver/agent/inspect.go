@@ -3,11 +3,11 @@ package agent
 import (
 	"context"
 	"fmt"
-	"github.com/openkeel/ironic/internal/model"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
 )
 
 // InspectOptions configures the agent inspect interface.

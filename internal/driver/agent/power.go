@@ -3,13 +3,13 @@ package agent
 import (
 	"context"
 	"fmt"
-	"github.com/openkeel/ironic/internal/model"
 	"time"
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 )
 

@@ -3,10 +3,10 @@ package pxe
 import (
 	"context"
 	"fmt"
-	"github.com/openkeel/ironic/internal/model"
 	"time"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/pyfmt"
 	"github.com/openkeel/ironic/internal/states"
 )

@@ -3,13 +3,13 @@ package redfish
 import (
 	"context"
 	"fmt"
-	"github.com/openkeel/ironic/internal/model"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
 )
 
 // HTTPSBoot is upstream RedfishHttpsBoot: the deploy or rescue ramdisk is
