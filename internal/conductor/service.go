@@ -126,10 +126,10 @@ func New(o Options) (*Conductor, error) {
 		c.pool = p
 	}
 	var err error
-	if c.cleanOverrides, err = priorityOverrides(o.Config, "clean_step_priority_override"); err != nil {
+	if c.cleanOverrides, err = priorityOverrides(o.Config, config.ConductorCleanStepPriorityOverride); err != nil {
 		return nil, err
 	}
-	if c.verifyOverrides, err = priorityOverrides(o.Config, "verify_step_priority_override"); err != nil {
+	if c.verifyOverrides, err = priorityOverrides(o.Config, config.ConductorVerifyStepPriorityOverride); err != nil {
 		return nil, err
 	}
 	// Upstream loads the redfish inspect interface's hooks with the
@@ -318,10 +318,10 @@ func save(ctx context.Context, t *task.Task) {
 
 func boolPtr(b bool) *bool { return &b }
 
-func priorityOverrides(c *config.Config, option string) (map[string]int, error) {
-	out, err := steps.PriorityOverrides(c.Dict("conductor", option))
+func priorityOverrides(c *config.Config, k config.DictOpt) (map[string]int, error) {
+	out, err := steps.PriorityOverrides(c.DictOf(k))
 	if err != nil {
-		return nil, fmt.Errorf("[conductor]/%s: %w", option, err)
+		return nil, fmt.Errorf("%s: %w", k.Option(), err)
 	}
 	return out, nil
 }

@@ -100,10 +100,10 @@ func OptionsFromConfig(c *config.Config) Options {
 		TFTPServer:             c.StringOf(config.PXETFTPServer),
 		IPXETimeoutSeconds:     c.IntOf(config.PXEIPXETimeout),
 		IPXEFallbackScript:     c.StringOf(config.PXEIPXEFallbackScript),
-		PXEConfigTemplate:      operatorFile(c, "pxe", "pxe_config_template"),
-		UEFIPXEConfigTemplate:  operatorFile(c, "pxe", "uefi_pxe_config_template"),
-		IPXEConfigTemplate:     operatorFile(c, "pxe", "ipxe_config_template"),
-		IPXEBootScript:         operatorFile(c, "pxe", "ipxe_boot_script"),
+		PXEConfigTemplate:      operatorFile(c, config.PXEPXEConfigTemplate),
+		UEFIPXEConfigTemplate:  operatorFile(c, config.PXEUEFIPXEConfigTemplate),
+		IPXEConfigTemplate:     operatorFile(c, config.PXEIPXEConfigTemplate),
+		IPXEBootScript:         operatorFile(c, config.PXEIPXEBootScript),
 		DirPermission:          fs.FileMode(c.IntOf(config.PXEDirPermission)),
 		FilePermission:         fs.FileMode(c.IntOf(config.PXEFilePermission)),
 		DefaultBootMode:        c.StringOf(config.DeployDefaultBootMode),
@@ -125,7 +125,7 @@ func OptionsFromConfig(c *config.Config) Options {
 		MyIPv6:                 c.StringOf(config.DefaultMyIpv6),
 		NetbootFallback:        c.BoolOf(config.PXEEnableNetbootFallback),
 		LoaderFilePaths:        c.DictOf(config.PXELoaderFilePaths),
-		InitialGrubTemplate:    operatorFile(c, "pxe", "initial_grub_template"),
+		InitialGrubTemplate:    operatorFile(c, config.PXEInitialGrubTemplate),
 		InitialGrubDisabled:    c.StringOf(config.PXEInitialGrubTemplate) == "",
 		BootRetryTimeout:       time.Duration(c.IntOf(config.PXEBootRetryTimeout)) * time.Second,
 		BootRetryCheckInterval: time.Duration(c.IntOf(config.PXEBootRetryCheckInterval)) * time.Second,
@@ -146,8 +146,8 @@ func DefaultOptions() Options {
 // operatorFile is a template option naming an operator's file, "" when it
 // names one of upstream's source tree ($pybasedir, which the configuration
 // resolves next to our executable), whose content is embedded.
-func operatorFile(c *config.Config, section, name string) string {
-	v := c.String(section, name)
+func operatorFile(c *config.Config, k config.StringOpt) string {
+	v := c.StringOf(k)
 	if base := c.StringOf(config.DefaultPybasedir); base != "" && strings.HasPrefix(v, strings.TrimRight(base, "/")+"/") {
 		return ""
 	}
