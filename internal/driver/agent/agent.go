@@ -123,7 +123,7 @@ func nodeView(n *model.Node) agentclient.NodeView {
 		}
 	}
 	if dii, ok := m["driver_internal_info"].(map[string]any); ok {
-		delete(dii, "agent_secret_token")
+		delete(dii, model.DIIAgentSecretToken)
 	}
 	return agentclient.NodeView{Node: m}
 }
