@@ -3,9 +3,9 @@ package conductor
 import (
 	"context"
 	"fmt"
-	"github.com/openkeel/ironic/internal/config"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"

@@ -3,10 +3,10 @@ package conductor
 import (
 	"context"
 	"fmt"
-	"github.com/openkeel/ironic/internal/config"
 	"time"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/model"
 )
