@@ -2,8 +2,9 @@ package conductor
 
 import (
 	"context"
-	"github.com/openkeel/ironic/internal/config"
 	"time"
+
+	"github.com/openkeel/ironic/internal/config"
 )
 
 // ManageNodeHistory prunes the node history of the nodes this conductor

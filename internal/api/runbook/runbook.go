@@ -8,7 +8,6 @@ package runbook
 import (
 	"errors"
 	"fmt"
-	"github.com/openkeel/ironic/internal/config"
 	"net/http"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
