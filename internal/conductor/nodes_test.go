@@ -265,7 +265,7 @@ func TestUpdateNodeWritesOnlyItsEdits(t *testing.T) {
 		if got.Extra["a"] != 1.0 || got.Extra["e1"] != "x" || got.Extra["e2"] != "y" || got.Properties["p1"] != 2.0 {
 			t.Fatalf("extra %v properties %v", got.Extra, got.Properties)
 		}
-		if got.DriverInternalInfo["agent_url"] != "http://127.0.0.1:9999" || got.LastError == nil || *got.LastError != "boom" || !got.ConsoleEnabled {
+		if got.InternalInfo().AgentURL() != "http://127.0.0.1:9999" || got.LastError == nil || *got.LastError != "boom" || !got.ConsoleEnabled {
 			t.Fatalf("conductor fields reverted: dii %v last_error %v console %v", got.DriverInternalInfo, got.LastError, got.ConsoleEnabled)
 		}
 

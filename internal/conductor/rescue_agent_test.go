@@ -167,7 +167,7 @@ func TestAgentRescueFinalizeFails(t *testing.T) {
 				failed := heartbeatUntil(t, e, n, a, token, states.RescueFail)
 				want := "Node failed to perform rescue operation: Failed to rescue instance None for node " + n.UUID + ": " + c.reason
 				e.expect(failed, states.RescueFail, states.Rescue, want)
-				if failed.PowerState != states.PowerOff || failed.DriverInternalInfo["agent_url"] != nil {
+				if failed.PowerState != states.PowerOff || failed.InternalInfo().Get(model.DIIAgentURL) != nil {
 					t.Errorf("failed node: power %q dii %v", failed.PowerState, failed.DriverInternalInfo)
 				}
 				if _, ok := failed.InstanceInfo["rescue_password"]; ok {

@@ -57,7 +57,7 @@ func TestPowerValidateNeedsFastTrackAndLiveAgent(t *testing.T) {
 		t.Errorf("fast track off: %v", err)
 	}
 	silent := liveNode("http://127.0.0.1:9")
-	silent.DriverInternalInfo["agent_last_heartbeat"] = heartbeatClock.Add(-301 * time.Second).Format(driver.AgentHeartbeatLayout)
+	silent.InternalInfo().Set(model.DIIAgentLastHeartbeat, heartbeatClock.Add(-301*time.Second).Format(driver.AgentHeartbeatLayout))
 	err := p.Validate(ctx, &driver.Task{Node: silent})
 	if err == nil || err.Error() != "Agent seems offline for node "+silent.UUID+", the agent power interface cannot be used" || !driver.IsClass(err, errs.ClassInvalidParameterValue) {
 		t.Errorf("silent agent: %v", err)

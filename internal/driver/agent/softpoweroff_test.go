@@ -164,7 +164,7 @@ func TestTearDownAgentWaitsForThePowerOff(t *testing.T) {
 			if c.wantActions == "" && strings.Contains(out, "Forcing hard power off") {
 				t.Errorf("forced power off logged:\n%s", out)
 			}
-			if n.PowerState != "power off" || n.DriverInternalInfo["agent_url"] != nil || n.DriverInternalInfo["agent_secret_token"] != nil {
+			if n.PowerState != "power off" || n.InternalInfo().Get(model.DIIAgentURL) != nil || n.InternalInfo().Get(model.DIIAgentSecretToken) != nil {
 				t.Errorf("node after tear down: power %q dii %v", n.PowerState, n.DriverInternalInfo)
 			}
 		})
