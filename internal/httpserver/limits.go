@@ -200,6 +200,9 @@ type limitListener struct {
 	// per episode rather than once per connection.
 	full atomic.Bool
 	log  *slog.Logger
+	// waiting, when set (tests), is called each time Accept starts to
+	// wait at the bound.
+	waiting func()
 }
 
 func newLimitListener(ln net.Listener, n int, log *slog.Logger) *limitListener {
@@ -214,6 +217,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if l.full.CompareAndSwap(false, true) {
 			l.log.Warn("connection limit reached, new connections wait for one to close",
 				"address", l.Addr().String(), "max_connections", cap(l.slots))
+		}
+		if l.waiting != nil {
+			l.waiting()
 		}
 		select {
 		case l.slots <- struct{}{}:

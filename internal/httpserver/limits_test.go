@@ -346,6 +346,10 @@ func TestLimitListenerQueuesBeyondBound(t *testing.T) {
 	}
 	var logs logBuffer
 	ln := newLimitListener(raw, 2, logs.logger())
+	// Each wait at the bound is announced, so the test sees it happen
+	// instead of polling for it.
+	atBound := make(chan struct{}, 2)
+	ln.waiting = func() { atBound <- struct{}{} }
 	defer ln.Close()
 	var clients []net.Conn
 	dial := func() {
@@ -374,7 +378,7 @@ func TestLimitListenerQueuesBeyondBound(t *testing.T) {
 		}
 		accepted <- c
 	}()
-	waitCond(t, "Accept to wait at the bound", func() bool { return ln.full.Load() })
+	waitFor(t, atBound, "Accept to wait at the bound")
 	select {
 	case <-accepted:
 		t.Fatal("a third connection was accepted beyond the bound of 2")
@@ -402,22 +406,10 @@ func TestLimitListenerQueuesBeyondBound(t *testing.T) {
 		_, err := ln.Accept()
 		errc <- err
 	}()
-	waitCond(t, "Accept to wait at the bound", func() bool { return ln.full.Load() })
+	waitFor(t, atBound, "Accept to wait at the bound")
 	ln.Close()
 	if err := <-errc; !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Accept after Close: %v, want net.ErrClosed", err)
-	}
-}
-
-// waitCond polls cond until it holds, within a generous bound.
-func waitCond(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
