@@ -13,6 +13,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/authz"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // oneConductor routes every node and driver to the harness's conductor.
@@ -206,17 +207,10 @@ func bodyFixtures(t *testing.T, h http.Handler) map[string]string {
 	// The conductor fails the allocation in the background (no node has
 	// its resource class): wait for that, so that it is not taken for a
 	// change made by a request.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	await.Until(t, time.Minute, "the allocation to leave allocating", func() bool {
 		r := apitest.Do(t, h, http.MethodGet, "/v1/allocations/"+p["{allocation_id}"], "latest", "")
-		if apitest.JSON(t, r.Body)["state"] != "allocating" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("allocation still allocating: %s", r.Body)
-		}
-		time.Sleep(5 * time.Millisecond) // the poll's interval, not a wait for the outcome
-	}
+		return apitest.JSON(t, r.Body)["state"] != "allocating"
+	})
 	return p
 }
 

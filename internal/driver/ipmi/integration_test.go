@@ -19,6 +19,7 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/ipmisim"
 )
 
@@ -326,11 +327,7 @@ func TestSocatConsoleAgainstIPMISim(t *testing.T) {
 	// timeout); its exit and reaping are asynchronous, so wait for them
 	// as a condition rather than for a fixed second a loaded machine may
 	// not honour.
-	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("socat still running 10 s after stop")
-		}
-	}
+	await.Until(t, time.Minute, "socat to exit after stop", func() bool { return syscall.Kill(pid, 0) != nil })
 	for _, p := range []string{sc.passwordFilePath(task.Node.UUID), sc.pidFile(task.Node.UUID)} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Fatalf("%s left behind", p)
