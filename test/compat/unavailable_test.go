@@ -82,6 +82,10 @@ func availableNode(t *testing.T, c *raw, name string) string {
 	}
 	waitField(t, c, "/v1/nodes/"+uuid, "power_state", "power off")
 	waitField(t, c, "/v1/nodes/"+uuid, "target_power_state", nil)
+	// The power task saves its end state while it still holds the lock
+	// and lets go just after: a test that locks the node next must not
+	// meet that lock (its conductor tries a lock once).
+	waitField(t, c, "/v1/nodes/"+uuid, "reservation", nil)
 	return uuid
 }
 
