@@ -213,8 +213,11 @@ func (s *sqlStore) DeleteConductor(ctx context.Context, hostname string) error {
 		if err != nil {
 			return err
 		}
+		// Clearing the affinity stamps the nodes' updated_at, as upstream's UPDATE does.
+		if _, err := tx.ExecContext(ctx, "UPDATE nodes SET conductor_affinity = NULL, updated_at = ? WHERE conductor_affinity = ?", s.db.Time(s.clock()), id); err != nil {
+			return err
+		}
 		for _, q := range []string{
-			"UPDATE nodes SET conductor_affinity = NULL WHERE conductor_affinity = ?",
 			"DELETE FROM conductor_hardware_interfaces WHERE conductor_id = ?",
 			"DELETE FROM conductors WHERE id = ?",
 		} {

@@ -134,12 +134,20 @@ func TestDeleteConductor(t *testing.T) {
 		if _, err := e.s.ReserveNode(e.ctx, "c1", n.ID); err != nil {
 			t.Fatal(err)
 		}
+		// An unlocked node with the affinity: only clearing it writes the row.
+		m := mustNode(t, e, model.Node{ConductorAffinity: &c.ID})
+		e.clock.Advance(time.Second)
 		if err := e.s.DeleteConductor(e.ctx, "c1"); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := e.s.GetNodeByID(e.ctx, n.ID)
-		if got.Reservation != nil || got.ConductorAffinity != nil {
-			t.Errorf("node still tied to deleted conductor: %+v", got)
+		for _, id := range []int64{n.ID, m.ID} {
+			got, _ := e.s.GetNodeByID(e.ctx, id)
+			if got.Reservation != nil || got.ConductorAffinity != nil {
+				t.Errorf("node still tied to deleted conductor: %+v", got)
+			}
+			if got.UpdatedAt == nil || !got.UpdatedAt.Equal(e.clock.Now()) {
+				t.Errorf("node %s: updated_at = %v, want %v", got.UUID, got.UpdatedAt, e.clock.Now())
+			}
 		}
 		wantErr[*NotFoundError](t, e.s.DeleteConductor(e.ctx, "c1"), ErrNotFound)
 	})

@@ -26,7 +26,8 @@ func (s *sqlStore) reservationOf(ctx context.Context, nodeID int64) (string, sql
 
 // ReserveNode takes the node's lock for tag (a conductor hostname) with
 // one conditional UPDATE, the only concurrency control upstream has on
-// nodes. A held lock gives a NodeLockedError naming the holder.
+// nodes. A held lock gives a NodeLockedError naming the holder. Taking the
+// lock stamps updated_at, as oslo.db's onupdate does for upstream's UPDATE.
 func (s *sqlStore) ReserveNode(ctx context.Context, tag string, nodeID int64) (*model.Node, error) {
 	u, holder, err := s.reservationOf(ctx, nodeID)
 	if err != nil {
@@ -38,7 +39,7 @@ func (s *sqlStore) ReserveNode(ctx context.Context, tag string, nodeID int64) (*
 	}
 	var affected int64
 	err = s.db.Retry(ctx, func(ctx context.Context) error {
-		res, err := s.db.Cached().ExecContext(ctx, "UPDATE nodes SET reservation = ? WHERE id = ? AND reservation IS NULL", tag, nodeID)
+		res, err := s.db.Cached().ExecContext(ctx, "UPDATE nodes SET reservation = ?, updated_at = ? WHERE id = ? AND reservation IS NULL", tag, s.db.Time(s.clock()), nodeID)
 		if err != nil {
 			return err
 		}
@@ -60,6 +61,7 @@ func (s *sqlStore) ReserveNode(ctx context.Context, tag string, nodeID int64) (*
 
 // ReleaseNode drops the lock only when tag holds it: a lock held by
 // another host gives a NodeLockedError, no lock a NodeNotLockedError.
+// Dropping it stamps updated_at, as taking it does.
 func (s *sqlStore) ReleaseNode(ctx context.Context, tag string, nodeID int64) error {
 	u, holder, err := s.reservationOf(ctx, nodeID)
 	if err != nil {
@@ -67,7 +69,7 @@ func (s *sqlStore) ReleaseNode(ctx context.Context, tag string, nodeID int64) er
 	}
 	var affected int64
 	err = s.db.Retry(ctx, func(ctx context.Context) error {
-		res, err := s.db.Cached().ExecContext(ctx, "UPDATE nodes SET reservation = NULL WHERE id = ? AND reservation = ?", nodeID, tag)
+		res, err := s.db.Cached().ExecContext(ctx, "UPDATE nodes SET reservation = NULL, updated_at = ? WHERE id = ? AND reservation = ?", s.db.Time(s.clock()), nodeID, tag)
 		if err != nil {
 			return err
 		}
@@ -88,8 +90,8 @@ func (s *sqlStore) ReleaseNode(ctx context.Context, tag string, nodeID int64) er
 
 // ClearNodeReservationsForConductor releases every lock held under
 // hostname (compared case-insensitively, as upstream's ILIKE), which a
-// conductor does at start for locks its previous run left behind. It
-// returns the UUIDs of the nodes released.
+// conductor does at start for locks its previous run left behind, stamping
+// their updated_at. It returns the UUIDs of the nodes released.
 func (s *sqlStore) ClearNodeReservationsForConductor(ctx context.Context, hostname string) ([]string, error) {
 	var uuids []string
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
@@ -98,7 +100,7 @@ func (s *sqlStore) ClearNodeReservationsForConductor(ctx context.Context, hostna
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE nodes SET reservation = NULL WHERE LOWER(reservation) = LOWER(?)", hostname)
+		_, err = tx.ExecContext(ctx, "UPDATE nodes SET reservation = NULL, updated_at = ? WHERE LOWER(reservation) = LOWER(?)", s.db.Time(s.clock()), hostname)
 		return err
 	})
 	if err != nil {
@@ -113,7 +115,8 @@ const AbortedPowerOperation = "Pending power operation was aborted due to conduc
 
 // ClearNodeTargetPowerState clears target_power_state (and records why in
 // last_error) on nodes locked by hostname, whose power operation was cut
-// short by a restart. It returns the UUIDs of the nodes changed.
+// short by a restart, stamping updated_at. It returns the UUIDs of the
+// nodes changed.
 func (s *sqlStore) ClearNodeTargetPowerState(ctx context.Context, hostname string) ([]string, error) {
 	const cond = " WHERE LOWER(reservation) = LOWER(?) AND target_power_state IS NOT NULL"
 	var uuids []string
@@ -123,7 +126,7 @@ func (s *sqlStore) ClearNodeTargetPowerState(ctx context.Context, hostname strin
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE nodes SET target_power_state = NULL, last_error = ?"+cond, AbortedPowerOperation, hostname)
+		_, err = tx.ExecContext(ctx, "UPDATE nodes SET target_power_state = NULL, last_error = ?, updated_at = ?"+cond, AbortedPowerOperation, s.db.Time(s.clock()), hostname)
 		return err
 	})
 	if err != nil {

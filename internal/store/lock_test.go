@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/openkeel/ironic/internal/model"
 )
@@ -61,6 +62,69 @@ func TestClearReservationsAndTargetPower(t *testing.T) {
 		got, _ = e.s.GetNodeByID(e.ctx, c.ID)
 		if model.Deref(got.Reservation) != "host2" || got.TargetPowerState != "power off" {
 			t.Errorf("other host's node changed: %+v", got)
+		}
+	})
+}
+
+// TestNodeWritesStampUpdatedAt: every UPDATE of a node row stamps
+// updated_at, as oslo.db's onupdate does upstream, so taking and dropping
+// the lock, a write that changes nothing and the conductor's bulk clears
+// all show in the node's updated_at (issue #19).
+func TestNodeWritesStampUpdatedAt(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		n := mustNode(t, e, model.Node{TargetPowerState: "power on"})
+		if n.UpdatedAt != nil {
+			t.Fatalf("new node has updated_at %v", n.UpdatedAt)
+		}
+		stamped := func(what string, got *model.Node) {
+			t.Helper()
+			if got == nil {
+				var err error
+				if got, err = e.s.GetNodeByID(e.ctx, n.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got.UpdatedAt == nil || !got.UpdatedAt.Equal(e.clock.Now()) {
+				t.Errorf("%s: updated_at = %v, want %v", what, got.UpdatedAt, e.clock.Now())
+			}
+		}
+		steps := []struct {
+			what string
+			do   func() (*model.Node, error)
+		}{
+			{"reserve", func() (*model.Node, error) { return e.s.ReserveNode(e.ctx, "host1", n.ID) }},
+			{"release", func() (*model.Node, error) { return nil, e.s.ReleaseNode(e.ctx, "host1", n.ID) }},
+			{"write of an unchanged column", func() (*model.Node, error) { return e.s.UpdateNode(e.ctx, n, "driver") }},
+			{"touch provisioning", func() (*model.Node, error) { return nil, e.s.TouchNodeProvisioning(e.ctx, n.ID) }},
+			{"reserve again", func() (*model.Node, error) { return e.s.ReserveNode(e.ctx, "host1", n.ID) }},
+			{"clear target power state", func() (*model.Node, error) {
+				_, err := e.s.ClearNodeTargetPowerState(e.ctx, "host1")
+				return nil, err
+			}},
+			{"clear reservations", func() (*model.Node, error) {
+				_, err := e.s.ClearNodeReservationsForConductor(e.ctx, "host1")
+				return nil, err
+			}},
+		}
+		for _, st := range steps {
+			e.clock.Advance(time.Second)
+			got, err := st.do()
+			if err != nil {
+				t.Fatalf("%s: %v", st.what, err)
+			}
+			stamped(st.what, got)
+		}
+		// A lock attempt that fails writes nothing.
+		if _, err := e.s.ReserveNode(e.ctx, "host1", n.ID); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(time.Second)
+		_, err := e.s.ReserveNode(e.ctx, "host2", n.ID)
+		wantErr[*NodeLockedError](t, err, ErrNodeLocked)
+		wantErr[*NodeLockedError](t, e.s.ReleaseNode(e.ctx, "host2", n.ID), ErrNodeLocked)
+		got, err := e.s.GetNodeByID(e.ctx, n.ID)
+		if err != nil || got.UpdatedAt == nil || !got.UpdatedAt.Equal(e.clock.Now().Add(-time.Second)) {
+			t.Errorf("failed lock attempts moved updated_at to %v (%v)", got.UpdatedAt, err)
 		}
 	})
 }

@@ -614,12 +614,14 @@ func (s *sqlStore) GetNodeByPortAddresses(ctx context.Context, addresses []strin
 	return nil, &DuplicateNodeOnLookupError{Addresses: slices.Clone(addresses)}
 }
 
-// TouchNodeProvisioning sets provision_updated_at to now, which restarts
-// the node's provisioning timeouts (a heartbeat from the agent).
+// TouchNodeProvisioning sets provision_updated_at (and, as every UPDATE
+// of upstream's, updated_at) to now, which restarts the node's
+// provisioning timeouts (a heartbeat from the agent).
 func (s *sqlStore) TouchNodeProvisioning(ctx context.Context, nodeID int64) error {
 	ident := strconv.FormatInt(nodeID, 10)
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE nodes SET provision_updated_at = ? WHERE id = ?", s.db.Time(s.clock()), nodeID)
+		now := s.db.Time(s.clock())
+		res, err := tx.ExecContext(ctx, "UPDATE nodes SET provision_updated_at = ?, updated_at = ? WHERE id = ?", now, now, nodeID)
 		if err != nil {
 			return err
 		}
