@@ -173,11 +173,21 @@ func (c *Conductor) GetDriverProperties(_ context.Context, _ string, driverName 
 	return out, nil
 }
 
-// GetRAIDLogicalDiskProperties is not available: the RAID configuration
-// schema it reads is not part of this implementation yet.
+// GetRAIDLogicalDiskProperties describes the fields of a logical disk in
+// a RAID configuration (upstream get_raid_logical_disk_properties). The
+// hardware type's default RAID interface is resolved for its errors only:
+// every RAID interface, no-raid included, answers from the one schema.
 func (c *Conductor) GetRAIDLogicalDiskProperties(_ context.Context, _ string, driverName string) (map[string]string, error) {
-	if _, err := c.drivers.HardwareType(driverName); err != nil {
+	ht, err := c.drivers.HardwareType(driverName)
+	if err != nil {
 		return nil, err
 	}
-	return nil, driver.ErrUnsupportedDriverExtension(driverName, driver.KindRAID)
+	name, err := c.drivers.DefaultInterface(ht, driver.KindRAID, "")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.drivers.Interface(ht, driver.KindRAID, name); err != nil {
+		return nil, err
+	}
+	return driver.RAIDLogicalDiskProperties(), nil
 }

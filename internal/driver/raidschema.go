@@ -41,11 +41,27 @@ func ValidateRAIDConfig(raidConfig map[string]any) error {
 	return nil
 }
 
+// RAIDLogicalDiskProperties is upstream's RAIDInterface
+// get_logical_disk_properties: each property a logical disk of the RAID
+// configuration may set, with the schema's description of it. Every
+// RAID interface answers from this one schema.
+func RAIDLogicalDiskProperties() map[string]string {
+	disk := raidSchema.properties[0].schema.items
+	out := make(map[string]string, len(disk.properties))
+	for _, p := range disk.properties {
+		out[p.name] = p.schema.description
+	}
+	return out
+}
+
 // schema is the subset of JSON schema draft 4 the RAID schema uses. Its
 // keywords are evaluated in the order they appear in upstream's schema
 // file for every node of it, which is the order jsonschema reports
 // violations of one place in.
 type schema struct {
+	// description is the schema's text for a logical disk property,
+	// which get_logical_disk_properties shows.
+	description  string
 	typ          string
 	enum         []string
 	minimum      *float64
@@ -73,19 +89,19 @@ var raidSchema = &schema{
 		items: &schema{
 			typ: "object",
 			properties: []property{
-				{"raid_level", &schema{typ: "string", enum: []string{"JBOD", "0", "1", "2", "5", "6", "1+0", "5+0", "6+0"}}},
-				{"size_gb", &schema{anyOf: []*schema{
+				{"raid_level", &schema{description: "RAID level for the logical disk. Valid values are 'JBOD', '0', '1', '2', '5', '6', '1+0', '5+0' and '6+0'. Required.", typ: "string", enum: []string{"JBOD", "0", "1", "2", "5", "6", "1+0", "5+0", "6+0"}}},
+				{"size_gb", &schema{description: "Size in GiB (Integer) for the logical disk. Use 'MAX' as size_gb if this logical disk is supposed to use the rest of the space available. Required.", anyOf: []*schema{
 					{typ: "integer", minimum: new(float64)},
 					{typ: "string", enum: []string{"MAX"}},
 				}}},
-				{"volume_name", &schema{typ: "string"}},
-				{"is_root_volume", &schema{typ: "boolean"}},
-				{"share_physical_disks", &schema{typ: "boolean"}},
-				{"disk_type", &schema{typ: "string", enum: []string{"hdd", "ssd"}}},
-				{"interface_type", &schema{typ: "string", enum: []string{"sata", "scsi", "sas"}}},
-				{"number_of_physical_disks", &schema{typ: "integer", minimum: new(float64), exclusiveMin: true}},
-				{"controller", &schema{typ: "string"}},
-				{"physical_disks", &schema{anyOf: []*schema{
+				{"volume_name", &schema{description: "Name of the volume to be created. If this is not specified, it will be auto-generated. Optional.", typ: "string"}},
+				{"is_root_volume", &schema{description: "Specifies whether this disk is a root volume. By default, this is False. Optional.", typ: "boolean"}},
+				{"share_physical_disks", &schema{description: "Specifies whether other logical disks can share physical disks with this logical disk. By default, this is False. Optional.", typ: "boolean"}},
+				{"disk_type", &schema{description: "The type of disk preferred. Valid values are 'hdd' and 'ssd'. If this is not specified, disk type will not be a selection criterion for choosing backing physical disks. Optional.", typ: "string", enum: []string{"hdd", "ssd"}}},
+				{"interface_type", &schema{description: "The interface type of disk. Valid values are 'sata', 'scsi' and 'sas'. If this is not specified, interface type will not be a selection criterion for choosing backing physical disks. Optional.", typ: "string", enum: []string{"sata", "scsi", "sas"}}},
+				{"number_of_physical_disks", &schema{description: "Number of physical disks to use for this logical disk. By default, the driver uses the minimum number of disks required for that RAID level. Optional.", typ: "integer", minimum: new(float64), exclusiveMin: true}},
+				{"controller", &schema{description: "Controller to use for this logical disk. If not specified, the driver will choose a suitable RAID controller on the bare metal node. Optional.", typ: "string"}},
+				{"physical_disks", &schema{description: "The physical disks to use for this logical disk. If not specified, the driver will choose suitable physical disks to use. Optional.", anyOf: []*schema{
 					{typ: "array", items: &schema{typ: "string"}},
 					{typ: "array", items: &schema{typ: "object"}, minItems: 2},
 				}}},

@@ -2,9 +2,11 @@ package driver
 
 import (
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/spectest"
 )
 
 // TestRAIDConfigSchemaMessages checks the violation reported for each
@@ -87,5 +89,16 @@ func TestRAIDConfigValidAndRootVolumes(t *testing.T) {
 	}
 	if err := ValidateRAIDConfig(nil); err == nil || err.Error() != "RAID config validation error: None is not of type 'object'" {
 		t.Errorf("nil config: %v", err)
+	}
+}
+
+// TestRAIDLogicalDiskProperties checks the descriptions against the
+// api-ref sample of GET /v1/drivers/{driver}/raid/logical_disk_properties
+// (the same text upstream 21.4 and master answer).
+func TestRAIDLogicalDiskProperties(t *testing.T) {
+	var want map[string]string
+	spectest.LoadJSON(t, "ironic/api/api-ref/samples/driver-logical-disk-properties-response.json", &want)
+	if got := RAIDLogicalDiskProperties(); !maps.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }
