@@ -225,7 +225,10 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 		return errs.InvalidParameterValue("Can not specify ?detail=True and fields in the same request.")
 	}
 	if (detail != nil || typ != nil) && !microversion.AllowDynamicDrivers.Allows(v) {
-		return errs.NotAcceptable()
+		// check_allow_driver_detail and check_allow_filter_driver_type name
+		// the version, unlike the fields check below.
+		return errs.NewMessage(errs.ClassNotAcceptable, fmt.Sprintf(
+			"Request not acceptable. The minimal required API version should be 1.%d", microversion.Minor30DynamicDrivers))
 	}
 	if rawFields != nil && !v.AtLeast(microversion.Minor77DriverFieldsSelector) {
 		return errs.NotAcceptable()
@@ -398,7 +401,13 @@ func (h *handlers) passthru(w http.ResponseWriter, r *http.Request, rc *api.Requ
 		return err
 	}
 	method := rc.Param("method_name")
-	if m := q.Get("method"); m != nil && method == "" {
+	if method == "" {
+		m := q.Get("method")
+		if m == nil {
+			// wsme's check of the mandatory argument, before the method's
+			// own check of an empty name below.
+			return errs.MissingParameterValue("Missing mandatory parameter: method")
+		}
 		method = *m
 	}
 	if method == "" {

@@ -1,12 +1,15 @@
 package drivers
 
 import (
+	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/spectest"
 )
 
@@ -75,7 +78,11 @@ func TestPropertiesAndPassthru(t *testing.T) {
 		}
 	}
 	wantFault(t, e.do("POST", "/v1/drivers/fake-hardware/vendor_passthru?method=nope", "1.115", `{}`), 400, "No handler for method nope")
-	wantFault(t, e.do("POST", "/v1/drivers/fake-hardware/vendor_passthru", "1.115", `{}`), 400, "Method not specified")
+	// Observed from upstream 21.4: without ?method= wsme refuses the
+	// missing argument; an empty one reaches the method's own check.
+	wantFault(t, e.do("POST", "/v1/drivers/fake-hardware/vendor_passthru", "1.115", `{}`), 400, "Missing mandatory parameter: method")
+	wantFault(t, e.do("POST", "/v1/drivers/fake-hardware/vendor_passthru/", "1.115", `{}`), 400, "Missing mandatory parameter: method")
+	wantFault(t, e.do("POST", "/v1/drivers/fake-hardware/vendor_passthru?method=", "1.115", `{}`), 400, "Method not specified")
 	wantFault(t, e.do("POST", "/v1/drivers/fake-hardware/vendor_passthru/m", "1.115", `[1]`), 400, "Expected a JSON object for the vendor passthru data")
 }
 
@@ -88,12 +95,14 @@ func TestErrors(t *testing.T) {
 	}{
 		{"show unknown", "/v1/drivers/nope", "1.115", 404, "Could not find the following driver(s) or hardware type(s): nope."},
 		{"properties unknown", "/v1/drivers/nope/properties", "1.115", 404, "The driver 'nope' is unknown."},
-		{"raid unsupported", "/v1/drivers/fake-hardware/raid/logical_disk_properties", "1.115", 404, "Driver fake-hardware does not support raid (disabled or not implemented)."},
 		{"raid too old", "/v1/drivers/fake-hardware/raid/logical_disk_properties", "1.11", 406, "Request not acceptable."},
 		{"methods unknown", "/v1/drivers/nope/vendor_passthru/methods", "1.115", 404, "The driver 'nope' is unknown."},
 		{"bad type", "/v1/drivers?type=x", "1.115", 400, `"type" filter must be one of "classic" or "dynamic", if specified.`},
-		{"type too old", "/v1/drivers?type=dynamic", "1.29", 406, "Request not acceptable."},
-		{"detail too old", "/v1/drivers?detail=true", "1.29", 406, "Request not acceptable."},
+		// Observed from upstream 21.4 (check_allow_driver_detail and
+		// check_allow_filter_driver_type name the version).
+		{"type too old", "/v1/drivers?type=dynamic", "1.29", 406, "Request not acceptable. The minimal required API version should be 1.30"},
+		{"detail too old", "/v1/drivers?detail=true", "1.29", 406, "Request not acceptable. The minimal required API version should be 1.30"},
+		{"detail false too old", "/v1/drivers?detail=false", "1.29", 406, "Request not acceptable. The minimal required API version should be 1.30"},
 		{"fields too old", "/v1/drivers?fields=name", "1.76", 406, "Request not acceptable."},
 		{"detail and fields", "/v1/drivers?detail=true&fields=name", "1.115", 400, "Can not specify ?detail=True and fields in the same request."},
 		{"bad field", "/v1/drivers?fields=foo", "1.115", 400, "Schema error: 'foo' is not one of ['hosts', 'links', 'name', 'default_boot_interface', 'enabled_boot_interfaces', 'default_console_interface', 'enabled_console_interfaces', 'default_deploy_interface', 'enabled_deploy_interfaces', 'default_inspect_interface', 'enabled_inspect_interfaces', 'default_management_interface', 'enabled_management_interfaces', 'default_network_interface', 'enabled_network_interfaces', 'default_power_interface', 'enabled_power_interfaces', 'default_raid_interface', 'enabled_raid_interfaces', 'default_vendor_interface', 'enabled_vendor_interfaces', 'default_storage_interface', 'enabled_storage_interfaces', 'default_rescue_interface', 'enabled_rescue_interfaces', 'default_bios_interface', 'enabled_bios_interfaces', 'default_firmware_interface', 'enabled_firmware_interfaces', 'properties', 'type']"},
@@ -108,4 +117,21 @@ func TestErrors(t *testing.T) {
 	if r := e.do("GET", "/v1/drivers/nope/properties", "1.115", ""); !strings.Contains(string(r.body), "unknown") || r.status != http.StatusNotFound {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
+}
+
+// TestRAIDProperties: fake-hardware's default RAID interface answers the
+// RAID schema's logical disk properties (observed from upstream 21.4 at
+// 1.12; master's get_raid_logical_disk_properties is unchanged). Unknown
+// drivers are not found.
+func TestRAIDProperties(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, v := range []string{"1.12", "1.115"} {
+		r := e.do("GET", "/v1/drivers/fake-hardware/raid/logical_disk_properties", v, "")
+		var got map[string]string
+		if r.status != http.StatusOK || json.Unmarshal(r.body, &got) != nil || !maps.Equal(got, driver.RAIDLogicalDiskProperties()) {
+			t.Fatalf("%s: %d %s", v, r.status, r.body)
+		}
+	}
+	r := e.do("GET", "/v1/drivers/nope/raid/logical_disk_properties", "1.12", "")
+	wantFault(t, r, http.StatusNotFound, "The driver 'nope' is unknown.")
 }
