@@ -3,6 +3,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/errs"
@@ -28,10 +29,12 @@ func ErrDriverNotFoundInEntrypoint(names []string, entrypoint string) *errs.Erro
 
 // ErrInterfaceNotFoundInEntrypoint is raised when a node names an
 // implementation that is not enabled. valid is rendered as upstream renders
-// a Python list, since the message reaches API clients unchanged.
+// a Python list, since the message reaches API clients unchanged, and
+// sorted: upstream lists stevedore's extensions in entry-point order, which
+// pbr writes sorted by name, not in the configured order.
 func ErrInterfaceNotFoundInEntrypoint(iface string, kind Kind, valid []string) *errs.Error {
 	return errs.New(errs.ClassInterfaceNotFoundInEntrypoint, map[string]any{
-		"iface": iface, "entrypoint": kind.Entrypoint(), "valid": pyfmt.Repr(valid),
+		"iface": iface, "entrypoint": kind.Entrypoint(), "valid": pyfmt.Repr(slices.Sorted(slices.Values(valid))),
 	})
 }
 

@@ -168,6 +168,19 @@ var strictHW = driver.HardwareType{
 	},
 }
 
+// TestUnknownInterfaceListsValidSorted: upstream names the valid
+// implementations in entry-point order (sorted), not the configured one
+// (observed from upstream 21.4 with enabled_deploy_interfaces =
+// fake,direct,ramdisk).
+func TestUnknownInterfaceListsValidSorted(t *testing.T) {
+	ht, _ := fullRegistry(t).HardwareType("fake-hardware")
+	err := driver.GetInterfaceName(ht, driver.KindDeploy, "bogus", []string{"fake", "direct", "ramdisk"})
+	want := "Could not find the following interface in the 'ironic.hardware.interfaces.deploy' entrypoint: bogus. Valid interfaces are ['direct', 'fake', 'ramdisk']."
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+}
+
 func TestNodeInterfaces(t *testing.T) {
 	r := fullRegistry(t)
 	if err := r.AddHardwareType(strictHW); err != nil {
