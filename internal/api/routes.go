@@ -59,10 +59,45 @@ type Route struct {
 	// Unimplemented marks operations documented upstream that its
 	// controller does not serve (the handler fails with a server error).
 	Unimplemented bool
+	// Args are the parameters of upstream's handler after self, in order
+	// (the enclosing controllers' path parameters are not among them).
+	// pecan fills them from the path elements the route leaves over, then
+	// by name from the query string and the members of a JSON object or
+	// form body, and args.validate refuses any other name with
+	// "Unexpected arguments" unless AnyArgs.
+	Args []Arg
+	// Body is the parameter taking the whole JSON body (method.body), whose
+	// members are then no arguments.
+	Body string
+	// AnyArgs: the handler takes any argument name (**kwargs).
+	AnyArgs bool
 
 	segs      []string
 	aliasSegs []string
 }
+
+// Arg is one parameter of an upstream handler.
+type Arg struct {
+	Name  string
+	Check ArgCheck
+}
+
+// ArgCheck is the ironic.common.args validator a parameter is declared
+// with, which words the refusal of a repeated query parameter (pecan
+// passes the list of its values).
+type ArgCheck int
+
+const (
+	// CheckNone: no validator, or one the router does not model.
+	CheckNone ArgCheck = iota
+	CheckString
+	CheckInteger
+	CheckUUID
+	CheckUUIDOrName
+	CheckBoolean
+	CheckName
+	CheckMAC
+)
 
 // Order says when a too-old answer is produced relative to the policy
 // check.

@@ -15,6 +15,7 @@ var Routes = []Route{
 		Public:     true,
 		Controller: "RootController",
 		Action:     "index",
+		AnyArgs:    true,
 	},
 	{
 		ID:         "GET /v1",
@@ -25,6 +26,7 @@ var Routes = []Route{
 		Public:     true,
 		Controller: "Controller",
 		Action:     "index",
+		AnyArgs:    true,
 	},
 	{
 		ID:         "GET /v1/nodes",
@@ -35,6 +37,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:list_all", "baremetal:node:list"},
 		Controller: "NodesController",
 		Action:     "get_all",
+		Args:       []Arg{{"chassis_uuid", CheckUUID}, {"instance_uuid", CheckUUID}, {"associated", CheckBoolean}, {"maintenance", CheckBoolean}, {"retired", CheckBoolean}, {"provision_state", CheckString}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"driver", CheckString}, {"fields", CheckString}, {"resource_class", CheckString}, {"fault", CheckString}, {"conductor_group", CheckString}, {"detail", CheckBoolean}, {"conductor", CheckString}, {"owner", CheckString}, {"description_contains", CheckString}, {"lessee", CheckString}, {"project", CheckString}, {"shard", CheckString}, {"sharded", CheckBoolean}, {"include_children", CheckBoolean}, {"parent_node", CheckString}, {"instance_name", CheckString}},
 	},
 	{
 		ID:         "GET /v1/nodes/detail",
@@ -45,6 +48,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:list_all", "baremetal:node:list"},
 		Controller: "NodesController",
 		Action:     "detail",
+		Args:       []Arg{{"chassis_uuid", CheckUUID}, {"instance_uuid", CheckUUID}, {"associated", CheckBoolean}, {"maintenance", CheckBoolean}, {"retired", CheckBoolean}, {"provision_state", CheckString}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"driver", CheckString}, {"resource_class", CheckString}, {"fault", CheckString}, {"conductor_group", CheckString}, {"conductor", CheckString}, {"owner", CheckString}, {"description_contains", CheckString}, {"lessee", CheckString}, {"project", CheckString}, {"shard", CheckString}, {"sharded", CheckBoolean}, {"include_children", CheckNone}, {"parent_node", CheckNone}, {"instance_name", CheckString}},
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}",
@@ -55,6 +59,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get"},
 		Controller: "NodesController",
 		Action:     "get_one",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"fields", CheckString}},
 	},
 	{
 		ID:         "POST /v1/nodes",
@@ -67,6 +72,8 @@ var Routes = []Route{
 		RPC:        []string{"create_node"},
 		Controller: "NodesController",
 		Action:     "post",
+		Args:       []Arg{{"node", CheckNone}},
+		Body:       "node",
 	},
 	{
 		ID:         "PATCH /v1/nodes/{node_ident}",
@@ -79,6 +86,8 @@ var Routes = []Route{
 		RPC:        []string{"update_node"},
 		Controller: "NodesController",
 		Action:     "patch",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"reset_interfaces", CheckBoolean}, {"patch", CheckNone}},
+		Body:       "patch",
 	},
 	{
 		ID:         "DELETE /v1/nodes/{node_ident}",
@@ -91,6 +100,7 @@ var Routes = []Route{
 		RPC:        []string{"destroy_node"},
 		Controller: "NodesController",
 		Action:     "delete",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}},
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}/validate",
@@ -103,6 +113,7 @@ var Routes = []Route{
 		RPC:        []string{"validate_driver_interfaces"},
 		Controller: "NodesController",
 		Action:     "validate",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"node_uuid", CheckUUID}},
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}/states",
@@ -113,6 +124,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:node:get_states"},
 		Controller: "NodeStatesController",
 		Action:     "get",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}},
 	},
 	{
 		ID:         "PUT /v1/nodes/{node_ident}/states/power",
@@ -125,6 +137,7 @@ var Routes = []Route{
 		RPC:        []string{"change_node_power_state"},
 		Controller: "NodeStatesController",
 		Action:     "power",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"target", CheckString}, {"timeout", CheckInteger}},
 	},
 	{
 		ID:         "PUT /v1/nodes/{node_ident}/states/provision",
@@ -137,6 +150,7 @@ var Routes = []Route{
 		RPC:        []string{"do_node_deploy", "do_node_unrescue", "do_node_rescue", "do_node_tear_down", "inspect_hardware", "do_node_clean", "do_node_service", "do_provisioning_action"},
 		Controller: "NodeStatesController",
 		Action:     "provision",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"target", CheckString}, {"configdrive", CheckNone}, {"clean_steps", CheckNone}, {"deploy_steps", CheckNone}, {"rescue_password", CheckString}, {"disable_ramdisk", CheckBoolean}, {"service_steps", CheckNone}, {"runbook", CheckNone}},
 	},
 	{
 		ID:      "PUT /v1/nodes/{node_ident}/states/raid",
@@ -152,6 +166,8 @@ var Routes = []Route{
 		RPC:        []string{"set_target_raid_config"},
 		Controller: "NodeStatesController",
 		Action:     "raid",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"target_raid_config", CheckNone}},
+		Body:       "target_raid_config",
 	},
 	{
 		ID:      "PUT /v1/nodes/{node_ident}/states/boot_mode",
@@ -167,6 +183,7 @@ var Routes = []Route{
 		RPC:        []string{"change_node_boot_mode"},
 		Controller: "NodeStatesController",
 		Action:     "boot_mode",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"target", CheckString}},
 	},
 	{
 		ID:      "PUT /v1/nodes/{node_ident}/states/secure_boot",
@@ -182,6 +199,7 @@ var Routes = []Route{
 		RPC:        []string{"change_node_secure_boot"},
 		Controller: "NodeStatesController",
 		Action:     "secure_boot",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"target", CheckBoolean}},
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}/states/console",
@@ -194,6 +212,7 @@ var Routes = []Route{
 		RPC:        []string{"get_console_information"},
 		Controller: "NodeConsoleController",
 		Action:     "get",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}},
 	},
 	{
 		ID:         "PUT /v1/nodes/{node_ident}/states/console",
@@ -206,6 +225,7 @@ var Routes = []Route{
 		RPC:        []string{"set_console_mode"},
 		Controller: "NodeConsoleController",
 		Action:     "put",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"enabled", CheckBoolean}},
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}/vendor_passthru/methods",
@@ -218,6 +238,7 @@ var Routes = []Route{
 		RPC:        []string{"get_node_vendor_passthru_methods"},
 		Controller: "NodeVendorPassthruController",
 		Action:     "methods",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}},
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}/vendor_passthru",
@@ -231,6 +252,8 @@ var Routes = []Route{
 		Controller: "NodeVendorPassthruController",
 		Action:     "_default",
 		Alias:      "/v1/nodes/{node_ident}/vendor_passthru/{method_name}",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"method", CheckString}, {"data", CheckNone}},
+		Body:       "data",
 	},
 	{
 		ID:         "POST /v1/nodes/{node_ident}/vendor_passthru",
@@ -244,6 +267,8 @@ var Routes = []Route{
 		Controller: "NodeVendorPassthruController",
 		Action:     "_default",
 		Alias:      "/v1/nodes/{node_ident}/vendor_passthru/{method_name}",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"method", CheckString}, {"data", CheckNone}},
+		Body:       "data",
 	},
 	{
 		ID:         "PUT /v1/nodes/{node_ident}/vendor_passthru",
@@ -257,6 +282,8 @@ var Routes = []Route{
 		Controller: "NodeVendorPassthruController",
 		Action:     "_default",
 		Alias:      "/v1/nodes/{node_ident}/vendor_passthru/{method_name}",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"method", CheckString}, {"data", CheckNone}},
+		Body:       "data",
 	},
 	{
 		ID:         "PATCH /v1/nodes/{node_ident}/vendor_passthru",
@@ -270,6 +297,8 @@ var Routes = []Route{
 		Controller: "NodeVendorPassthruController",
 		Action:     "_default",
 		Alias:      "/v1/nodes/{node_ident}/vendor_passthru/{method_name}",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"method", CheckString}, {"data", CheckNone}},
+		Body:       "data",
 	},
 	{
 		ID:         "DELETE /v1/nodes/{node_ident}/vendor_passthru",
@@ -283,6 +312,8 @@ var Routes = []Route{
 		Controller: "NodeVendorPassthruController",
 		Action:     "_default",
 		Alias:      "/v1/nodes/{node_ident}/vendor_passthru/{method_name}",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"method", CheckString}, {"data", CheckNone}},
+		Body:       "data",
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}/management/boot_device",
@@ -295,6 +326,7 @@ var Routes = []Route{
 		RPC:        []string{"get_boot_device"},
 		Controller: "BootDeviceController",
 		Action:     "get",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}},
 	},
 	{
 		ID:         "PUT /v1/nodes/{node_ident}/management/boot_device",
@@ -307,6 +339,7 @@ var Routes = []Route{
 		RPC:        []string{"set_boot_device"},
 		Controller: "BootDeviceController",
 		Action:     "put",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"boot_device", CheckString}, {"persistent", CheckBoolean}},
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}/management/boot_device/supported",
@@ -319,6 +352,7 @@ var Routes = []Route{
 		RPC:        []string{"get_supported_boot_devices"},
 		Controller: "BootDeviceController",
 		Action:     "supported",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}},
 	},
 	{
 		ID:      "PUT /v1/nodes/{node_ident}/management/inject_nmi",
@@ -334,6 +368,7 @@ var Routes = []Route{
 		RPC:        []string{"inject_nmi"},
 		Controller: "InjectNmiController",
 		Action:     "put",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}},
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}/management/indicators",
@@ -346,6 +381,8 @@ var Routes = []Route{
 		RPC:        []string{"get_supported_indicators"},
 		Controller: "IndicatorController",
 		Action:     "get_all",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}},
+		AnyArgs:    true,
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}/management/indicators/{ind_ident}@{component}",
@@ -358,6 +395,7 @@ var Routes = []Route{
 		RPC:        []string{"get_indicator_state"},
 		Controller: "IndicatorController",
 		Action:     "get_one",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"indicator", CheckString}},
 	},
 	{
 		ID:          "PUT /v1/nodes/{node_ident}/management/indicators/{ind_ident}@{component}",
@@ -371,6 +409,7 @@ var Routes = []Route{
 		Controller:  "IndicatorController",
 		Action:      "put",
 		TrailingArg: "state",
+		Args:        []Arg{{"node_ident", CheckUUIDOrName}, {"indicator", CheckString}, {"state", CheckString}},
 	},
 	{
 		ID:         "PUT /v1/nodes/{node_ident}/maintenance",
@@ -383,6 +422,7 @@ var Routes = []Route{
 		RPC:        []string{"update_node"},
 		Controller: "NodeMaintenanceController",
 		Action:     "put",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"reason", CheckString}},
 	},
 	{
 		ID:         "DELETE /v1/nodes/{node_ident}/maintenance",
@@ -395,6 +435,7 @@ var Routes = []Route{
 		RPC:        []string{"update_node"},
 		Controller: "NodeMaintenanceController",
 		Action:     "delete",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/traits",
@@ -423,6 +464,8 @@ var Routes = []Route{
 		RPC:        []string{"add_node_traits"},
 		Controller: "NodeTraitsController",
 		Action:     "put",
+		Args:       []Arg{{"trait", CheckNone}, {"body", CheckNone}},
+		Body:       "body",
 	},
 	{
 		ID:      "PUT /v1/nodes/{node_ident}/traits/{trait}",
@@ -438,6 +481,8 @@ var Routes = []Route{
 		RPC:        []string{"add_node_traits"},
 		Controller: "NodeTraitsController",
 		Action:     "put",
+		Args:       []Arg{{"trait", CheckNone}, {"body", CheckNone}},
+		Body:       "body",
 	},
 	{
 		ID:      "DELETE /v1/nodes/{node_ident}/traits",
@@ -453,6 +498,7 @@ var Routes = []Route{
 		RPC:        []string{"remove_node_traits"},
 		Controller: "NodeTraitsController",
 		Action:     "delete",
+		Args:       []Arg{{"trait", CheckString}},
 	},
 	{
 		ID:      "DELETE /v1/nodes/{node_ident}/traits/{trait}",
@@ -468,6 +514,7 @@ var Routes = []Route{
 		RPC:        []string{"remove_node_traits"},
 		Controller: "NodeTraitsController",
 		Action:     "delete",
+		Args:       []Arg{{"trait", CheckString}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/vifs",
@@ -498,6 +545,8 @@ var Routes = []Route{
 		RPC:        []string{"vif_attach"},
 		Controller: "NodeVIFController",
 		Action:     "post",
+		Args:       []Arg{{"vif", CheckNone}},
+		Body:       "vif",
 	},
 	{
 		ID:      "DELETE /v1/nodes/{node_ident}/vifs/{node_vif_ident}",
@@ -513,6 +562,7 @@ var Routes = []Route{
 		RPC:        []string{"vif_detach"},
 		Controller: "NodeVIFController",
 		Action:     "delete",
+		Args:       []Arg{{"vif_id", CheckUUIDOrName}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/bios",
@@ -526,6 +576,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:node:bios:get"},
 		Controller: "NodeBiosController",
 		Action:     "get_all",
+		Args:       []Arg{{"detail", CheckBoolean}, {"fields", CheckString}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/bios/{bios_setting}",
@@ -539,6 +590,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:node:bios:get"},
 		Controller: "NodeBiosController",
 		Action:     "get_one",
+		Args:       []Arg{{"setting_name", CheckNone}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/firmware",
@@ -552,6 +604,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:node:firmware:get"},
 		Controller: "NodeFirmwareController",
 		Action:     "get_all",
+		Args:       []Arg{{"detail", CheckNone}, {"fields", CheckString}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/history",
@@ -565,6 +618,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:node:history:get"},
 		Controller: "NodeHistoryController",
 		Action:     "get_all",
+		Args:       []Arg{{"detail", CheckBoolean}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/history/{history_event_uuid}",
@@ -578,6 +632,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:node:history:get"},
 		Controller: "NodeHistoryController",
 		Action:     "get_one",
+		Args:       []Arg{{"event", CheckUUIDOrName}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/inventory",
@@ -635,6 +690,8 @@ var Routes = []Route{
 		RPC:        []string{"attach_virtual_media"},
 		Controller: "NodeVmediaController",
 		Action:     "post",
+		Args:       []Arg{{"vmedia", CheckNone}},
+		Body:       "vmedia",
 	},
 	{
 		ID:      "DELETE /v1/nodes/{node_ident}/vmedia",
@@ -650,6 +707,7 @@ var Routes = []Route{
 		RPC:        []string{"detach_virtual_media"},
 		Controller: "NodeVmediaController",
 		Action:     "delete",
+		Args:       []Arg{{"device_types", CheckString}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/allocation",
@@ -663,6 +721,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:allocation:get", "baremetal:node:get"},
 		Controller: "NodeAllocationController",
 		Action:     "get_all",
+		Args:       []Arg{{"fields", CheckString}},
 	},
 	{
 		ID:      "DELETE /v1/nodes/{node_ident}/allocation",
@@ -688,6 +747,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:port:list_all", "baremetal:port:list"},
 		Controller: "PortsController",
 		Action:     "get_all",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"node_uuid", CheckUUID}, {"address", CheckMAC}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"portgroup", CheckUUIDOrName}, {"detail", CheckBoolean}, {"shard", CheckString}, {"description_contains", CheckString}, {"conductor_groups", CheckString}},
 	},
 	{
 		ID:         "GET /v1/nodes/{node_ident}/ports/detail",
@@ -698,6 +758,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:port:list_all", "baremetal:port:list"},
 		Controller: "PortsController",
 		Action:     "detail",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"node_uuid", CheckUUID}, {"address", CheckMAC}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"portgroup", CheckUUIDOrName}, {"shard", CheckString}, {"description_contains", CheckString}, {"conductor_groups", CheckString}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/portgroups",
@@ -711,6 +772,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:portgroup:list_all", "baremetal:portgroup:list"},
 		Controller: "PortgroupsController",
 		Action:     "get_all",
+		Args:       []Arg{{"node", CheckNone}, {"address", CheckNone}, {"marker", CheckNone}, {"limit", CheckInteger}, {"sort_key", CheckNone}, {"sort_dir", CheckNone}, {"fields", CheckString}, {"detail", CheckBoolean}, {"shard", CheckString}, {"conductor_groups", CheckString}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/portgroups/detail",
@@ -724,6 +786,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:portgroup:list_all", "baremetal:portgroup:list"},
 		Controller: "PortgroupsController",
 		Action:     "detail",
+		Args:       []Arg{{"node", CheckNone}, {"address", CheckNone}, {"marker", CheckNone}, {"limit", CheckInteger}, {"sort_key", CheckNone}, {"sort_dir", CheckNone}, {"shard", CheckString}, {"conductor_groups", CheckString}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/volume",
@@ -750,6 +813,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:volume:list_all", "baremetal:volume:list"},
 		Controller: "VolumeConnectorsController",
 		Action:     "get_all",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"detail", CheckBoolean}, {"project", CheckNone}},
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/volume/targets",
@@ -763,6 +827,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:volume:list_all", "baremetal:volume:list"},
 		Controller: "VolumeTargetsController",
 		Action:     "get_all",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"detail", CheckBoolean}, {"project", CheckNone}},
 	},
 	{
 		ID:         "GET /v1/ports",
@@ -773,6 +838,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:port:list_all", "baremetal:port:list"},
 		Controller: "PortsController",
 		Action:     "get_all",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"node_uuid", CheckUUID}, {"address", CheckMAC}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"portgroup", CheckUUIDOrName}, {"detail", CheckBoolean}, {"shard", CheckString}, {"description_contains", CheckString}, {"conductor_groups", CheckString}},
 	},
 	{
 		ID:         "GET /v1/ports/detail",
@@ -783,6 +849,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:port:list_all", "baremetal:port:list"},
 		Controller: "PortsController",
 		Action:     "detail",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"node_uuid", CheckUUID}, {"address", CheckMAC}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"portgroup", CheckUUIDOrName}, {"shard", CheckString}, {"description_contains", CheckString}, {"conductor_groups", CheckString}},
 	},
 	{
 		ID:         "GET /v1/ports/{port_id}",
@@ -793,6 +860,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:port:get"},
 		Controller: "PortsController",
 		Action:     "get_one",
+		Args:       []Arg{{"port_ident", CheckUUIDOrName}, {"fields", CheckString}},
 	},
 	{
 		ID:         "POST /v1/ports",
@@ -805,6 +873,8 @@ var Routes = []Route{
 		RPC:        []string{"create_port"},
 		Controller: "PortsController",
 		Action:     "post",
+		Args:       []Arg{{"port", CheckNone}},
+		Body:       "port",
 	},
 	{
 		ID:         "PATCH /v1/ports/{port_id}",
@@ -817,6 +887,8 @@ var Routes = []Route{
 		RPC:        []string{"update_port"},
 		Controller: "PortsController",
 		Action:     "patch",
+		Args:       []Arg{{"port_ident", CheckUUIDOrName}, {"patch", CheckNone}},
+		Body:       "patch",
 	},
 	{
 		ID:         "DELETE /v1/ports/{port_id}",
@@ -829,6 +901,7 @@ var Routes = []Route{
 		RPC:        []string{"destroy_port"},
 		Controller: "PortsController",
 		Action:     "delete",
+		Args:       []Arg{{"port_uuid", CheckUUID}},
 	},
 	{
 		ID:      "GET /v1/portgroups",
@@ -842,6 +915,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:portgroup:list_all", "baremetal:portgroup:list"},
 		Controller: "PortgroupsController",
 		Action:     "get_all",
+		Args:       []Arg{{"node", CheckNone}, {"address", CheckNone}, {"marker", CheckNone}, {"limit", CheckInteger}, {"sort_key", CheckNone}, {"sort_dir", CheckNone}, {"fields", CheckString}, {"detail", CheckBoolean}, {"shard", CheckString}, {"conductor_groups", CheckString}},
 	},
 	{
 		ID:      "GET /v1/portgroups/detail",
@@ -855,6 +929,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:portgroup:list_all", "baremetal:portgroup:list"},
 		Controller: "PortgroupsController",
 		Action:     "detail",
+		Args:       []Arg{{"node", CheckNone}, {"address", CheckNone}, {"marker", CheckNone}, {"limit", CheckInteger}, {"sort_key", CheckNone}, {"sort_dir", CheckNone}, {"shard", CheckString}, {"conductor_groups", CheckString}},
 	},
 	{
 		ID:      "GET /v1/portgroups/{portgroup_ident}",
@@ -868,6 +943,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:portgroup:get"},
 		Controller: "PortgroupsController",
 		Action:     "get_one",
+		Args:       []Arg{{"portgroup_ident", CheckNone}, {"fields", CheckString}},
 	},
 	{
 		ID:      "POST /v1/portgroups",
@@ -881,6 +957,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:portgroup:create"},
 		Controller: "PortgroupsController",
 		Action:     "post",
+		Args:       []Arg{{"portgroup", CheckNone}},
+		Body:       "portgroup",
 	},
 	{
 		ID:      "PATCH /v1/portgroups/{portgroup_ident}",
@@ -896,6 +974,8 @@ var Routes = []Route{
 		RPC:        []string{"update_portgroup", "update_portgroup_physical_network"},
 		Controller: "PortgroupsController",
 		Action:     "patch",
+		Args:       []Arg{{"portgroup_ident", CheckNone}, {"patch", CheckNone}},
+		Body:       "patch",
 	},
 	{
 		ID:      "DELETE /v1/portgroups/{portgroup_ident}",
@@ -911,6 +991,7 @@ var Routes = []Route{
 		RPC:        []string{"destroy_portgroup"},
 		Controller: "PortgroupsController",
 		Action:     "delete",
+		Args:       []Arg{{"portgroup_ident", CheckNone}},
 	},
 	{
 		ID:      "GET /v1/portgroups/{portgroup_ident}/ports",
@@ -924,6 +1005,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:port:list_all", "baremetal:port:list"},
 		Controller: "PortsController",
 		Action:     "get_all",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"node_uuid", CheckUUID}, {"address", CheckMAC}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"portgroup", CheckUUIDOrName}, {"detail", CheckBoolean}, {"shard", CheckString}, {"description_contains", CheckString}, {"conductor_groups", CheckString}},
 	},
 	{
 		ID:      "GET /v1/portgroups/{portgroup_ident}/ports/detail",
@@ -937,6 +1019,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:port:list_all", "baremetal:port:list"},
 		Controller: "PortsController",
 		Action:     "detail",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"node_uuid", CheckUUID}, {"address", CheckMAC}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"portgroup", CheckUUIDOrName}, {"shard", CheckString}, {"description_contains", CheckString}, {"conductor_groups", CheckString}},
 	},
 	{
 		ID:         "GET /v1/chassis",
@@ -947,6 +1030,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:chassis:get"},
 		Controller: "ChassisController",
 		Action:     "get_all",
+		Args:       []Arg{{"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"detail", CheckBoolean}},
 	},
 	{
 		ID:         "GET /v1/chassis/detail",
@@ -957,6 +1041,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:chassis:get"},
 		Controller: "ChassisController",
 		Action:     "detail",
+		Args:       []Arg{{"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}},
 	},
 	{
 		ID:         "GET /v1/chassis/{chassis_id}",
@@ -967,6 +1052,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:chassis:get"},
 		Controller: "ChassisController",
 		Action:     "get_one",
+		Args:       []Arg{{"chassis_uuid", CheckUUID}, {"fields", CheckString}},
 	},
 	{
 		ID:         "POST /v1/chassis",
@@ -977,6 +1063,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:chassis:create"},
 		Controller: "ChassisController",
 		Action:     "post",
+		Args:       []Arg{{"chassis", CheckNone}},
+		Body:       "chassis",
 	},
 	{
 		ID:         "PATCH /v1/chassis/{chassis_id}",
@@ -987,6 +1075,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:chassis:update"},
 		Controller: "ChassisController",
 		Action:     "patch",
+		Args:       []Arg{{"chassis_uuid", CheckString}, {"patch", CheckNone}},
+		Body:       "patch",
 	},
 	{
 		ID:         "DELETE /v1/chassis/{chassis_id}",
@@ -997,6 +1087,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:chassis:delete"},
 		Controller: "ChassisController",
 		Action:     "delete",
+		Args:       []Arg{{"chassis_uuid", CheckUUID}},
 	},
 	{
 		ID:         "GET /v1/chassis/{chassis_id}/nodes",
@@ -1007,6 +1098,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:list_all", "baremetal:node:list"},
 		Controller: "NodesController",
 		Action:     "get_all",
+		Args:       []Arg{{"chassis_uuid", CheckUUID}, {"instance_uuid", CheckUUID}, {"associated", CheckBoolean}, {"maintenance", CheckBoolean}, {"retired", CheckBoolean}, {"provision_state", CheckString}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"driver", CheckString}, {"fields", CheckString}, {"resource_class", CheckString}, {"fault", CheckString}, {"conductor_group", CheckString}, {"detail", CheckBoolean}, {"conductor", CheckString}, {"owner", CheckString}, {"description_contains", CheckString}, {"lessee", CheckString}, {"project", CheckString}, {"shard", CheckString}, {"sharded", CheckBoolean}, {"include_children", CheckBoolean}, {"parent_node", CheckString}, {"instance_name", CheckString}},
 	},
 	{
 		ID:         "GET /v1/chassis/{chassis_id}/nodes/detail",
@@ -1017,6 +1109,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:list_all", "baremetal:node:list"},
 		Controller: "NodesController",
 		Action:     "detail",
+		Args:       []Arg{{"chassis_uuid", CheckUUID}, {"instance_uuid", CheckUUID}, {"associated", CheckBoolean}, {"maintenance", CheckBoolean}, {"retired", CheckBoolean}, {"provision_state", CheckString}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"driver", CheckString}, {"resource_class", CheckString}, {"fault", CheckString}, {"conductor_group", CheckString}, {"conductor", CheckString}, {"owner", CheckString}, {"description_contains", CheckString}, {"lessee", CheckString}, {"project", CheckString}, {"shard", CheckString}, {"sharded", CheckBoolean}, {"include_children", CheckNone}, {"parent_node", CheckNone}, {"instance_name", CheckString}},
 	},
 	{
 		ID:         "GET /v1/drivers",
@@ -1027,6 +1120,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:driver:get"},
 		Controller: "DriversController",
 		Action:     "get_all",
+		Args:       []Arg{{"type", CheckString}, {"detail", CheckBoolean}, {"fields", CheckString}},
 	},
 	{
 		ID:         "GET /v1/drivers/{driver_name}",
@@ -1037,6 +1131,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:driver:get"},
 		Controller: "DriversController",
 		Action:     "get_one",
+		Args:       []Arg{{"driver_name", CheckString}, {"fields", CheckString}},
 	},
 	{
 		ID:         "GET /v1/drivers/{driver_name}/properties",
@@ -1049,6 +1144,7 @@ var Routes = []Route{
 		RPC:        []string{"get_driver_properties"},
 		Controller: "DriversController",
 		Action:     "properties",
+		Args:       []Arg{{"driver_name", CheckString}},
 	},
 	{
 		ID:      "GET /v1/drivers/{driver_name}/raid/logical_disk_properties",
@@ -1064,6 +1160,7 @@ var Routes = []Route{
 		RPC:        []string{"get_raid_logical_disk_properties"},
 		Controller: "DriverRaidController",
 		Action:     "logical_disk_properties",
+		Args:       []Arg{{"driver_name", CheckString}},
 	},
 	{
 		ID:         "GET /v1/drivers/{driver_name}/vendor_passthru/methods",
@@ -1076,6 +1173,7 @@ var Routes = []Route{
 		RPC:        []string{"get_driver_vendor_passthru_methods"},
 		Controller: "DriverPassthruController",
 		Action:     "methods",
+		Args:       []Arg{{"driver_name", CheckString}},
 	},
 	{
 		ID:         "GET /v1/drivers/{driver_name}/vendor_passthru",
@@ -1089,6 +1187,8 @@ var Routes = []Route{
 		Controller: "DriverPassthruController",
 		Action:     "_default",
 		Alias:      "/v1/drivers/{driver_name}/vendor_passthru/{method_name}",
+		Args:       []Arg{{"driver_name", CheckString}, {"method", CheckString}, {"data", CheckNone}},
+		Body:       "data",
 	},
 	{
 		ID:         "POST /v1/drivers/{driver_name}/vendor_passthru",
@@ -1102,6 +1202,8 @@ var Routes = []Route{
 		Controller: "DriverPassthruController",
 		Action:     "_default",
 		Alias:      "/v1/drivers/{driver_name}/vendor_passthru/{method_name}",
+		Args:       []Arg{{"driver_name", CheckString}, {"method", CheckString}, {"data", CheckNone}},
+		Body:       "data",
 	},
 	{
 		ID:         "PUT /v1/drivers/{driver_name}/vendor_passthru",
@@ -1115,6 +1217,8 @@ var Routes = []Route{
 		Controller: "DriverPassthruController",
 		Action:     "_default",
 		Alias:      "/v1/drivers/{driver_name}/vendor_passthru/{method_name}",
+		Args:       []Arg{{"driver_name", CheckString}, {"method", CheckString}, {"data", CheckNone}},
+		Body:       "data",
 	},
 	{
 		ID:         "PATCH /v1/drivers/{driver_name}/vendor_passthru",
@@ -1128,6 +1232,8 @@ var Routes = []Route{
 		Controller: "DriverPassthruController",
 		Action:     "_default",
 		Alias:      "/v1/drivers/{driver_name}/vendor_passthru/{method_name}",
+		Args:       []Arg{{"driver_name", CheckString}, {"method", CheckString}, {"data", CheckNone}},
+		Body:       "data",
 	},
 	{
 		ID:         "DELETE /v1/drivers/{driver_name}/vendor_passthru",
@@ -1141,6 +1247,8 @@ var Routes = []Route{
 		Controller: "DriverPassthruController",
 		Action:     "_default",
 		Alias:      "/v1/drivers/{driver_name}/vendor_passthru/{method_name}",
+		Args:       []Arg{{"driver_name", CheckString}, {"method", CheckString}, {"data", CheckNone}},
+		Body:       "data",
 	},
 	{
 		ID:      "GET /v1/volume",
@@ -1167,6 +1275,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:volume:list_all", "baremetal:volume:list"},
 		Controller: "VolumeConnectorsController",
 		Action:     "get_all",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"detail", CheckBoolean}, {"project", CheckNone}},
 	},
 	{
 		ID:      "POST /v1/volume/connectors",
@@ -1180,6 +1289,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:volume:create"},
 		Controller: "VolumeConnectorsController",
 		Action:     "post",
+		Args:       []Arg{{"connector", CheckNone}},
+		Body:       "connector",
 	},
 	{
 		ID:      "GET /v1/volume/connectors/{volume_connector_id}",
@@ -1193,6 +1304,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:volume:get"},
 		Controller: "VolumeConnectorsController",
 		Action:     "get_one",
+		Args:       []Arg{{"connector_uuid", CheckUUID}, {"fields", CheckString}},
 	},
 	{
 		ID:      "PATCH /v1/volume/connectors/{volume_connector_id}",
@@ -1208,6 +1320,8 @@ var Routes = []Route{
 		RPC:        []string{"update_volume_connector"},
 		Controller: "VolumeConnectorsController",
 		Action:     "patch",
+		Args:       []Arg{{"connector_uuid", CheckUUID}, {"patch", CheckNone}},
+		Body:       "patch",
 	},
 	{
 		ID:      "DELETE /v1/volume/connectors/{volume_connector_id}",
@@ -1223,6 +1337,7 @@ var Routes = []Route{
 		RPC:        []string{"destroy_volume_connector"},
 		Controller: "VolumeConnectorsController",
 		Action:     "delete",
+		Args:       []Arg{{"connector_uuid", CheckUUID}},
 	},
 	{
 		ID:      "GET /v1/volume/targets",
@@ -1236,6 +1351,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:volume:list_all", "baremetal:volume:list"},
 		Controller: "VolumeTargetsController",
 		Action:     "get_all",
+		Args:       []Arg{{"node", CheckUUIDOrName}, {"marker", CheckUUID}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"detail", CheckBoolean}, {"project", CheckNone}},
 	},
 	{
 		ID:      "POST /v1/volume/targets",
@@ -1249,6 +1365,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:volume:create"},
 		Controller: "VolumeTargetsController",
 		Action:     "post",
+		Args:       []Arg{{"target", CheckNone}},
+		Body:       "target",
 	},
 	{
 		ID:      "GET /v1/volume/targets/{volume_target_id}",
@@ -1262,6 +1380,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:node:get", "baremetal:volume:get"},
 		Controller: "VolumeTargetsController",
 		Action:     "get_one",
+		Args:       []Arg{{"target_uuid", CheckUUID}, {"fields", CheckString}},
 	},
 	{
 		ID:      "PATCH /v1/volume/targets/{volume_target_id}",
@@ -1277,6 +1396,8 @@ var Routes = []Route{
 		RPC:        []string{"update_volume_target"},
 		Controller: "VolumeTargetsController",
 		Action:     "patch",
+		Args:       []Arg{{"target_uuid", CheckUUID}, {"patch", CheckNone}},
+		Body:       "patch",
 	},
 	{
 		ID:      "DELETE /v1/volume/targets/{volume_target_id}",
@@ -1292,6 +1413,7 @@ var Routes = []Route{
 		RPC:        []string{"destroy_volume_target"},
 		Controller: "VolumeTargetsController",
 		Action:     "delete",
+		Args:       []Arg{{"target_uuid", CheckUUID}},
 	},
 	{
 		ID:      "GET /v1/lookup",
@@ -1308,6 +1430,7 @@ var Routes = []Route{
 		RPC:        []string{"get_node_with_token"},
 		Controller: "LookupController",
 		Action:     "get_all",
+		Args:       []Arg{{"addresses", CheckString}, {"node_uuid", CheckUUID}},
 	},
 	{
 		ID:      "POST /v1/heartbeat/{node_ident}",
@@ -1324,6 +1447,7 @@ var Routes = []Route{
 		RPC:        []string{"heartbeat"},
 		Controller: "HeartbeatController",
 		Action:     "post",
+		Args:       []Arg{{"node_ident", CheckUUIDOrName}, {"callback_url", CheckString}, {"agent_version", CheckString}, {"agent_token", CheckString}, {"agent_verify_ca", CheckString}, {"agent_status", CheckString}, {"agent_status_message", CheckString}},
 	},
 	{
 		ID:      "POST /v1/continue_inspection",
@@ -1341,6 +1465,8 @@ var Routes = []Route{
 		RPC:        []string{"continue_inspection", "get_node_with_token", "create_node"},
 		Controller: "ContinueInspectionController",
 		Action:     "post",
+		Args:       []Arg{{"data", CheckNone}, {"node_uuid", CheckUUID}},
+		Body:       "data",
 	},
 	{
 		ID:      "GET /v1/conductors",
@@ -1354,6 +1480,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:conductor:get"},
 		Controller: "ConductorsController",
 		Action:     "get_all",
+		Args:       []Arg{{"marker", CheckNone}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"detail", CheckBoolean}},
 	},
 	{
 		ID:      "GET /v1/conductors/{hostname}",
@@ -1367,6 +1494,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:conductor:get"},
 		Controller: "ConductorsController",
 		Action:     "get_one",
+		Args:       []Arg{{"hostname", CheckNone}, {"fields", CheckString}},
 	},
 	{
 		ID:      "GET /v1/allocations",
@@ -1380,6 +1508,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:allocation:list_all", "baremetal:allocation:list", "baremetal:allocation:get", "baremetal:node:get"},
 		Controller: "AllocationsController",
 		Action:     "get_all",
+		Args:       []Arg{{"node", CheckNone}, {"resource_class", CheckNone}, {"state", CheckNone}, {"marker", CheckNone}, {"limit", CheckInteger}, {"sort_key", CheckNone}, {"sort_dir", CheckNone}, {"fields", CheckString}, {"owner", CheckNone}},
 	},
 	{
 		ID:      "GET /v1/allocations/{allocation_id}",
@@ -1393,6 +1522,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:allocation:get"},
 		Controller: "AllocationsController",
 		Action:     "get_one",
+		Args:       []Arg{{"allocation_ident", CheckNone}, {"fields", CheckString}},
 	},
 	{
 		ID:      "POST /v1/allocations",
@@ -1408,6 +1538,8 @@ var Routes = []Route{
 		RPC:        []string{"create_allocation"},
 		Controller: "AllocationsController",
 		Action:     "post",
+		Args:       []Arg{{"allocation", CheckNone}},
+		Body:       "allocation",
 	},
 	{
 		ID:      "PATCH /v1/allocations/{allocation_id}",
@@ -1421,6 +1553,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:allocation:get", "baremetal:allocation:update"},
 		Controller: "AllocationsController",
 		Action:     "patch",
+		Args:       []Arg{{"allocation_ident", CheckNone}, {"patch", CheckNone}},
+		Body:       "patch",
 	},
 	{
 		ID:      "DELETE /v1/allocations/{allocation_id}",
@@ -1436,6 +1570,7 @@ var Routes = []Route{
 		RPC:        []string{"destroy_allocation"},
 		Controller: "AllocationsController",
 		Action:     "delete",
+		Args:       []Arg{{"allocation_ident", CheckNone}},
 	},
 	{
 		ID:      "POST /v1/events",
@@ -1449,6 +1584,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:events:post"},
 		Controller: "EventsController",
 		Action:     "post",
+		Args:       []Arg{{"evts", CheckNone}},
+		Body:       "evts",
 	},
 	{
 		ID:      "GET /v1/deploy_templates",
@@ -1462,6 +1599,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:deploy_template:get"},
 		Controller: "DeployTemplatesController",
 		Action:     "get_all",
+		Args:       []Arg{{"marker", CheckName}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"detail", CheckBoolean}},
 	},
 	{
 		ID:      "GET /v1/deploy_templates/{deploy_template_id}",
@@ -1475,6 +1613,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:deploy_template:get"},
 		Controller: "DeployTemplatesController",
 		Action:     "get_one",
+		Args:       []Arg{{"template_ident", CheckUUIDOrName}, {"fields", CheckString}},
 	},
 	{
 		ID:      "POST /v1/deploy_templates",
@@ -1488,6 +1627,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:deploy_template:create"},
 		Controller: "DeployTemplatesController",
 		Action:     "post",
+		Args:       []Arg{{"template", CheckNone}},
+		Body:       "template",
 	},
 	{
 		ID:      "PATCH /v1/deploy_templates/{deploy_template_id}",
@@ -1501,6 +1642,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:deploy_template:update"},
 		Controller: "DeployTemplatesController",
 		Action:     "patch",
+		Args:       []Arg{{"template_ident", CheckUUIDOrName}, {"patch", CheckNone}},
+		Body:       "patch",
 	},
 	{
 		ID:      "DELETE /v1/deploy_templates/{deploy_template_id}",
@@ -1514,6 +1657,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:deploy_template:delete"},
 		Controller: "DeployTemplatesController",
 		Action:     "delete",
+		Args:       []Arg{{"template_ident", CheckUUIDOrName}},
 	},
 	{
 		ID:      "GET /v1/shards",
@@ -1540,6 +1684,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:runbook:list_all", "baremetal:runbook:list"},
 		Controller: "RunbooksController",
 		Action:     "get_all",
+		Args:       []Arg{{"marker", CheckName}, {"limit", CheckInteger}, {"sort_key", CheckString}, {"sort_dir", CheckString}, {"fields", CheckString}, {"detail", CheckBoolean}, {"project", CheckBoolean}},
 	},
 	{
 		ID:      "GET /v1/runbooks/{runbook_id}",
@@ -1553,6 +1698,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:runbook:get"},
 		Controller: "RunbooksController",
 		Action:     "get_one",
+		Args:       []Arg{{"runbook_ident", CheckUUIDOrName}, {"fields", CheckString}},
 	},
 	{
 		ID:      "POST /v1/runbooks",
@@ -1566,6 +1712,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:runbook:create"},
 		Controller: "RunbooksController",
 		Action:     "post",
+		Args:       []Arg{{"runbook", CheckNone}},
+		Body:       "runbook",
 	},
 	{
 		ID:      "PATCH /v1/runbooks/{runbook_id}",
@@ -1579,6 +1727,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:runbook:update:owner", "baremetal:runbook:update:public", "baremetal:runbook:update"},
 		Controller: "RunbooksController",
 		Action:     "patch",
+		Args:       []Arg{{"runbook_ident", CheckUUIDOrName}, {"patch", CheckNone}},
+		Body:       "patch",
 	},
 	{
 		ID:      "DELETE /v1/runbooks/{runbook_id}",
@@ -1592,6 +1742,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:runbook:delete"},
 		Controller: "RunbooksController",
 		Action:     "delete",
+		Args:       []Arg{{"runbook_ident", CheckUUIDOrName}},
 	},
 	{
 		ID:      "GET /v1/runbooks/{runbook_id}/traits",
@@ -1620,6 +1771,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:runbook:update"},
 		Controller: "RunbookTraitsController",
 		Action:     "put",
+		Args:       []Arg{{"trait", CheckNone}, {"body", CheckNone}},
+		Body:       "body",
 	},
 	{
 		ID:      "PUT /v1/runbooks/{runbook_id}/traits/{trait}",
@@ -1634,6 +1787,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:runbook:update"},
 		Controller: "RunbookTraitsController",
 		Action:     "put",
+		Args:       []Arg{{"trait", CheckNone}, {"body", CheckNone}},
+		Body:       "body",
 	},
 	{
 		ID:      "DELETE /v1/runbooks/{runbook_id}/traits",
@@ -1648,6 +1803,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:runbook:update"},
 		Controller: "RunbookTraitsController",
 		Action:     "delete",
+		Args:       []Arg{{"trait", CheckString}},
 	},
 	{
 		ID:      "DELETE /v1/runbooks/{runbook_id}/traits/{trait}",
@@ -1662,6 +1818,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:runbook:update"},
 		Controller: "RunbookTraitsController",
 		Action:     "delete",
+		Args:       []Arg{{"trait", CheckString}},
 	},
 	{
 		ID:      "GET /v1/inspection_rules",
@@ -1675,6 +1832,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:inspection_rule:get"},
 		Controller: "InspectionRuleController",
 		Action:     "get_all",
+		Args:       []Arg{{"marker", CheckNone}, {"limit", CheckInteger}, {"sort_key", CheckNone}, {"sort_dir", CheckNone}, {"fields", CheckString}, {"detail", CheckBoolean}, {"phase", CheckNone}},
 	},
 	{
 		ID:      "GET /v1/inspection_rules/{rule_id}",
@@ -1688,6 +1846,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:inspection_rule:get"},
 		Controller: "InspectionRuleController",
 		Action:     "get_one",
+		Args:       []Arg{{"inspection_rule_uuid", CheckNone}, {"fields", CheckString}},
 	},
 	{
 		ID:      "POST /v1/inspection_rules",
@@ -1701,6 +1860,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:inspection_rule:create"},
 		Controller: "InspectionRuleController",
 		Action:     "post",
+		Args:       []Arg{{"inspection_rule", CheckNone}},
+		Body:       "inspection_rule",
 	},
 	{
 		ID:      "PATCH /v1/inspection_rules/{rule_id}",
@@ -1714,6 +1875,8 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:inspection_rule:update"},
 		Controller: "InspectionRuleController",
 		Action:     "patch",
+		Args:       []Arg{{"inspection_rule_uuid", CheckUUID}, {"patch", CheckNone}},
+		Body:       "patch",
 	},
 	{
 		ID:      "DELETE /v1/inspection_rules/{rule_id}",
@@ -1727,6 +1890,7 @@ var Routes = []Route{
 		Policies:   []string{"baremetal:inspection_rule:delete"},
 		Controller: "InspectionRuleController",
 		Action:     "delete",
+		Args:       []Arg{{"inspection_rule_uuid", CheckNone}},
 	},
 	{
 		ID:      "DELETE /v1/inspection_rules",
@@ -1741,5 +1905,6 @@ var Routes = []Route{
 		Controller:    "InspectionRuleController",
 		Action:        "delete",
 		Unimplemented: true,
+		Args:          []Arg{{"inspection_rule_uuid", CheckNone}},
 	},
 }

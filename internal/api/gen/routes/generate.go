@@ -8,6 +8,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"maps"
 	"regexp"
 	"sort"
 	"strconv"
@@ -63,7 +64,7 @@ func order(o string) (string, error) {
 // generate renders routes_table.go from routes.json, the microversion
 // constants (minor.go, so that versions are written by their upstream names)
 // and the hand-kept input of local.go.
-func generate(routesJSON, minorGo []byte, local map[string]localRoute) ([]byte, error) {
+func generate(routesJSON, minorGo []byte, local map[string]localRoute, sigs map[string]handlerArgs) ([]byte, error) {
 	var doc struct {
 		Count  int         `json:"count"`
 		Routes []specRoute `json:"routes"`
@@ -78,6 +79,9 @@ func generate(routesJSON, minorGo []byte, local map[string]localRoute) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
+	// sigs is emptied as routes take their signatures; the rest is
+	// reported.
+	sigs = maps.Clone(sigs)
 	unused := make(map[string]bool, len(local))
 	for id := range local {
 		unused[id] = true
@@ -92,20 +96,25 @@ func generate(routesJSON, minorGo []byte, local map[string]localRoute) ([]byte, 
 	for _, s := range doc.Routes {
 		l := local[s.ID]
 		delete(unused, s.ID)
-		if err := writeRoute(&b, s, l, minors); err != nil {
+		sig, ok := sigs[s.ID]
+		if !ok {
+			return nil, fmt.Errorf("route %s: no handler signature in args.go", s.ID)
+		}
+		delete(sigs, s.ID)
+		if err := writeRoute(&b, s, l, sig, minors); err != nil {
 			return nil, fmt.Errorf("route %s: %w", s.ID, err)
 		}
 	}
 	b.WriteString("}\n")
-	// A local entry whose route left routes.json would otherwise be
-	// dropped without a word.
-	if len(unused) > 0 {
-		ids := make([]string, 0, len(unused))
-		for id := range unused {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		return nil, fmt.Errorf("local.go: not in routes.json: %s", strings.Join(ids, ", "))
+	if err := leftOver("local.go", unused); err != nil {
+		return nil, err
+	}
+	extra := make(map[string]bool, len(sigs))
+	for id := range sigs {
+		extra[id] = true
+	}
+	if err := leftOver("args.go", extra); err != nil {
+		return nil, err
 	}
 	out, err := format.Source(b.Bytes())
 	if err != nil {
@@ -114,7 +123,7 @@ func generate(routesJSON, minorGo []byte, local map[string]localRoute) ([]byte, 
 	return out, nil
 }
 
-func writeRoute(b *bytes.Buffer, s specRoute, l localRoute, minors map[int]string) error {
+func writeRoute(b *bytes.Buffer, s specRoute, l localRoute, sig handlerArgs, minors map[int]string) error {
 	if s.ID != s.Method+" "+s.Path {
 		return fmt.Errorf("id is not %q", s.Method+" "+s.Path)
 	}
@@ -164,8 +173,50 @@ func writeRoute(b *bytes.Buffer, s specRoute, l localRoute, minors map[int]strin
 	if s.Implemented != nil && !*s.Implemented {
 		b.WriteString("Unimplemented: true,\n")
 	}
+	writeArgs(b, sig)
 	b.WriteString("},\n")
 	return nil
+}
+
+// writeArgs writes the handler's parameters (Route.Args, Body, AnyArgs).
+func writeArgs(b *bytes.Buffer, sig handlerArgs) {
+	if len(sig.Args) > 0 {
+		b.WriteString("Args: []Arg{")
+		for i, a := range sig.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(b, "{%q, %s}", a.Name, checkConst(a.Check))
+		}
+		b.WriteString("},\n")
+	}
+	if sig.Body != "" {
+		fmt.Fprintf(b, "Body: %q,\n", sig.Body)
+	}
+	if sig.AnyArgs {
+		b.WriteString("AnyArgs: true,\n")
+	}
+}
+
+// checkConst names the api.ArgCheck constant of an args.go validator.
+func checkConst(c string) string {
+	switch c {
+	case "string":
+		return "CheckString"
+	case "integer":
+		return "CheckInteger"
+	case "uuid":
+		return "CheckUUID"
+	case "uuid_or_name":
+		return "CheckUUIDOrName"
+	case "boolean":
+		return "CheckBoolean"
+	case "name":
+		return "CheckName"
+	case "mac_address":
+		return "CheckMAC"
+	}
+	return "CheckNone"
 }
 
 // writeTooOld writes the route's steps: the local earlier ones, then the
@@ -309,4 +360,18 @@ func minorNames(src []byte) (map[int]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// leftOver refuses hand-kept input for routes routes.json lacks, which
+// would otherwise be dropped without a word.
+func leftOver(file string, ids map[string]bool) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	list := make([]string, 0, len(ids))
+	for id := range ids {
+		list = append(list, id)
+	}
+	sort.Strings(list)
+	return fmt.Errorf("%s: not in routes.json: %s", file, strings.Join(list, ", "))
 }

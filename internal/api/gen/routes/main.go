@@ -37,7 +37,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("read microversion constants: %v", err)
 	}
-	code, err := generate(routes, minors, localRoutes())
+	code, err := generate(routes, minors, localRoutes(), signatures())
 	if err != nil {
 		log.Fatal(err)
 	}

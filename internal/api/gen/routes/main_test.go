@@ -18,7 +18,7 @@ func TestTableCurrent(t *testing.T) {
 	minors := readFile(t, filepath.Join("..", "..", "microversion", "minor.go"))
 	committed := readFile(t, filepath.Join("..", "..", "routes_table.go"))
 
-	got, err := generate(routes, minors, localRoutes())
+	got, err := generate(routes, minors, localRoutes(), signatures())
 	if err != nil {
 		t.Fatalf("generate: %v", err)
 	}
@@ -152,7 +152,7 @@ func TestGenerate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := generate([]byte(tc.routes), []byte(tc.minors), tc.local)
+			got, err := generate([]byte(tc.routes), []byte(tc.minors), tc.local, map[string]handlerArgs{"GET /v1/things": {}})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
