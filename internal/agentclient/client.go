@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/errs"
-	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
@@ -104,16 +103,15 @@ func New(opts Options) *Client {
 // Close drops idle connections to agents.
 func (c *Client) Close() { c.transports.closeIdle() }
 
-func (c *Client) commandURL(node *model.Node) (string, error) {
-	agentURL := node.InternalInfo().AgentURL()
-	if agentURL == "" {
+func (c *Client) commandURL(tgt Target) (string, error) {
+	if tgt.URL == "" {
 		return "", errs.NewMessage(errs.ClassAgentConnectionFailed, "Agent driver requires agent_url in driver_internal_info")
 	}
-	return agentURL + "/" + c.opts.APIVersion + "/commands/", nil
+	return tgt.URL + "/" + c.opts.APIVersion + "/commands/", nil
 }
 
-func (c *Client) httpClient(node *model.Node) (*http.Client, error) {
-	v, err := verifyFor(node, c.opts.VerifyCA)
+func (c *Client) httpClient(tgt Target) (*http.Client, error) {
+	v, err := verifyFor(tgt.VerifyCA, c.opts.VerifyCA)
 	if err != nil {
 		return nil, err
 	}
@@ -150,13 +148,13 @@ func transportText(err error) string {
 // retrying connection failures [agent]/max_command_attempts times. A 409
 // or an "agent is busy" fault is AgentInProgress, which callers retry at
 // the next heartbeat; other HTTP errors are AgentAPIError.
-func (c *Client) Command(ctx context.Context, node *model.Node, method string, params map[string]any, mode WaitMode) (res *CommandResult, err error) {
+func (c *Client) Command(ctx context.Context, tgt Target, method string, params map[string]any, mode WaitMode) (res *CommandResult, err error) {
 	if c.opts.Observe != nil {
 		start := time.Now()
 		defer func() { c.opts.Observe(method, time.Since(start), err) }()
 	}
 	for range attempts(c.opts.MaxCommandAttempts) {
-		res, err = c.command(ctx, node, method, params, mode)
+		res, err = c.command(ctx, tgt, method, params, mode)
 		if err == nil {
 			return res, nil
 		}
@@ -167,9 +165,9 @@ func (c *Client) Command(ctx context.Context, node *model.Node, method string, p
 	return nil, err
 }
 
-func (c *Client) command(ctx context.Context, node *model.Node, method string, params map[string]any, mode WaitMode) (*CommandResult, error) {
+func (c *Client) command(ctx context.Context, tgt Target, method string, params map[string]any, mode WaitMode) (*CommandResult, error) {
 	log := c.opts.log()
-	target, err := c.commandURL(node)
+	target, err := c.commandURL(tgt)
 	if err != nil {
 		return nil, err
 	}
@@ -178,56 +176,56 @@ func (c *Client) command(ctx context.Context, node *model.Node, method string, p
 	}
 	body, err := json.Marshal(map[string]any{"name": method, "params": params})
 	if err != nil {
-		return nil, fmt.Errorf("agent command %s for node %s: encode params: %w", method, node.UUID, err)
+		return nil, fmt.Errorf("agent command %s for node %s: encode params: %w", method, tgt.NodeUUID, err)
 	}
 	q := url.Values{"wait": {fmt.Sprint(mode == Wait)}}
-	if tok := node.InternalInfo().AgentToken(); tok != "" {
-		q.Set("agent_token", tok)
+	if tgt.Token != "" {
+		q.Set("agent_token", tgt.Token)
 	}
-	hc, err := c.httpClient(node)
+	hc, err := c.httpClient(tgt)
 	if err != nil {
 		return nil, err
 	}
-	log.Debug("executing agent command", "node", node.UUID, "method", method, "wait", mode == Wait)
+	log.Debug("executing agent command", "node", tgt.NodeUUID, "method", method, "wait", mode == Wait)
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target+"?"+q.Encode(), bytes.NewReader(body))
 	if err != nil {
-		return nil, errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("Error invoking agent command %s for node %s. Error: %s", method, node.UUID, transportText(err)))
+		return nil, errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("Error invoking agent command %s for node %s. Error: %s", method, tgt.NodeUUID, transportText(err)))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := hc.Do(req)
 	var result *CommandResult
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("agent command %s for node %s: %w", method, node.UUID, ctx.Err())
+			return nil, fmt.Errorf("agent command %s for node %s: %w", method, tgt.NodeUUID, ctx.Err())
 		}
-		result, err = c.handleTimeout(ctx, node, method, transportText(err))
+		result, err = c.handleTimeout(ctx, tgt, method, transportText(err))
 		if err != nil {
 			return nil, err
 		}
-		log.Debug("agent command is running after a failed request", "node", node.UUID, "method", method)
+		log.Debug("agent command is running after a failed request", "node", tgt.NodeUUID, "method", method)
 	} else {
-		result, err = c.decodeCommandResponse(node, method, target, resp)
+		result, err = c.decodeCommandResponse(tgt, method, target, resp)
 		if err != nil {
 			return nil, err
 		}
 	}
-	if err := raiseIfTypeError(result, node); err != nil {
-		log.Error("agent command failed with an internal TypeError", "node", node.UUID, "method", method, "error", err)
+	if err := raiseIfTypeError(result, tgt); err != nil {
+		log.Error("agent command failed with an internal TypeError", "node", tgt.NodeUUID, "method", method, "error", err)
 		return nil, err
 	}
 	if mode == Poll {
-		return c.waitForCommand(ctx, node, method)
+		return c.waitForCommand(ctx, tgt, method)
 	}
 	return result, nil
 }
 
-func (c *Client) decodeCommandResponse(node *model.Node, method, target string, resp *http.Response) (*CommandResult, error) {
+func (c *Client) decodeCommandResponse(tgt Target, method, target string, resp *http.Response) (*CommandResult, error) {
 	log := c.opts.log()
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
-		msg := fmt.Sprintf("Error invoking agent command %s for node %s. Error: %s", method, node.UUID, transportText(err))
+		msg := fmt.Sprintf("Error invoking agent command %s for node %s. Error: %s", method, tgt.NodeUUID, transportText(err))
 		log.Error(msg)
 		return nil, errs.NewMessage(errs.ClassIronicException, msg)
 	}
@@ -239,10 +237,10 @@ func (c *Client) decodeCommandResponse(node *model.Node, method, target string, 
 		// last_error, so only the command's name is given.
 		msg := fmt.Sprintf("Unable to decode response as JSON.\nRequest URL: %s\nRequest command: \"%s\"\nResponse status code: %d\nResponse: \"%s\"",
 			target, method, resp.StatusCode, data)
-		log.Error("agent answered with something that is not JSON", "node", node.UUID, "method", method, "status", resp.StatusCode)
+		log.Error("agent answered with something that is not JSON", "node", tgt.NodeUUID, "method", method, "status", resp.StatusCode)
 		return nil, errs.NewMessage(errs.ClassIronicException, msg)
 	}
-	log.Debug("agent command returned", "node", node.UUID, "method", method,
+	log.Debug("agent command returned", "node", tgt.NodeUUID, "method", method,
 		"status", resp.StatusCode, "command_status", result.Status, "error", result.Error)
 	if resp.StatusCode < http.StatusBadRequest {
 		return &result, nil
@@ -251,21 +249,21 @@ func (c *Client) decodeCommandResponse(node *model.Node, method, target string, 
 	fs, _ := faultstring.(string)
 	if strings.Contains(fs, "agent_token") {
 		log.Error("agent command failed; the error suggests an older ramdisk which does not support agent_token, this is fatal",
-			"node", node.UUID, "method", method, "status", resp.StatusCode)
+			"node", tgt.NodeUUID, "method", method, "status", resp.StatusCode)
 	} else {
-		log.Error("agent command failed: expected a 2xx HTTP status", "node", node.UUID, "method", method, "status", resp.StatusCode)
+		log.Error("agent command failed: expected a 2xx HTTP status", "node", tgt.NodeUUID, "method", method, "status", resp.StatusCode)
 	}
 	// IPA answers 409 when busy; agents before late Victoria say so only
 	// in the text, in lower case.
 	if resp.StatusCode == http.StatusConflict || strings.Contains(strings.ToLower(fs), "agent is busy") {
-		return nil, errs.New(errs.ClassAgentInProgress, map[string]any{"node": node.UUID, "command": method, "error": faultstring})
+		return nil, errs.New(errs.ClassAgentInProgress, map[string]any{"node": tgt.NodeUUID, "command": method, "error": faultstring})
 	}
-	return nil, errs.New(errs.ClassAgentAPIError, map[string]any{"node": node.UUID, "status": resp.StatusCode, "error": faultstring})
+	return nil, errs.New(errs.ClassAgentAPIError, map[string]any{"node": tgt.NodeUUID, "status": resp.StatusCode, "error": faultstring})
 }
 
 // raiseIfTypeError turns a command that died on a Python TypeError in the
 // agent (an incompatible call) into AgentAPIError.
-func raiseIfTypeError(r *CommandResult, node *model.Node) error {
+func raiseIfTypeError(r *CommandResult, tgt Target) error {
 	e, ok := r.Error.(map[string]any)
 	if !ok || e["type"] != "TypeError" {
 		return nil
@@ -275,40 +273,40 @@ func raiseIfTypeError(r *CommandResult, node *model.Node) error {
 	if f, ok := status.(float64); ok && f == float64(int64(f)) {
 		status = int64(f)
 	}
-	return errs.New(errs.ClassAgentAPIError, map[string]any{"node": node.UUID, "status": status, "error": CommandError(r)})
+	return errs.New(errs.ClassAgentAPIError, map[string]any{"node": tgt.NodeUUID, "status": status, "error": CommandError(r)})
 }
 
 // handleTimeout covers a request that failed in transit: the agent may
 // have received the command and lost only the answer, so if its last
 // command is this one and still running, that is the result.
-func (c *Client) handleTimeout(ctx context.Context, node *model.Node, method, cause string) (*CommandResult, error) {
+func (c *Client) handleTimeout(ctx context.Context, tgt Target, method, cause string) (*CommandResult, error) {
 	log := c.opts.log()
-	result, err := c.statusIfLastCommandMatches(ctx, node, method)
+	result, err := c.statusIfLastCommandMatches(ctx, tgt, method)
 	if err != nil {
 		log.Error(fmt.Sprintf("Failed to connect to the agent running on node %s for checking the last command status after failing to invoke command %s. Error: %v",
-			node.UUID, method, err))
+			tgt.NodeUUID, method, err))
 	}
 	if result == nil {
-		msg := fmt.Sprintf("Failed to connect to the agent running on node %s for invoking command %s. Error: %s", node.UUID, method, cause)
+		msg := fmt.Sprintf("Failed to connect to the agent running on node %s for invoking command %s. Error: %s", tgt.NodeUUID, method, cause)
 		log.Error(msg)
 		return nil, errs.New(errs.ClassAgentConnectionFailed, map[string]any{"reason": msg})
 	}
 	return result, nil
 }
 
-func (c *Client) statusIfLastCommandMatches(ctx context.Context, node *model.Node, method string) (*CommandResult, error) {
+func (c *Client) statusIfLastCommandMatches(ctx context.Context, tgt Target, method string) (*CommandResult, error) {
 	name := shortName(method)
-	commands, err := c.GetCommandsStatus(ctx, node, StatusOptions{})
+	commands, err := c.GetCommandsStatus(ctx, tgt, StatusOptions{})
 	if err != nil || len(commands) == 0 {
 		return nil, err
 	}
 	last := commands[len(commands)-1]
 	if last.Name != name {
-		c.opts.log().Debug("command is not currently executing", "node", node.UUID, "command", name, "last", last.Name)
+		c.opts.log().Debug("command is not currently executing", "node", tgt.NodeUUID, "command", name, "last", last.Name)
 		return nil, nil
 	}
 	if last.Status != StatusRunning {
-		c.opts.log().Debug("command is not currently executing", "node", node.UUID, "command", name, "status", last.Status)
+		c.opts.log().Debug("command is not currently executing", "node", tgt.NodeUUID, "command", name, "status", last.Status)
 		return nil, nil
 	}
 	return &last, nil
@@ -316,25 +314,25 @@ func (c *Client) statusIfLastCommandMatches(ctx context.Context, node *model.Nod
 
 // waitForCommand polls until the command is no longer RUNNING. Failures
 // other than "still running" or "not listed" end the wait at once.
-func (c *Client) waitForCommand(ctx context.Context, node *model.Node, method string) (*CommandResult, error) {
+func (c *Client) waitForCommand(ctx context.Context, tgt Target, method string) (*CommandResult, error) {
 	var err error
 	for i := range attempts(c.opts.CommandWaitAttempts) {
 		if i > 0 {
 			if serr := c.opts.clock().Sleep(ctx, c.opts.CommandWaitInterval); serr != nil {
-				return nil, fmt.Errorf("waiting for agent command %s on node %s: %w", method, node.UUID, serr)
+				return nil, fmt.Errorf("waiting for agent command %s on node %s: %w", method, tgt.NodeUUID, serr)
 			}
 		}
 		var r *CommandResult
-		r, err = c.GetLastCommandStatus(ctx, node, method)
+		r, err = c.GetLastCommandStatus(ctx, tgt, method)
 		if err != nil {
 			return nil, err
 		}
 		if r == nil || r.Status == StatusRunning {
-			c.opts.log().Debug("agent command has not finished yet", "node", node.UUID, "method", method)
-			err = errs.New(errs.ClassAgentCommandTimeout, map[string]any{"command": method, "node": node.UUID})
+			c.opts.log().Debug("agent command has not finished yet", "node", tgt.NodeUUID, "method", method)
+			err = errs.New(errs.ClassAgentCommandTimeout, map[string]any{"command": method, "node": tgt.NodeUUID})
 			continue
 		}
-		if terr := raiseIfTypeError(r, node); terr != nil {
+		if terr := raiseIfTypeError(r, tgt); terr != nil {
 			return nil, terr
 		}
 		return r, nil
@@ -354,16 +352,16 @@ type StatusOptions struct {
 
 // GetCommandsStatus lists every command the agent has run in this
 // ramdisk session, oldest first.
-func (c *Client) GetCommandsStatus(ctx context.Context, node *model.Node, opts StatusOptions) ([]CommandResult, error) {
-	target, err := c.commandURL(node)
+func (c *Client) GetCommandsStatus(ctx context.Context, tgt Target, opts StatusOptions) ([]CommandResult, error) {
+	target, err := c.commandURL(tgt)
 	if err != nil {
 		return nil, err
 	}
 	q := url.Values{}
-	if tok := node.InternalInfo().AgentToken(); tok != "" {
-		q.Set("agent_token", tok)
+	if tgt.Token != "" {
+		q.Set("agent_token", tgt.Token)
 	}
-	hc, err := c.httpClient(node)
+	hc, err := c.httpClient(tgt)
 	if err != nil {
 		return nil, err
 	}
@@ -375,21 +373,21 @@ func (c *Client) GetCommandsStatus(ctx context.Context, node *model.Node, opts S
 	if opts.NoRetry {
 		tries = 1
 	}
-	c.opts.log().Debug("fetching status of agent commands", "node", node.UUID)
+	c.opts.log().Debug("fetching status of agent commands", "node", tgt.NodeUUID)
 	var resp *http.Response
 	for i := range tries {
 		req, rerr := http.NewRequestWithContext(ctx, http.MethodGet, full, nil)
 		if rerr != nil {
-			return nil, fmt.Errorf("agent command status for node %s: %s", node.UUID, transportText(rerr))
+			return nil, fmt.Errorf("agent command status for node %s: %s", tgt.NodeUUID, transportText(rerr))
 		}
 		resp, err = hc.Do(req)
 		if err == nil {
 			break
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("agent command status for node %s: %w", node.UUID, ctx.Err())
+			return nil, fmt.Errorf("agent command status for node %s: %w", tgt.NodeUUID, ctx.Err())
 		}
-		msg := fmt.Sprintf("Failed to connect to the agent running on node %s to collect commands status. Error: %s", node.UUID, transportText(err))
+		msg := fmt.Sprintf("Failed to connect to the agent running on node %s to collect commands status. Error: %s", tgt.NodeUUID, transportText(err))
 		if opts.ExpectErrors {
 			c.opts.log().Debug(msg, "attempt", i+1)
 		} else {
@@ -403,7 +401,7 @@ func (c *Client) GetCommandsStatus(ctx context.Context, node *model.Node, opts S
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
-		msg := fmt.Sprintf("Failed to connect to the agent running on node %s to collect commands status. Error: %s", node.UUID, transportText(err))
+		msg := fmt.Sprintf("Failed to connect to the agent running on node %s to collect commands status. Error: %s", tgt.NodeUUID, transportText(err))
 		return nil, errs.New(errs.ClassAgentConnectionFailed, map[string]any{"reason": msg})
 	}
 	var body struct {
@@ -411,32 +409,32 @@ func (c *Client) GetCommandsStatus(ctx context.Context, node *model.Node, opts S
 		Faultstring any             `json:"faultstring"`
 	}
 	if err := json.Unmarshal(data, &body); err != nil {
-		return nil, errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("Unable to decode the status of agent commands for node %s: %v", node.UUID, err))
+		return nil, errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("Unable to decode the status of agent commands for node %s: %v", tgt.NodeUUID, err))
 	}
 	// Upstream indexes ['commands'] without looking at the status and
 	// fails with a KeyError on a 401; the status and the agent's text
 	// are more use to an operator.
 	if resp.StatusCode >= http.StatusBadRequest {
-		return nil, errs.New(errs.ClassAgentAPIError, map[string]any{"node": node.UUID, "status": resp.StatusCode, "error": body.Faultstring})
+		return nil, errs.New(errs.ClassAgentAPIError, map[string]any{"node": tgt.NodeUUID, "status": resp.StatusCode, "error": body.Faultstring})
 	}
 	if body.Commands == nil {
-		return nil, errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("The agent of node %s answered the command status without a commands list", node.UUID))
+		return nil, errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("The agent of node %s answered the command status without a commands list", tgt.NodeUUID))
 	}
 	if c.opts.log().Enabled(ctx, slog.LevelDebug) {
 		parts := make([]string, len(body.Commands))
 		for i, r := range body.Commands {
 			parts[i] = fmt.Sprintf("%s: status %s, error %q", r.Name, r.Status, pyfmt.Str(r.Error))
 		}
-		c.opts.log().Debug("status of agent commands", "node", node.UUID, "status", strings.Join(parts, "; "))
+		c.opts.log().Debug("status of agent commands", "node", tgt.NodeUUID, "status", strings.Join(parts, "; "))
 	}
 	return body.Commands, nil
 }
 
 // GetLastCommandStatus returns the most recent run of method (with or
 // without its extension prefix), nil when the agent has not run it.
-func (c *Client) GetLastCommandStatus(ctx context.Context, node *model.Node, method string) (*CommandResult, error) {
+func (c *Client) GetLastCommandStatus(ctx context.Context, tgt Target, method string) (*CommandResult, error) {
 	name := shortName(method)
-	commands, err := c.GetCommandsStatus(ctx, node, StatusOptions{})
+	commands, err := c.GetCommandsStatus(ctx, tgt, StatusOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -445,6 +443,6 @@ func (c *Client) GetLastCommandStatus(ctx context.Context, node *model.Node, met
 			return &commands[i], nil
 		}
 	}
-	c.opts.log().Debug("command is not in the executing commands list", "node", node.UUID, "command", name)
+	c.opts.log().Debug("command is not in the executing commands list", "node", tgt.NodeUUID, "command", name)
 	return nil, nil
 }

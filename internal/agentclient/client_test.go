@@ -18,7 +18,6 @@ import (
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
-	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/ipa"
 )
@@ -27,7 +26,7 @@ const token = "s3cr3t-Agent-Token_value"
 
 type env struct {
 	agent *ipa.Agent
-	node  *model.Node
+	tgt   Target
 	cl    *Client
 	clock *fakeclock.Clock
 	logs  *bytes.Buffer
@@ -45,16 +44,7 @@ func newEnv(t *testing.T, agent *ipa.Agent, tune func(*Options)) *env {
 	}
 	e.cl = New(opts)
 	t.Cleanup(e.cl.Close)
-	e.node = &model.Node{
-		UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123",
-		DriverInternalInfo: map[string]any{
-			"agent_url":                agent.URL(),
-			"agent_secret_token":       token,
-			"hardware_manager_version": ipa.HardwareManagerVersion(),
-		},
-		DriverInfo:   map[string]any{},
-		InstanceInfo: map[string]any{},
-	}
+	e.tgt = Target{NodeUUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", URL: agent.URL(), Token: token}
 	t.Cleanup(func() {
 		if strings.Contains(e.logs.String(), token) {
 			t.Errorf("agent token found in the client's log:\n%s", e.logs.String())
@@ -90,13 +80,14 @@ func wantClass(t *testing.T, err error, class errs.Class, message string) {
 	}
 }
 
-var view = NodeView{Node: map[string]any{"uuid": "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"}, Ports: []map[string]any{{"address": "52:54:00:12:34:56"}}}
+var view = NodeView{Node: map[string]any{"uuid": "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"}, Ports: []map[string]any{{"address": "52:54:00:12:34:56"}},
+	HardwareManagerVersion: ipa.HardwareManagerVersion()}
 
 func TestTypedCommands(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, ipa.New(t).WithToken(token), nil)
 
-	r, err := e.cl.GetCleanSteps(ctx, e.node, view)
+	r, err := e.cl.GetCleanSteps(ctx, e.tgt, view)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +100,12 @@ func TestTypedCommands(t *testing.T) {
 	if prio["erase_devices"] != 10 || prio["erase_devices_metadata"] != 99 {
 		t.Fatalf("clean step priorities %v", prio)
 	}
-	if got := e.agent.LastParams("clean.get_clean_steps"); got["node"].(map[string]any)["uuid"] != e.node.UUID || len(got["ports"].([]any)) != 1 {
+	if got := e.agent.LastParams("clean.get_clean_steps"); got["node"].(map[string]any)["uuid"] != e.tgt.NodeUUID || len(got["ports"].([]any)) != 1 {
 		t.Fatalf("get_clean_steps params %v", got)
 	}
 
 	step := map[string]any{"step": "erase_devices_metadata", "interface": "deploy", "priority": 99}
-	r, err = e.cl.ExecuteCleanStep(ctx, e.node, step, view)
+	r, err = e.cl.ExecuteCleanStep(ctx, e.tgt, step, view)
 	if err != nil || r.Status != StatusRunning || r.Name != "execute_clean_step" {
 		t.Fatalf("execute_clean_step: %+v, %v", r, err)
 	}
@@ -123,11 +114,11 @@ func TestTypedCommands(t *testing.T) {
 		t.Fatalf("execute_clean_step params %v", p)
 	}
 	// A second command while the step runs is refused as busy.
-	_, err = e.cl.PowerOff(ctx, e.node)
-	wantClass(t, err, "AgentInProgress", `Node `+e.node.UUID+` command "standby.power_off" failed. Agent is presently executing a command. Error Agent is busy: executing command execute_clean_step`)
+	_, err = e.cl.PowerOff(ctx, e.tgt)
+	wantClass(t, err, "AgentInProgress", `Node `+e.tgt.NodeUUID+` command "standby.power_off" failed. Agent is presently executing a command. Error Agent is busy: executing command execute_clean_step`)
 	// The step runs for one status read, then reports its result.
 	for i, want := range []string{StatusRunning, StatusSucceeded} {
-		last, err := e.cl.GetLastCommandStatus(ctx, e.node, "clean.execute_clean_step")
+		last, err := e.cl.GetLastCommandStatus(ctx, e.tgt, "clean.execute_clean_step")
 		if err != nil || last.Status != want {
 			t.Fatalf("read %d: %+v, %v; want %s", i, last, err, want)
 		}
@@ -142,10 +133,10 @@ func TestTypedCommands(t *testing.T) {
 		cmd  string
 		key  string
 	}{
-		{"get_deploy_steps", func() (*CommandResult, error) { return e.cl.GetDeploySteps(ctx, e.node, view) }, "deploy.get_deploy_steps", "deploy_steps"},
-		{"get_service_steps", func() (*CommandResult, error) { return e.cl.GetServiceSteps(ctx, e.node, view) }, "service.get_service_steps", "service_steps"},
-		{"get_partition_uuids", func() (*CommandResult, error) { return e.cl.GetPartitionUUIDs(ctx, e.node) }, "standby.get_partition_uuids", "root uuid"},
-		{"collect_system_logs", func() (*CommandResult, error) { return e.cl.CollectSystemLogs(ctx, e.node) }, "log.collect_system_logs", "system_logs"},
+		{"get_deploy_steps", func() (*CommandResult, error) { return e.cl.GetDeploySteps(ctx, e.tgt, view) }, "deploy.get_deploy_steps", "deploy_steps"},
+		{"get_service_steps", func() (*CommandResult, error) { return e.cl.GetServiceSteps(ctx, e.tgt, view) }, "service.get_service_steps", "service_steps"},
+		{"get_partition_uuids", func() (*CommandResult, error) { return e.cl.GetPartitionUUIDs(ctx, e.tgt) }, "standby.get_partition_uuids", "root uuid"},
+		{"collect_system_logs", func() (*CommandResult, error) { return e.cl.CollectSystemLogs(ctx, e.tgt) }, "log.collect_system_logs", "system_logs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := tc.call()
@@ -163,7 +154,7 @@ func TestTypedCommands(t *testing.T) {
 
 	deployStep := map[string]any{"interface": "deploy", "step": "write_image", "priority": 80,
 		"args": map[string]any{"image_info": map[string]any{"id": "img", "urls": []any{"http://127.0.0.1/img"}}}}
-	r, err = e.cl.ExecuteDeployStep(ctx, e.node, deployStep, view)
+	r, err = e.cl.ExecuteDeployStep(ctx, e.tgt, deployStep, view)
 	if err != nil || r.Status != StatusRunning {
 		t.Fatalf("execute_deploy_step: %+v, %v", r, err)
 	}
@@ -172,34 +163,34 @@ func TestTypedCommands(t *testing.T) {
 	}
 	// write_image stays RUNNING for two polls.
 	for i, want := range []string{StatusRunning, StatusRunning, StatusSucceeded} {
-		last, err := e.cl.GetLastCommandStatus(ctx, e.node, "execute_deploy_step")
+		last, err := e.cl.GetLastCommandStatus(ctx, e.tgt, "execute_deploy_step")
 		if err != nil || last.Status != want {
 			t.Fatalf("poll %d: %+v, %v; want %s", i, last, err, want)
 		}
 	}
 
-	r, err = e.cl.ExecuteServiceStep(ctx, e.node, map[string]any{"step": "burnin_cpu", "interface": "deploy"}, view)
+	r, err = e.cl.ExecuteServiceStep(ctx, e.tgt, map[string]any{"step": "burnin_cpu", "interface": "deploy"}, view)
 	if err != nil || r.Status != StatusRunning || e.agent.LastParams("service.execute_service_step")["service_version"] == nil {
 		t.Fatalf("execute_service_step: %+v, %v", r, err)
 	}
 	for range 2 {
-		if _, err := e.cl.GetCommandsStatus(ctx, e.node, StatusOptions{}); err != nil {
+		if _, err := e.cl.GetCommandsStatus(ctx, e.tgt, StatusOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	r, err = e.cl.Sync(ctx, e.node)
+	r, err = e.cl.Sync(ctx, e.tgt)
 	if err != nil || r.Status != StatusSucceeded || r.Name != "sync" {
 		t.Fatalf("sync: %+v, %v", r, err)
 	}
-	r, err = e.cl.Reboot(ctx, e.node)
+	r, err = e.cl.Reboot(ctx, e.tgt)
 	if err != nil || r.Name != "run_image" {
 		t.Fatalf("reboot: %+v, %v", r, err)
 	}
-	if last, err := e.cl.GetLastCommandStatus(ctx, e.node, "standby.run_image"); err != nil || last.Status != StatusSucceeded {
+	if last, err := e.cl.GetLastCommandStatus(ctx, e.tgt, "standby.run_image"); err != nil || last.Status != StatusSucceeded {
 		t.Fatalf("run_image status %+v, %v", last, err)
 	}
-	r, err = e.cl.PowerOff(ctx, e.node)
+	r, err = e.cl.PowerOff(ctx, e.tgt)
 	if err != nil || r.Name != "power_off" {
 		t.Fatalf("power_off: %+v, %v", r, err)
 	}
@@ -210,7 +201,7 @@ func TestInstallBootloaderPolls(t *testing.T) {
 	agent := ipa.New(t).WithToken(token)
 	agent.Handle("image.install_bootloader", ipa.Async(3, nil))
 	e := newEnv(t, agent, nil)
-	r, err := e.cl.InstallBootloader(ctx, e.node, BootloaderParams{RootUUID: "root-1", TargetBootMode: "uefi", EFISystemPartUUID: "efi-1"})
+	r, err := e.cl.InstallBootloader(ctx, e.tgt, BootloaderParams{RootUUID: "root-1", TargetBootMode: "uefi", EFISystemPartUUID: "efi-1"})
 	if err != nil || r.Status != StatusSucceeded {
 		t.Fatalf("%+v, %v", r, err)
 	}
@@ -235,7 +226,7 @@ func TestInstallBootloaderFallback(t *testing.T) {
 	t.Run("bios retries without boot mode", func(t *testing.T) {
 		agent := ipa.New(t).WithToken(token).Handle("image.install_bootloader", oldAgent)
 		e := newEnv(t, agent, nil)
-		r, err := e.cl.InstallBootloader(ctx, e.node, BootloaderParams{RootUUID: "r", TargetBootMode: "bios"})
+		r, err := e.cl.InstallBootloader(ctx, e.tgt, BootloaderParams{RootUUID: "r", TargetBootMode: "bios"})
 		if err != nil || r.Status != StatusSucceeded {
 			t.Fatalf("%+v, %v", r, err)
 		}
@@ -246,8 +237,8 @@ func TestInstallBootloaderFallback(t *testing.T) {
 	t.Run("uefi on software RAID fails", func(t *testing.T) {
 		agent := ipa.New(t).WithToken(token).Handle("image.install_bootloader", oldAgent)
 		e := newEnv(t, agent, nil)
-		_, err := e.cl.InstallBootloader(ctx, e.node, BootloaderParams{RootUUID: "r", TargetBootMode: "uefi", SoftwareRAID: true})
-		wantClass(t, err, "AgentAPIError", "Agent API for node "+e.node.UUID+" returned HTTP status code 400 with error: Invalid command parameters: unexpected target_boot_mode")
+		_, err := e.cl.InstallBootloader(ctx, e.tgt, BootloaderParams{RootUUID: "r", TargetBootMode: "uefi", SoftwareRAID: true})
+		wantClass(t, err, "AgentAPIError", "Agent API for node "+e.tgt.NodeUUID+" returned HTTP status code 400 with error: Invalid command parameters: unexpected target_boot_mode")
 		if agent.Count("image.install_bootloader") != 1 {
 			t.Fatalf("sent %d times", agent.Count("image.install_bootloader"))
 		}
@@ -257,8 +248,8 @@ func TestInstallBootloaderFallback(t *testing.T) {
 func TestPollTimeout(t *testing.T) {
 	agent := ipa.New(t).WithToken(token).Handle("image.install_bootloader", ipa.Async(1000, nil))
 	e := newEnv(t, agent, func(o *Options) { o.CommandWaitAttempts = 4 })
-	_, err := e.cl.InstallBootloader(context.Background(), e.node, BootloaderParams{RootUUID: "r", TargetBootMode: "bios"})
-	wantClass(t, err, "AgentCommandTimeout", "Timeout executing command image.install_bootloader on node "+e.node.UUID)
+	_, err := e.cl.InstallBootloader(context.Background(), e.tgt, BootloaderParams{RootUUID: "r", TargetBootMode: "bios"})
+	wantClass(t, err, "AgentCommandTimeout", "Timeout executing command image.install_bootloader on node "+e.tgt.NodeUUID)
 	if agent.Count("status") != 4 || len(e.clock.Sleeps()) != 3 {
 		t.Fatalf("status reads %d, sleeps %d", agent.Count("status"), len(e.clock.Sleeps()))
 	}
@@ -272,15 +263,15 @@ func TestFailedCommandAndTypeError(t *testing.T) {
 		return ipa.Outcome{Error: ipa.CommandError("TypeError", "Command execution failed", "sync() got an unexpected keyword argument 'x'", 500)}
 	})
 	e := newEnv(t, agent, nil)
-	if _, err := e.cl.ExecuteCleanStep(ctx, e.node, map[string]any{"step": "erase_devices"}, view); err != nil {
+	if _, err := e.cl.ExecuteCleanStep(ctx, e.tgt, map[string]any{"step": "erase_devices"}, view); err != nil {
 		t.Fatal(err)
 	}
-	last, err := e.cl.GetLastCommandStatus(ctx, e.node, "clean.execute_clean_step")
+	last, err := e.cl.GetLastCommandStatus(ctx, e.tgt, "clean.execute_clean_step")
 	if err != nil || last.Status != StatusFailed || CommandError(last) != "disk on fire" {
 		t.Fatalf("%+v, %v", last, err)
 	}
-	_, err = e.cl.Sync(ctx, e.node)
-	wantClass(t, err, "AgentAPIError", "Agent API for node "+e.node.UUID+" returned HTTP status code 500 with error: sync() got an unexpected keyword argument 'x'")
+	_, err = e.cl.Sync(ctx, e.tgt)
+	wantClass(t, err, "AgentAPIError", "Agent API for node "+e.tgt.NodeUUID+" returned HTTP status code 500 with error: sync() got an unexpected keyword argument 'x'")
 }
 
 func TestCommandErrorText(t *testing.T) {
@@ -307,14 +298,14 @@ func TestTokenRequired(t *testing.T) {
 			agent := ipa.New(t).WithToken(token)
 			e := newEnv(t, agent, nil)
 			if tc.nodeToken == "" {
-				delete(e.node.DriverInternalInfo, "agent_secret_token")
+				e.tgt.Token = ""
 			} else {
-				e.node.DriverInternalInfo["agent_secret_token"] = tc.nodeToken
+				e.tgt.Token = tc.nodeToken
 			}
-			_, err := e.cl.Sync(ctx, e.node)
-			wantClass(t, err, "AgentAPIError", "Agent API for node "+e.node.UUID+" returned HTTP status code 401 with error: 401 Unauthorized: Token invalid.")
-			_, err = e.cl.GetCommandsStatus(ctx, e.node, StatusOptions{})
-			wantClass(t, err, "AgentAPIError", "Agent API for node "+e.node.UUID+" returned HTTP status code 401 with error: 401 Unauthorized: Token invalid.")
+			_, err := e.cl.Sync(ctx, e.tgt)
+			wantClass(t, err, "AgentAPIError", "Agent API for node "+e.tgt.NodeUUID+" returned HTTP status code 401 with error: 401 Unauthorized: Token invalid.")
+			_, err = e.cl.GetCommandsStatus(ctx, e.tgt, StatusOptions{})
+			wantClass(t, err, "AgentAPIError", "Agent API for node "+e.tgt.NodeUUID+" returned HTTP status code 401 with error: 401 Unauthorized: Token invalid.")
 			if agent.Count("unauthorized") != 2 || len(agent.Commands()) != 0 {
 				t.Fatalf("unauthorized %d, commands %d", agent.Count("unauthorized"), len(agent.Commands()))
 			}
@@ -326,14 +317,14 @@ func TestBusyIsAgentInProgress(t *testing.T) {
 	agent := ipa.New(t).WithToken(token)
 	agent.BusyNext(1)
 	e := newEnv(t, agent, nil)
-	_, err := e.cl.Sync(context.Background(), e.node)
-	wantClass(t, err, "AgentInProgress", `Node `+e.node.UUID+` command "standby.sync" failed. Agent is presently executing a command. Error Agent is busy: executing command sync`)
+	_, err := e.cl.Sync(context.Background(), e.tgt)
+	wantClass(t, err, "AgentInProgress", `Node `+e.tgt.NodeUUID+` command "standby.sync" failed. Agent is presently executing a command. Error Agent is busy: executing command sync`)
 	// Not retried by the client: the conductor tries again at the next
 	// heartbeat, as upstream.
 	if agent.Count("standby.sync") != 1 {
 		t.Fatalf("sent %d times", agent.Count("standby.sync"))
 	}
-	if _, err := e.cl.Sync(context.Background(), e.node); err != nil {
+	if _, err := e.cl.Sync(context.Background(), e.tgt); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -344,7 +335,7 @@ func TestConnectionRetries(t *testing.T) {
 		agent := ipa.New(t).WithToken(token)
 		agent.DropNext(2)
 		e := newEnv(t, agent, nil)
-		r, err := e.cl.Sync(ctx, e.node)
+		r, err := e.cl.Sync(ctx, e.tgt)
 		if err != nil || r.Status != StatusSucceeded {
 			t.Fatalf("%+v, %v", r, err)
 		}
@@ -357,10 +348,10 @@ func TestConnectionRetries(t *testing.T) {
 		agent := ipa.New(t).WithToken(token)
 		agent.Down()
 		e := newEnv(t, agent, func(o *Options) { o.MaxCommandAttempts = 2 })
-		_, err := e.cl.Sync(ctx, e.node)
+		_, err := e.cl.Sync(ctx, e.tgt)
 		wantClass(t, err, "AgentConnectionFailed", "")
 		msg := err.Error()
-		if !strings.HasPrefix(msg, "Connection to agent failed: Failed to connect to the agent running on node "+e.node.UUID+" for invoking command standby.sync. Error: ") {
+		if !strings.HasPrefix(msg, "Connection to agent failed: Failed to connect to the agent running on node "+e.tgt.NodeUUID+" for invoking command standby.sync. Error: ") {
 			t.Fatalf("message %q", msg)
 		}
 		// 2 POST attempts, each followed by a status check retried twice.
@@ -372,7 +363,7 @@ func TestConnectionRetries(t *testing.T) {
 		agent := ipa.New(t).WithToken(token)
 		agent.LoseAnswerNext(1)
 		e := newEnv(t, agent, nil)
-		r, err := e.cl.ExecuteCleanStep(ctx, e.node, map[string]any{"step": "erase_devices"}, view)
+		r, err := e.cl.ExecuteCleanStep(ctx, e.tgt, map[string]any{"step": "erase_devices"}, view)
 		if err != nil || r.Status != StatusRunning || r.Name != "execute_clean_step" {
 			t.Fatalf("%+v, %v", r, err)
 		}
@@ -384,7 +375,7 @@ func TestConnectionRetries(t *testing.T) {
 		agent := ipa.New(t).WithToken(token)
 		agent.LoseAnswerNext(1)
 		e := newEnv(t, agent, nil)
-		if _, err := e.cl.Sync(ctx, e.node); err != nil {
+		if _, err := e.cl.Sync(ctx, e.tgt); err != nil {
 			t.Fatal(err)
 		}
 		if agent.Count("standby.sync") != 2 {
@@ -395,7 +386,7 @@ func TestConnectionRetries(t *testing.T) {
 		agent := ipa.New(t).WithToken(token)
 		agent.SlowNext(1, 500*time.Millisecond)
 		e := newEnv(t, agent, func(o *Options) { o.CommandTimeout = 100 * time.Millisecond })
-		r, err := e.cl.Sync(ctx, e.node)
+		r, err := e.cl.Sync(ctx, e.tgt)
 		if err != nil || r.Status != StatusSucceeded {
 			t.Fatalf("%+v, %v", r, err)
 		}
@@ -409,17 +400,17 @@ func TestConnectionRetries(t *testing.T) {
 		agent := ipa.New(t).WithToken(token)
 		agent.DropStatusNext(2)
 		e := newEnv(t, agent, nil)
-		if _, err := e.cl.GetCommandsStatus(ctx, e.node, StatusOptions{}); err != nil {
+		if _, err := e.cl.GetCommandsStatus(ctx, e.tgt, StatusOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if agent.Count("status") != 3 {
 			t.Fatalf("status reads %d", agent.Count("status"))
 		}
 		agent.Down()
-		_, err := e.cl.GetCommandsStatus(ctx, e.node, StatusOptions{NoRetry: true})
+		_, err := e.cl.GetCommandsStatus(ctx, e.tgt, StatusOptions{NoRetry: true})
 		wantClass(t, err, "AgentConnectionFailed", "")
 		before := agent.Count("dropped")
-		_, err = e.cl.GetCommandsStatus(ctx, e.node, StatusOptions{})
+		_, err = e.cl.GetCommandsStatus(ctx, e.tgt, StatusOptions{})
 		wantClass(t, err, "AgentConnectionFailed", "")
 		if agent.Count("dropped")-before != 3 {
 			t.Fatalf("retried %d times, want [agent]/max_command_attempts", agent.Count("dropped")-before)
@@ -427,8 +418,8 @@ func TestConnectionRetries(t *testing.T) {
 	})
 	t.Run("no agent_url", func(t *testing.T) {
 		e := newEnv(t, ipa.New(t).WithToken(token), nil)
-		delete(e.node.DriverInternalInfo, "agent_url")
-		_, err := e.cl.Sync(ctx, e.node)
+		e.tgt.URL = ""
+		_, err := e.cl.Sync(ctx, e.tgt)
 		wantClass(t, err, "AgentConnectionFailed", "Agent driver requires agent_url in driver_internal_info")
 	})
 }
@@ -436,10 +427,10 @@ func TestConnectionRetries(t *testing.T) {
 func TestAgentErrors(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, ipa.New(t).WithToken(token), nil)
-	_, err := e.cl.Command(ctx, e.node, "nosuch.command", nil, Async)
-	wantClass(t, err, "AgentAPIError", "Agent API for node "+e.node.UUID+" returned HTTP status code 404 with error: Not found: Extension with id nosuch not found.")
-	_, err = e.cl.Command(ctx, e.node, "standby.nosuch", nil, Async)
-	wantClass(t, err, "AgentAPIError", "Agent API for node "+e.node.UUID+" returned HTTP status code 400 with error: Invalid command: Unknown command: nosuch")
+	_, err := e.cl.Command(ctx, e.tgt, "nosuch.command", nil, Async)
+	wantClass(t, err, "AgentAPIError", "Agent API for node "+e.tgt.NodeUUID+" returned HTTP status code 404 with error: Not found: Extension with id nosuch not found.")
+	_, err = e.cl.Command(ctx, e.tgt, "standby.nosuch", nil, Async)
+	wantClass(t, err, "AgentAPIError", "Agent API for node "+e.tgt.NodeUUID+" returned HTTP status code 400 with error: Invalid command: Unknown command: nosuch")
 }
 
 func TestFinalizeRescue(t *testing.T) {
@@ -447,8 +438,7 @@ func TestFinalizeRescue(t *testing.T) {
 	t.Run("hashed", func(t *testing.T) {
 		agent := ipa.New(t).WithToken(token)
 		e := newEnv(t, agent, nil)
-		e.node.InstanceInfo["hashed_rescue_password"] = "$6$salt$hash"
-		if _, err := e.cl.FinalizeRescue(ctx, e.node); err != nil {
+		if _, err := e.cl.FinalizeRescue(ctx, e.tgt, RescuePassword{Hashed: "$6$salt$hash"}); err != nil {
 			t.Fatal(err)
 		}
 		p := agent.LastParams("rescue.finalize_rescue")
@@ -458,7 +448,7 @@ func TestFinalizeRescue(t *testing.T) {
 	})
 	t.Run("missing password", func(t *testing.T) {
 		e := newEnv(t, ipa.New(t).WithToken(token), nil)
-		_, err := e.cl.FinalizeRescue(ctx, e.node)
+		_, err := e.cl.FinalizeRescue(ctx, e.tgt, RescuePassword{})
 		wantClass(t, err, "IronicException", "Agent rescue requires rescue_password in instance_info")
 	})
 	oldAgent := func(p map[string]any) ipa.Outcome {
@@ -469,16 +459,13 @@ func TestFinalizeRescue(t *testing.T) {
 	}
 	t.Run("old agent refused", func(t *testing.T) {
 		e := newEnv(t, ipa.New(t).WithToken(token).Handle("rescue.finalize_rescue", oldAgent), nil)
-		e.node.InstanceInfo["hashed_rescue_password"] = "h"
-		_, err := e.cl.FinalizeRescue(ctx, e.node)
+		_, err := e.cl.FinalizeRescue(ctx, e.tgt, RescuePassword{Hashed: "h"})
 		wantClass(t, err, "InstanceRescueFailure", "Unable to rescue node due to an out of date agent ramdisk. Please contact the administrator to update the rescue ramdisk to contain an ironic-python-agent version of at least 6.0.0.")
 	})
 	t.Run("old agent plain password allowed", func(t *testing.T) {
 		agent := ipa.New(t).WithToken(token).Handle("rescue.finalize_rescue", oldAgent)
 		e := newEnv(t, agent, func(o *Options) { o.RequireRescuePasswordHashed = false })
-		e.node.InstanceInfo["hashed_rescue_password"] = "h"
-		e.node.InstanceInfo["rescue_password"] = "plain"
-		if _, err := e.cl.FinalizeRescue(ctx, e.node); err != nil {
+		if _, err := e.cl.FinalizeRescue(ctx, e.tgt, RescuePassword{Hashed: "h", Plain: "plain"}); err != nil {
 			t.Fatal(err)
 		}
 		if p := agent.LastParams("rescue.finalize_rescue"); p["rescue_password"] != "plain" {
@@ -492,7 +479,7 @@ func TestServiceStepsOldAgent(t *testing.T) {
 		return ipa.Outcome{Fault: &ipa.Fault{Status: 404, Faultstring: "Not found: Extension with id service not found."}}
 	})
 	e := newEnv(t, agent, nil)
-	r, err := e.cl.GetServiceSteps(context.Background(), e.node, view)
+	r, err := e.cl.GetServiceSteps(context.Background(), e.tgt, view)
 	if err != nil || r.Result != nil {
 		t.Fatalf("%+v, %v", r, err)
 	}
@@ -503,7 +490,7 @@ func TestLockdown(t *testing.T) {
 	t.Run("agent goes away", func(t *testing.T) {
 		agent := ipa.New(t).WithToken(token)
 		e := newEnv(t, agent, nil)
-		if err := e.cl.Lockdown(ctx, e.node, true); err != nil {
+		if err := e.cl.Lockdown(ctx, e.tgt, true); err != nil {
 			t.Fatal(err)
 		}
 		if agent.Count("standby.sync") != 1 || agent.Count("system.lockdown") != 1 || len(e.clock.Sleeps()) != 0 {
@@ -513,8 +500,8 @@ func TestLockdown(t *testing.T) {
 	t.Run("agent stays", func(t *testing.T) {
 		agent := ipa.New(t).WithToken(token).Handle("system.lockdown", ipa.Async(0, nil))
 		e := newEnv(t, agent, func(o *Options) { o.PostDeployGetPowerStateRetries = 2 })
-		err := e.cl.Lockdown(ctx, e.node, true)
-		wantClass(t, err, "AgentCommandTimeout", "Timeout executing command system.lockdown on node "+e.node.UUID)
+		err := e.cl.Lockdown(ctx, e.tgt, true)
+		wantClass(t, err, "AgentCommandTimeout", "Timeout executing command system.lockdown on node "+e.tgt.NodeUUID)
 		if agent.Count("status") != 3 || len(e.clock.Sleeps()) != 2 || e.clock.Sleeps()[0] != 5*time.Second {
 			t.Fatalf("status %d sleeps %v", agent.Count("status"), e.clock.Sleeps())
 		}
@@ -523,10 +510,10 @@ func TestLockdown(t *testing.T) {
 		agent := ipa.New(t).WithToken(token)
 		agent.Down()
 		e := newEnv(t, agent, nil)
-		if err := e.cl.Lockdown(ctx, e.node, false); err != nil {
+		if err := e.cl.Lockdown(ctx, e.tgt, false); err != nil {
 			t.Fatal(err)
 		}
-		err := e.cl.Lockdown(ctx, e.node, true)
+		err := e.cl.Lockdown(ctx, e.tgt, true)
 		wantClass(t, err, "AgentConnectionFailed", "")
 	})
 }
@@ -538,38 +525,38 @@ func TestTLS(t *testing.T) {
 	if err := os.WriteFile(ca, []byte(agent.CAPEM()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("agent CA from driver_internal_info", func(t *testing.T) {
+	t.Run("agent CA of the node", func(t *testing.T) {
 		e := newEnv(t, agent, nil)
-		e.node.DriverInternalInfo["agent_verify_ca"] = ca
-		if _, err := e.cl.Sync(ctx, e.node); err != nil {
+		e.tgt.VerifyCA = ca
+		if _, err := e.cl.Sync(ctx, e.tgt); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("system roots refuse the agent", func(t *testing.T) {
 		e := newEnv(t, agent, func(o *Options) { o.MaxCommandAttempts = 1 })
-		_, err := e.cl.Sync(ctx, e.node)
+		_, err := e.cl.Sync(ctx, e.tgt)
 		wantClass(t, err, "AgentConnectionFailed", "")
 		if !strings.Contains(err.Error(), "certificate") {
 			t.Fatalf("message %q", err)
 		}
 	})
-	t.Run("verify off in driver_info", func(t *testing.T) {
+	t.Run("verify off for the node", func(t *testing.T) {
 		e := newEnv(t, agent, nil)
-		e.node.DriverInfo["agent_verify_ca"] = "false"
-		if _, err := e.cl.Sync(ctx, e.node); err != nil {
+		e.tgt.VerifyCA = "false"
+		if _, err := e.cl.Sync(ctx, e.tgt); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("conf path", func(t *testing.T) {
 		e := newEnv(t, agent, func(o *Options) { o.VerifyCA = ca })
-		if _, err := e.cl.Sync(ctx, e.node); err != nil {
+		if _, err := e.cl.Sync(ctx, e.tgt); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("neither path nor boolean", func(t *testing.T) {
 		e := newEnv(t, agent, nil)
-		e.node.DriverInternalInfo["agent_verify_ca"] = "/no/such/ca.pem"
-		_, err := e.cl.Sync(ctx, e.node)
+		e.tgt.VerifyCA = "/no/such/ca.pem"
+		_, err := e.cl.Sync(ctx, e.tgt)
 		wantClass(t, err, "InvalidParameterValue", "Agent CA /no/such/ca.pem is neither a path nor a boolean")
 	})
 }
@@ -628,8 +615,8 @@ func TestNonJSONAnswerKeepsRequestOut(t *testing.T) {
 		io.WriteString(w, "<html>bad gateway</html>")
 	}))
 	t.Cleanup(proxy.Close)
-	e.node.DriverInternalInfo["agent_url"] = proxy.URL
-	_, err := e.cl.Command(ctx, e.node, "deploy.execute_deploy_step", map[string]any{"configdrive": "SECRET-CONFIGDRIVE"}, Async)
+	e.tgt.URL = proxy.URL
+	_, err := e.cl.Command(ctx, e.tgt, "deploy.execute_deploy_step", map[string]any{"configdrive": "SECRET-CONFIGDRIVE"}, Async)
 	wantClass(t, err, "IronicException", "")
 	msg := err.Error()
 	if !strings.Contains(msg, "Unable to decode response as JSON.") || !strings.Contains(msg, "bad gateway") {

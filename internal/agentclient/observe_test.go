@@ -29,10 +29,10 @@ func TestObserveCommands(t *testing.T) {
 			seen[command] = append(seen[command], err == nil)
 		}
 	})
-	if _, err := e.cl.GetCleanSteps(ctx, e.node, view); err != nil {
+	if _, err := e.cl.GetCleanSteps(ctx, e.tgt, view); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.cl.Sync(ctx, e.node); err == nil {
+	if _, err := e.cl.Sync(ctx, e.tgt); err == nil {
 		t.Fatal("sync with a TypeError succeeded")
 	}
 	mu.Lock()

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/config"
-	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/swift"
 )
 
@@ -66,13 +65,13 @@ func (c *Client) DeployLogsCollect() string { return c.opts.DeployLogs.Collect }
 
 // RamdiskLogsFileName is upstream get_ramdisk_logs_file_name:
 // <uuid>[_<name>][_<instance_uuid>][_<label>]_<UTC time>.tar.gz.
-func (c *Client) RamdiskLogsFileName(node *model.Node, label string) string {
-	fields := []string{node.UUID}
-	if node.Name != nil && *node.Name != "" {
-		fields = append(fields, *node.Name)
+func (c *Client) RamdiskLogsFileName(tgt Target, label string) string {
+	fields := []string{tgt.NodeUUID}
+	if tgt.NodeName != "" {
+		fields = append(fields, tgt.NodeName)
 	}
-	if node.InstanceUUID != nil && *node.InstanceUUID != "" {
-		fields = append(fields, *node.InstanceUUID)
+	if tgt.InstanceUUID != "" {
+		fields = append(fields, tgt.InstanceUUID)
 	}
 	if label != "" {
 		fields = append(fields, label)
@@ -86,33 +85,33 @@ func (c *Client) RamdiskLogsFileName(node *model.Node, label string) string {
 // are stored under the storage backend; label (a flow such as "cleaning")
 // goes into the file name. Failing to collect or store is logged, never
 // returned: the flow that asked goes on as it would have.
-func (c *Client) CollectRamdiskLogs(ctx context.Context, node *model.Node, label string) {
+func (c *Client) CollectRamdiskLogs(ctx context.Context, tgt Target, label string) {
 	if c.opts.DeployLogs.Collect == LogsNever {
 		return
 	}
 	log := c.opts.log()
-	res, err := c.CollectSystemLogs(ctx, node)
+	res, err := c.CollectSystemLogs(ctx, tgt)
 	if err != nil {
-		log.ErrorContext(ctx, fmt.Sprintf("Failed to invoke collect_system_logs agent command for node %s. Error: %s", node.UUID, err), "node", node.UUID)
+		log.ErrorContext(ctx, fmt.Sprintf("Failed to invoke collect_system_logs agent command for node %s. Error: %s", tgt.NodeUUID, err), "node", tgt.NodeUUID)
 		return
 	}
 	logs, _ := res.ResultMap()["system_logs"].(string)
 	if res.Status == StatusFailed || logs == "" {
-		log.ErrorContext(ctx, fmt.Sprintf("Failed to collect logs from the node %s deployment. Error: %v", node.UUID, CommandError(res)), "node", node.UUID)
+		log.ErrorContext(ctx, fmt.Sprintf("Failed to collect logs from the node %s deployment. Error: %v", tgt.NodeUUID, CommandError(res)), "node", tgt.NodeUUID)
 		return
 	}
-	if err := c.storeRamdiskLogs(ctx, node, logs, label); err != nil {
-		log.ErrorContext(ctx, fmt.Sprintf("Failed to store the logs from the node %s deployment. Error: %s", node.UUID, err), "node", node.UUID)
+	if err := c.storeRamdiskLogs(ctx, tgt, logs, label); err != nil {
+		log.ErrorContext(ctx, fmt.Sprintf("Failed to store the logs from the node %s deployment. Error: %s", tgt.NodeUUID, err), "node", tgt.NodeUUID)
 	}
 }
 
 // storeRamdiskLogs is upstream store_ramdisk_logs.
-func (c *Client) storeRamdiskLogs(ctx context.Context, node *model.Node, logs, label string) error {
+func (c *Client) storeRamdiskLogs(ctx context.Context, tgt Target, logs, label string) error {
 	data, err := base64.StdEncoding.DecodeString(logs)
 	if err != nil {
 		return fmt.Errorf("decode the logs archive: %w", err)
 	}
-	name := c.RamdiskLogsFileName(node, label)
+	name := c.RamdiskLogsFileName(tgt, label)
 	switch c.opts.DeployLogs.StorageBackend {
 	case "local":
 		dir := c.opts.DeployLogs.LocalPath
@@ -123,7 +122,7 @@ func (c *Client) storeRamdiskLogs(ctx context.Context, node *model.Node, logs, l
 		if err := os.WriteFile(path, data, 0o640); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
-		c.opts.log().Info("stored the ramdisk logs", "node", node.UUID, "path", path)
+		c.opts.log().Info("stored the ramdisk logs", "node", tgt.NodeUUID, "path", path)
 		return nil
 	case "swift":
 		d := c.opts.DeployLogs
@@ -135,7 +134,7 @@ func (c *Client) storeRamdiskLogs(ctx context.Context, node *model.Node, logs, l
 		if err := d.Swift.CreateObject(ctx, d.SwiftContainer, name, data, map[string]string{"X-Delete-After": expire}); err != nil {
 			return err
 		}
-		c.opts.log().InfoContext(ctx, fmt.Sprintf("Ramdisk logs were stored in swift for node %s", node.UUID), "node", node.UUID, "container", d.SwiftContainer, "object", name)
+		c.opts.log().InfoContext(ctx, fmt.Sprintf("Ramdisk logs were stored in swift for node %s", tgt.NodeUUID), "node", tgt.NodeUUID, "container", d.SwiftContainer, "object", name)
 		return nil
 	}
 	return fmt.Errorf("unknown deploy_logs_storage_backend %q", c.opts.DeployLogs.StorageBackend)

@@ -42,9 +42,9 @@ func TestCollectRamdiskLogs(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "deploy")
 		e := newEnv(t, logsAgent(t), local(dir, LogsOnFailure))
 		name, instance := "node-7", "0c5a4f8e-4f6b-4a87-9e8b-3b8c6f6f2a11"
-		e.node.Name, e.node.InstanceUUID = &name, &instance
-		e.cl.CollectRamdiskLogs(ctx, e.node, "cleaning")
-		want := filepath.Join(dir, e.node.UUID+"_node-7_"+instance+"_cleaning_2026-03-04-04-06-07.tar.gz")
+		e.tgt.NodeName, e.tgt.InstanceUUID = name, instance
+		e.cl.CollectRamdiskLogs(ctx, e.tgt, "cleaning")
+		want := filepath.Join(dir, e.tgt.NodeUUID+"_node-7_"+instance+"_cleaning_2026-03-04-04-06-07.tar.gz")
 		got, err := os.ReadFile(want)
 		if err != nil {
 			t.Fatalf("stored logs: %v (log: %s)", err, e.logText())
@@ -58,14 +58,14 @@ func TestCollectRamdiskLogs(t *testing.T) {
 	})
 	t.Run("no label, no name", func(t *testing.T) {
 		e := newEnv(t, logsAgent(t), local(t.TempDir(), LogsAlways))
-		if got := e.cl.RamdiskLogsFileName(e.node, ""); got != e.node.UUID+"_2026-03-04-04-06-07.tar.gz" {
+		if got := e.cl.RamdiskLogsFileName(e.tgt, ""); got != e.tgt.NodeUUID+"_2026-03-04-04-06-07.tar.gz" {
 			t.Fatalf("file name %q", got)
 		}
 	})
 	t.Run("never asks nothing", func(t *testing.T) {
 		dir := t.TempDir()
 		e := newEnv(t, logsAgent(t), local(dir, LogsNever))
-		e.cl.CollectRamdiskLogs(ctx, e.node, "")
+		e.cl.CollectRamdiskLogs(ctx, e.tgt, "")
 		if e.agent.Count("log.collect_system_logs") != 0 {
 			t.Fatal("logs collected with deploy_logs_collect = never")
 		}
@@ -90,7 +90,7 @@ func TestCollectRamdiskLogs(t *testing.T) {
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				e := newEnv(t, c.agent(t), func(o *Options) { c.tune(o); o.MaxCommandAttempts = 1 })
-				e.cl.CollectRamdiskLogs(ctx, e.node, "")
+				e.cl.CollectRamdiskLogs(ctx, e.tgt, "")
 				if out := e.logText(); !strings.Contains(out, c.want) {
 					t.Fatalf("log lacks %q:\n%s", c.want, out)
 				}
@@ -144,9 +144,9 @@ func TestRamdiskLogsInSwift(t *testing.T) {
 		o.DeployLogs = DeployLogsFromConfig(c)
 		o.Now = func() time.Time { return at }
 	})
-	e.cl.CollectRamdiskLogs(ctx, e.node, "deploy")
+	e.cl.CollectRamdiskLogs(ctx, e.tgt, "deploy")
 	account := fakeswift.AccountName(ks.ProjectID("service"))
-	name := e.node.UUID + "_deploy_2026-03-04-05-06-07.tar.gz"
+	name := e.tgt.NodeUUID + "_deploy_2026-03-04-05-06-07.tar.gz"
 	o := sw.Object(account, "ipa-logs", name)
 	if o == nil {
 		t.Fatalf("no object %s in %v (log: %s)", name, sw.Objects(account, "ipa-logs"), e.logText())
@@ -157,14 +157,14 @@ func TestRamdiskLogsInSwift(t *testing.T) {
 	if want := sw.Now().Add(2 * 24 * time.Hour); !o.DeleteAt.Equal(want) {
 		t.Fatalf("object expires at %v, want %v", o.DeleteAt, want)
 	}
-	if !strings.Contains(e.logText(), "Ramdisk logs were stored in swift for node "+e.node.UUID) {
+	if !strings.Contains(e.logText(), "Ramdisk logs were stored in swift for node "+e.tgt.NodeUUID) {
 		t.Fatalf("upload not logged:\n%s", e.logText())
 	}
 
 	// A failed upload is logged with upstream's SwiftOperationError.
 	sw.Fail(http.StatusServiceUnavailable)
-	e.cl.CollectRamdiskLogs(ctx, e.node, "clean")
-	if out := e.logText(); !strings.Contains(out, "Failed to store the logs from the node "+e.node.UUID+" deployment. Error: Swift operation 'put container' failed: 503") {
+	e.cl.CollectRamdiskLogs(ctx, e.tgt, "clean")
+	if out := e.logText(); !strings.Contains(out, "Failed to store the logs from the node "+e.tgt.NodeUUID+" deployment. Error: Swift operation 'put container' failed: 503") {
 		t.Fatalf("failed upload not logged:\n%s", out)
 	}
 }

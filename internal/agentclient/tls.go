@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/errs"
-	"github.com/openkeel/ironic/internal/model"
 )
 
 // CheckCallbackURL is the heartbeat-side half of [agent]/require_tls:
@@ -33,17 +32,12 @@ type verify struct {
 	path string
 }
 
-// verifyFor resolves the CA setting as upstream's _get_verify does:
-// driver_internal_info.agent_verify_ca (recorded from the agent's
-// auto-TLS heartbeat), then driver_info.agent_verify_ca, then
-// [agent]/verify_ca; strings are strict booleans or existing paths.
-func verifyFor(node *model.Node, conf string) (verify, error) {
-	var value any
-	if v, ok := node.InternalInfo().Lookup(model.DIIAgentVerifyCA); ok && v != nil {
-		value = v
-	} else if v, ok := node.DriverInfo["agent_verify_ca"]; ok && v != nil {
-		value = v
-	} else {
+// verifyFor resolves the CA setting as upstream's _get_verify does: the
+// node's own setting (Target.VerifyCA), else [agent]/verify_ca; strings
+// are strict booleans or existing paths.
+func verifyFor(nodeCA any, conf string) (verify, error) {
+	value := nodeCA
+	if value == nil {
 		value = conf
 	}
 	switch v := value.(type) {

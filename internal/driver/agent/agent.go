@@ -125,7 +125,7 @@ func nodeView(n *model.Node) agentclient.NodeView {
 	if dii, ok := m["driver_internal_info"].(map[string]any); ok {
 		delete(dii, model.DIIAgentSecretToken)
 	}
-	return agentclient.NodeView{Node: m}
+	return agentclient.NodeView{Node: m, HardwareManagerVersion: n.InternalInfo().Get(model.DIIHardwareManagerVersion)}
 }
 
 func isSecret(key string) bool {
@@ -146,11 +146,11 @@ func (b *base) RefreshSteps(ctx context.Context, task *driver.Task, kind driver.
 	view := nodeView(n)
 	switch kind {
 	case driver.StepClean:
-		res, err = b.client().GetCleanSteps(ctx, n, view)
+		res, err = b.client().GetCleanSteps(ctx, targetFor(n), view)
 	case driver.StepDeploy:
-		res, err = b.client().GetDeploySteps(ctx, n, view)
+		res, err = b.client().GetDeploySteps(ctx, targetFor(n), view)
 	case driver.StepService:
-		res, err = b.client().GetServiceSteps(ctx, n, view)
+		res, err = b.client().GetServiceSteps(ctx, targetFor(n), view)
 	default:
 		return fmt.Errorf("agent has no %s steps", kind)
 	}
@@ -281,11 +281,11 @@ func (b *base) executeInband(ctx context.Context, task *driver.Task, kind driver
 	)
 	switch kind {
 	case driver.StepClean:
-		res, err = b.client().ExecuteCleanStep(ctx, n, step, view)
+		res, err = b.client().ExecuteCleanStep(ctx, targetFor(n), step, view)
 	case driver.StepDeploy:
-		res, err = b.client().ExecuteDeployStep(ctx, n, step, view)
+		res, err = b.client().ExecuteDeployStep(ctx, targetFor(n), step, view)
 	case driver.StepService:
-		res, err = b.client().ExecuteServiceStep(ctx, n, step, view)
+		res, err = b.client().ExecuteServiceStep(ctx, targetFor(n), step, view)
 	default:
 		return "", fmt.Errorf("agent cannot run %s steps", kind)
 	}
@@ -301,7 +301,7 @@ func (b *base) executeInband(ctx context.Context, task *driver.Task, kind driver
 // PollStep is the command-log half of upstream process_next_step.
 func (b *base) PollStep(ctx context.Context, task *driver.Task, kind driver.StepKind) (driver.AgentStepState, error) {
 	n := task.Node
-	cmds, err := b.client().GetCommandsStatus(ctx, n, agentclient.StatusOptions{})
+	cmds, err := b.client().GetCommandsStatus(ctx, targetFor(n), agentclient.StatusOptions{})
 	if err != nil {
 		return driver.AgentStepRunning, fmt.Errorf("read the agent's command status: %w", err)
 	}
@@ -668,7 +668,7 @@ func (b *base) TearDownService(ctx context.Context, task *driver.Task) error {
 	n := task.Node
 	if n.DisablePowerOff {
 		task.Logger().DebugContext(ctx, "locking down the agent before exiting servicing", "node", n.UUID)
-		if err := b.client().Lockdown(ctx, n, false); err != nil {
+		if err := b.client().Lockdown(ctx, targetFor(n), false); err != nil {
 			return fmt.Errorf("lock down the agent: %w", err)
 		}
 	}
@@ -709,7 +709,7 @@ func (b *base) TearDownService(ctx context.Context, task *driver.Task) error {
 // since the request may have gone through with its answer lost.
 func (b *base) softPowerOff(ctx context.Context, task *driver.Task) error {
 	n := task.Node
-	if _, err := b.client().PowerOff(ctx, n); err != nil {
+	if _, err := b.client().PowerOff(ctx, targetFor(n)); err != nil {
 		class := fmt.Sprintf("%T", err)
 		if e, ok := errs.As(err); ok {
 			class = string(e.Class)

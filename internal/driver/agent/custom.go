@@ -157,20 +157,20 @@ func (d *CustomAgent) prepareInstanceBoot(ctx context.Context, task *driver.Task
 func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
 	n := task.Node
 	if d.client().DeployLogsCollect() == agentclient.LogsAlways {
-		d.client().CollectRamdiskLogs(ctx, n, "")
+		d.client().CollectRamdiskLogs(ctx, targetFor(n), "")
 	}
 	if n.DisablePowerOff {
 		// The node stays on: the agent makes itself unusable instead, and
 		// boot_instance resets the node into the instance.
 		task.Logger().InfoContext(ctx, "node does not support power off, locking down the agent", "node", n.UUID)
-		if err := d.client().Lockdown(ctx, n, true); err != nil {
+		if err := d.client().Lockdown(ctx, targetFor(n), true); err != nil {
 			return "", fmt.Errorf("lock down the agent: %w", err)
 		}
 		return "", nil
 	}
 	if !canPowerOn(ctx, task) {
 		task.Logger().InfoContext(ctx, "power interface does not support power on, using reboot to switch to the instance", "node", n.UUID)
-		if _, err := d.client().Sync(ctx, n); err != nil {
+		if _, err := d.client().Sync(ctx, targetFor(n)); err != nil {
 			return "", fmt.Errorf("sync before the reboot: %w", err)
 		}
 		return "", rebootNode(ctx, task, "reboot")
@@ -182,7 +182,7 @@ func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ ma
 	if !oob {
 		return "", d.softPowerOff(ctx, task)
 	}
-	if _, err := d.client().Sync(ctx, n); err != nil {
+	if _, err := d.client().Sync(ctx, targetFor(n)); err != nil {
 		task.Logger().WarnContext(ctx, "sync before out-of-band power off failed", "node", n.UUID, "error", err)
 	}
 	return "", ensurePoweredOff(ctx, task)

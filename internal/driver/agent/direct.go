@@ -248,7 +248,7 @@ func (d *Direct) prepareInstanceBoot(ctx context.Context, task *driver.Task, _ m
 	}
 	mode := d.bootMode(n)
 	n.InternalInfo().Set(model.DIIDeployBootMode, mode)
-	res, err := d.client().GetPartitionUUIDs(ctx, n)
+	res, err := d.client().GetPartitionUUIDs(ctx, targetFor(n))
 	if err != nil {
 		return "", fmt.Errorf("get partition UUIDs from the agent: %w", err)
 	}
@@ -261,7 +261,7 @@ func (d *Direct) prepareInstanceBoot(ctx context.Context, task *driver.Task, _ m
 	whole := wholeDisk(n)
 	if (!whole && root != "") || (whole && mode == "uefi" && efi != "") {
 		p := agentclient.BootloaderParams{RootUUID: root, TargetBootMode: mode, EFISystemPartUUID: efi}
-		r, err := d.client().InstallBootloader(ctx, n, p)
+		r, err := d.client().InstallBootloader(ctx, targetFor(n), p)
 		if err != nil {
 			return "", fmt.Errorf("Failed to install a bootloader when deploying node %s. Error: %w", n.UUID, err)
 		}

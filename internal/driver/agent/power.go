@@ -121,7 +121,7 @@ func (p *Power) SetPowerState(ctx context.Context, task *driver.Task, state stri
 // then gives the ramdisk time to go down.
 func (p *Power) Reboot(ctx context.Context, task *driver.Task, _ time.Duration) error {
 	n := task.Node
-	if _, err := p.opts.Client.Reboot(ctx, n); err != nil {
+	if _, err := p.opts.Client.Reboot(ctx, targetFor(n)); err != nil {
 		return err
 	}
 	if pre, _ := n.InternalInfo().Bool(model.DIIAgentSecretTokenPregenerated); !pre {

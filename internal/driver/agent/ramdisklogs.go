@@ -13,7 +13,7 @@ var (
 
 // CollectRamdiskLogs asks the agent for its logs and stores them.
 func (b *base) CollectRamdiskLogs(ctx context.Context, task *driver.Task, label string) {
-	b.client().CollectRamdiskLogs(ctx, task.Node, label)
+	b.client().CollectRamdiskLogs(ctx, targetFor(task.Node), label)
 }
 
 // DeployLogsCollect is [agent]/deploy_logs_collect.

@@ -136,7 +136,7 @@ func (r *Rescue) FinalizeRescue(ctx context.Context, task *driver.Task) error {
 	if n.InstanceUUID != nil {
 		instance = *n.InstanceUUID
 	}
-	res, err := r.o.Client.FinalizeRescue(ctx, n)
+	res, err := r.o.Client.FinalizeRescue(ctx, targetFor(n), rescuePassword(n))
 	if err != nil {
 		return errs.New(errs.ClassInstanceRescueFailure, map[string]any{"node": n.UUID, "instance": instance, "reason": err.Error()})
 	}
