@@ -20,6 +20,54 @@ const (
 	faultRescueAbortFailure = "rescue abort failure"
 )
 
+// cleanFlow is cleaning as a step flow (upstream cleaning.py): manual
+// cleaning keeps manageable as its target; the steps are known once the
+// agent's first heartbeat reports its own.
+func (c *Conductor) cleanFlow() *stepFlow {
+	f := &stepFlow{
+		kind: driver.StepClean, name: "cleaning", activeState: states.Cleaning, waitState: states.CleanWait,
+		stepsKey: model.DIICleanSteps, indexKey: model.DIICleanStepIndex, skipKey: model.DIISkipCurrentCleanStep,
+		rebootKey: model.DIICleaningReboot, pollKey: model.DIICleaningPolling,
+		current: func(n *model.Node) *map[string]any { return &n.CleanStep },
+		target: func(n *model.Node) string {
+			if n.TargetProvisionState == states.Manageable {
+				return states.Manageable
+			}
+			return ""
+		},
+		progressFailure:  "Node failed to check cleaning progress",
+		maintenanceError: "Cleaning aborted as node is in maintenance mode",
+		agentLogsLabel:   "cleaning",
+		fail: func(ctx context.Context, t *task.Task, logmsg, errmsg string) {
+			c.cleaningErrorHandler(ctx, t, logmsg, cleanErrOpts{errmsg: errmsg, tearDown: true, setFail: true})
+		},
+		startSteps:   c.startCleanSteps,
+		continueNode: c.continueNodeClean,
+		abort:        c.doNodeCleanAbort,
+		finish:       c.finishCleaning,
+	}
+	f.failAsync = f.fail
+	c.userStepFailures(f, model.DIICleaningDisableRamdisk, "cleaning")
+	return f
+}
+
+// startCleanSteps is the first heartbeat of a cleaning: the agent's clean
+// steps are fetched and the list to run is set (upstream
+// _heartbeat_clean_wait).
+func (c *Conductor) startCleanSteps(ctx context.Context, t *task.Task, st driver.AgentStepper) bool {
+	n := t.Node
+	if err := st.RefreshSteps(ctx, t.DriverTask(), driver.StepClean); err != nil {
+		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Node failed to start the first cleaning step: %s", err), cleanErrOpts{tearDown: true, setFail: true})
+		return false
+	}
+	manual := n.TargetProvisionState == states.Manageable
+	if err := c.setNodeCleaningSteps(ctx, t, manual, false); err != nil {
+		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Cannot clean node %s: %s", n.UUID, err), cleanErrOpts{tearDown: true, setFail: true})
+		return false
+	}
+	return true
+}
+
 // DoNodeClean starts manual cleaning with the user's steps (upstream
 // do_node_clean): refused in maintenance; power and network are validated
 // now for quick feedback; the clean event keeps manageable as the target.
@@ -265,20 +313,7 @@ func (c *Conductor) ContinueNodeClean(ctx context.Context, _ string, nodeID stri
 // continueNodeClean runs the next clean step, or aborts when the step
 // that finished was flagged abort_after.
 func (c *Conductor) continueNodeClean(ctx context.Context, t *task.Task) error {
-	n := t.Node
-	f := c.cleanFlow()
-	next := nextStepIndex(n, f)
-	if ab, _ := n.CleanStep["abort_after"].(bool); ab {
-		target := ""
-		if n.TargetProvisionState == states.Manageable {
-			target = states.Manageable
-		}
-		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{TargetState: target}); err != nil {
-			return err
-		}
-		return c.doNodeCleanAbort(ctx, t)
-	}
-	return c.runSteps(ctx, t, f, next)
+	return c.continueSteps(ctx, t, c.cleanFlow())
 }
 
 // cleanAbortError is upstream cleaning.get_last_error.

@@ -76,9 +76,10 @@ type Conductor struct {
 	owns    func(n *model.Node) bool
 	observe func(PeriodicRun)
 
-	// cleanOverrides and verifyOverrides are the step priority overrides.
-	cleanOverrides  map[string]int
-	verifyOverrides map[string]int
+	// priorityOverrides are the step priority overrides of the kinds
+	// that have them ([conductor]/clean_step_priority_override and
+	// verify_step_priority_override).
+	priorityOverrides map[driver.StepKind]map[string]int
 
 	// swiftOnce builds swift, the [swift] object-store client, on first
 	// use (objectStore).
@@ -125,11 +126,12 @@ func New(o Options) (*Conductor, error) {
 		}
 		c.pool = p
 	}
+	c.priorityOverrides = map[driver.StepKind]map[string]int{}
 	var err error
-	if c.cleanOverrides, err = priorityOverrides(o.Config, config.ConductorCleanStepPriorityOverride); err != nil {
+	if c.priorityOverrides[driver.StepClean], err = priorityOverrides(o.Config, config.ConductorCleanStepPriorityOverride); err != nil {
 		return nil, err
 	}
-	if c.verifyOverrides, err = priorityOverrides(o.Config, config.ConductorVerifyStepPriorityOverride); err != nil {
+	if c.priorityOverrides[driver.StepVerify], err = priorityOverrides(o.Config, config.ConductorVerifyStepPriorityOverride); err != nil {
 		return nil, err
 	}
 	// Upstream loads the redfish inspect interface's hooks with the

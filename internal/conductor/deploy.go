@@ -5,11 +5,53 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 )
+
+// deployFlow is deployment as a step flow (upstream deployments.py): its
+// steps are composed before the ramdisk boots and validated again once
+// the agent reports its own; a step may fail the deployment without
+// raising, and a heartbeat's failure fails it in place.
+func (c *Conductor) deployFlow() *stepFlow {
+	return &stepFlow{
+		kind: driver.StepDeploy, name: "deployment", activeState: states.Deploying, waitState: states.DeployWait, failedInPlace: states.DeployFail,
+		stepsKey: model.DIIDeploySteps, indexKey: model.DIIDeployStepIndex, skipKey: model.DIISkipCurrentDeployStep,
+		rebootKey: model.DIIDeploymentReboot, pollKey: model.DIIDeploymentPolling,
+		current:            func(n *model.Node) *map[string]any { return &n.DeployStep },
+		target:             func(*model.Node) string { return "" },
+		progressFailure:    "Failed to process the next deploy step",
+		maintenanceError:   "Deploy aborted as node is in maintenance mode",
+		refreshAfterReboot: true,
+		fail: func(ctx context.Context, t *task.Task, logmsg, errmsg string) {
+			c.deployingErrorHandler(ctx, t, logmsg, errmsg, true)
+		},
+		failAsync: func(ctx context.Context, t *task.Task, logmsg, errmsg string) {
+			t.Log().ErrorContext(ctx, logmsg)
+			c.setFailedState(ctx, t, errmsg)
+		},
+		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
+			if t.Node.ProvisionState == states.DeployFail {
+				return
+			}
+			logmsg := fmt.Sprintf("Node %s failed deploy step %s: %s", t.Node.UUID, pyRepr(t.Node.DeployStep), err)
+			c.deployingErrorHandler(ctx, t, logmsg, fmt.Sprintf("Deploy step %s failed: %s.", stepID(step), err), true)
+		},
+		failInvalid: func(ctx context.Context, t *task.Task, step map[string]any, result string) {
+			logmsg := fmt.Sprintf("While executing deploy step %s on node %s, step returned unexpected state: %s", pyRepr(step), t.Node.UUID, result)
+			c.deployingErrorHandler(ctx, t, logmsg, fmt.Sprintf("Failed to deploy: %s", pyRepr(t.Node.DeployStep)), true)
+		},
+		afterStep:    c.fastTrackStepsFailed,
+		continueNode: c.continueNodeDeploy,
+		abort:        c.doNodeDeployAbort,
+		finish:       c.finishDeploy,
+	}
+}
 
 // DoNodeDeploy starts a deployment or a rebuild (upstream do_node_deploy,
 // deployments.validate_node and start_deploy): refused in maintenance, for
@@ -246,27 +288,81 @@ func (c *Conductor) ContinueNodeDeploy(ctx context.Context, _ string, nodeID str
 	return t.End()
 }
 
+// continueNodeDeploy runs the next deploy step once the steps the agent
+// reported are validated, or aborts when the step that finished was
+// flagged abort_after.
 func (c *Conductor) continueNodeDeploy(ctx context.Context, t *task.Task) error {
-	n := t.Node
-	f := c.deployFlow()
-	if !n.InternalInfo().BoolOr(model.DIIStepsValidated, false) {
-		if err := c.validateAgentDeploySteps(ctx, t); err != nil {
-			c.deployingErrorHandler(ctx, t, fmt.Sprintf("Failed to validate the final deploy steps list for node %s: %s", n.UUID, err), "", true)
+	if !t.Node.InternalInfo().BoolOr(model.DIIStepsValidated, false) {
+		if !c.agentDeployStepsValid(ctx, t) {
 			return nil
 		}
-		n.InternalInfo().Set(model.DIIStepsValidated, true)
 		if err := t.Save(ctx); err != nil {
 			return err
 		}
 	}
-	next := nextStepIndex(n, f)
-	if ab, _ := n.DeployStep["abort_after"].(bool); ab {
-		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{}); err != nil {
-			return err
-		}
-		return c.doNodeDeployAbort(ctx, t)
+	return c.continueSteps(ctx, t, c.deployFlow())
+}
+
+// agentDeployStepsValid validates, once, the deploy steps against those
+// the agent reported (upstream continue_node_deploy); false when they are
+// not valid and the deployment was failed.
+func (c *Conductor) agentDeployStepsValid(ctx context.Context, t *task.Task) bool {
+	n := t.Node
+	if n.InternalInfo().BoolOr(model.DIIStepsValidated, false) {
+		return true
 	}
-	return c.runSteps(ctx, t, f, next)
+	if err := c.validateAgentDeploySteps(ctx, t); err != nil {
+		c.deployingErrorHandler(ctx, t, fmt.Sprintf("Failed to validate the final deploy steps list for node %s: %s", n.UUID, err), "", true)
+		return false
+	}
+	n.InternalInfo().Set(model.DIIStepsValidated, true)
+	return true
+}
+
+// validateAgentDeploySteps is upstream deployments.validate_deploy_steps,
+// run once the agent has reported its deploy steps: the user's and the
+// templates' steps are validated against them, and the deploy step list
+// is computed again with them, keeping the current step and index.
+func (c *Conductor) validateAgentDeploySteps(ctx context.Context, t *task.Task) error {
+	if err := c.validateUserDeploySteps(ctx, t, nil, false); err != nil {
+		return err
+	}
+	list, err := c.deploymentSteps(ctx, t, false)
+	if err != nil {
+		return err
+	}
+	t.Node.InternalInfo().Set(model.DIIDeploySteps, stepsValue(list))
+	return nil
+}
+
+// fastTrackStepsFailed: a deploy step that fetched the running agent's
+// steps without a reboot (a fast-track deploy) leaves them unvalidated;
+// they are validated and merged into the step list before the next step,
+// as continue_node_deploy does after a first heartbeat. True when that
+// failed and the deployment was failed.
+func (c *Conductor) fastTrackStepsFailed(ctx context.Context, t *task.Task) bool {
+	if t.Node.InternalInfo().Get(model.DIIAgentCachedDeploySteps) == nil {
+		return false
+	}
+	return !c.agentDeployStepsValid(ctx, t)
+}
+
+// setFailedState is upstream deploy_utils.set_failed_state: the
+// deployment fails without cleaning up, and the node is powered off when
+// [deploy]/power_off_after_deploy_failure says so.
+func (c *Conductor) setFailedState(ctx context.Context, t *task.Task, msg string) {
+	if lc, ok := t.Driver.Deploy.(driver.RamdiskLogCollector); ok && lc.CollectsDeployLogs() && lc.DeployLogsCollect() != agentclient.LogsNever {
+		lc.CollectRamdiskLogs(ctx, t.DriverTask(), "")
+	}
+	c.deployingErrorHandler(ctx, t, msg, msg, false)
+	n := t.Node
+	if c.cfg.BoolOf(config.DeployPowerOffAfterDeployFailure) && !n.DisablePowerOff {
+		if err := c.nodePowerAction(ctx, t, states.PowerOff, 0); err != nil {
+			t.Log().ErrorContext(ctx, "power off after a failed deployment", "error", err)
+		}
+	}
+	n.LastError = &msg
+	save(ctx, t)
 }
 
 // doNodeDeployAbort cleans up after an aborted deployment (upstream

@@ -2,7 +2,6 @@ package conductor
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
@@ -41,38 +40,4 @@ func (c *Conductor) keepAgentIfFastTrack(ctx context.Context, t *task.Task, wipe
 	for k, v := range kept {
 		n.InternalInfo().Set(k, v)
 	}
-}
-
-// validateAgentDeploySteps is upstream deployments.validate_deploy_steps,
-// run once the agent has reported its deploy steps: the user's and the
-// templates' steps are validated against them, and the deploy step list
-// is computed again with them, keeping the current step and index.
-func (c *Conductor) validateAgentDeploySteps(ctx context.Context, t *task.Task) error {
-	if err := c.validateUserDeploySteps(ctx, t, nil, false); err != nil {
-		return err
-	}
-	list, err := c.deploymentSteps(ctx, t, false)
-	if err != nil {
-		return err
-	}
-	t.Node.InternalInfo().Set(model.DIIDeploySteps, stepsValue(list))
-	return nil
-}
-
-// fastTrackStepsFailed: a deploy step that fetched the running agent's
-// steps without a reboot (a fast-track deploy) leaves them unvalidated;
-// they are validated and merged into the step list before the next step,
-// as continue_node_deploy does after a first heartbeat. True when that
-// failed and the deployment was failed.
-func (c *Conductor) fastTrackStepsFailed(ctx context.Context, t *task.Task, f *stepFlow) bool {
-	n := t.Node
-	if f.kind != driver.StepDeploy || n.InternalInfo().BoolOr(model.DIIStepsValidated, false) || n.InternalInfo().Get(model.DIIAgentCachedDeploySteps) == nil {
-		return false
-	}
-	if err := c.validateAgentDeploySteps(ctx, t); err != nil {
-		c.deployingErrorHandler(ctx, t, fmt.Sprintf("Failed to validate the final deploy steps list for node %s: %s", n.UUID, err), "", true)
-		return true
-	}
-	n.InternalInfo().Set(model.DIIStepsValidated, true)
-	return false
 }

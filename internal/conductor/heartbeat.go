@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
@@ -65,14 +64,10 @@ func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc
 		}
 		return nil
 	}
-	switch n.ProvisionState {
-	case states.CleanWait:
-		return c.heartbeatStep(ctx, t, st, c.cleanFlow())
-	case states.DeployWait:
-		return c.heartbeatStep(ctx, t, st, c.deployFlow())
-	case states.ServiceWait:
-		return c.heartbeatStep(ctx, t, st, c.serviceFlow())
-	case states.RescueWait:
+	if f := c.flowWaitingIn(n.ProvisionState); f != nil {
+		return c.heartbeatStep(ctx, t, st, f)
+	}
+	if n.ProvisionState == states.RescueWait {
 		return c.heartbeatRescue(ctx, t)
 	}
 	return nil
@@ -103,50 +98,24 @@ func (c *Conductor) heartbeatInMaintenance(ctx context.Context, t *task.Task) er
 	if c.cfg.BoolOf(config.ConductorAllowProvisioningInMaintenance) {
 		return nil
 	}
+	if f := c.flowFor(n.ProvisionState); f != nil {
+		f.failAsync(ctx, t, fmt.Sprintf("Aborting %s for node %s, as it is in maintenance mode", f.name, n.UUID), f.maintenanceError)
+		return nil
+	}
 	switch n.ProvisionState {
-	case states.Cleaning, states.CleanWait:
-		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Aborting cleaning for node %s, as it is in maintenance mode", n.UUID),
-			cleanErrOpts{errmsg: "Cleaning aborted as node is in maintenance mode", tearDown: true, setFail: true})
-	case states.Deploying, states.DeployWait:
-		t.Log().ErrorContext(ctx, "aborting deployment, node is in maintenance mode")
-		c.setFailedState(ctx, t, "Deploy aborted as node is in maintenance mode")
 	case states.Rescuing, states.RescueWait:
 		t.Log().ErrorContext(ctx, "aborting rescue, node is in maintenance mode")
 		c.rescuingErrorHandler(ctx, t, "Rescue aborted as node is in maintenance mode", true)
-	case states.Servicing, states.ServiceWait:
-		t.Log().ErrorContext(ctx, "aborting service, node is in maintenance mode")
-		c.servicingErrorHandler(ctx, t, "Service aborted as node is in maintenance mode", serviceErrOpts{tearDown: true, setFail: true})
 	default:
 		t.Log().WarnContext(ctx, "heartbeat from node in maintenance mode, not taking any action")
 	}
 	return nil
 }
 
-// progressFailure is what upstream's heartbeat handlers prefix an error
-// met while checking a step's progress with.
-func progressFailure(kind driver.StepKind) string {
-	switch kind {
-	case driver.StepClean:
-		return "Node failed to check cleaning progress"
-	case driver.StepDeploy:
-		return "Failed to process the next deploy step"
-	}
-	return "Node failed to check service progress"
-}
-
 // heartbeatFailed is the except clause of upstream's heartbeat handlers:
 // the flow fails with lastError.
 func (c *Conductor) heartbeatFailed(ctx context.Context, t *task.Task, f *stepFlow, lastError string) {
-	logmsg := fmt.Sprintf("Asynchronous exception for node %s: %s", t.Node.UUID, lastError)
-	switch f.kind {
-	case driver.StepClean:
-		c.cleaningErrorHandler(ctx, t, logmsg, cleanErrOpts{errmsg: lastError, tearDown: true, setFail: true})
-	case driver.StepDeploy:
-		t.Log().ErrorContext(ctx, logmsg)
-		c.setFailedState(ctx, t, lastError)
-	default:
-		c.servicingErrorHandler(ctx, t, logmsg, serviceErrOpts{errmsg: lastError, tearDown: true, setFail: true})
-	}
+	f.failAsync(ctx, t, fmt.Sprintf("Asynchronous exception for node %s: %s", t.Node.UUID, lastError), lastError)
 }
 
 // agentStepFailed is upstream _step_failure_handler: the agent's message
@@ -154,48 +123,13 @@ func (c *Conductor) heartbeatFailed(ctx context.Context, t *task.Task, f *stepFl
 // deployment's handler, which would clean the instance's boot up and
 // leave servicing half torn down; they go to the servicing handler here.
 func (c *Conductor) agentStepFailed(ctx context.Context, t *task.Task, f *stepFlow, msg string) {
-	label := ""
-	if f.kind == driver.StepClean {
-		label = "cleaning"
-	}
-	c.collectRamdiskLogs(ctx, t, label)
-	c.flowFailed(ctx, t, f, msg)
-}
-
-// flowFailed fails the flow with msg as last_error, through the flow's
-// error handler.
-func (c *Conductor) flowFailed(ctx context.Context, t *task.Task, f *stepFlow, msg string) {
-	switch f.kind {
-	case driver.StepClean:
-		c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
-	case driver.StepDeploy:
-		c.deployingErrorHandler(ctx, t, msg, msg, true)
-	default:
-		c.servicingErrorHandler(ctx, t, msg, serviceErrOpts{tearDown: true, setFail: true})
-	}
-}
-
-// setFailedState is upstream deploy_utils.set_failed_state: the
-// deployment fails without cleaning up, and the node is powered off when
-// [deploy]/power_off_after_deploy_failure says so.
-func (c *Conductor) setFailedState(ctx context.Context, t *task.Task, msg string) {
-	if lc, ok := t.Driver.Deploy.(driver.RamdiskLogCollector); ok && lc.CollectsDeployLogs() && lc.DeployLogsCollect() != agentclient.LogsNever {
-		lc.CollectRamdiskLogs(ctx, t.DriverTask(), "")
-	}
-	c.deployingErrorHandler(ctx, t, msg, msg, false)
-	n := t.Node
-	if c.cfg.BoolOf(config.DeployPowerOffAfterDeployFailure) && !n.DisablePowerOff {
-		if err := c.nodePowerAction(ctx, t, states.PowerOff, 0); err != nil {
-			t.Log().ErrorContext(ctx, "power off after a failed deployment", "error", err)
-		}
-	}
-	n.LastError = &msg
-	save(ctx, t)
+	c.collectRamdiskLogs(ctx, t, f.agentLogsLabel)
+	f.fail(ctx, t, msg, msg)
 }
 
 // heartbeatStep is upstream process_next_step for one flow: nothing while
 // a step is polled by the driver or still running on the agent; the first
-// heartbeat of a cleaning fetches the agent's steps and sets the step
+// heartbeat of a flow that learns its steps from the agent sets the step
 // list; a finished step continues the flow; a failed one fails it.
 func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st driver.AgentStepper, f *stepFlow) error {
 	n := t.Node
@@ -204,28 +138,8 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st driver.A
 	}
 	dt := t.DriverTask()
 	cur := *f.current(n)
-	if f.kind == driver.StepClean && len(cur) == 0 {
-		if err := st.RefreshSteps(ctx, dt, driver.StepClean); err != nil {
-			c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Node failed to start the first cleaning step: %s", err), cleanErrOpts{tearDown: true, setFail: true})
-			return nil
-		}
-		manual := n.TargetProvisionState == states.Manageable
-		if err := c.setNodeCleaningSteps(ctx, t, manual, false); err != nil {
-			c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Cannot clean node %s: %s", n.UUID, err), cleanErrOpts{tearDown: true, setFail: true})
-			return nil
-		}
-		return c.resumeFlow(ctx, t, f)
-	}
-	// The ramdisk booted for servicing: the user's steps are validated
-	// now that the agent's are known (upstream _heartbeat_service_wait).
-	if f.kind == driver.StepService && len(cur) == 0 {
-		err := st.RefreshSteps(ctx, dt, driver.StepService)
-		if err == nil {
-			err = c.setNodeServiceSteps(ctx, t, false)
-		}
-		if err != nil {
-			msg := "Node failed to start the first service step: " + err.Error()
-			c.servicingErrorHandler(ctx, t, fmt.Sprintf("Asynchronous exception for node %s: %s", n.UUID, msg), serviceErrOpts{errmsg: msg, tearDown: true, setFail: true})
+	if len(cur) == 0 && f.startSteps != nil {
+		if !f.startSteps(ctx, t, st) {
 			return nil
 		}
 		return c.resumeFlow(ctx, t, f)
@@ -236,14 +150,14 @@ func (c *Conductor) heartbeatStep(ctx context.Context, t *task.Task, st driver.A
 		if errors.As(err, &failed) {
 			c.agentStepFailed(ctx, t, f, failed.Msg)
 		} else {
-			c.heartbeatFailed(ctx, t, f, progressFailure(f.kind)+": "+err.Error())
+			c.heartbeatFailed(ctx, t, f, f.progressFailure+": "+err.Error())
 		}
 		return nil
 	}
 	switch state {
 	case driver.AgentStepFreshBoot:
 		n.InternalInfo().Delete(f.rebootKey)
-		if f.kind != driver.StepClean {
+		if f.refreshAfterReboot {
 			if err := st.RefreshSteps(ctx, dt, f.kind); err != nil {
 				f.failStep(ctx, t, cur, err)
 				return nil
@@ -270,34 +184,10 @@ func (c *Conductor) postStepReboot(ctx context.Context, t *task.Task, st driver.
 	n := t.Node
 	t.Log().InfoContext(ctx, "agent finished step, rebooting as the step requested", "kind", f.kind, "step", stepID(cur))
 	if err := st.RebootToFinishStep(ctx, t.DriverTask(), f.kind); err != nil {
-		c.flowFailed(ctx, t, f, fmt.Sprintf("Reboot requested by %s step %s failed for node %s: %s", f.kind, pyRepr(cur), n.UUID, err))
+		msg := fmt.Sprintf("Reboot requested by %s step %s failed for node %s: %s", f.kind, pyRepr(cur), n.UUID, err)
+		f.fail(ctx, t, msg, msg)
 		return nil
 	}
 	n.InternalInfo().Set(f.rebootKey, true)
 	return t.Save(ctx)
-}
-
-// resumeFlow is continue_node_<kind> run in this worker, which already
-// holds the exclusive lock.
-func (c *Conductor) resumeFlow(ctx context.Context, t *task.Task, f *stepFlow) error {
-	if err := t.Save(ctx); err != nil {
-		return err
-	}
-	switch f.kind {
-	case driver.StepClean:
-		if err := t.ResumeCleaning(ctx); err != nil {
-			return err
-		}
-		return c.continueNodeClean(ctx, t)
-	case driver.StepDeploy:
-		if err := t.ProcessEvent(ctx, states.EventResume, task.EventOptions{}); err != nil {
-			return err
-		}
-		return c.continueNodeDeploy(ctx, t)
-	default:
-		if err := t.ProcessEvent(ctx, states.EventResume, task.EventOptions{}); err != nil {
-			return err
-		}
-		return c.continueNodeService(ctx, t)
-	}
 }

@@ -148,19 +148,22 @@ func (c *Conductor) pollAsyncSteps(ctx context.Context, p asyncPoller) {
 // on), then the poll's outcome is applied.
 func (c *Conductor) pollAsyncStep(ctx context.Context, t *task.Task, p asyncPoller) error {
 	n := t.Node
-	flow := c.flowForWait(n.ProvisionState)
+	flow := c.flowWaitingIn(n.ProvisionState)
 	if flow == nil || driver.NodeInterface(n, p.kind) != p.name || !p.poller.AsyncStepPending(n) {
 		return nil
 	}
 	status, err := p.poller.PollAsyncStep(ctx, t.DriverTask())
 	if err != nil {
 		t.Log().ErrorContext(ctx, "asynchronous step failed on the BMC", "interface", p.kind, "error", err)
-		c.asyncStepFailed(ctx, t, flow, stepFailureMessage(err))
+		msg := stepFailureMessage(err)
+		flow.fail(ctx, t, msg, msg)
 		return nil
 	}
 	if status != driver.AsyncStepDone {
 		return t.Save(ctx)
 	}
+	// A finished firmware job changed the versions the conductor caches
+	// (upstream's firmware interfaces refresh them after an update).
 	if p.kind == driver.KindFirmware {
 		c.nodeCacheFirmwareComponents(ctx, t)
 	}
@@ -174,19 +177,6 @@ func (c *Conductor) pollAsyncStep(ctx context.Context, t *task.Task, p asyncPoll
 	return nil
 }
 
-// flowForWait is the step flow a wait state belongs to.
-func (c *Conductor) flowForWait(state string) *stepFlow {
-	switch state {
-	case states.CleanWait:
-		return c.cleanFlow()
-	case states.DeployWait:
-		return c.deployFlow()
-	case states.ServiceWait:
-		return c.serviceFlow()
-	}
-	return nil
-}
-
 // stepFailureMessage is the text upstream puts in last_error: the
 // message of the error, without our class wrapping when the driver raised
 // one of ours.
@@ -195,20 +185,6 @@ func stepFailureMessage(err error) string {
 		return e.Message
 	}
 	return err.Error()
-}
-
-// asyncStepFailed is the driver's call of the flow's error handler
-// (upstream cleaning_error_handler / deploying_error_handler /
-// servicing_error_handler with the driver's message).
-func (c *Conductor) asyncStepFailed(ctx context.Context, t *task.Task, f *stepFlow, msg string) {
-	switch f.kind {
-	case driver.StepClean:
-		c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
-	case driver.StepDeploy:
-		c.deployingErrorHandler(ctx, t, msg, "", true)
-	default:
-		c.servicingErrorHandler(ctx, t, msg, serviceErrOpts{tearDown: true, setFail: true})
-	}
 }
 
 // nodeUpdateCache is upstream node_update_cache: the vendor, boot mode

@@ -12,6 +12,49 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 )
 
+// serviceFlow is servicing as a step flow (upstream servicing.py): the
+// user's steps return an active node to active; steps only the agent
+// knows are validated at its first heartbeat.
+func (c *Conductor) serviceFlow() *stepFlow {
+	f := &stepFlow{
+		kind: driver.StepService, name: "service", activeState: states.Servicing, waitState: states.ServiceWait,
+		stepsKey: model.DIIServiceSteps, indexKey: model.DIIServiceStepIndex, skipKey: model.DIISkipCurrentServiceStep,
+		rebootKey: model.DIIServicingReboot, pollKey: model.DIIServicingPolling,
+		current:            func(n *model.Node) *map[string]any { return &n.ServiceStep },
+		target:             func(*model.Node) string { return "" },
+		progressFailure:    "Node failed to check service progress",
+		maintenanceError:   "Service aborted as node is in maintenance mode",
+		refreshAfterReboot: true,
+		fail: func(ctx context.Context, t *task.Task, logmsg, errmsg string) {
+			c.servicingErrorHandler(ctx, t, logmsg, serviceErrOpts{errmsg: errmsg, tearDown: true, setFail: true})
+		},
+		continueNode: c.continueNodeService,
+		abort:        c.doNodeServiceAbort,
+		finish:       c.finishService,
+	}
+	f.failAsync = f.fail
+	f.startSteps = func(ctx context.Context, t *task.Task, st driver.AgentStepper) bool {
+		return c.startServiceSteps(ctx, t, st, f)
+	}
+	c.userStepFailures(f, model.DIIServiceDisableRamdisk, "service")
+	return f
+}
+
+// startServiceSteps is the first heartbeat of a servicing that booted the
+// ramdisk: the user's steps are validated now that the agent's are known
+// (upstream _heartbeat_service_wait).
+func (c *Conductor) startServiceSteps(ctx context.Context, t *task.Task, st driver.AgentStepper, f *stepFlow) bool {
+	err := st.RefreshSteps(ctx, t.DriverTask(), driver.StepService)
+	if err == nil {
+		err = c.setNodeServiceSteps(ctx, t, false)
+	}
+	if err != nil {
+		c.heartbeatFailed(ctx, t, f, "Node failed to start the first service step: "+err.Error())
+		return false
+	}
+	return true
+}
+
 // DoNodeService starts servicing an active node with the user's service
 // steps (upstream do_node_service): refused in maintenance; power and
 // network validated now; the service event targets active.
@@ -218,17 +261,10 @@ func (c *Conductor) ContinueNodeService(ctx context.Context, _ string, nodeID st
 	return t.End()
 }
 
+// continueNodeService runs the next service step, or aborts when the
+// step that finished was flagged abort_after.
 func (c *Conductor) continueNodeService(ctx context.Context, t *task.Task) error {
-	n := t.Node
-	f := c.serviceFlow()
-	next := nextStepIndex(n, f)
-	if ab, _ := n.ServiceStep["abort_after"].(bool); ab {
-		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{}); err != nil {
-			return err
-		}
-		return c.doNodeServiceAbort(ctx, t)
-	}
-	return c.runSteps(ctx, t, f, next)
+	return c.continueSteps(ctx, t, c.serviceFlow())
 }
 
 // doNodeServiceAbort tears servicing down after an abort (upstream

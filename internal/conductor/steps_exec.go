@@ -20,100 +20,8 @@ import (
 // of the running step in "<kind>_step_index" and the step itself in
 // node.<kind>_step. A step that returns nothing is done; one that returns
 // the flow's wait state continues asynchronously (the driver calls
-// continue_node_<kind> when it is done); an error fails the flow.
-
-// stepFlow describes one flow of the loop.
-type stepFlow struct {
-	kind      driver.StepKind
-	waitState string
-	stepsKey  string
-	indexKey  string
-	skipKey   string
-	rebootKey string
-	pollKey   string
-	// current points at node.<kind>_step.
-	current func(n *model.Node) *map[string]any
-	// target is the explicit target of the wait/hold events (manual
-	// cleaning keeps manageable), "" for the machine's.
-	target func(n *model.Node) string
-	// failStep reports a step that raised; failInvalid one that returned
-	// an unexpected value; both end in the flow's failure state.
-	failStep    func(ctx context.Context, t *task.Task, step map[string]any, err error)
-	failInvalid func(ctx context.Context, t *task.Task, step map[string]any, result string)
-	// finish runs after the last step.
-	finish func(ctx context.Context, t *task.Task) error
-}
-
-func (c *Conductor) cleanFlow() *stepFlow {
-	return &stepFlow{
-		kind: driver.StepClean, waitState: states.CleanWait,
-		stepsKey: model.DIICleanSteps, indexKey: model.DIICleanStepIndex, skipKey: model.DIISkipCurrentCleanStep,
-		rebootKey: model.DIICleaningReboot, pollKey: model.DIICleaningPolling,
-		current: func(n *model.Node) *map[string]any { return &n.CleanStep },
-		target: func(n *model.Node) string {
-			if n.TargetProvisionState == states.Manageable {
-				return states.Manageable
-			}
-			return ""
-		},
-		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
-			msg := fmt.Sprintf("Node %s failed step %s: %s", t.Node.UUID, pyRepr(t.Node.CleanStep), err)
-			if !t.Node.InternalInfo().BoolOr(model.DIICleaningDisableRamdisk, false) {
-				c.collectRamdiskLogs(ctx, t, "cleaning")
-			}
-			c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
-		},
-		failInvalid: func(ctx context.Context, t *task.Task, step map[string]any, result string) {
-			msg := fmt.Sprintf("While executing step %s on node %s, step returned invalid value: %s", pyRepr(step), t.Node.UUID, result)
-			c.cleaningErrorHandler(ctx, t, msg, cleanErrOpts{tearDown: true, setFail: true})
-		},
-		finish: c.finishCleaning,
-	}
-}
-
-func (c *Conductor) deployFlow() *stepFlow {
-	return &stepFlow{
-		kind: driver.StepDeploy, waitState: states.DeployWait,
-		stepsKey: model.DIIDeploySteps, indexKey: model.DIIDeployStepIndex, skipKey: model.DIISkipCurrentDeployStep,
-		rebootKey: model.DIIDeploymentReboot, pollKey: model.DIIDeploymentPolling,
-		current: func(n *model.Node) *map[string]any { return &n.DeployStep },
-		target:  func(*model.Node) string { return "" },
-		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
-			if t.Node.ProvisionState == states.DeployFail {
-				return
-			}
-			logmsg := fmt.Sprintf("Node %s failed deploy step %s: %s", t.Node.UUID, pyRepr(t.Node.DeployStep), err)
-			c.deployingErrorHandler(ctx, t, logmsg, fmt.Sprintf("Deploy step %s failed: %s.", stepID(step), err), true)
-		},
-		failInvalid: func(ctx context.Context, t *task.Task, step map[string]any, result string) {
-			logmsg := fmt.Sprintf("While executing deploy step %s on node %s, step returned unexpected state: %s", pyRepr(step), t.Node.UUID, result)
-			c.deployingErrorHandler(ctx, t, logmsg, fmt.Sprintf("Failed to deploy: %s", pyRepr(t.Node.DeployStep)), true)
-		},
-		finish: c.finishDeploy,
-	}
-}
-
-func (c *Conductor) serviceFlow() *stepFlow {
-	return &stepFlow{
-		kind: driver.StepService, waitState: states.ServiceWait,
-		stepsKey: model.DIIServiceSteps, indexKey: model.DIIServiceStepIndex, skipKey: model.DIISkipCurrentServiceStep,
-		rebootKey: model.DIIServicingReboot, pollKey: model.DIIServicingPolling,
-		current: func(n *model.Node) *map[string]any { return &n.ServiceStep },
-		target:  func(*model.Node) string { return "" },
-		failStep: func(ctx context.Context, t *task.Task, step map[string]any, err error) {
-			msg := fmt.Sprintf("Node %s failed step %s: %s", t.Node.UUID, pyRepr(t.Node.ServiceStep), err)
-			if !t.Node.InternalInfo().BoolOr(model.DIIServiceDisableRamdisk, false) {
-				c.collectRamdiskLogs(ctx, t, "service")
-			}
-			c.servicingErrorHandler(ctx, t, msg, serviceErrOpts{tearDown: true, setFail: true})
-		},
-		failInvalid: func(ctx context.Context, t *task.Task, step map[string]any, result string) {
-			msg := fmt.Sprintf("While executing step %s on node %s, step returned invalid value: %s", pyRepr(step), t.Node.UUID, result)
-			c.servicingErrorHandler(ctx, t, msg, serviceErrOpts{tearDown: true, setFail: true})
-		},
-		finish: c.finishService,
-	}
-}
+// continue_node_<kind> when it is done); an error fails the flow. What
+// differs between the flows is their stepFlow (flow.go).
 
 // collectRamdiskLogs is upstream driver_utils.collect_ramdisk_logs for
 // agent-based deploy interfaces: it runs before the error handler tears
@@ -137,17 +45,6 @@ func stepID(step map[string]any) string {
 	i, _ := step["interface"].(string)
 	s, _ := step["step"].(string)
 	return i + "." + s
-}
-
-// event moves the node along event with the flow's target and logs a
-// refusal (the loop has nothing better to do with it).
-func (f *stepFlow) event(ctx context.Context, t *task.Task, event string) error {
-	opts := task.EventOptions{TargetState: f.target(t.Node)}
-	if err := t.ProcessEvent(ctx, event, opts); err != nil {
-		t.Log().ErrorContext(ctx, "step flow could not move the node", "event", event, "error", err)
-		return err
-	}
-	return nil
 }
 
 // runSteps executes the flow's steps from index on (none when index < 0),
@@ -178,12 +75,12 @@ func (c *Conductor) runSteps(ctx context.Context, t *task.Task, f *stepFlow, ind
 		if exit {
 			return nil
 		}
-		if f.kind == driver.StepDeploy && n.ProvisionState == states.DeployFail {
+		if f.failedInPlace != "" && n.ProvisionState == f.failedInPlace {
 			return nil
 		}
 		switch result {
 		case "":
-			if c.fastTrackStepsFailed(ctx, t, f) {
+			if f.afterStep != nil && f.afterStep(ctx, t) {
 				return nil
 			}
 		case f.waitState:

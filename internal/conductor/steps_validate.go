@@ -19,14 +19,8 @@ var reservedSteps = []string{"power_on", "power_off", "reboot", "hold", "wait"}
 
 // driverSteps collects the node's steps of kind as step dicts.
 func (c *Conductor) driverSteps(ctx context.Context, t *task.Task, kind driver.StepKind, enabled, sorted bool) ([]map[string]any, error) {
-	var overrides map[string]int
-	switch kind {
-	case driver.StepClean:
-		overrides = c.cleanOverrides
-	case driver.StepVerify:
-		overrides = c.verifyOverrides
-	}
-	got, err := steps.Collect(ctx, t.DriverTask(), t.Driver, kind, steps.Options{Enabled: enabled, Sort: sorted, Overrides: overrides})
+	opts := steps.Options{Enabled: enabled, Sort: sorted, Overrides: c.priorityOverrides[kind]}
+	got, err := steps.Collect(ctx, t.DriverTask(), t.Driver, kind, opts)
 	if err != nil {
 		return nil, err
 	}
