@@ -86,6 +86,7 @@ type BMC struct {
 	created  int
 
 	faults []fault
+	holds  []*Hold
 	counts map[string]int
 	total  int
 
@@ -269,8 +270,11 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 func (b *BMC) close() {
 	b.mu.Lock()
-	srv := b.srv
+	srv, holds := b.srv, b.holds
 	b.mu.Unlock()
+	for _, h := range holds {
+		h.Release()
+	}
 	if srv != nil {
 		srv.CloseClientConnections()
 		srv.Close()

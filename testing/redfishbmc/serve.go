@@ -62,9 +62,16 @@ func (b *BMC) serve(w http.ResponseWriter, r *http.Request) {
 	b.total++
 	b.counts[r.Method+" "+path]++
 	f, faulted := b.takeFault(r.Method, path)
+	hold := b.holdOf(r.Method, path)
 	b.mu.Unlock()
 
 	authDesc := describeAuth(r)
+	if hold != nil {
+		b.t.Logf("redfishbmc: %s %s auth=%s held", r.Method, path, authDesc)
+		if !hold.wait(r) {
+			return
+		}
+	}
 	if faulted && f.delay > 0 {
 		select {
 		case <-time.After(f.delay):
