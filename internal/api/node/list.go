@@ -13,6 +13,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/pyfmt"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -147,8 +148,11 @@ func checkFilters(a *listArgs, v microversion.Version) error {
 			return notAcceptableBelow(microversion.Minor42Fault)
 		}
 		if !slices.Contains(validFaults, *a.fault) {
+			// faults.VALID_FAULTS is a tuple: Python prints it in
+			// parentheses (observed from upstream 21.4; master adds
+			// 'service failure').
 			return errs.ClientSideError(fmt.Sprintf("Unrecognized fault \"%s\" is specified, allowed faults are %s",
-				*a.fault, apiutil.PyRepr(validFaults)), http.StatusBadRequest, "")
+				*a.fault, pyfmt.Tuple(validFaults)), http.StatusBadRequest, "")
 		}
 	}
 	if a.conductorGroup != nil && v.Minor < microversion.Minor46NodeConductorGroup {

@@ -301,20 +301,17 @@ func (h *handlers) setBootMode(w http.ResponseWriter, r *http.Request, rc *api.R
 	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
 		return err
 	}
-	target, err := apiutil.StringArg(args, "target")
+	target, err := mandatoryString(args, "target")
 	if err != nil {
 		return err
-	}
-	if target == nil {
-		return errs.MissingParameterValue("Missing mandatory parameter: target")
 	}
 	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:set_boot_mode", ident)
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(allowedBootModes, *target) {
+	if target == nil || !slices.Contains(allowedBootModes, *target) {
 		return errs.InvalidParameterValue(fmt.Sprintf("Invalid boot mode %s requested for node. Allowed boot modes are: %s",
-			*target, strings.Join(allowedBootModes, ", ")))
+			pyOptional(target), strings.Join(allowedBootModes, ", ")))
 	}
 	if err := unstableConflict(n.ProvisionState); err != nil {
 		return err

@@ -143,7 +143,7 @@ func TestErrors(t *testing.T) {
 		{"bad sort key", "GET", "/v1/nodes?sort_key=extra", "1.115", "", 400, "The sort_key value extra is an invalid field for sorting"},
 		{"bad state", "GET", "/v1/nodes?provision_state=bogus", "1.115", "", 400, "Provision state \"bogus\" is not valid"},
 		{"driver filter old", "GET", "/v1/nodes?driver=x", "1.15", "", 406, "Request not acceptable. The minimal required API version should be 1.16"},
-		{"bad fault", "GET", "/v1/nodes?fault=x", "1.115", "", 400, "Unrecognized fault \"x\" is specified, allowed faults are ['power failure', 'clean failure', 'rescue abort failure', 'service failure']"},
+		{"bad fault", "GET", "/v1/nodes?fault=x", "1.115", "", 400, "Unrecognized fault \"x\" is specified, allowed faults are ('power failure', 'clean failure', 'rescue abort failure', 'service failure')"},
 		{"unexpected arg", "GET", "/v1/nodes?foo=1", "1.115", "", 400, "Unexpected arguments: foo"},
 		{"detail and fields", "GET", "/v1/nodes?detail=True&fields=uuid", "1.115", "", 400, "Can not specify ?detail=True and fields in the same request."},
 		{"bad marker", "GET", "/v1/nodes?marker=1be26c0b-03f2-4d2e-ae87-c02d7f33c123", "1.115", "", 404, "Node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 could not be found."},

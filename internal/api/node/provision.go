@@ -43,7 +43,9 @@ const b64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 
 // provisionArgs are the validated arguments of PUT .../states/provision.
 type provisionArgs struct {
-	target         string
+	target string
+	// action is target as upstream's messages print it.
+	action         string
 	configdrive    any
 	cleanSteps     []any
 	deploySteps    []any
@@ -102,14 +104,16 @@ func parseProvisionArgs(r *http.Request) (*provisionArgs, error) {
 		return nil, err
 	}
 	p := &provisionArgs{}
-	target, err := apiutil.StringArg(args, "target")
+	target, err := mandatoryString(args, "target")
 	if err != nil {
 		return nil, err
 	}
-	if target == nil {
-		return nil, errs.MissingParameterValue("Missing mandatory parameter: target")
+	// A null target is no verb: it stays "" and fails the state machine,
+	// named as Python prints None.
+	p.target, p.action = "", "None"
+	if target != nil {
+		p.target, p.action = *target, *target
 	}
-	p.target = *target
 	if p.configdrive, err = argTypes(args, "configdrive", "none", "dict", "str"); err != nil {
 		return nil, err
 	}
@@ -185,7 +189,7 @@ func (h *handlers) provision(w http.ResponseWriter, r *http.Request, rc *api.Req
 		if n.Reservation != nil && *n.Reservation != "" {
 			return errs.NodeLocked(n.UUID, *n.Reservation)
 		}
-		return errs.InvalidStateRequested(target, n.UUID, pyState(n.ProvisionState))
+		return errs.InvalidStateRequested(p.action, n.UUID, pyState(n.ProvisionState))
 	}
 	if err := checkConfigdrive(target, p.configdrive, v); err != nil {
 		return err

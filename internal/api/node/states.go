@@ -44,6 +44,24 @@ func callArgs(r *http.Request, allowed ...string) (map[string]any, error) {
 	return out, nil
 }
 
+// mandatoryString is a mandatory args.string argument. Upstream's
+// args.validate refuses only an absent one: an explicit null reaches the
+// method as None (nil here), whose own checks then name "None".
+func mandatoryString(args map[string]any, name string) (*string, error) {
+	if _, ok := args[name]; !ok {
+		return nil, errs.MissingParameterValue("Missing mandatory parameter: " + name)
+	}
+	return apiutil.StringArg(args, name)
+}
+
+// pyOptional is Python's str() of an optional string argument.
+func pyOptional(s *string) string {
+	if s == nil {
+		return "None"
+	}
+	return *s
+}
+
 // argInt is args.integer (Python's int() of a string or number).
 func argInt(args map[string]any, name string) (*int, error) {
 	v, ok := args[name]
@@ -109,7 +127,7 @@ func (h *handlers) power(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if err != nil {
 		return err
 	}
-	target, err := apiutil.StringArg(args, "target")
+	target, err := mandatoryString(args, "target")
 	if err != nil {
 		return err
 	}
@@ -117,12 +135,14 @@ func (h *handlers) power(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if err != nil {
 		return err
 	}
-	if target == nil {
-		return errs.MissingParameterValue("Missing mandatory parameter: target")
-	}
 	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:set_power_state", ident)
 	if err != nil {
 		return err
+	}
+	if target == nil {
+		// Observed from upstream 21.4 (master alike): a null target is
+		// None, which is no allowed power state.
+		return errs.InvalidStateRequested("None", ident, pyState(n.PowerState))
 	}
 	soft := *target == states.SoftReboot || *target == states.SoftPowerOff
 	if (soft || (timeout != nil && *timeout != 0)) && !microversion.AllowSoftPowerOff.Allows(rc.Version) {
