@@ -30,11 +30,8 @@ func (c *Conductor) doAbort(ctx context.Context, t *task.Task) error {
 	}
 	switch n.ProvisionState {
 	case states.CleanWait, states.CleanHold:
-		if len(n.CleanStep) > 0 {
-			if ab, _ := n.CleanStep["abortable"].(bool); !ab {
-				t.Log().InfoContext(ctx, "current clean step is not abortable, cleaning will abort after it completes", "step", n.CleanStep["step"])
-				return markAbortAfter(ctx, t, &n.CleanStep)
-			}
+		if f := c.cleanFlow(); !stepAbortable(n, f) {
+			return abortAfterStep(ctx, t, f)
 		}
 		target := ""
 		if n.TargetProvisionState == states.Manageable {
@@ -43,11 +40,8 @@ func (c *Conductor) doAbort(ctx context.Context, t *task.Task) error {
 		msg := cleanAbortError(n.CleanStep)
 		return spawnAbort("do_node_clean_abort", c.doNodeCleanAbort, task.EventOptions{TargetState: target, LastError: &msg})
 	case states.ServiceWait, states.ServiceHold:
-		if len(n.ServiceStep) > 0 {
-			if ab, _ := n.ServiceStep["abortable"].(bool); !ab {
-				t.Log().InfoContext(ctx, "current service step is not abortable, servicing will abort after it completes", "step", n.ServiceStep["step"])
-				return markAbortAfter(ctx, t, &n.ServiceStep)
-			}
+		if f := c.serviceFlow(); !stepAbortable(n, f) {
+			return abortAfterStep(ctx, t, f)
 		}
 		if err := t.ProcessEvent(ctx, states.EventFail, task.EventOptions{}); err != nil {
 			return err
@@ -62,11 +56,8 @@ func (c *Conductor) doAbort(ctx context.Context, t *task.Task) error {
 	case states.InspectWait:
 		return c.abortInspection(ctx, t)
 	case states.DeployWait:
-		if len(n.DeployStep) > 0 {
-			if ab, _ := n.DeployStep["abortable"].(bool); !ab {
-				t.Log().InfoContext(ctx, "current deploy step is not abortable, deployment will abort after it completes", "step", n.DeployStep["step"])
-				return markAbortAfter(ctx, t, &n.DeployStep)
-			}
+		if f := c.deployFlow(); !stepAbortable(n, f) {
+			return abortAfterStep(ctx, t, f)
 		}
 		n.InternalInfo().Delete(model.DIIAgentURL)
 		return spawnAbort("do_node_deploy_abort", c.doNodeDeployAbort, task.EventOptions{})
@@ -84,4 +75,26 @@ func (c *Conductor) doAbort(ctx context.Context, t *task.Task) error {
 		return spawnAbort("do_node_service_abort", c.doNodeServiceAbort, task.EventOptions{})
 	}
 	return nil
+}
+
+// stepAbortable tells whether the flow may be aborted now: no step is
+// running, or the running one is abortable.
+func stepAbortable(n *model.Node, f *stepFlow) bool {
+	step := *f.current(n)
+	ab, _ := step["abortable"].(bool)
+	return len(step) == 0 || ab
+}
+
+// abortAfterStep flags the running step to abort the flow once it
+// finishes (non-abortable steps, seed § 3.3.6).
+func abortAfterStep(ctx context.Context, t *task.Task, f *stepFlow) error {
+	step := f.current(t.Node)
+	t.Log().InfoContext(ctx, "current step is not abortable, the flow will abort after it completes", "flow", f.name, "step", (*step)["step"])
+	if ab, _ := (*step)["abort_after"].(bool); ab {
+		return nil
+	}
+	s := cloneMap(*step)
+	s["abort_after"] = true
+	*step = s
+	return t.Save(ctx)
 }

@@ -180,15 +180,3 @@ func nextStepIndex(n *model.Node, f *stepFlow) int {
 	}
 	return ind
 }
-
-// markAbortAfter flags the running step to abort once it finishes
-// (non-abortable steps, seed § 3.3.6).
-func markAbortAfter(ctx context.Context, t *task.Task, step *map[string]any) error {
-	if ab, _ := (*step)["abort_after"].(bool); ab {
-		return nil
-	}
-	s := cloneMap(*step)
-	s["abort_after"] = true
-	*step = s
-	return t.Save(ctx)
-}
