@@ -26,7 +26,7 @@ func TestRecoveredPanicIsReported(t *testing.T) {
 		stack string
 	}
 	var got []report
-	h := New(Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Handlers: panickingNodeCreate("boom"),
+	h := New(Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Authorize: AllowAll, Handlers: panickingNodeCreate("boom"),
 		Panicked: func(r *http.Request, p any, stack []byte) { got = append(got, report{r.URL.Path, p, string(stack)}) }})
 	rec := serve(h, "POST", "/v1/nodes", "", `{}`)
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), `\"faultcode\": \"Server\"`) {
@@ -47,7 +47,7 @@ func TestRecoveredPanicIsReported(t *testing.T) {
 // to the server and is not reported as a panic.
 func TestAbortHandlerIsNotReported(t *testing.T) {
 	reported := false
-	h := New(Deps{Logger: quiet, Handlers: panickingNodeCreate(http.ErrAbortHandler),
+	h := New(Deps{Logger: quiet, Authorize: AllowAll, Handlers: panickingNodeCreate(http.ErrAbortHandler),
 		Panicked: func(*http.Request, any, []byte) { reported = true }})
 	defer func() {
 		if p := recover(); !errors.Is(asError(p), http.ErrAbortHandler) {

@@ -33,7 +33,7 @@ func FuzzPipeline(f *testing.F) {
 	} {
 		f.Add(s.method, s.path, s.name, s.value, s.version, []byte(s.body))
 	}
-	h := New(Deps{Logger: quiet})
+	h := New(Deps{Logger: quiet, Authorize: AllowAll})
 	f.Fuzz(func(t *testing.T, method, path, name, value, version string, body []byte) {
 		if method == "" || strings.IndexFunc(method, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) }) >= 0 {
 			return // net/http rejects such methods before any handler

@@ -46,16 +46,16 @@ func TestErrorPrecedence(t *testing.T) {
 		{"401 over 400 depth", Deps{Authenticate: rejectAll{}}, "POST", "/v1/nodes", "", deep, 401},
 		{"401 over 404", Deps{Authenticate: rejectAll{}}, "GET", "/v1/nosuch", "", "", 401},
 		{"public route skips auth", Deps{Authenticate: rejectAll{}}, "GET", "/v1", "", "", 200},
-		{"413 over 406", Deps{}, "POST", "/v1/nodes", "9.9", big, 413},
-		{"400 depth over 406", Deps{}, "POST", "/v1/nodes", "1.999", deep, 400},
-		{"406 over 404", Deps{}, "GET", "/v1/nosuch", "1.999", "", 406},
-		{"406 over 405", Deps{}, "PUT", "/v1/nodes", "abc", "", 406},
+		{"413 over 406", Deps{Authorize: AllowAll}, "POST", "/v1/nodes", "9.9", big, 413},
+		{"400 depth over 406", Deps{Authorize: AllowAll}, "POST", "/v1/nodes", "1.999", deep, 400},
+		{"406 over 404", Deps{Authorize: AllowAll}, "GET", "/v1/nosuch", "1.999", "", 406},
+		{"406 over 405", Deps{Authorize: AllowAll}, "PUT", "/v1/nodes", "abc", "", 406},
 		{"404 over policy", Deps{Authorize: denyPolicy}, "GET", "/v1/nosuch", "", "", 404},
 		{"405 over policy", Deps{Authorize: denyPolicy}, "PUT", "/v1/nodes", "", "", 405},
 		{"too old before policy", Deps{Authorize: denyPolicy}, "GET", "/v1/allocations", "1.51", "", 404},
 		{"policy before too old after policy", Deps{Authorize: denyPolicy}, "PUT", "/v1/nodes/n1/states/raid", "1.11", "", 403},
 		{"policy over validation", Deps{Authorize: denyPolicy, Handlers: validating}, "POST", "/v1/nodes", "", `{}`, 403},
-		{"validation last", Deps{Handlers: validating}, "POST", "/v1/nodes", "", `{}`, 400},
+		{"validation last", Deps{Authorize: AllowAll, Handlers: validating}, "POST", "/v1/nodes", "", `{}`, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			handlerCalled = false
@@ -72,7 +72,7 @@ func TestErrorPrecedence(t *testing.T) {
 }
 
 func TestRoutingErrors(t *testing.T) {
-	h := New(Deps{Logger: quiet})
+	h := New(Deps{Logger: quiet, Authorize: AllowAll})
 	for _, tc := range []struct {
 		name, method, path, version string
 		status                      int
@@ -145,7 +145,7 @@ func TestPathForms(t *testing.T) {
 			return WriteJSON(w, http.StatusOK, Object{{"ok", true}})
 		}
 	}
-	h := New(Deps{Logger: quiet, Handlers: handlers})
+	h := New(Deps{Logger: quiet, Handlers: handlers, Authorize: AllowAll})
 	for _, tc := range []struct{ method, path, want string }{
 		{"GET", "/v1/nodes", "GET /v1/nodes ||@"},
 		{"GET", "/v1/nodes/", "GET /v1/nodes ||@"},
@@ -183,7 +183,7 @@ func TestIndicatorPaths(t *testing.T) {
 		seen = rc.Params
 		return WriteJSON(w, http.StatusOK, Object{{"ok", true}})
 	}
-	h := New(Deps{Logger: quiet, Handlers: map[string]HandlerFunc{
+	h := New(Deps{Logger: quiet, Authorize: AllowAll, Handlers: map[string]HandlerFunc{
 		"GET /v1/nodes/{node_ident}/management/indicators/{ind_ident}@{component}": record,
 		"PUT /v1/nodes/{node_ident}/management/indicators/{ind_ident}@{component}": record,
 	}})
@@ -207,7 +207,7 @@ func TestIndicatorPaths(t *testing.T) {
 }
 
 func TestHead(t *testing.T) {
-	h := New(Deps{Logger: quiet})
+	h := New(Deps{Logger: quiet, Authorize: AllowAll})
 	rec := serve(h, http.MethodHead, "/v1/nodes", "", "")
 	if rec.Code != 405 || rec.Body.String() != `{"error_message": ""}` || rec.Header().Get("Allow") != "DELETE, GET, PATCH, POST" {
 		t.Errorf("HEAD /v1/nodes: %d %q %v", rec.Code, rec.Body, rec.Header())

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
+	"unicode/utf8"
 
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/api/middleware"
@@ -32,8 +32,9 @@ type Deps struct {
 	// public ones; nil means noauth.
 	Authenticate middleware.Authenticator
 	// Authorize is the policy check of a route, run after the route's
-	// before-policy version gate and before its after-policy one; nil
-	// allows everything.
+	// before-policy version gate and before its after-policy one. It must
+	// be set: nil refuses every route that has policies (tests that mean
+	// "allow all" pass AllowAll).
 	Authorize func(r *http.Request, rc *RequestContext) error
 	// Panicked, when set, is told of every handler panic the API
 	// recovers (after it is logged and answered 500), with the stack it
@@ -84,23 +85,44 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := r.URL.Path
 	if path == "" || path == "/" {
+		if !acceptsJSON(r.Header.Get("Accept")) {
+			rt.notAcceptable(w, r)
+			return
+		}
 		rt.rootDocument(w, r, v)
 		return
 	}
-	segs := strings.Split(path[1:], "/")
-	// Paths without the version element are served as /v1 paths (the
-	// bookmark links rely on it); one trailing slash is ignored.
-	if segs[0] == "v1" || segs[0] == "" {
-		segs = segs[1:]
+	if !utf8.ValidString(path) {
+		// webob cannot decode the path: a bare 400 while routing.
+		rt.routingError(w, r, errs.Abort(http.StatusBadRequest))
+		return
 	}
-	if n := len(segs); n > 0 && segs[n-1] == "" {
-		segs = segs[:n-1]
-	}
+	segs, trailing := pathSegments(path)
 	if len(segs) == 0 {
+		if !acceptsJSON(r.Header.Get("Accept")) {
+			rt.notAcceptable(w, r)
+			return
+		}
 		rt.v1Document(w, r, v)
 		return
 	}
+	if err := rt.checkLookupIdent(segs); err != nil {
+		rt.routingError(w, r, err)
+		return
+	}
 	route, params, allow := rt.lookup(r.Method, segs)
+	// A path with one element fewer or more than a route of the method
+	// still reaches that method in pecan's traversal (missingArg,
+	// surplusArg).
+	var missing *Route
+	var surplus *Arg
+	if route == nil {
+		if missing = rt.missingArg(r.Method, segs); missing != nil {
+			route, params = missing, map[string]string{}
+		} else if sr, sp, sa := rt.surplusArg(r.Method, segs); sr != nil && allow == nil {
+			route, params, surplus = sr, sp, sa
+		}
+	}
 	if route == nil {
 		if allow != nil {
 			rt.routingError(w, r, errs.Abort(http.StatusMethodNotAllowed).WithHeaders(map[string]string{"Allow": *allow}))
@@ -120,18 +142,38 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, rc))
 	step := route.tooOld(v)
+	if step != nil && step.Order == BeforePolicy && step.Kind == Routing {
+		rt.tooOld(w, r, v, step)
+		return
+	}
+	// pecan negotiates the content type once routing found the method,
+	// before calling it.
+	if !acceptsJSON(r.Header.Get("Accept")) {
+		rt.notAcceptable(w, r)
+		return
+	}
 	if step != nil && step.Order == BeforePolicy {
 		rt.tooOld(w, r, v, step)
 		return
 	}
-	if rt.auth != nil {
-		if err := rt.auth(r, rc); err != nil {
-			rt.handlerError(w, r, v, err)
-			return
-		}
+	// args.validate runs before the handler's body (and upstream master's
+	// api_version decorator before it, the step above).
+	if err := rt.validateArgs(r, route, missing, surplus, segs); err != nil {
+		rt.handlerError(w, r, v, err)
+		return
+	}
+	if err := rt.authorize(r, rc); err != nil {
+		rt.handlerError(w, r, v, err)
+		return
 	}
 	if step != nil {
 		rt.tooOld(w, r, v, step)
+		return
+	}
+	if trailing && route.Action == "detail" {
+		// The detail handlers check that the path element before theirs
+		// names the collection, which a trailing slash defeats.
+		rt.handlerError(w, r, v, errs.New(errs.ClassNotFound, nil))
 		return
 	}
 	h := rt.handlers[route.ID]
@@ -284,3 +326,45 @@ func (t *trackingWriter) Write(b []byte) (int, error) {
 }
 
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// AllowAll is a Deps.Authorize that allows every route, for tests that
+// exercise routing and handlers without policy.
+func AllowAll(*http.Request, *RequestContext) error { return nil }
+
+// authorize runs the route's policy check; without one configured every
+// route with policies is refused as upstream refuses a caller its policy
+// does not allow, naming the route's first rule.
+func (rt *router) authorize(r *http.Request, rc *RequestContext) error {
+	if rt.auth != nil {
+		return rt.auth(r, rc)
+	}
+	if len(rc.Route.Policies) == 0 {
+		return nil
+	}
+	return errs.New(errs.ClassHTTPForbidden, map[string]any{"resource": rc.Route.Policies[0]})
+}
+
+// validateArgs is what pecan and args.validate refuse before a handler
+// runs: a missing first parameter, a left-over path element bound to a
+// body parameter, parameter names the handler does not take and repeated
+// query parameters.
+func (rt *router) validateArgs(r *http.Request, route, missing *Route, surplus *Arg, segs []string) error {
+	if missing != nil {
+		return errs.NewMessage(errs.ClassMissingParameterValue, "Missing mandatory parameter: "+missing.Args[0].Name)
+	}
+	if surplus != nil {
+		if err := bindSurplus(r, route, surplus, segs[len(segs)-1]); err != nil {
+			return err
+		}
+	}
+	return checkArgs(r, route)
+}
+
+// notAcceptable answers a request whose Accept header excludes JSON as
+// pecan does while routing: no version headers, webob's text wrapped by
+// ParsableErrorMiddleware.
+func (rt *router) notAcceptable(w http.ResponseWriter, r *http.Request) {
+	if err := WriteJSON(w, http.StatusNotAcceptable, Object{{"error_message", notAcceptable(r.Header.Get("Accept"))}}); err != nil {
+		rt.log.Error("406 answer", "path", r.URL.Path, "error", err)
+	}
+}

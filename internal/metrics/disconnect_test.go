@@ -79,7 +79,7 @@ func TestClientDisconnectIsNotAServerError(t *testing.T) {
 				t.Fatal(err)
 			}
 			started := make(chan struct{})
-			h := api.New(api.Deps{Logger: slog.New(logs), Handlers: map[string]api.HandlerFunc{
+			h := api.New(api.Deps{Authorize: api.AllowAll, Logger: slog.New(logs), Handlers: map[string]api.HandlerFunc{
 				"GET /v1/nodes": func(w http.ResponseWriter, r *http.Request, _ *api.RequestContext) error {
 					close(started)
 					<-r.Context().Done()
@@ -174,7 +174,7 @@ func TestServerErrorOfAGoneClientStaysAServerError(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := make(chan struct{})
-	h := api.New(api.Deps{Logger: slog.New(logs), Handlers: map[string]api.HandlerFunc{
+	h := api.New(api.Deps{Authorize: api.AllowAll, Logger: slog.New(logs), Handlers: map[string]api.HandlerFunc{
 		"GET /v1/nodes": func(w http.ResponseWriter, r *http.Request, _ *api.RequestContext) error {
 			close(started)
 			<-r.Context().Done()

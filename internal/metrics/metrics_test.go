@@ -82,7 +82,7 @@ func apiServer(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := api.New(api.Deps{Logger: slog.New(slog.DiscardHandler), Handlers: map[string]api.HandlerFunc{
+	h := api.New(api.Deps{Authorize: api.AllowAll, Logger: slog.New(slog.DiscardHandler), Handlers: map[string]api.HandlerFunc{
 		"GET /v1/nodes": func(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 			return api.WriteJSON(w, http.StatusOK, map[string]any{"nodes": []any{}})
 		},

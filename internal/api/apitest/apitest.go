@@ -116,11 +116,17 @@ func Handler(t testing.TB, cfg *config.Config, handlers map[string]api.HandlerFu
 }
 
 // New is api.New for a test: logs are discarded unless d names a logger,
-// and a handler panic, which the API recovers and answers 500, fails t
+// the route policy allows everything unless d.Authorize is set (api.New
+// itself refuses without one), and a handler panic, which the API recovers and answers 500, fails t
 // with the panic and its stack, so that no test passes over one.
 func New(t testing.TB, d api.Deps) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Authorize == nil {
+		// api.New refuses every route without a policy check; these
+		// tests exercise the handlers, whose own hooks carry the policy.
+		d.Authorize = api.AllowAll
 	}
 	d.Panicked = func(r *http.Request, p any, stack []byte) {
 		t.Errorf("%s %s panicked: %v\n%s", r.Method, r.URL.Path, p, stack)

@@ -180,7 +180,7 @@ func FuzzCreate(f *testing.F) {
 	}
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: store.New(storetest.Backends(f)[0].DB)})
-	h := api.New(api.Deps{Handlers: m, Logger: slog.New(slog.DiscardHandler)})
+	h := api.New(api.Deps{Authorize: api.AllowAll, Handlers: m, Logger: slog.New(slog.DiscardHandler)})
 	f.Fuzz(func(t *testing.T, body string) {
 		e := &env{t: t, h: h}
 		if r := e.do("POST", "/v1/deploy_templates", "1.115", body); r.status >= 500 {

@@ -47,7 +47,8 @@ var corsSimpleHeaders = []string{
 // a non-2xx answer is replaced by an empty 200, which then gets the
 // preflight headers when origin, method and requested headers are
 // allowed. Responses that already carry Access-Control-Allow-Origin are
-// left alone. Without allowed origins the stage passes everything through.
+// left alone. Without allowed origins the stage passes every other
+// method through.
 func CORS(cfg CORSConfig) Middleware {
 	origins := map[string]bool{}
 	for _, o := range cfg.AllowedOrigins {
@@ -67,12 +68,16 @@ func CORS(cfg CORSConfig) Middleware {
 		return "", false
 	}
 	return func(next http.Handler) http.Handler {
-		if len(origins) == 0 {
-			return next
-		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The preflight answer replaces every non-2xx OPTIONS answer,
+			// allowed origins or not: upstream's CORS stage is always in
+			// the pipeline, so OPTIONS /v1/nodes is an empty 200.
 			if r.Method == http.MethodOptions {
 				preflight(w, r, next, cfg, match, permitted)
+				return
+			}
+			if len(origins) == 0 {
+				next.ServeHTTP(w, r)
 				return
 			}
 			hook := &headerHook{ResponseWriter: w, before: func(h http.Header) {
@@ -111,7 +116,15 @@ func preflight(w http.ResponseWriter, r *http.Request, next http.Handler, cfg CO
 	body := buf.body.Bytes()
 	if len(h.Values("Access-Control-Allow-Origin")) == 0 {
 		if status < 200 || status >= 300 {
-			h, status, body = http.Header{}, http.StatusOK, nil
+			// A new response, which keeps only the request id every
+			// answer carries.
+			fresh := http.Header{}
+			for _, k := range []string{HeaderRequestID, HeaderRequestIDCompat} {
+				if v := h.Values(k); len(v) > 0 {
+					fresh[k] = v
+				}
+			}
+			h, status, body = fresh, http.StatusOK, nil
 		}
 		decoratePreflight(h, r, cfg, match, permitted)
 	}

@@ -215,10 +215,12 @@ func TestCORS(t *testing.T) {
 			t.Fatalf("headers %v", w.Header())
 		}
 	})
-	t.Run("no origins configured passes OPTIONS through", func(t *testing.T) {
+	// Observed from upstream 21.4: OPTIONS /v1 is an empty 200 without
+	// Content-Type although no origin is configured.
+	t.Run("no origins configured still answers OPTIONS", func(t *testing.T) {
 		w := serve(CORS(CORSConfig{})(app), httptest.NewRequest("OPTIONS", "/v1", nil))
-		if w.Code != http.StatusMethodNotAllowed {
-			t.Fatalf("status %d", w.Code)
+		if w.Code != http.StatusOK || w.Body.Len() != 0 || w.Header().Get("Content-Type") != "" {
+			t.Fatalf("status %d, body %q, headers %v", w.Code, w.Body, w.Header())
 		}
 	})
 }

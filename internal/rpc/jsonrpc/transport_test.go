@@ -182,7 +182,7 @@ func TestTransportFailuresThatAreNotRetryable(t *testing.T) {
 func TestAPIAnswers503WhenTheConductorIsGone(t *testing.T) {
 	c := newTestClient(t, 500*time.Millisecond)
 	topic := refusedTopic(t)
-	h := api.New(api.Deps{Logger: slog.New(slog.DiscardHandler), Handlers: map[string]api.HandlerFunc{
+	h := api.New(api.Deps{Authorize: api.AllowAll, Logger: slog.New(slog.DiscardHandler), Handlers: map[string]api.HandlerFunc{
 		"PUT /v1/nodes/{node_ident}/states/power": func(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 			return c.ChangeNodePowerState(r.Context(), topic, rc.Params["node_ident"], "power on", 0)
 		},
