@@ -40,6 +40,16 @@ const Topic = rpc.ManagerTopic + "." + Host
 // VersionHeader carries the requested API microversion.
 const VersionHeader = "X-OpenStack-Ironic-API-Version"
 
+// Topics is the conductor lookup of the resource packages' Deps, which
+// sends every call to the test conductor.
+type Topics struct{}
+
+// GetTopicFor is the test conductor's topic, whatever the node.
+func (Topics) GetTopicFor(context.Context, *model.Node) (string, error) { return Topic, nil }
+
+// GetRandomTopic is the test conductor's topic.
+func (Topics) GetRandomTopic(context.Context) (string, error) { return Topic, nil }
+
 // Env is a fresh store with the real conductor started over it.
 type Env struct {
 	Store     store.Store

@@ -27,6 +27,13 @@ type PatchOp struct {
 // as sent).
 func (p PatchOp) String() string { return PyRepr(p.raw) }
 
+// SentValue is the operation's value as the client sent it (objects in
+// their key order), for messages that print it as Python would.
+func (p PatchOp) SentValue() any {
+	v, _ := p.raw.Get("value")
+	return v
+}
+
 // patchPathPattern is args.patch's path pattern as upstream prints it.
 const patchPathPattern = `^(/[\w-]+)+$`
 

@@ -179,13 +179,13 @@ func (s *Schema) ValidateBody(arg string, value any) error {
 	if !ok {
 		return fmt.Errorf("validate %s against %s: %w", arg, s.name, err)
 	}
-	best := bestError(ve)
+	best := s.bestError(ve)
 	msg := "Schema error for " + arg + ": " + s.pyMessage(best, value)
 	// A generic anyOf/oneOf message is followed by the best error of its
 	// branches, as upstream's args.schema digs for a root cause.
 	cause := ""
 	for cur := best; isCombinator(cur) && len(cur.Causes) > 0; {
-		cur = bestOf(cur.Causes)
+		cur = s.bestOf(cur.Causes)
 		cause = s.pyMessage(cur, value)
 	}
 	if cause != "" {
@@ -268,17 +268,34 @@ func keywordRank(k jsonschema.ErrorKind) int {
 	return 4
 }
 
+// rank is keywordRank in the keyword order of this schema's objects.
+// Upstream builds LOCAL_LINK_CONN_SCHEMA by adding "required" to copies
+// of a base schema that already ends with additionalProperties, so there
+// an unexpected key is reported before a missing one.
+func (s *Schema) rank(k jsonschema.ErrorKind) int {
+	r := keywordRank(k)
+	if s.name == "local_link_connection" {
+		switch k.(type) {
+		case *kind.Required:
+			return keywordRank(&kind.AdditionalProperties{})
+		case *kind.AdditionalProperties:
+			return keywordRank(&kind.Required{})
+		}
+	}
+	return r
+}
+
 // bestError is jsonschema's best_match: the shallowest error, anyOf and
 // oneOf last, ties in keyword order; an anyOf/oneOf error is replaced by
 // its branch of the instance's type when exactly one branch accepts the
 // type.
-func bestError(root *jsonschema.ValidationError) *jsonschema.ValidationError {
+func (s *Schema) bestError(root *jsonschema.ValidationError) *jsonschema.ValidationError {
 	all := leaves(root)
 	slices.SortStableFunc(all, func(a, b *jsonschema.ValidationError) int {
 		if d := len(a.InstanceLocation) - len(b.InstanceLocation); d != 0 {
 			return d
 		}
-		return keywordRank(a.ErrorKind) - keywordRank(b.ErrorKind)
+		return s.rank(a.ErrorKind) - s.rank(b.ErrorKind)
 	})
 	best := all[0]
 	for {
@@ -300,7 +317,7 @@ func bestError(root *jsonschema.ValidationError) *jsonschema.ValidationError {
 		if len(typed) != 1 {
 			return best
 		}
-		best = bestError(typed[0])
+		best = s.bestError(typed[0])
 	}
 }
 
@@ -315,10 +332,10 @@ func isCombinator(e *jsonschema.ValidationError) bool {
 // bestOf is best_match over sibling errors (a combinator's branches): the
 // best error of each branch, the shallowest and strongest first, the
 // earlier branch on a tie.
-func bestOf(branches []*jsonschema.ValidationError) *jsonschema.ValidationError {
+func (s *Schema) bestOf(branches []*jsonschema.ValidationError) *jsonschema.ValidationError {
 	cands := make([]*jsonschema.ValidationError, len(branches))
 	for i, b := range branches {
-		cands[i] = bestError(b)
+		cands[i] = s.bestError(b)
 	}
 	slices.SortStableFunc(cands, func(a, b *jsonschema.ValidationError) int {
 		if d := len(a.InstanceLocation) - len(b.InstanceLocation); d != 0 {
@@ -491,5 +508,5 @@ func (s *Schema) Message(value any) string {
 	if !ok {
 		return err.Error()
 	}
-	return s.pyMessage(bestError(ve), value)
+	return s.pyMessage(s.bestError(ve), value)
 }

@@ -316,3 +316,33 @@ func withState(n *model.Node, state string) *model.Node {
 	c.ProvisionState = state
 	return &c
 }
+
+// Observed from upstream 21.4: an unknown local_link_connection key is
+// refused quoting the dict in the order it was sent, with the unexpected
+// key as the root cause (upstream's schema lists additionalProperties
+// before required).
+func TestLocalLinkConnectionUnknownKey(t *testing.T) {
+	e := newEnv(t)
+	n := e.node("n1", nil)
+	p := e.createPort("1.82", fmt.Sprintf(`{"address": "52:54:00:00:01:02", "node_uuid": "%s"}`, n.UUID))
+	path := "/v1/ports/" + p["uuid"].(string)
+	for _, c := range []struct {
+		name, method, path, body, msg string
+	}{
+		{"create", "POST", "/v1/ports",
+			fmt.Sprintf(`{"node_uuid": "%s", "address": "52:54:00:00:00:03", "local_link_connection": {"switch_id": "aa:bb:cc:dd:ee:ff", "port_id": "p1", "bogus": 1}}`, n.UUID),
+			"Schema error for local_link_connection: {'switch_id': 'aa:bb:cc:dd:ee:ff', 'port_id': 'p1', 'bogus': 1} is not valid under any of the given schemas. Possible root cause: Additional properties are not allowed ('bogus' was unexpected)"},
+		{"create, only unknown keys", "POST", "/v1/ports",
+			fmt.Sprintf(`{"node_uuid": "%s", "address": "52:54:00:00:00:03", "local_link_connection": {"zz": 2, "bogus": 1}}`, n.UUID),
+			"Schema error for local_link_connection: {'zz': 2, 'bogus': 1} is not valid under any of the given schemas. Possible root cause: Additional properties are not allowed ('zz', 'bogus' were unexpected)"},
+		{"patch whole", "PATCH", path,
+			`[{"op": "add", "path": "/local_link_connection", "value": {"switch_id": "aa:bb:cc:dd:ee:ff", "port_id": "p1", "bogus": 1}}]`,
+			"Schema error for local_link_connection: {'switch_id': 'aa:bb:cc:dd:ee:ff', 'port_id': 'p1', 'bogus': 1} is not valid under any of the given schemas. Possible root cause: Additional properties are not allowed ('bogus' was unexpected)"},
+		{"patch key", "PATCH", path, `[{"op": "add", "path": "/local_link_connection/bogus", "value": "x"}]`,
+			"Schema error for local_link_connection: {'bogus': 'x'} is not valid under any of the given schemas. Possible root cause: Additional properties are not allowed ('bogus' was unexpected)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantFault(t, e.do(c.method, c.path, "1.82", c.body), http.StatusBadRequest, c.msg)
+		})
+	}
+}

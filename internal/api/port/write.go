@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -23,8 +24,10 @@ var patchAllowedFields = []string{"address", "extra", "is_smartnic", "local_link
 	"category", "available_for_dynamic_portgroup"}
 
 // validate is PORT_VALIDATOR (and PORT_PATCH_VALIDATOR): the schema, then
-// the per-field checks and conversions of PORT_VALIDATOR_EXTRA.
-func validate(arg string, m map[string]any) error {
+// the per-field checks and conversions of PORT_VALIDATOR_EXTRA. llcSent,
+// when set, is local_link_connection as the client sent it: Python quotes
+// the dict in its key order, which the plain m has lost.
+func validate(arg string, m map[string]any, llcSent any) error {
 	if err := apiutil.MustSchema("port").Validate(arg, m); err != nil {
 		return err
 	}
@@ -41,6 +44,11 @@ func validate(arg string, m map[string]any) error {
 		case "node_uuid", "portgroup_uuid", "uuid":
 			err = apiutil.BodyUUID(f, v)
 		case "local_link_connection":
+			if llcSent != nil {
+				if err := apiutil.MustSchema("local_link_connection").Validate(f, llcSent); err != nil {
+					return err
+				}
+			}
 			err = apiutil.LocalLinkConnection(f, v)
 		default:
 			m[f], err = apiutil.BodyBoolean(f, v)
@@ -78,7 +86,8 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	m := apiutil.Plain(body).(map[string]any)
-	if err := validate("port", m); err != nil {
+	llcSent, _ := body.(*apiutil.Dict).Get("local_link_connection")
+	if err := validate("port", m, llcSent); err != nil {
 		return err
 	}
 	v := rc.Version
@@ -294,7 +303,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 			delete(doc, k)
 		}
 	}
-	if err := validate("patch", doc); err != nil {
+	if err := validate("patch", doc, llcAsSent(ops, doc["local_link_connection"])); err != nil {
 		return err
 	}
 	updated := *p
@@ -330,6 +339,20 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+// llcAsSent is the local_link_connection a patch set as a whole, as the
+// client sent it, when the patched document still holds it; nil otherwise.
+func llcAsSent(ops []apiutil.PatchOp, patched any) any {
+	for i := len(ops) - 1; i >= 0; i-- {
+		if strings.HasPrefix(ops[i].Path, "/local_link_connection") {
+			if ops[i].Path == "/local_link_connection" && ops[i].Op != "remove" && apiutil.JSONEqual(ops[i].Value, patched) {
+				return ops[i].SentValue()
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // linkNode is authorize_node_link: the new node must be visible and have

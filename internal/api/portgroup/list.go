@@ -186,9 +186,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 		if err := apiutil.CheckFields(d, fields); err != nil {
 			return nil, err
 		}
-		// Upstream sanitizes list items with sanitize_dict alone: the
-		// fields of later versions are not hidden in collections.
-		d.KeepOnly(fields)
+		sanitizeListed(d, fields, rc.Version)
 		return d, nil
 	}, func(pg *model.Portgroup) string { return pg.UUID })
 	if err != nil {

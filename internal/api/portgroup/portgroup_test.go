@@ -2,6 +2,7 @@ package portgroup
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
@@ -123,12 +125,43 @@ func TestFieldVisibility(t *testing.T) {
 			t.Errorf("?fields=%s at %s: %d %s", field, below, r.status, r.body)
 		}
 	}
-	// Collections sanitize with sanitize_dict only, as upstream: detail
-	// at the first version shows every column.
+	// Observed from upstream 21.4: a listed portgroup keeps mode and
+	// properties before 1.26 (sanitize_dict only); the fields added after
+	// that release are hidden before their versions (issue #19).
 	d := e.do("GET", "/v1/portgroups/detail", "1.23", "").json(t)["portgroups"].([]any)[0].(map[string]any)
-	for _, f := range []string{"mode", "physical_network", "dynamic_portgroup"} {
-		if _, ok := d[f]; !ok {
-			t.Errorf("detail at 1.23 lacks %s", f)
+	for f, want := range map[string]bool{"mode": true, "properties": true, "physical_network": false, "category": false,
+		"dynamic_portgroup": false} {
+		if _, ok := d[f]; ok != want {
+			t.Errorf("detail at 1.23: %s shown %v, want %v", f, ok, want)
+		}
+	}
+}
+
+// Observed from upstream 21.4 (fake-hardware node, one portgroup): the
+// detailed listings at 1.31 show exactly these fields, in this order.
+func TestDetailListAt131(t *testing.T) {
+	e := newEnv(t)
+	n := e.node("n1", nil)
+	e.create("1.115", fmt.Sprintf(`{"address": "52:54:00:00:01:01", "node_uuid": "%s", "name": "cmppg"}`, n.UUID))
+	want := []string{"uuid", "created_at", "updated_at", "address", "extra", "internal_info", "mode", "name", "properties",
+		"standalone_ports_supported", "node_uuid", "links", "ports"}
+	for _, path := range []string{"/v1/portgroups/detail", "/v1/nodes/" + n.UUID + "/portgroups/detail"} {
+		r := e.do("GET", path, "1.31", "")
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		var body struct {
+			Portgroups []json.RawMessage `json:"portgroups"`
+		}
+		if err := json.Unmarshal(r.body, &body); err != nil || len(body.Portgroups) != 1 {
+			t.Fatalf("%s: %s", path, r.body)
+		}
+		d, err := apiutil.DecodeOrdered(body.Portgroups[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.(*apiutil.Dict).Keys(); !slices.Equal(got, want) {
+			t.Errorf("%s at 1.31: %v\nwant %v", path, got, want)
 		}
 	}
 }

@@ -57,22 +57,43 @@ func convert(rc *api.RequestContext, pg *model.Portgroup, fields []string) (*api
 // sanitize is portgroup_sanitize: the fields of later versions hidden
 // (hide_fields_in_newer_versions), then only the requested ones kept.
 func sanitize(d *apiutil.Dict, fields []string, v microversion.Version) {
-	for _, x := range []struct {
-		gate   microversion.Gate
-		fields []string
-	}{
-		{microversion.AllowPortgroupModeProperties, []string{"mode", "properties"}},
-		{microversion.AllowPortgroupPhysicalNetwork, []string{"physical_network"}},
-		{microversion.AllowPortgroupCategory, []string{"category"}},
-		{microversion.AllowPortgroupDynamicPortgroup, []string{"dynamic_portgroup"}},
-	} {
+	hideNewer(d, v, append([]gatedFields{{microversion.AllowPortgroupModeProperties, []string{"mode", "properties"}}}, sinceRelease...))
+	d.KeepOnly(fields)
+}
+
+// sanitizeListed is what upstream does to a listed portgroup: only the
+// requested fields kept (sanitize_dict), so mode and properties show in
+// lists before 1.26, as Ironic 21.4 answers. The fields added after that
+// release are hidden before their versions all the same: master leaves
+// them in lists at every version, but a client of those versions never
+// saw them from 21.4, which lacks them, and master's single GET hides
+// them.
+func sanitizeListed(d *apiutil.Dict, fields []string, v microversion.Version) {
+	hideNewer(d, v, sinceRelease)
+	d.KeepOnly(fields)
+}
+
+// gatedFields are fields a version gate hides below its version.
+type gatedFields struct {
+	gate   microversion.Gate
+	fields []string
+}
+
+// sinceRelease are the portgroup fields added after Ironic 21.4 (1.82).
+var sinceRelease = []gatedFields{
+	{microversion.AllowPortgroupPhysicalNetwork, []string{"physical_network"}},
+	{microversion.AllowPortgroupCategory, []string{"category"}},
+	{microversion.AllowPortgroupDynamicPortgroup, []string{"dynamic_portgroup"}},
+}
+
+func hideNewer(d *apiutil.Dict, v microversion.Version, gated []gatedFields) {
+	for _, x := range gated {
 		if !x.gate.Allows(v) {
 			for _, f := range x.fields {
 				d.Delete(f)
 			}
 		}
 	}
-	d.KeepOnly(fields)
 }
 
 // checkAllowedFields is check_allowed_portgroup_fields: 406 for mode,
