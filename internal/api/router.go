@@ -110,7 +110,7 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.routingError(w, r, err)
 		return
 	}
-	route, params, allow := rt.lookup(r.Method, segs)
+	route, params, other := rt.lookup(r.Method, segs)
 	// A path with one element fewer or more than a route of the method
 	// still reaches that method in pecan's traversal (missingArg,
 	// surplusArg).
@@ -119,13 +119,14 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if route == nil {
 		if missing = rt.missingArg(r.Method, segs); missing != nil {
 			route, params = missing, map[string]string{}
-		} else if sr, sp, sa := rt.surplusArg(r.Method, segs); sr != nil && allow == nil {
+		} else if sr, sp, sa := rt.surplusArg(r.Method, segs); sr != nil && (other == nil || other.Controller == sr.Controller) {
+			// The controller that would refuse the method has it.
 			route, params, surplus = sr, sp, sa
 		}
 	}
 	if route == nil {
-		if allow != nil {
-			rt.routingError(w, r, errs.Abort(http.StatusMethodNotAllowed).WithHeaders(map[string]string{"Allow": *allow}))
+		if other != nil {
+			rt.routingError(w, r, errs.Abort(http.StatusMethodNotAllowed).WithHeaders(map[string]string{"Allow": allowHeader(other.Controller)}))
 			return
 		}
 		rt.routingError(w, r, errs.Abort(http.StatusNotFound))
@@ -211,12 +212,16 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // lookup finds the route for method and path. With no route for the
-// method but one for the path it returns the Allow header value of the
-// controller that rejects the method.
-func (rt *router) lookup(method string, segs []string) (*Route, map[string]string, *string) {
+// method but one for the path it returns that other route, whose
+// controller rejects the method. Routes upstream documents but does not
+// serve are no match.
+func (rt *router) lookup(method string, segs []string) (*Route, map[string]string, *Route) {
 	var best, other *Route
 	var bestParams map[string]string
 	for _, r := range rt.routes {
+		if r.Unimplemented {
+			continue
+		}
 		params := map[string]string{}
 		ok := match(r.segs, segs, params)
 		if !ok && r.aliasSegs != nil {
@@ -245,11 +250,7 @@ func (rt *router) lookup(method string, segs []string) (*Route, map[string]strin
 	if best != nil {
 		return best, bestParams, nil
 	}
-	if other != nil {
-		allow := allowHeader(other.Controller)
-		return nil, nil, &allow
-	}
-	return nil, nil, nil
+	return nil, nil, other
 }
 
 func (rt *router) tooOld(w http.ResponseWriter, r *http.Request, v microversion.Version, step *TooOld) {
