@@ -58,9 +58,14 @@ const (
 	DIIOriginalDeployInterface   = "original_deploy_interface"
 	DIIDnsmasqTag                = "dnsmasq_tag"
 	DIIAllocatedIPMITerminalPort = "allocated_ipmi_terminal_port"
-	DIILastPowerStateChange      = "last_power_state_change"
-	DIIAutomaticLessee           = "automatic_lessee"
-	DIITargetRAIDConfig          = "target_raid_config"
+	// The boot device ipmi_force_boot_device re-sends before each power
+	// on, and whether the device set last was persistent (upstream
+	// driver_utils.force_persistent_boot).
+	DIIPersistentBootDevice = "persistent_boot_device"
+	DIIIsNextBootPersistent = "is_next_boot_persistent"
+	DIILastPowerStateChange = "last_power_state_change"
+	DIIAutomaticLessee      = "automatic_lessee"
+	DIITargetRAIDConfig     = "target_raid_config"
 
 	// Inspection.
 	DIIInspectorManageBoot = "inspector_manage_boot"

@@ -93,9 +93,6 @@ const manageBootKey = model.DIIInspectorManageBoot
 // prepare_managed_inspection and _start_managed_inspection).
 func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (string, error) {
 	n := task.Node
-	if n.DriverInternalInfo == nil {
-		n.DriverInternalInfo = map[string]any{}
-	}
 	if i.o.PreCreatePorts {
 		i.preCreatePorts(ctx, task)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
@@ -64,7 +65,7 @@ func (s *SocatConsole) StartConsole(ctx context.Context, task *driver.Task) erro
 		if err != nil {
 			return err
 		}
-		internalInfo(task.Node)["allocated_ipmi_terminal_port"] = port
+		task.Node.InternalInfo().Set(model.DIIAllocatedIPMITerminalPort, port)
 		d.Port = &port
 	}
 	if err := s.dropSOLSession(ctx, d); err != nil {
@@ -131,12 +132,12 @@ func (s *SocatConsole) dropSOLSession(ctx context.Context, d DriverInfo) error {
 }
 
 func (s *SocatConsole) releaseAllocatedPort(task *driver.Task) {
-	info := task.Node.DriverInternalInfo
-	v, ok := info["allocated_ipmi_terminal_port"]
+	ii := task.Node.InternalInfo()
+	v, ok := ii.Lookup(model.DIIAllocatedIPMITerminalPort)
 	if !ok {
 		return
 	}
-	delete(info, "allocated_ipmi_terminal_port")
+	ii.Delete(model.DIIAllocatedIPMITerminalPort)
 	if p, ok := pyInt(v); ok {
 		s.core.ports.release(p)
 	}

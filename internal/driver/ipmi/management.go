@@ -128,12 +128,12 @@ func (m *Management) SetBootDevice(ctx context.Context, task *driver.Task, devic
 
 // forcePersistentBoot is upstream driver_utils.force_persistent_boot.
 func forcePersistentBoot(task *driver.Task, device string, persistent bool) {
-	info := internalInfo(task.Node)
+	ii := task.Node.InternalInfo()
 	if persistent {
-		delete(info, "is_next_boot_persistent")
-		info["persistent_boot_device"] = device
+		ii.Delete(model.DIIIsNextBootPersistent)
+		ii.Set(model.DIIPersistentBootDevice, device)
 	} else {
-		info["is_next_boot_persistent"] = false
+		ii.Set(model.DIIIsNextBootPersistent, false)
 	}
 }
 
@@ -146,12 +146,12 @@ func (m *Management) GetBootDevice(ctx context.Context, task *driver.Task) (driv
 	if err != nil {
 		return driver.BootDevice{}, err
 	}
-	dii := task.Node.DriverInternalInfo
-	if d.ForceBootDevice && pyfmt.Truthy(dii["persistent_boot_device"]) {
-		next, ok := dii["is_next_boot_persistent"]
+	ii := task.Node.InternalInfo()
+	if dev := ii.Get(model.DIIPersistentBootDevice); d.ForceBootDevice && pyfmt.Truthy(dev) {
+		next, ok := ii.Lookup(model.DIIIsNextBootPersistent)
 		if !ok || pyfmt.Truthy(next) {
 			t := true
-			return driver.BootDevice{BootDevice: pyfmt.StrJSON(dii["persistent_boot_device"]), Persistent: &t}, nil
+			return driver.BootDevice{BootDevice: pyfmt.StrJSON(dev), Persistent: &t}, nil
 		}
 	}
 	const cmd = "chassis bootparam get 5"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -212,12 +213,12 @@ func (c *core) ensureNextBootDevice(ctx context.Context, task *driver.Task, d Dr
 	if !d.ForceBootDevice {
 		return nil
 	}
-	info := internalInfo(task.Node)
-	if v, ok := info["is_next_boot_persistent"]; ok && v == false {
-		delete(info, "is_next_boot_persistent")
+	ii := task.Node.InternalInfo()
+	if v, ok := ii.Lookup(model.DIIIsNextBootPersistent); ok && v == false {
+		ii.Delete(model.DIIIsNextBootPersistent)
 		return nil
 	}
-	dev, _ := info["persistent_boot_device"].(string)
+	dev := ii.String(model.DIIPersistentBootDevice)
 	if dev == "" {
 		return nil
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
-	"github.com/openkeel/ironic/internal/model"
 )
 
 // core is what the ipmitool interfaces share: options, the local
@@ -91,12 +90,4 @@ func requireExclusive(task *driver.Task) error {
 		return errs.New(errs.ClassExclusiveLockRequired, nil)
 	}
 	return nil
-}
-
-// internalInfo returns the node's driver_internal_info, creating it.
-func internalInfo(n *model.Node) map[string]any {
-	if n.DriverInternalInfo == nil {
-		n.DriverInternalInfo = map[string]any{}
-	}
-	return n.DriverInternalInfo
 }

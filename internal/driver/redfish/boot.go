@@ -479,7 +479,7 @@ func (b *VirtualMediaBoot) bootMode(n *model.Node) string {
 	if m := capability(n.Properties["capabilities"], "boot_mode"); m != "" {
 		return strings.ToLower(m)
 	}
-	if m := strField(n.DriverInternalInfo, "deploy_boot_mode"); m != "" {
+	if m := n.InternalInfo().String(model.DIIDeployBootMode); m != "" {
 		return strings.ToLower(m)
 	}
 	if b.opts.DefaultBootMode != "" {

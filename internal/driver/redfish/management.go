@@ -223,9 +223,6 @@ func (m *Management) setBootDevice(ctx context.Context, task *driver.Task, sys *
 	}
 	task.Logger().Warn("could not set persistent boot device, using one-time boot device instead",
 		"node", task.Node.UUID, "device", target)
-	if task.Node.DriverInternalInfo == nil {
-		task.Node.DriverInternalInfo = map[string]any{}
-	}
 	task.Node.InternalInfo().Set(model.DIIRedfishBootDevice, bootDeviceFromRedfish(target))
 	return nil
 }
