@@ -1,0 +1,102 @@
+package wire
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/openkeel/ironic/internal/spectest"
+)
+
+// route is one operation of upstream's route table.
+type route struct {
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+}
+
+// matches tells whether a request line's method and path (query
+// stripped) reach the route: a {param} segment takes any one segment, and
+// a {{name}} in the step's path is a value, which any {param} takes.
+func (r route) matches(method, path string) bool {
+	if method != r.Method {
+		return false
+	}
+	path, _, _ = strings.Cut(path, "?")
+	want := strings.Split(strings.Trim(r.Path, "/"), "/")
+	got := strings.Split(strings.Trim(path, "/"), "/")
+	if len(want) != len(got) {
+		return false
+	}
+	for i, w := range want {
+		if strings.HasPrefix(w, "{") {
+			// {ind_ident}@{component} needs the @ to be one segment.
+			if strings.Contains(w, "}@{") && !strings.Contains(got[i], "@") {
+				return false
+			}
+			continue
+		}
+		if w != got[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// requestLine is the method and path a step sends.
+func requestLine(st *Step) (string, string) {
+	if st.Raw != "" {
+		line, _, _ := strings.Cut(st.Raw, "\n")
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			return "", ""
+		}
+		return f[0], f[1]
+	}
+	return st.Method, st.Path
+}
+
+// Every operation of upstream's route table is sent by at least one step
+// and answered with success by at least one (a scenario creates what the
+// route needs).
+func TestCoverage(t *testing.T) {
+	var table struct {
+		Routes []route `json:"routes"`
+	}
+	spectest.LoadJSON(t, "ironic/api/routes.json", &table)
+	corpus, err := LoadCorpus(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := map[string]int{}
+	succeeded := map[string]bool{}
+	total := 0
+	for _, sc := range corpus {
+		rec, err := LoadRecording(".", sc.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range sc.Steps {
+			st := &sc.Steps[i]
+			total++
+			method, path := requestLine(st)
+			for _, r := range table.Routes {
+				if !r.matches(method, path) {
+					continue
+				}
+				sent[r.ID]++
+				if want, _, ok := Expected(st, rec); ok && want.Status/100 == 2 {
+					succeeded[r.ID] = true
+				}
+			}
+		}
+	}
+	for _, r := range table.Routes {
+		switch {
+		case sent[r.ID] == 0:
+			t.Errorf("no step sends %s", r.ID)
+		case !succeeded[r.ID]:
+			t.Errorf("no step expects success from %s", r.ID)
+		}
+	}
+	t.Logf("%d scenarios, %d steps; %d of %d routes sent, %d answered with success", len(corpus), total, len(sent), len(table.Routes), len(succeeded))
+}
