@@ -2,90 +2,55 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/drivertest"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/spectest"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
-type specClass struct {
-	InterfaceType string                      `json:"interface_type"`
-	Properties    map[string]string           `json:"properties"`
-	Steps         map[string][]map[string]any `json:"steps"`
-}
-
-type driversSpec struct {
-	Interfaces map[string]map[string]string `json:"interfaces"`
-	Classes    map[string]specClass         `json:"classes"`
-}
-
-// compareDeclared checks the declared steps of impl (kind iface) with the
-// spec's, which lists them by method name without the runtime overrides.
-func compareDeclared(t *testing.T, iface driver.Kind, impl driver.Interface, c specClass) {
+// checkDeclared checks the implementation r registers as kind/name
+// against its class in drivers.json: interface type, number of
+// properties and the steps it declares (the spec lists them without the
+// runtime overrides, which read the agent's steps).
+func checkDeclared(t *testing.T, r *driver.Registry, kind driver.Kind, name string) {
 	t.Helper()
-	for _, sk := range driver.StepKinds {
-		var got []map[string]any
-		for _, s := range impl.Steps() {
-			if s.Kind != sk {
-				continue
-			}
-			data, err := json.Marshal(driver.NewStep(iface, s).Map())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m map[string]any
-			if err := json.Unmarshal(data, &m); err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, m)
-		}
-		slices.SortFunc(got, func(a, b map[string]any) int { return strings.Compare(a["step"].(string), b["step"].(string)) })
-		want := c.Steps[string(sk)]
-		if len(got) != len(want) {
-			t.Errorf("%s steps: %v, spec %v", sk, got, want)
-			continue
-		}
-		for i := range got {
-			w := maps.Clone(want[i])
-			delete(w, "defined_in")
-			delete(w, "source")
-			if !reflect.DeepEqual(got[i], w) {
-				t.Errorf("%s step %d:\n got  %v\n want %v", sk, i, got[i], w)
-			}
-		}
-	}
-}
-
-func TestRAIDClassMatchesDriversJSON(t *testing.T) {
-	var spec driversSpec
-	spectest.LoadJSON(t, "ironic/core/drivers.json", &spec)
-	r := driver.NewRegistry()
-	if err := RegisterRAID(r, RAIDOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	impl, ok := r.Implementation(driver.KindRAID, "agent")
+	impl, ok := r.Implementation(kind, name)
 	if !ok {
-		t.Fatal("agent raid not registered")
+		t.Fatalf("%s/%s not registered", kind, name)
 	}
-	c := spec.Classes[spec.Interfaces["raid"]["agent"]]
-	if c.InterfaceType != "raid" {
-		t.Fatalf("spec class of raid/agent: %+v", c)
+	_, c, ok := drivertest.LoadSpec(t).ClassOf(t, kind, name)
+	if !ok || c.InterfaceType != string(kind) {
+		t.Fatalf("spec class of %s/%s: %+v", kind, name, c)
 	}
 	if got := impl.Properties(); len(got) != len(c.Properties) {
 		t.Errorf("properties %v, spec %v", got, c.Properties)
 	}
-	compareDeclared(t, driver.KindRAID, impl, c)
+	for _, sk := range driver.StepKinds {
+		var got []driver.Step
+		for _, s := range impl.Steps() {
+			if s.Kind == sk {
+				got = append(got, driver.NewStep(kind, s))
+			}
+		}
+		drivertest.CompareSteps(t, string(sk), got, c.Steps[string(sk)])
+	}
+}
+
+func TestRAIDClassMatchesDriversJSON(t *testing.T) {
+	r := driver.NewRegistry()
+	if err := RegisterRAID(r, RAIDOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkDeclared(t, r, driver.KindRAID, "agent")
 }
 
 func raidDisk(level string, size any, root bool) map[string]any {

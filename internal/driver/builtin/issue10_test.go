@@ -5,21 +5,14 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/spectest"
+	"github.com/openkeel/ironic/internal/driver/drivertest"
 )
 
 // Every boot, deploy and network interface of issue #10 is in the registry
 // the service builds from a stock configuration, under upstream's entry
 // point name, implementing its kind and showing upstream's properties.
 func TestBootImageNetworkInterfacesRegistered(t *testing.T) {
-	var spec struct {
-		Interfaces map[string]map[string]string `json:"interfaces"`
-		Classes    map[string]struct {
-			InterfaceType string            `json:"interface_type"`
-			Properties    map[string]string `json:"properties"`
-		} `json:"classes"`
-	}
-	spectest.LoadJSON(t, "ironic/core/drivers.json", &spec)
+	spec := drivertest.LoadSpec(t)
 	r := registryFrom(t, nil)
 	want := map[driver.Kind][]string{
 		driver.KindBoot:    {"redfish-virtual-media", "redfish-https", "pxe", "ipxe", "http-ipxe", "http", "fake"},

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/drivertest"
 	"github.com/openkeel/ironic/internal/image"
-	"github.com/openkeel/ironic/internal/spectest"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
@@ -133,13 +133,7 @@ func TestHTTPSBootOutsideAgentStatesIsNoop(t *testing.T) {
 }
 
 func TestHTTPSBootRegisteredAsUpstream(t *testing.T) {
-	var spec struct {
-		Interfaces map[string]map[string]string `json:"interfaces"`
-		Classes    map[string]struct {
-			Properties map[string]string `json:"properties"`
-		} `json:"classes"`
-	}
-	spectest.LoadJSON(t, "ironic/core/drivers.json", &spec)
+	spec := drivertest.LoadSpec(t)
 	r := driver.NewRegistry()
 	must(t, Register(r, DefaultOptions(), DefaultBootOptions()))
 	impl, ok := r.Implementation(driver.KindBoot, "redfish-https")
