@@ -334,24 +334,13 @@ func Registry(o Options) (*driver.Registry, error) {
 
 // Drivers builds the registry from c and enables what its enabled_* and
 // default_* options say.
-func Drivers(c *config.Config) (*driver.Drivers, error) {
-	o, err := OptionsFromConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	r, err := Registry(o)
-	if err != nil {
-		return nil, err
-	}
-	d, err := r.Build(driver.SettingsFromConfig(c))
-	if err != nil {
-		return nil, fmt.Errorf("enabled drivers: %w", err)
-	}
-	return d, nil
-}
+// Without a port store the interfaces that read a node's ports cannot
+// (see DriversWithPorts).
+func Drivers(c *config.Config) (*driver.Drivers, error) { return DriversWithPorts(c, nil) }
 
 // DriversWithPorts is Drivers for a conductor: the flat network and PXE
-// boot interfaces read the node's ports from ports (its store.Store).
+// boot interfaces read the node's ports from ports (its store.Store); nil
+// leaves them without one.
 func DriversWithPorts(c *config.Config, ports network.PortStore) (*driver.Drivers, error) {
 	o, err := OptionsFromConfig(c)
 	if err != nil {

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -18,14 +19,28 @@ func load(t *testing.T, defaults map[string]string) *config.Config {
 	return c
 }
 
-func TestDriversEnablesWhatTheConfigurationSays(t *testing.T) {
-	c := load(t, map[string]string{
+// drivers are the drivers of the configuration whose [DEFAULT] options
+// are defaults.
+func drivers(t *testing.T, defaults map[string]string) *driver.Drivers {
+	t.Helper()
+	d, err := Drivers(load(t, defaults))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// minimal enables the fake hardware type with, for each interface kind,
+// one that needs nothing from outside; overrides set the kinds a test is
+// about.
+func minimal(overrides map[string]string) map[string]string {
+	d := map[string]string{
 		"enabled_hardware_types":        "fake-hardware",
-		"enabled_power_interfaces":      "fake,redfish",
-		"enabled_management_interfaces": "fake,redfish",
+		"enabled_power_interfaces":      "fake",
+		"enabled_management_interfaces": "fake",
 		"enabled_boot_interfaces":       "fake",
 		"enabled_deploy_interfaces":     "fake",
-		"enabled_inspect_interfaces":    "fake,no-inspect",
+		"enabled_inspect_interfaces":    "no-inspect",
 		"enabled_network_interfaces":    "noop",
 		"enabled_storage_interfaces":    "noop",
 		"enabled_bios_interfaces":       "no-bios",
@@ -34,11 +49,17 @@ func TestDriversEnablesWhatTheConfigurationSays(t *testing.T) {
 		"enabled_raid_interfaces":       "no-raid",
 		"enabled_rescue_interfaces":     "no-rescue",
 		"enabled_vendor_interfaces":     "no-vendor",
-	})
-	d, err := Drivers(c)
-	if err != nil {
-		t.Fatal(err)
 	}
+	maps.Copy(d, overrides)
+	return d
+}
+
+func TestDriversEnablesWhatTheConfigurationSays(t *testing.T) {
+	d := drivers(t, minimal(map[string]string{
+		"enabled_power_interfaces":      "fake,redfish",
+		"enabled_management_interfaces": "fake,redfish",
+		"enabled_inspect_interfaces":    "fake,no-inspect",
+	}))
 	rows, err := d.HardwareInterfaces()
 	if err != nil {
 		t.Fatal(err)
@@ -64,22 +85,11 @@ func TestDriversEnablesWhatTheConfigurationSays(t *testing.T) {
 // The redfish hardware type needs a boot interface it supports; with
 // none of them enabled the conductor refuses to register it, as upstream.
 func TestRedfishNeedsASupportedBootInterface(t *testing.T) {
-	c := load(t, map[string]string{
+	c := load(t, minimal(map[string]string{
 		"enabled_hardware_types":        "redfish",
 		"enabled_power_interfaces":      "redfish",
 		"enabled_management_interfaces": "redfish",
-		"enabled_boot_interfaces":       "fake",
-		"enabled_deploy_interfaces":     "fake",
-		"enabled_inspect_interfaces":    "no-inspect",
-		"enabled_network_interfaces":    "noop",
-		"enabled_storage_interfaces":    "noop",
-		"enabled_bios_interfaces":       "no-bios",
-		"enabled_console_interfaces":    "no-console",
-		"enabled_firmware_interfaces":   "no-firmware",
-		"enabled_raid_interfaces":       "no-raid",
-		"enabled_rescue_interfaces":     "no-rescue",
-		"enabled_vendor_interfaces":     "no-vendor",
-	})
+	}))
 	d, err := Drivers(c)
 	if err == nil {
 		_, err = d.HardwareInterfaces()
@@ -102,26 +112,12 @@ func TestDriversRefusesUnknownInterface(t *testing.T) {
 // The ipmitool interfaces are registered when enabled (which probes the
 // ipmitool binary, installed by .ci/run).
 func TestIPMIEnabled(t *testing.T) {
-	c := load(t, map[string]string{
-		"enabled_hardware_types":        "fake-hardware",
+	d := drivers(t, minimal(map[string]string{
 		"enabled_power_interfaces":      "fake,ipmitool",
 		"enabled_management_interfaces": "fake,ipmitool",
-		"enabled_boot_interfaces":       "fake",
-		"enabled_deploy_interfaces":     "fake",
-		"enabled_inspect_interfaces":    "no-inspect",
-		"enabled_network_interfaces":    "noop",
-		"enabled_storage_interfaces":    "noop",
-		"enabled_bios_interfaces":       "no-bios",
 		"enabled_console_interfaces":    "no-console,ipmitool-socat",
-		"enabled_firmware_interfaces":   "no-firmware",
-		"enabled_raid_interfaces":       "no-raid",
-		"enabled_rescue_interfaces":     "no-rescue",
 		"enabled_vendor_interfaces":     "no-vendor,ipmitool",
-	})
-	d, err := Drivers(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}))
 	for _, k := range []driver.Kind{driver.KindPower, driver.KindManagement, driver.KindVendor} {
 		if !slices.Contains(d.Enabled(k), "ipmitool") {
 			t.Errorf("%s interfaces %v lack ipmitool", k, d.Enabled(k))
@@ -135,26 +131,13 @@ func TestIPMIEnabled(t *testing.T) {
 // With virtual media boot and the direct deploy, the redfish hardware type
 // has every interface it needs.
 func TestRedfishHardwareType(t *testing.T) {
-	c := load(t, map[string]string{
+	d := drivers(t, minimal(map[string]string{
 		"enabled_hardware_types":        "redfish",
 		"enabled_power_interfaces":      "redfish",
 		"enabled_management_interfaces": "redfish",
 		"enabled_boot_interfaces":       "redfish-virtual-media",
 		"enabled_deploy_interfaces":     "direct",
-		"enabled_inspect_interfaces":    "no-inspect",
-		"enabled_network_interfaces":    "noop",
-		"enabled_storage_interfaces":    "noop",
-		"enabled_bios_interfaces":       "no-bios",
-		"enabled_console_interfaces":    "no-console",
-		"enabled_firmware_interfaces":   "no-firmware",
-		"enabled_raid_interfaces":       "no-raid",
-		"enabled_rescue_interfaces":     "no-rescue",
-		"enabled_vendor_interfaces":     "no-vendor",
-	})
-	d, err := Drivers(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}))
 	if _, err := d.HardwareInterfaces(); err != nil {
 		t.Fatal(err)
 	}
@@ -171,26 +154,9 @@ func TestRedfishHardwareType(t *testing.T) {
 
 // intel-ipmitool alone also registers the ipmitool interfaces.
 func TestIntelIPMIToolEnabled(t *testing.T) {
-	c := load(t, map[string]string{
-		"enabled_hardware_types":        "fake-hardware",
-		"enabled_power_interfaces":      "fake",
+	d := drivers(t, minimal(map[string]string{
 		"enabled_management_interfaces": "fake,intel-ipmitool",
-		"enabled_boot_interfaces":       "fake",
-		"enabled_deploy_interfaces":     "fake",
-		"enabled_inspect_interfaces":    "no-inspect",
-		"enabled_network_interfaces":    "noop",
-		"enabled_storage_interfaces":    "noop",
-		"enabled_bios_interfaces":       "no-bios",
-		"enabled_console_interfaces":    "no-console",
-		"enabled_firmware_interfaces":   "no-firmware",
-		"enabled_raid_interfaces":       "no-raid",
-		"enabled_rescue_interfaces":     "no-rescue",
-		"enabled_vendor_interfaces":     "no-vendor",
-	})
-	d, err := Drivers(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}))
 	if !slices.Contains(d.Enabled(driver.KindManagement), "intel-ipmitool") {
 		t.Errorf("management interfaces %v lack intel-ipmitool", d.Enabled(driver.KindManagement))
 	}

@@ -102,23 +102,10 @@ func (cl *cloud) configWith(t *testing.T, withNeutron bool, extra map[string]map
 		}
 	}
 	over := map[string]map[string]string{
-		"DEFAULT": {
-			"enabled_hardware_types":        "fake-hardware",
-			"enabled_power_interfaces":      "fake",
-			"enabled_management_interfaces": "fake",
-			"enabled_boot_interfaces":       "fake",
-			"enabled_deploy_interfaces":     "fake",
-			"enabled_inspect_interfaces":    "no-inspect",
-			"enabled_network_interfaces":    "flat,neutron,noop",
-			"default_network_interface":     "flat",
-			"enabled_storage_interfaces":    "noop",
-			"enabled_bios_interfaces":       "no-bios",
-			"enabled_console_interfaces":    "no-console",
-			"enabled_firmware_interfaces":   "no-firmware",
-			"enabled_raid_interfaces":       "no-raid",
-			"enabled_rescue_interfaces":     "no-rescue",
-			"enabled_vendor_interfaces":     "no-vendor",
-		},
+		"DEFAULT": minimal(map[string]string{
+			"enabled_network_interfaces": "flat,neutron,noop",
+			"default_network_interface":  "flat",
+		}),
 		"neutron": neutronSec,
 		"glance":  credentials(cl.ks),
 	}
