@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/api/collection"
+	"github.com/openkeel/ironic/internal/api/middleware"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -87,4 +88,15 @@ func GetNode(ctx context.Context, s NodeGetter, ident string, v microversion.Ver
 		return nil, fmt.Errorf("get node %s: %w", ident, err)
 	}
 	return n, nil
+}
+
+// GetNodeWithSuffix is get_rpc_node_with_suffix: GetNode, then, when the
+// JSON extension middleware stripped ".json" from the path (below 1.91)
+// and ident names no node, the node named ident+".json".
+func GetNodeWithSuffix(ctx context.Context, s NodeGetter, ident string, v microversion.Version) (*model.Node, error) {
+	n, err := GetNode(ctx, s, ident, v)
+	if errs.Is(err, errs.ClassNodeNotFound) && middleware.HasJSONSuffix(ctx) {
+		return GetNode(ctx, s, ident+".json", v)
+	}
+	return n, err
 }

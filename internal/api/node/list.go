@@ -421,7 +421,7 @@ func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	fields := collection.StringList(q.Get("fields"))
-	n, err := h.node(r, rc, "baremetal:node:get", ident)
+	n, err := h.nodeWithSuffix(r, rc, "baremetal:node:get", ident)
 	if err != nil {
 		return err
 	}

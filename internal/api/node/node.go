@@ -163,7 +163,22 @@ func (h *handlers) show(r *http.Request, rule string, n *model.Node) bool {
 // visible to the caller ("baremetal:node:get", concealed as NodeNotFound),
 // then allowed rule.
 func (h *handlers) node(r *http.Request, rc *api.RequestContext, rule, ident string) (*model.Node, error) {
-	n, err := apiutil.GetNode(r.Context(), h.Store, ident, rc.Version)
+	return h.retrieve(r, rc, rule, ident, false)
+}
+
+// nodeWithSuffix is check_node_policy_and_retrieve(with_suffix=True),
+// which upstream's get_one, patch and delete use: a name that lost its
+// ".json" to the JSON extension middleware is found (GetNodeWithSuffix).
+func (h *handlers) nodeWithSuffix(r *http.Request, rc *api.RequestContext, rule, ident string) (*model.Node, error) {
+	return h.retrieve(r, rc, rule, ident, true)
+}
+
+func (h *handlers) retrieve(r *http.Request, rc *api.RequestContext, rule, ident string, withSuffix bool) (*model.Node, error) {
+	get := apiutil.GetNode
+	if withSuffix {
+		get = apiutil.GetNodeWithSuffix
+	}
+	n, err := get(r.Context(), h.Store, ident, rc.Version)
 	if err != nil {
 		return nil, err
 	}

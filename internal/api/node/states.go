@@ -222,12 +222,42 @@ func (h *handlers) maintenance(w http.ResponseWriter, r *http.Request, rc *api.R
 	return nil
 }
 
+// validate is NodesController.validate(node, node_uuid): the node comes
+// from the path (GET /v1/nodes/X/validate passes X as node) or from the
+// query (GET /v1/nodes/validate?node=X, or the deprecated ?node_uuid=),
+// node_uuid winning when both name one.
 func (h *handlers) validate(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	ident := rc.Param("node_ident")
-	if !microversion.AllowNodeLogicalNames.Allows(rc.Version) && !collection.IsUUIDLike(ident) {
-		return errs.NotAcceptable()
+	q, err := apiutil.ParseQuery(r, "node", "node_uuid")
+	if err != nil {
+		return err
 	}
-	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:validate", ident)
+	node, nodeUUID := q.Get("node"), q.Get("node_uuid")
+	if ident, inPath := rc.Params["node_ident"]; inPath {
+		if node != nil {
+			// Python refuses the keyword that is also given positionally;
+			// upstream answers that TypeError with a 500.
+			return errs.InvalidParameterValue("NodesController.validate() got multiple values for argument 'node'")
+		}
+		node = &ident
+	}
+	if node != nil {
+		if err := apiutil.UUIDOrName("node", *node); err != nil {
+			return err
+		}
+		if !microversion.AllowNodeLogicalNames.Allows(rc.Version) && !collection.IsUUIDLike(*node) {
+			return errs.NotAcceptable()
+		}
+	}
+	if nodeUUID != nil {
+		if !collection.IsUUIDLike(*nodeUUID) {
+			return errs.InvalidParameterValue("Expected UUID for node_uuid: " + *nodeUUID)
+		}
+		node = nodeUUID
+	}
+	if node == nil {
+		return errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": "None"})
+	}
+	n, topic, err := h.nodeTopic(r, rc, "baremetal:node:validate", *node)
 	if err != nil {
 		return err
 	}

@@ -474,7 +474,7 @@ func patchPaths(ops []apiutil.PatchOp) [][]string {
 // lock, as upstream's does, but writes only the keys it changes.
 func (h *handlers) patchOnce(r *http.Request, rc *api.RequestContext, ident string, ops []apiutil.PatchOp, reset *bool) (*model.Node, error) {
 	v := rc.Version
-	n, err := h.node(r, rc, h.patchRule(ops), ident)
+	n, err := h.nodeWithSuffix(r, rc, h.patchRule(ops), ident)
 	if err != nil {
 		return nil, err
 	}
@@ -632,7 +632,7 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
 		return err
 	}
-	n, err := h.node(r, rc, "baremetal:node:delete", ident)
+	n, err := h.nodeWithSuffix(r, rc, "baremetal:node:delete", ident)
 	if err != nil {
 		return err
 	}

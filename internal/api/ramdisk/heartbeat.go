@@ -119,7 +119,7 @@ func (h *handlers) heartbeat(w http.ResponseWriter, r *http.Request, rc *api.Req
 		return errs.InvalidParameterValue(`Field "agent_verify_ca" not recognised in this version`)
 	}
 	ctx := r.Context()
-	n, err := apiutil.GetNode(ctx, h.Store, ident, v)
+	n, err := apiutil.GetNodeWithSuffix(ctx, h.Store, ident, v)
 	if err != nil {
 		return err
 	}

@@ -407,3 +407,20 @@ func TestHeartbeatAt122(t *testing.T) {
 		t.Fatalf("relayed %+v", e.cond.hb)
 	}
 }
+
+// TestHeartbeatJSONSuffix: below 1.91 the heartbeat of a node whose name
+// ends in ".json" finds it after the middleware stripped the suffix
+// (read from master ironic/api/controllers/v1/ramdisk.py,
+// get_rpc_node_with_suffix).
+func TestHeartbeatJSONSuffix(t *testing.T) {
+	e := newEnv(t, nil)
+	n := e.node(states.DeployWait, nil, func(n *model.Node) {
+		n.Name = ptr("hb.json")
+	})
+	tok := e.do("GET", "/v1/lookup?node_uuid="+n.UUID, "1.90", "").json(t)["config"].(map[string]any)["agent_token"].(string)
+	body := fmt.Sprintf(`{"callback_url": "http://10.0.0.2:9999", "agent_token": %q, "agent_version": "9"}`, tok)
+	r := e.do("POST", "/v1/heartbeat/hb.json", "1.90", body)
+	if r.status != http.StatusAccepted || len(e.cond.hb) != 1 || e.cond.hb[0].NodeID != n.UUID {
+		t.Fatalf("heartbeat: %d %s %+v", r.status, r.body, e.cond.hb)
+	}
+}
