@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/api/collection"
-	"github.com/openkeel/ironic/internal/api/middleware"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/api/middleware"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
