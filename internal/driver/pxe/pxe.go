@@ -241,29 +241,13 @@ func (b *Boot) bootMode(n *model.Node) string {
 	if m := strField(n.InstanceInfo, "deploy_boot_mode"); m != "" {
 		return strings.ToLower(m)
 	}
-	if m := capability(n.Properties["capabilities"], "boot_mode"); m != "" {
+	if m := driver.Capability(n.Properties["capabilities"], "boot_mode"); m != "" {
 		return strings.ToLower(m)
 	}
 	if n.BootMode != nil && *n.BootMode != "" {
 		return strings.ToLower(*n.BootMode)
 	}
 	return b.opts.DefaultBootMode
-}
-
-// capability reads key from capabilities ("k:v,k2:v2" or a dict).
-func capability(caps any, key string) string {
-	switch c := caps.(type) {
-	case map[string]any:
-		s, _ := c[key].(string)
-		return s
-	case string:
-		for item := range strings.SplitSeq(c, ",") {
-			if k, v, ok := strings.Cut(item, ":"); ok && strings.TrimSpace(k) == key {
-				return strings.TrimSpace(v)
-			}
-		}
-	}
-	return ""
 }
 
 func (b *Boot) ports(ctx context.Context, n *model.Node) ([]*model.Port, error) {
@@ -330,15 +314,6 @@ func (b *Boot) ValidateInspection(ctx context.Context, task *driver.Task) error 
 	return err
 }
 
-// needPrepareRamdisk is upstream need_prepare_ramdisk: only the states
-// that boot the agent rewrite the boot configuration.
-func needPrepareRamdisk(n *model.Node) bool {
-	return slices.Contains([]string{
-		states.Deploying, states.DeployWait, states.Cleaning, states.CleanWait, states.Inspecting,
-		states.InspectWait, states.Rescuing, states.RescueWait, states.Servicing, states.ServiceWait,
-	}, n.ProvisionState)
-}
-
 // PrepareRamdisk writes the node's boot configuration for the deploy or
 // rescue ramdisk, links every port's MAC address to it, sets a one-time
 // network boot and fetches the kernel and ramdisk into the node's folder.
@@ -347,7 +322,7 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskPar
 		return errs.New(errs.ClassExclusiveLockRequired, nil)
 	}
 	n := task.Node
-	if !needPrepareRamdisk(n) {
+	if !driver.NeedPrepareRamdisk(n) {
 		return nil
 	}
 	m := mode(n)
@@ -690,10 +665,10 @@ func (b *Boot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 // bootOption is upstream get_boot_option: instance_info capabilities,
 // then the node's, then local.
 func bootOption(n *model.Node) string {
-	if opt := capability(n.InstanceInfo["capabilities"], "boot_option"); opt != "" {
+	if opt := driver.Capability(n.InstanceInfo["capabilities"], "boot_option"); opt != "" {
 		return opt
 	}
-	if opt := capability(n.Properties["capabilities"], "boot_option"); opt != "" {
+	if opt := driver.Capability(n.Properties["capabilities"], "boot_option"); opt != "" {
 		return opt
 	}
 	if n.DeployInterface == "ramdisk" {

@@ -10,13 +10,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
@@ -321,16 +319,6 @@ func (b *VirtualMediaBoot) ValidateInspection(_ context.Context, task *driver.Ta
 	return err
 }
 
-// needPrepareRamdisk is upstream driver_utils.need_prepare_ramdisk: only
-// the states that boot the agent touch the node's virtual media (not a
-// takeover, for instance).
-func needPrepareRamdisk(n *model.Node) bool {
-	return slices.Contains([]string{
-		states.Deploying, states.DeployWait, states.Cleaning, states.CleanWait, states.Inspecting,
-		states.InspectWait, states.Rescuing, states.RescueWait, states.Servicing, states.ServiceWait,
-	}, n.ProvisionState)
-}
-
 // PrepareRamdisk builds the deploy or rescue ISO, publishes it, inserts it
 // into the virtual CD and sets a one-time boot from it, with the node
 // powered off.
@@ -339,7 +327,7 @@ func (b *VirtualMediaBoot) PrepareRamdisk(ctx context.Context, task *driver.Task
 		return err
 	}
 	n := task.Node
-	if !needPrepareRamdisk(n) {
+	if !driver.NeedPrepareRamdisk(n) {
 		return nil
 	}
 	d, err := b.parseDriverInfo(n)
@@ -476,7 +464,7 @@ func (b *VirtualMediaBoot) bootMode(n *model.Node) string {
 	if m := strField(n.InstanceInfo, "deploy_boot_mode"); m != "" {
 		return strings.ToLower(m)
 	}
-	if m := capability(n.Properties["capabilities"], "boot_mode"); m != "" {
+	if m := driver.Capability(n.Properties["capabilities"], "boot_mode"); m != "" {
 		return strings.ToLower(m)
 	}
 	if m := n.InternalInfo().String(model.DIIDeployBootMode); m != "" {
@@ -486,22 +474,6 @@ func (b *VirtualMediaBoot) bootMode(n *model.Node) string {
 		return b.opts.DefaultBootMode
 	}
 	return "uefi"
-}
-
-// capability reads key from capabilities ("k:v,k2:v2" or a dict).
-func capability(caps any, key string) string {
-	switch c := caps.(type) {
-	case map[string]any:
-		s, _ := c[key].(string)
-		return s
-	case string:
-		for item := range strings.SplitSeq(c, ",") {
-			if k, v, ok := strings.Cut(item, ":"); ok && strings.TrimSpace(k) == key {
-				return strings.TrimSpace(v)
-			}
-		}
-	}
-	return ""
 }
 
 // isoName is upstream's object name of a node's boot ISO.
@@ -701,7 +673,7 @@ func (b *VirtualMediaBoot) CleanUpRamdisk(ctx context.Context, task *driver.Task
 
 // bootOption is upstream deploy_utils.get_boot_option.
 func bootOption(n *model.Node) string {
-	if v := capability(n.InstanceInfo["capabilities"], "boot_option"); v != "" {
+	if v := driver.Capability(n.InstanceInfo["capabilities"], "boot_option"); v != "" {
 		return v
 	}
 	if n.DeployInterface == "ramdisk" {

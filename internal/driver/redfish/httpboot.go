@@ -75,7 +75,7 @@ func (b *HTTPSBoot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdi
 		return err
 	}
 	n := task.Node
-	if !needPrepareRamdisk(n) {
+	if !driver.NeedPrepareRamdisk(n) {
 		return nil
 	}
 	d, err := b.vm.parseDriverInfo(n)

@@ -148,7 +148,7 @@ func (i *Inspect) discover(task *driver.Task, sys *system, props map[string]any)
 		inv["system_vendor"] = v
 	}
 	if mode, ok := bootModeMap[sys.bootField("BootSourceOverrideMode")]; ok {
-		if capability(task.Node.Properties["capabilities"], "boot_mode") == "" {
+		if driver.Capability(task.Node.Properties["capabilities"], "boot_mode") == "" {
 			props["capabilities"] = updatedCapabilities(props["capabilities"], "boot_mode", mode)
 		}
 		inv["boot"] = map[string]any{"current_boot_mode": mode}
