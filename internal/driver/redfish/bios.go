@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -302,22 +303,9 @@ func (b *BIOS) FactoryReset(ctx context.Context, task *driver.Task) (string, err
 	if target == "" {
 		target = doc.ODataID + "/Actions/Bios.ResetBios"
 	}
-	if err := b.core.withConnection(ctx, task, func(cl *client, _ DriverInfo) error {
-		resp, err := cl.Post(target, map[string]any{})
-		if err != nil {
-			return err
-		}
-		return resp.Body.Close()
-	}); err != nil {
-		msg := fmt.Sprintf("Redfish BIOS factory reset failed for node %s. Error: %s", n.UUID, errText(err))
-		task.Logger().Error(msg)
-		return "", redfishError(msg)
-	}
-	if err := requireExclusive(task); err != nil {
-		return "", err
-	}
-	setBiosRebootRequested(n, nil)
-	return rebootToFinishStep(ctx, task)
+	return b.requestThenReboot(ctx, task, "factory reset", func(cl *client) (*http.Response, error) {
+		return cl.Post(target, map[string]any{})
+	}, nil)
 }
 
 // ApplyConfiguration is the apply_configuration step: the settings are
@@ -372,14 +360,25 @@ func (b *BIOS) ApplyConfiguration(ctx context.Context, task *driver.Task, settin
 	if target == "" {
 		target = doc.ODataID
 	}
+	return b.requestThenReboot(ctx, task, "apply configuration", func(cl *client) (*http.Response, error) {
+		return cl.Patch(target, body)
+	}, attrs)
+}
+
+// requestThenReboot sends a BIOS change, which the BMC applies at the
+// next reset, then records what was asked (attrs, nil for a factory
+// reset) and reboots; the step ends when it is called again after the
+// reboot. op names the change in the error upstream reports.
+func (b *BIOS) requestThenReboot(ctx context.Context, task *driver.Task, op string, send func(*client) (*http.Response, error), attrs map[string]any) (string, error) {
+	n := task.Node
 	if err := b.core.withConnection(ctx, task, func(cl *client, _ DriverInfo) error {
-		resp, err := cl.Patch(target, body)
+		resp, err := send(cl)
 		if err != nil {
 			return err
 		}
 		return resp.Body.Close()
 	}); err != nil {
-		msg := fmt.Sprintf("Redfish BIOS apply configuration failed for node %s. Error: %s", n.UUID, errText(err))
+		msg := fmt.Sprintf("Redfish BIOS %s failed for node %s. Error: %s", op, n.UUID, errText(err))
 		task.Logger().Error(msg)
 		return "", redfishError(msg)
 	}
