@@ -3,21 +3,14 @@ package conductor_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/conductor"
-	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
-	"github.com/openkeel/ironic/internal/driver/fake"
-	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
-	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
-	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 // componentsFirmware is a firmware interface that, like redfish, reads
@@ -70,52 +63,15 @@ func TestContinueInspectionCachesFirmwareComponents(t *testing.T) {
 // the agent inspect interface and fw, registered as "components".
 func newFirmwareInspectEnv(t *testing.T, db *sqldb.DB, fw driver.Interface) *env {
 	t.Helper()
-	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
-		"conductor": hwConductorOff, "agent": {"require_tls": "false"},
-	}})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
-	r := driver.NewRegistry()
-	for _, h := range driver.StockHardwareTypes() {
-		if err := r.AddHardwareType(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fake.Register(r, fake.Delays{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := noop.Register(r); err != nil {
-		t.Fatal(err)
-	}
+	e := newStoreEnv(t, db, testConfig(t, map[string]map[string]string{"agent": {"require_tls": "false"}}))
+	r := stockRegistry(t)
 	if err := agent.RegisterInspect(r, agent.InspectOptions{CallbackURL: agent.InspectCallbackURL("", "http://127.0.0.1:6385")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Register(driver.KindFirmware, "components", fw); err != nil {
-		t.Fatal(err)
-	}
-	fakeOnly := []string{"fake"}
-	d, err := r.Build(driver.Settings{
-		EnabledHardwareTypes: []string{"fake-hardware"},
-		EnabledInterfaces: map[driver.Kind][]string{
-			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"no-console"},
-			driver.KindDeploy: fakeOnly, driver.KindFirmware: {"fake", "components"}, driver.KindInspect: {"agent", "fake"},
-			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: fakeOnly,
-			driver.KindRAID: fakeOnly, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
-			driver.KindVendor: fakeOnly,
-		},
+	mustRegister(t, r, driver.KindFirmware, "components", fw)
+	e.drivers = buildFakeHardware(t, r, map[driver.Kind][]string{
+		driver.KindFirmware: {"fake", "components"}, driver.KindInspect: {"agent", "fake"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg, drivers: d}
-	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: d, Config: cfg, Host: testHost, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api = rpc.NewLocal(e.c, slog.New(slog.DiscardHandler))
-	e.start(e.c)
+	e.run(conductor.Options{})
 	return e
 }

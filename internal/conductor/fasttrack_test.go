@@ -12,17 +12,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor"
-	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
 	"github.com/openkeel/ironic/internal/driver/fake"
-	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
-	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
-	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
@@ -94,88 +89,36 @@ func newFastTrackEnv(t *testing.T, db *sqldb.DB, deploy map[string]string) (*env
 func newFastTrackEnvWith(t *testing.T, db *sqldb.DB, more map[string]map[string]string) (*env, *countedPower) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(ftLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	overrides := map[string]map[string]string{
-		"conductor": {
-			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
-			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
-			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
-			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
-		},
-		"agent": {"require_tls": "false"},
-	}
-	for section, opts := range more {
-		if overrides[section] == nil {
-			overrides[section] = map[string]string{}
-		}
-		for k, v := range opts {
-			overrides[section][k] = v
-		}
-	}
-	cfg, err := config.Load(config.LoadOptions{Overrides: overrides})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
-	r := driver.NewRegistry()
-	for _, h := range driver.StockHardwareTypes() {
-		if err := r.AddHardwareType(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, err := range []error{fake.Register(r, fake.Delays{}), noop.Register(r)} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	e := newStoreEnv(t, db, testConfig(t, map[string]map[string]string{"agent": {"require_tls": "false"}}, more))
+	cfg := e.cfg
+	r := stockRegistry(t)
 	power := &countedPower{}
-	if err := r.Register(driver.KindPower, "counted", power); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Register(driver.KindBoot, "ramdisk-able", &ramdiskBoot{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Register(driver.KindManagement, "disk-able", &diskManagement{}); err != nil {
-		t.Fatal(err)
-	}
+	mustRegister(t, r, driver.KindPower, "counted", power)
+	mustRegister(t, r, driver.KindBoot, "ramdisk-able", &ramdiskBoot{})
+	mustRegister(t, r, driver.KindManagement, "disk-able", &diskManagement{})
 	co := agentclient.DefaultOptions()
 	co.CommandWaitInterval = 10 * time.Millisecond
 	co.CommandTimeout = 5 * time.Second
 	co.Log = log
-	ft := driver.FastTrack{Enabled: cfg.Bool("deploy", "fast_track"), Timeout: time.Duration(cfg.Int("deploy", "fast_track_timeout")) * time.Second, Now: clock.Now}
+	ft := driver.FastTrack{Enabled: cfg.Bool("deploy", "fast_track"), Timeout: time.Duration(cfg.Int("deploy", "fast_track_timeout")) * time.Second, Now: e.clock.Now}
 	client := agentclient.New(co)
 	deployIfaces := []string{"autodetect", "direct", "custom-agent", "ramdisk", "bootc", "fake"}
 	auto := agent.AutodetectOptions{Candidates: []string{"ramdisk", "direct"}, Enabled: deployIfaces}
 	if err := agent.Register(r, agent.Options{Client: client, DefaultBootMode: "uefi", FastTrack: ft, Autodetect: auto}); err != nil {
 		t.Fatal(err)
 	}
-	if err := agent.RegisterRAID(r, agent.RAIDOptions{Client: client, Now: clock.Now}); err != nil {
+	if err := agent.RegisterRAID(r, agent.RAIDOptions{Client: client, Now: e.clock.Now}); err != nil {
 		t.Fatal(err)
 	}
 	if err := agent.RegisterPower(r, agent.PowerOptions{Client: client, FastTrack: ft, Wait: time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	fakeOnly := []string{"fake"}
-	e.drivers, err = r.Build(driver.Settings{
-		EnabledHardwareTypes: []string{"fake-hardware"},
-		EnabledInterfaces: map[driver.Kind][]string{
-			driver.KindBIOS: fakeOnly, driver.KindBoot: {"ramdisk-able", "fake"}, driver.KindConsole: {"no-console"},
-			driver.KindDeploy: deployIfaces, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
-			driver.KindManagement: {"fake", "disk-able"}, driver.KindNetwork: {"noop"}, driver.KindPower: {"counted", "agent", "fake"},
-			driver.KindRAID: {"fake", "agent"}, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
-			driver.KindVendor: fakeOnly,
-		},
+	e.drivers = buildFakeHardware(t, r, map[driver.Kind][]string{
+		driver.KindBoot: {"ramdisk-able", "fake"}, driver.KindDeploy: deployIfaces,
+		driver.KindManagement: {"fake", "disk-able"}, driver.KindPower: {"counted", "agent", "fake"},
+		driver.KindRAID: {"fake", "agent"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: e.drivers, Config: cfg, Host: testHost, Clock: clock, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api = rpc.NewLocal(e.c, log)
-	e.start(e.c)
+	e.run(conductor.Options{Logger: log})
 	return e, power
 }
 

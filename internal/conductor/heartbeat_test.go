@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,17 +12,12 @@ import (
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor"
-	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
-	"github.com/openkeel/ironic/internal/driver/fake"
-	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
-	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
-	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
@@ -50,73 +46,26 @@ func newAgentEnv(t *testing.T, db *sqldb.DB, requireTLS bool, opts ...envOption)
 	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	tls := "false"
-	if requireTLS {
-		tls = "true"
-	}
-	o := envOpts{overrides: map[string]map[string]string{
-		"conductor": {
-			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
-			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
-			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
-			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
-		},
-		"agent": {"require_tls": tls},
-	}}
+	o := envOpts{overrides: map[string]map[string]string{"agent": {"require_tls": strconv.FormatBool(requireTLS)}}}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	cfg, err := config.Load(config.LoadOptions{Overrides: o.overrides})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
-	r := driver.NewRegistry()
-	for _, h := range driver.StockHardwareTypes() {
-		if err := r.AddHardwareType(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fake.Register(r, fake.Delays{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := noop.Register(r); err != nil {
-		t.Fatal(err)
-	}
+	e := newStoreEnv(t, db, testConfig(t, o.overrides))
+	r := stockRegistry(t)
 	co := agentclient.DefaultOptions()
-	co.DeployLogs = agentclient.OptionsFromConfig(cfg).DeployLogs
+	co.DeployLogs = agentclient.OptionsFromConfig(e.cfg).DeployLogs
 	if o.overrides["agent"]["deploy_logs_local_path"] == "" {
 		co.DeployLogs.LocalPath = t.TempDir()
 	}
-	co.Now = clock.Now
+	co.Now = e.clock.Now
 	co.CommandWaitInterval = 10 * time.Millisecond
 	co.CommandTimeout = 5 * time.Second
 	co.Log = log
 	if err := agent.Register(r, agent.Options{Client: agentclient.New(co), DefaultBootMode: "uefi"}); err != nil {
 		t.Fatal(err)
 	}
-	fakeOnly := []string{"fake"}
-	e.drivers, err = r.Build(driver.Settings{
-		EnabledHardwareTypes: []string{"fake-hardware"},
-		EnabledInterfaces: map[driver.Kind][]string{
-			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"no-console"},
-			driver.KindDeploy: {"direct", "fake"}, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
-			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: fakeOnly,
-			driver.KindRAID: fakeOnly, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
-			driver.KindVendor: fakeOnly,
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: e.drivers, Config: cfg, Host: testHost, Clock: clock, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api = rpc.NewLocal(e.c, log)
-	e.start(e.c)
+	e.drivers = buildFakeHardware(t, r, map[driver.Kind][]string{driver.KindDeploy: {"direct", "fake"}})
+	e.run(conductor.Options{Logger: log})
 	return e, logs
 }
 

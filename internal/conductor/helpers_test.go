@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -194,62 +195,45 @@ func withoutStart() envOption { return func(o *envOpts) { o.noStart = true } }
 
 func withPool(p *workers.Pool) envOption { return func(o *envOpts) { o.pool = p } }
 
-// newEnv builds a conductor on db with fake-hardware, the scripted vendor
-// interface and the flaky power interface registered, periodic loops off
-// (tests run passes by hand), and starts it.
-func newEnv(t *testing.T, db *sqldb.DB, opts ...envOption) *env {
+// loopsOff turns the conductor's own periodic loops off: the tests run
+// the passes they need by hand.
+var loopsOff = map[string]string{
+	"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
+	"check_provision_state_interval": "0", "sync_local_state_interval": "0",
+	"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
+	"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
+}
+
+// testConfig loads ironic.conf from loopsOff and the sections given,
+// a later section's options winning key by key.
+func testConfig(t *testing.T, sections ...map[string]map[string]string) *config.Config {
 	t.Helper()
-	o := envOpts{overrides: map[string]map[string]string{
-		"conductor": {
-			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
-			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
-			"check_allocations_interval": "0", "rescue_callback_timeout": "0",
-			"conductor_cleanup_interval": "0", "node_history_cleanup_interval": "0",
-			"graceful_shutdown_timeout": "10",
-		},
-		"agent": {"require_tls": "false"},
-	}, host: testHost}
-	for _, f := range opts {
-		f(&o)
+	merged := map[string]map[string]string{"conductor": maps.Clone(loopsOff)}
+	for _, more := range sections {
+		for section, opts := range more {
+			if merged[section] == nil {
+				merged[section] = map[string]string{}
+			}
+			maps.Copy(merged[section], opts)
+		}
 	}
-	cfg, err := config.Load(config.LoadOptions{Overrides: o.overrides})
+	cfg, err := config.Load(config.LoadOptions{Overrides: merged})
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
+	return cfg
+}
+
+// newStoreEnv is an env on db with cfg and a store stamped by the env's
+// fake wall clock; the caller adds drivers and a conductor.
+func newStoreEnv(t *testing.T, db *sqldb.DB, cfg *config.Config) *env {
 	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg, steps: &scripted{}, power: &flakyPower{state: states.PowerOff}}
-	e.drivers = e.buildDrivers()
-	e.c = e.newConductor(o.host, o.owns, o.pool)
-	e.api = rpc.NewLocal(e.c, slog.New(slog.DiscardHandler))
-	if !o.noStart {
-		e.start(e.c)
-	}
-	return e
+	return &env{t: t, st: store.New(db, store.WithClock(clock.Now)), db: db, clock: clock, cfg: cfg}
 }
 
-func (e *env) newConductor(host string, owns func(*model.Node) bool, pool *workers.Pool) *conductor.Conductor {
-	e.t.Helper()
-	c, err := conductor.New(conductor.Options{
-		Store: e.st, Drivers: e.drivers, Config: e.cfg, Host: host, Clock: e.clock, Owns: owns, Pool: pool,
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		e.t.Fatalf("new conductor: %v", err)
-	}
-	return c
-}
-
-func (e *env) start(c *conductor.Conductor) {
-	e.t.Helper()
-	if err := c.Start(context.Background()); err != nil {
-		e.t.Fatalf("start conductor: %v", err)
-	}
-	e.t.Cleanup(func() { _ = c.Stop(context.Background()) })
-}
-
-func (e *env) buildDrivers() *driver.Drivers {
-	t := e.t
+// stockRegistry is a registry with the stock hardware types and the fake
+// and no-op interfaces; tests register their own on top.
+func stockRegistry(t *testing.T) *driver.Registry {
 	t.Helper()
 	r := driver.NewRegistry()
 	for _, h := range driver.StockHardwareTypes() {
@@ -263,27 +247,117 @@ func (e *env) buildDrivers() *driver.Drivers {
 	if err := noop.Register(r); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Register(driver.KindVendor, "scripted", e.steps); err != nil {
+	return r
+}
+
+// mustRegister registers impl as the name implementation of kind.
+func mustRegister(t *testing.T, r *driver.Registry, kind driver.Kind, name string, impl driver.Interface) {
+	t.Helper()
+	if err := r.Register(kind, name, impl); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Register(driver.KindPower, "flaky", e.power); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// buildFakeHardware builds r's drivers with fake-hardware enabled, each
+// kind with its fake implementation (no-console, no-inspect, no-rescue
+// where the fake one would act; noop network and storage) unless ifaces
+// lists the kind's implementations.
+func buildFakeHardware(t *testing.T, r *driver.Registry, ifaces map[driver.Kind][]string) *driver.Drivers {
+	t.Helper()
 	fakeOnly := []string{"fake"}
-	d, err := r.Build(driver.Settings{
-		EnabledHardwareTypes: []string{"fake-hardware"},
-		EnabledInterfaces: map[driver.Kind][]string{
-			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"fake", "no-console"},
-			driver.KindDeploy: fakeOnly, driver.KindFirmware: fakeOnly, driver.KindInspect: {"fake", "no-inspect"},
-			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: {"fake", "flaky"},
-			driver.KindRAID: fakeOnly, driver.KindRescue: {"fake", "no-rescue"}, driver.KindStorage: {"noop"},
-			driver.KindVendor: {"fake", "scripted"},
-		},
-	})
+	enabled := map[driver.Kind][]string{
+		driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"no-console"},
+		driver.KindDeploy: fakeOnly, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
+		driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: fakeOnly,
+		driver.KindRAID: fakeOnly, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
+		driver.KindVendor: fakeOnly,
+	}
+	maps.Copy(enabled, ifaces)
+	d, err := r.Build(driver.Settings{EnabledHardwareTypes: []string{"fake-hardware"}, EnabledInterfaces: enabled})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// newEnv builds a conductor on db with fake-hardware, the scripted vendor
+// interface and the flaky power interface registered, periodic loops off
+// (tests run passes by hand), and starts it.
+func newEnv(t *testing.T, db *sqldb.DB, opts ...envOption) *env {
+	t.Helper()
+	o := envOpts{overrides: map[string]map[string]string{
+		"conductor": {"rescue_callback_timeout": "0"},
+		"agent":     {"require_tls": "false"},
+	}, host: testHost}
+	for _, f := range opts {
+		f(&o)
+	}
+	e := newStoreEnv(t, db, testConfig(t, o.overrides))
+	e.steps, e.power = &scripted{}, &flakyPower{state: states.PowerOff}
+	e.drivers = e.buildDrivers()
+	e.c = e.newConductor(o.host, o.owns, o.pool)
+	e.api = rpc.NewLocal(e.c, slog.New(slog.DiscardHandler))
+	if !o.noStart {
+		e.start(e.c)
+	}
+	return e
+}
+
+// newConductor is a conductor on the env's store, drivers, config and
+// clock, as host, logging nowhere.
+func (e *env) newConductor(host string, owns func(*model.Node) bool, pool *workers.Pool) *conductor.Conductor {
+	e.t.Helper()
+	return e.conductorFor(conductor.Options{Host: host, Owns: owns, Pool: pool})
+}
+
+// conductorFor is a conductor on the env's store, drivers, config and
+// clock; o gives the rest (testHost and a discarding logger when unset).
+func (e *env) conductorFor(o conductor.Options) *conductor.Conductor {
+	e.t.Helper()
+	o.Store, o.Drivers, o.Config, o.Clock = e.st, e.drivers, e.cfg, e.clock
+	if o.Host == "" {
+		o.Host = testHost
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	c, err := conductor.New(o)
+	if err != nil {
+		e.t.Fatalf("new conductor: %v", err)
+	}
+	return c
+}
+
+// run makes the conductor o describes (conductorFor) the env's, with its
+// in-process RPC API logging to the same logger, and starts it.
+func (e *env) run(o conductor.Options) {
+	e.t.Helper()
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	e.c = e.conductorFor(o)
+	e.api = rpc.NewLocal(e.c, o.Logger)
+	e.start(e.c)
+}
+
+func (e *env) start(c *conductor.Conductor) {
+	e.t.Helper()
+	if err := c.Start(context.Background()); err != nil {
+		e.t.Fatalf("start conductor: %v", err)
+	}
+	e.t.Cleanup(func() { _ = c.Stop(context.Background()) })
+}
+
+func (e *env) buildDrivers() *driver.Drivers {
+	t := e.t
+	t.Helper()
+	r := stockRegistry(t)
+	mustRegister(t, r, driver.KindVendor, "scripted", e.steps)
+	mustRegister(t, r, driver.KindPower, "flaky", e.power)
+	return buildFakeHardware(t, r, map[driver.Kind][]string{
+		driver.KindConsole: {"fake", "no-console"}, driver.KindInspect: {"fake", "no-inspect"},
+		driver.KindPower: {"fake", "flaky"}, driver.KindRescue: {"fake", "no-rescue"}, driver.KindVendor: {"fake", "scripted"},
+	})
 }
 
 // forEachDB runs fn on every storetest backend.

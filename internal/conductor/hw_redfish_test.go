@@ -17,7 +17,6 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/builtin"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
@@ -48,46 +47,39 @@ func (l *hwLog) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// hwConductorOff turns the conductor's own periodic loops off: the tests
-// run the passes they need by hand.
-var hwConductorOff = map[string]string{
-	"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
-	"check_provision_state_interval": "0", "sync_local_state_interval": "0",
-	"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
-	"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
-}
-
 // newHWEnv runs a conductor whose drivers are built as the service builds
 // them (builtin, from ironic.conf), with the [DEFAULT] options given and
 // the redfish and ipmitool waits made instant where tune says. Everything
 // logged goes to the returned hwLog.
 func newHWEnv(t *testing.T, db *sqldb.DB, defaults, conductorConf map[string]string, tune func(*builtin.Options)) (*env, *hwLog) {
 	t.Helper()
-	overrides := map[string]map[string]string{"DEFAULT": defaults, "conductor": {}}
-	for k, v := range hwConductorOff {
-		overrides["conductor"][k] = v
-	}
-	for k, v := range conductorConf {
-		overrides["conductor"][k] = v
-	}
-	cfg, err := config.Load(config.LoadOptions{Overrides: overrides})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
 	logs := &hwLog{}
-	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
+	cfg := testConfig(t, map[string]map[string]string{"DEFAULT": defaults, "conductor": conductorConf})
+	e := newBuiltinEnv(t, db, cfg, logs.logger(), func(o *builtin.Options) {
+		o.Redfish.Log = logs.logger()
+		if o.IPMI != nil {
+			o.IPMI.Log = logs.logger()
+			o.IPMI.TempDir = t.TempDir()
+		}
+		if tune != nil {
+			tune(o)
+		}
+	})
+	return e, logs
+}
+
+// newBuiltinEnv runs a conductor on cfg whose drivers are built as the
+// service builds them (builtin), logging to log, with the redfish waits
+// made instant and then tune applied.
+func newBuiltinEnv(t *testing.T, db *sqldb.DB, cfg *config.Config, log *slog.Logger, tune func(*builtin.Options)) *env {
+	t.Helper()
+	e := newStoreEnv(t, db, cfg)
 	o, err := builtin.OptionsFromConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Ports = st
-	o.Redfish.Log = logs.logger()
+	o.Ports = e.st
 	o.Redfish.Clock = fakeclock.NewWallInstant()
-	if o.IPMI != nil {
-		o.IPMI.Log = logs.logger()
-		o.IPMI.TempDir = t.TempDir()
-	}
 	if tune != nil {
 		tune(&o)
 	}
@@ -95,20 +87,11 @@ func newHWEnv(t *testing.T, db *sqldb.DB, defaults, conductorConf map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := r.Build(driver.SettingsFromConfig(cfg))
-	if err != nil {
+	if e.drivers, err = r.Build(driver.SettingsFromConfig(cfg)); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg, drivers: d}
-	e.c, err = conductor.New(conductor.Options{
-		Store: st, Drivers: d, Config: cfg, Host: testHost, Clock: clock, Logger: logs.logger(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api = rpc.NewLocal(e.c, logs.logger())
-	e.start(e.c)
-	return e, logs
+	e.run(conductor.Options{Logger: log})
+	return e
 }
 
 // redfishShipped is the configuration seed 001 says OpenKeel ships, with

@@ -3,7 +3,6 @@ package conductor_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"reflect"
 	"sort"
 	"strings"
@@ -11,86 +10,31 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/conductor"
-	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
-	"github.com/openkeel/ironic/internal/driver/fake"
-	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
-	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 // newInspectEnv is a conductor whose fake-hardware nodes may use the
 // agent inspect interface, with the hooks named.
 func newInspectEnv(t *testing.T, db *sqldb.DB, extra map[string]map[string]string) *env {
 	t.Helper()
-	over := map[string]map[string]string{
-		"conductor": {
-			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
-			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
-			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
-			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
-		},
+	e := newStoreEnv(t, db, testConfig(t, map[string]map[string]string{
 		"agent":     {"require_tls": "false"},
 		"inspector": {"hooks": "$default_hooks,memory,cpus,root-device"},
-	}
-	for s, kv := range extra {
-		if over[s] == nil {
-			over[s] = map[string]string{}
-		}
-		for k, v := range kv {
-			over[s][k] = v
-		}
-	}
-	cfg, err := config.Load(config.LoadOptions{Overrides: over})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
-	r := driver.NewRegistry()
-	for _, h := range driver.StockHardwareTypes() {
-		if err := r.AddHardwareType(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fake.Register(r, fake.Delays{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := noop.Register(r); err != nil {
-		t.Fatal(err)
-	}
+	}, extra))
+	r := stockRegistry(t)
 	if err := agent.RegisterInspect(r, agent.InspectOptions{
 		CallbackURL: agent.InspectCallbackURL("", "http://127.0.0.1:6385"),
-		PowerOff:    cfg.Bool("inspector", "power_off"),
+		PowerOff:    e.cfg.Bool("inspector", "power_off"),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	fakeOnly := []string{"fake"}
-	e.drivers, err = r.Build(driver.Settings{
-		EnabledHardwareTypes: []string{"fake-hardware"},
-		EnabledInterfaces: map[driver.Kind][]string{
-			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"no-console"},
-			driver.KindDeploy: fakeOnly, driver.KindFirmware: fakeOnly, driver.KindInspect: {"agent", "fake"},
-			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: fakeOnly,
-			driver.KindRAID: fakeOnly, driver.KindRescue: {"no-rescue"}, driver.KindStorage: {"noop"},
-			driver.KindVendor: fakeOnly,
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: e.drivers, Config: cfg, Host: testHost, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api = rpc.NewLocal(e.c, slog.New(slog.DiscardHandler))
-	e.start(e.c)
+	e.drivers = buildFakeHardware(t, r, map[driver.Kind][]string{driver.KindInspect: {"agent", "fake"}})
+	e.run(conductor.Options{})
 	return e
 }
 

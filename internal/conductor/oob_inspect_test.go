@@ -10,15 +10,11 @@ import (
 	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/driver/fake"
-	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/driver/redfish"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
-	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -38,58 +34,19 @@ func newOOBEnv(t *testing.T, db *sqldb.DB, bios driver.Interface) *env {
 // newOOBEnvWith is newOOBEnv with these [redfish] options.
 func newOOBEnvWith(t *testing.T, db *sqldb.DB, bios driver.Interface, redfishConf map[string]string) *env {
 	t.Helper()
-	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
-		"redfish": redfishConf,
-		"conductor": {
-			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
-			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
-			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
-			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
-		},
-	}})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
-	r := driver.NewRegistry()
-	for _, h := range driver.StockHardwareTypes() {
-		if err := r.AddHardwareType(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fake.Register(r, fake.Delays{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := noop.Register(r); err != nil {
-		t.Fatal(err)
-	}
+	e := newStoreEnv(t, db, testConfig(t, map[string]map[string]string{"redfish": redfishConf}))
+	r := stockRegistry(t)
 	opts := redfish.DefaultOptions()
 	opts.Log = slog.New(slog.DiscardHandler)
 	if err := redfish.Register(r, opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Register(driver.KindBIOS, "settings", bios); err != nil {
-		t.Fatal(err)
-	}
-	fakeOnly := []string{"fake"}
-	d, err := r.Build(driver.Settings{
-		EnabledHardwareTypes: []string{"fake-hardware"},
-		EnabledInterfaces: map[driver.Kind][]string{
-			driver.KindBIOS: {"fake", "redfish", "settings", "no-bios"}, driver.KindBoot: fakeOnly,
-			driver.KindConsole: {"no-console"}, driver.KindDeploy: fakeOnly, driver.KindFirmware: fakeOnly,
-			driver.KindInspect: {"fake", "redfish"}, driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"},
-			driver.KindPower: {"fake", "redfish"}, driver.KindRAID: fakeOnly, driver.KindRescue: {"no-rescue"},
-			driver.KindStorage: {"noop"}, driver.KindVendor: fakeOnly,
-		},
+	mustRegister(t, r, driver.KindBIOS, "settings", bios)
+	e.drivers = buildFakeHardware(t, r, map[driver.Kind][]string{
+		driver.KindBIOS: {"fake", "redfish", "settings", "no-bios"}, driver.KindInspect: {"fake", "redfish"},
+		driver.KindPower: {"fake", "redfish"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg, drivers: d}
-	e.c = e.newConductor(testHost, nil, nil)
-	e.api = rpc.NewLocal(e.c, slog.New(slog.DiscardHandler))
-	e.start(e.c)
+	e.run(conductor.Options{})
 	return e
 }
 

@@ -8,15 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/driver/fake"
-	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/driver/redfish"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
-	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/redfishbmc"
@@ -30,33 +26,8 @@ const tib = int64(1) << 40
 // the intervals tune leaves in the options (0 = only by hand).
 func newRedfishEnv(t *testing.T, db *sqldb.DB, conf map[string]string, tune func(*redfish.Options)) *env {
 	t.Helper()
-	overrides := map[string]map[string]string{"conductor": {
-		"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
-		"check_provision_state_interval": "0", "sync_local_state_interval": "0",
-		"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
-		"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
-	}}
-	for k, v := range conf {
-		overrides["conductor"][k] = v
-	}
-	cfg, err := config.Load(config.LoadOptions{Overrides: overrides})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
-	r := driver.NewRegistry()
-	for _, h := range driver.StockHardwareTypes() {
-		if err := r.AddHardwareType(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fake.Register(r, fake.Delays{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := noop.Register(r); err != nil {
-		t.Fatal(err)
-	}
+	e := newStoreEnv(t, db, testConfig(t, map[string]map[string]string{"conductor": conf}))
+	r := stockRegistry(t)
 	opts := redfish.DefaultOptions()
 	opts.Log = slog.New(slog.DiscardHandler)
 	opts.ConnectionAttempts, opts.ServerSideRetries = 1, 0
@@ -69,24 +40,12 @@ func newRedfishEnv(t *testing.T, db *sqldb.DB, conf map[string]string, tune func
 	if err := redfish.Register(r, opts); err != nil {
 		t.Fatal(err)
 	}
-	fakeOnly := []string{"fake"}
-	d, err := r.Build(driver.Settings{
-		EnabledHardwareTypes: []string{"fake-hardware"},
-		EnabledInterfaces: map[driver.Kind][]string{
-			driver.KindBIOS: {"fake", "redfish", "no-bios"}, driver.KindBoot: fakeOnly,
-			driver.KindConsole: {"no-console"}, driver.KindDeploy: fakeOnly, driver.KindFirmware: {"fake", "redfish"},
-			driver.KindInspect: fakeOnly, driver.KindManagement: {"fake", "redfish"}, driver.KindNetwork: {"noop"},
-			driver.KindPower: {"fake", "redfish"}, driver.KindRAID: {"fake", "redfish"}, driver.KindRescue: {"no-rescue"},
-			driver.KindStorage: {"noop"}, driver.KindVendor: fakeOnly,
-		},
+	e.drivers = buildFakeHardware(t, r, map[driver.Kind][]string{
+		driver.KindBIOS: {"fake", "redfish", "no-bios"}, driver.KindFirmware: {"fake", "redfish"},
+		driver.KindInspect: {"fake"}, driver.KindManagement: {"fake", "redfish"},
+		driver.KindPower: {"fake", "redfish"}, driver.KindRAID: {"fake", "redfish"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg, drivers: d}
-	e.c = e.newConductor(testHost, nil, nil)
-	e.api = rpc.NewLocal(e.c, slog.New(slog.DiscardHandler))
-	e.start(e.c)
+	e.run(conductor.Options{})
 	return e
 }
 

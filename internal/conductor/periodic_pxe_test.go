@@ -2,23 +2,17 @@ package conductor_test
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/openkeel/ironic/internal/conductor"
-	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/driver/fake"
-	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/driver/pxe"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
-	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
-	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
 // bmcLog is a power and a management interface recording, per node and in
@@ -102,75 +96,23 @@ func (m bmcManagement) GetSensorsData(context.Context, *driver.Task) (map[string
 // are off unless conf turns one on; observe hears every pass.
 func newPXERetryEnv(t *testing.T, db *sqldb.DB, pxeConf, conductorConf map[string]string, observe func(conductor.PeriodicRun)) (*env, *bmcLog) {
 	t.Helper()
-	overrides := map[string]map[string]string{
-		"conductor": {
-			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
-			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
-			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
-			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
-		},
-		"pxe": {"tftp_root": t.TempDir()},
-	}
-	for k, v := range conductorConf {
-		overrides["conductor"][k] = v
-	}
-	for k, v := range pxeConf {
-		overrides["pxe"][k] = v
-	}
-	cfg, err := config.Load(config.LoadOptions{Overrides: overrides})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
-	r := driver.NewRegistry()
-	for _, h := range driver.StockHardwareTypes() {
-		if err := r.AddHardwareType(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fake.Register(r, fake.Delays{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := noop.Register(r); err != nil {
-		t.Fatal(err)
-	}
-	po := pxe.OptionsFromConfig(cfg)
+	e := newStoreEnv(t, db, testConfig(t, map[string]map[string]string{
+		"conductor": conductorConf, "pxe": {"tftp_root": t.TempDir()},
+	}, map[string]map[string]string{"pxe": pxeConf}))
+	r := stockRegistry(t)
+	po := pxe.OptionsFromConfig(e.cfg)
 	po.HTTPRoot = t.TempDir()
 	if err := pxe.Register(r, po); err != nil {
 		t.Fatal(err)
 	}
 	log := newBMCLog()
-	if err := r.Register(driver.KindPower, "bmc", bmcPower{log}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Register(driver.KindManagement, "bmc", bmcManagement{log}); err != nil {
-		t.Fatal(err)
-	}
-	fakeOnly := []string{"fake"}
-	d, err := r.Build(driver.Settings{
-		EnabledHardwareTypes: []string{"fake-hardware"},
-		EnabledInterfaces: map[driver.Kind][]string{
-			driver.KindBIOS: fakeOnly, driver.KindBoot: {"fake", "pxe", "ipxe", "http", "http-ipxe"},
-			driver.KindConsole: {"no-console"}, driver.KindDeploy: fakeOnly, driver.KindFirmware: fakeOnly,
-			driver.KindInspect: fakeOnly, driver.KindManagement: {"fake", "bmc"}, driver.KindNetwork: {"noop"},
-			driver.KindPower: {"fake", "bmc"}, driver.KindRAID: fakeOnly, driver.KindRescue: {"fake", "no-rescue"},
-			driver.KindStorage: {"noop"}, driver.KindVendor: fakeOnly,
-		},
+	mustRegister(t, r, driver.KindPower, "bmc", bmcPower{log})
+	mustRegister(t, r, driver.KindManagement, "bmc", bmcManagement{log})
+	e.drivers = buildFakeHardware(t, r, map[driver.Kind][]string{
+		driver.KindBoot: {"fake", "pxe", "ipxe", "http", "http-ipxe"}, driver.KindInspect: {"fake"},
+		driver.KindManagement: {"fake", "bmc"}, driver.KindPower: {"fake", "bmc"}, driver.KindRescue: {"fake", "no-rescue"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg, drivers: d}
-	c, err := conductor.New(conductor.Options{
-		Store: st, Drivers: d, Config: cfg, Host: testHost, Clock: clock,
-		Logger: slog.New(slog.DiscardHandler), ObservePeriodic: observe,
-	})
-	if err != nil {
-		t.Fatalf("new conductor: %v", err)
-	}
-	e.c = c
-	e.start(c)
+	e.run(conductor.Options{ObservePeriodic: observe})
 	return e, log
 }
 

@@ -2,7 +2,6 @@ package conductor_test
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -10,51 +9,22 @@ import (
 
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/conductor"
-	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
-	"github.com/openkeel/ironic/internal/driver/fake"
-	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
-	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
-	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
 // newRescueEnv has direct deploy and agent rescue enabled.
 func newRescueEnv(t *testing.T, db *sqldb.DB) *env {
 	t.Helper()
-	cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
-		"conductor": {
-			"sync_power_state_interval": "0", "power_failure_recovery_interval": "0",
-			"check_provision_state_interval": "0", "sync_local_state_interval": "0",
-			"check_allocations_interval": "0", "conductor_cleanup_interval": "0",
-			"node_history_cleanup_interval": "0", "graceful_shutdown_timeout": "10",
-			"rescue_callback_timeout": "0",
-		},
-		"agent": {"require_tls": "false"},
-	}})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg}
-	r := driver.NewRegistry()
-	for _, h := range driver.StockHardwareTypes() {
-		if err := r.AddHardwareType(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fake.Register(r, fake.Delays{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := noop.Register(r); err != nil {
-		t.Fatal(err)
-	}
+	e := newStoreEnv(t, db, testConfig(t, map[string]map[string]string{
+		"conductor": {"rescue_callback_timeout": "0"},
+		"agent":     {"require_tls": "false"},
+	}))
+	r := stockRegistry(t)
 	co := agentclient.DefaultOptions()
 	co.CommandWaitInterval = 10 * time.Millisecond
 	co.CommandTimeout = 5 * time.Second
@@ -65,26 +35,10 @@ func newRescueEnv(t *testing.T, db *sqldb.DB) *env {
 	if err := agent.RegisterRescue(r, agent.RescueOptions{Client: client, HashAlgorithm: "sha512"}); err != nil {
 		t.Fatal(err)
 	}
-	fakeOnly := []string{"fake"}
-	e.drivers, err = r.Build(driver.Settings{
-		EnabledHardwareTypes: []string{"fake-hardware"},
-		EnabledInterfaces: map[driver.Kind][]string{
-			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"no-console"},
-			driver.KindDeploy: {"direct", "fake"}, driver.KindFirmware: fakeOnly, driver.KindInspect: {"no-inspect"},
-			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: fakeOnly,
-			driver.KindRAID: fakeOnly, driver.KindRescue: {"agent", "no-rescue"}, driver.KindStorage: {"noop"},
-			driver.KindVendor: fakeOnly,
-		},
+	e.drivers = buildFakeHardware(t, r, map[driver.Kind][]string{
+		driver.KindDeploy: {"direct", "fake"}, driver.KindRescue: {"agent", "no-rescue"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: e.drivers, Config: cfg, Host: testHost, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api = rpc.NewLocal(e.c, slog.New(slog.DiscardHandler))
-	e.start(e.c)
+	e.run(conductor.Options{})
 	return e
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,17 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openkeel/ironic/internal/conductor"
-	"github.com/openkeel/ironic/internal/config"
-	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/driver/builtin"
 	"github.com/openkeel/ironic/internal/httproot"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
-	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
-	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -221,38 +214,8 @@ func bmcCD(t *testing.T, bmc *redfishbmc.BMC) (image string, inserted bool) {
 // builds them.
 func newVmediaEnv(t *testing.T, db *sqldb.DB, deploy map[string]string, sections ...map[string]map[string]string) *env {
 	t.Helper()
-	overrides := map[string]map[string]string{"DEFAULT": redfishShipped, "conductor": hwConductorOff, "deploy": deploy}
-	for _, more := range sections {
-		maps.Copy(overrides, more)
-	}
-	cfg, err := config.Load(config.LoadOptions{Overrides: overrides})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	clock := fakeclock.NewWall()
-	st := store.New(db, store.WithClock(clock.Now))
-	o, err := builtin.OptionsFromConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Ports = st
-	o.Redfish.Clock = fakeclock.NewWallInstant()
-	r, err := builtin.Registry(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := r.Build(driver.SettingsFromConfig(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, st: st, db: db, clock: clock, cfg: cfg, drivers: d}
-	e.c, err = conductor.New(conductor.Options{Store: st, Drivers: d, Config: cfg, Host: testHost, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api = rpc.NewLocal(e.c, nil)
-	e.start(e.c)
-	return e
+	sections = append([]map[string]map[string]string{{"DEFAULT": redfishShipped, "deploy": deploy}}, sections...)
+	return newBuiltinEnv(t, db, testConfig(t, sections...), nil, nil)
 }
 
 // isoServer serves body as any file, as the image store an operator
