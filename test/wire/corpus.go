@@ -98,7 +98,10 @@ type Expect struct {
 	Amend bool `yaml:"amend,omitempty"`
 	// Faultstring, with Amend, replaces the recorded error's faultstring.
 	Faultstring string `yaml:"faultstring,omitempty"`
-	Response    `yaml:",inline"`
+	// Set, with Amend, sets values in the recorded JSON body by dotted
+	// path ("next", "firmware.result"); a null value removes the key.
+	Set      map[string]any `yaml:"set,omitempty"`
+	Response `yaml:",inline"`
 }
 
 // Response is an answer as a client sees it, normalised.
@@ -186,8 +189,8 @@ func (sc *Scenario) check() error {
 			return fmt.Errorf("step %s: expect needs a source", st.ID)
 		case sc.Source != "" && st.Expect.Amend:
 			return fmt.Errorf("step %s: a hand-written scenario has no recording to amend", st.ID)
-		case st.Expect != nil && st.Expect.Faultstring != "" && !st.Expect.Amend:
-			return fmt.Errorf("step %s: faultstring amends a recording", st.ID)
+		case st.Expect != nil && (st.Expect.Faultstring != "" || st.Expect.Set != nil) && !st.Expect.Amend:
+			return fmt.Errorf("step %s: faultstring and set amend a recording", st.ID)
 		case st.Expect != nil && st.Expect.Match != "" && st.Expect.Match != "subset":
 			return fmt.Errorf("step %s: match is subset or nothing", st.ID)
 		}

@@ -28,25 +28,49 @@ func Expected(st *Step, rec *Recording) (want Response, subset, ok bool) {
 		return Response{}, false, false
 	}
 	r = amend(asMaster(r), st.Expect.Response)
+	set := st.Expect.Set
 	if st.Expect.Faultstring != "" {
-		r.Body = withFaultstring(r.Body, st.Expect.Faultstring)
+		set = map[string]any{"error_message.faultstring": st.Expect.Faultstring}
+		for k, v := range st.Expect.Set {
+			set[k] = v
+		}
+	}
+	if len(set) > 0 {
+		r.Body = setPaths(r.Body, set)
 	}
 	return r, subset, true
 }
 
-// withFaultstring replaces the faultstring of a normalised error body.
-func withFaultstring(body, faultstring string) string {
+// setPaths sets values in a normalised JSON object body by dotted path,
+// making the objects on the way; a nil value removes the key.
+func setPaths(body string, set map[string]any) string {
 	doc, err := decodeJSON([]byte(body))
 	if err != nil {
 		return body
 	}
-	m, _ := doc.(map[string]any)
-	fault, ok := m["error_message"].(map[string]any)
+	root, ok := doc.(map[string]any)
 	if !ok {
 		return body
 	}
-	fault["faultstring"] = faultstring
-	return canonical(m)
+	for _, path := range sortedKeys(set) {
+		parts := strings.Split(path, ".")
+		m := root
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		last := parts[len(parts)-1]
+		if set[path] == nil {
+			delete(m, last)
+			continue
+		}
+		m[last] = set[path]
+	}
+	return canonical(root)
 }
 
 // amend applies a hand-written change to a recorded answer.
