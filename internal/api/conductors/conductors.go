@@ -5,6 +5,7 @@
 package conductors
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -110,49 +111,48 @@ func (h *handlers) convert(rc *api.RequestContext, c *model.Conductor, fields []
 	return d, nil
 }
 
-func (h *handlers) get(r *http.Request, hostname string) (*model.Conductor, error) {
-	c, err := h.Store.GetConductor(r.Context(), hostname, nil)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New(errs.ClassConductorNotFound, map[string]any{"conductor": hostname})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get conductor %s: %w", hostname, err)
-	}
-	return c, nil
+func (h *handlers) get(ctx context.Context, hostname string) (*model.Conductor, error) {
+	return apiutil.Found(ctx, hostname, func(ctx context.Context, hostname string) (*model.Conductor, error) {
+		return h.Store.GetConductor(ctx, hostname, nil)
+	}, conductorNotFound, "conductor")
 }
 
-var listSpec = apiutil.ListSpec{
-	CheckMarker: func(marker *string) error { return hostPort("marker", marker) },
-	Schema:      indexQuery,
-	Check: func(_ apiutil.Query, fields []string, v microversion.Version) error {
-		return collection.CheckAllowSpecifyFields(fields, v)
-	},
-	DefaultFields:   defaultFields,
-	InvalidSortKeys: invalidSortKeys,
+func conductorNotFound(hostname string) error {
+	return errs.New(errs.ClassConductorNotFound, map[string]any{"conductor": hostname})
 }
 
 func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	a, err := listSpec.ParseList(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit))
-	if err != nil {
-		return err
-	}
-	opts := a.Options()
-	if a.Marker != nil {
-		if _, err := h.get(r, *a.Marker); err != nil {
+	l := apiutil.Listing[*model.Conductor]{
+		ListSpec: apiutil.ListSpec{
+			CheckMarker: func(marker *string) error { return hostPort("marker", marker) },
+			Schema:      indexQuery,
+			Check: func(_ apiutil.Query, fields []string, v microversion.Version) error {
+				return collection.CheckAllowSpecifyFields(fields, v)
+			},
+			DefaultFields:   defaultFields,
+			InvalidSortKeys: invalidSortKeys,
+		},
+		Key: "conductors", Resource: "conductors",
+		Marker: func(ctx context.Context, marker string) error {
+			_, err := h.get(ctx, marker)
 			return err
-		}
-		opts.Marker = *a.Marker
+		},
+		List: func(ctx context.Context, _ *apiutil.ListArgs, opts store.ListOptions) ([]*model.Conductor, error) {
+			list, err := h.Store.ListConductors(ctx, opts)
+			if errors.Is(err, store.ErrMarkerNotFound) {
+				return nil, conductorNotFound(opts.Marker)
+			}
+			if err != nil {
+				return nil, apiutil.ListErr(err, "conductors")
+			}
+			return list, nil
+		},
+		MarkerOf: func(c *model.Conductor) string { return c.Hostname },
 	}
-	list, err := h.Store.ListConductors(r.Context(), opts)
-	if errors.Is(err, store.ErrMarkerNotFound) {
-		return errs.New(errs.ClassConductorNotFound, map[string]any{"conductor": opts.Marker})
-	}
-	if err != nil {
-		return apiutil.ListErr(err, "conductors")
-	}
-	out, err := apiutil.Page(a, rc.PublicURL, "conductors", "conductors", list,
-		func(c *model.Conductor) (*apiutil.Dict, error) { return h.convert(rc, c, a.Fields, true) },
-		func(c *model.Conductor) string { return c.Hostname })
+	out, err := l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
+		func(c *model.Conductor, fields []string) (*apiutil.Dict, error) {
+			return h.convert(rc, c, fields, true)
+		})
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	if err := collection.CheckAllowedFields(fields, v); err != nil {
 		return err
 	}
-	c, err := h.get(r, hostname)
+	c, err := h.get(r.Context(), hostname)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@
 package deploytemplate
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -55,24 +55,12 @@ var (
 )
 
 func (h *handlers) get(r *http.Request, ident string) (*model.DeployTemplate, error) {
-	ctx := r.Context()
-	var t *model.DeployTemplate
-	var err error
-	switch {
-	case collection.IsUUIDLike(ident):
-		t, err = h.Store.GetDeployTemplateByUUID(ctx, ident)
-	case apiutil.IsValidLogicalName(ident):
-		t, err = h.Store.GetDeployTemplateByName(ctx, ident)
-	default:
-		return nil, errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": ident})
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New(errs.ClassDeployTemplateNotFound, map[string]any{"template": ident})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get deploy template %s: %w", ident, err)
-	}
-	return t, nil
+	return apiutil.ByUUIDOrName(r.Context(), ident, h.Store.GetDeployTemplateByUUID, h.Store.GetDeployTemplateByName,
+		templateNotFound, "deploy template")
+}
+
+func templateNotFound(ident string) error {
+	return errs.New(errs.ClassDeployTemplateNotFound, map[string]any{"template": ident})
 }
 
 // steps is convert_steps.
@@ -140,53 +128,46 @@ func priority(v any) int {
 
 // storeErr maps the store's refusals to upstream's errors.
 func storeErr(err error, t *model.DeployTemplate, what string) error {
-	var dup *store.DuplicateError
-	switch {
-	case errors.As(err, &dup) && dup.Field == "name":
-		return errs.New(errs.ClassDeployTemplateDuplicateName, map[string]any{"name": t.Name})
-	case errors.As(err, &dup):
-		return errs.New(errs.ClassDeployTemplateAlreadyExists, map[string]any{"uuid": t.UUID})
-	case errors.Is(err, store.ErrNotFound):
-		return errs.New(errs.ClassDeployTemplateNotFound, map[string]any{"template": t.UUID})
-	}
-	return fmt.Errorf("%s deploy template %s: %w", what, t.UUID, err)
-}
-
-var listSpec = apiutil.ListSpec{
-	CheckMarker: func(marker *string) error {
-		if marker != nil && !apiutil.IsValidLogicalName(*marker) {
-			return errs.InvalidParameterValue(fmt.Sprintf("Expected name for marker: %s", *marker))
-		}
-		return nil
-	},
-	Schema:          indexQuery,
-	DefaultFields:   defaultFields,
-	InvalidSortKeys: invalidSortKeys,
+	return apiutil.WriteErrors{
+		DuplicateName: func() error {
+			return errs.New(errs.ClassDeployTemplateDuplicateName, map[string]any{"name": t.Name})
+		},
+		Duplicate: func() error { return errs.New(errs.ClassDeployTemplateAlreadyExists, map[string]any{"uuid": t.UUID}) },
+		Gone:      func() error { return templateNotFound(t.UUID) },
+	}.Map(err, what+" deploy template "+t.UUID)
 }
 
 func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	a, err := listSpec.ParseList(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit))
-	if err != nil {
-		return err
-	}
-	opts := a.Options()
-	if a.Marker != nil {
+	l := apiutil.Listing[*model.DeployTemplate]{
+		ListSpec: apiutil.ListSpec{
+			CheckMarker: func(marker *string) error {
+				if marker != nil && !apiutil.IsValidLogicalName(*marker) {
+					return errs.InvalidParameterValue(fmt.Sprintf("Expected name for marker: %s", *marker))
+				}
+				return nil
+			},
+			Schema:          indexQuery,
+			DefaultFields:   defaultFields,
+			InvalidSortKeys: invalidSortKeys,
+		},
+		Key: "deploy_templates", Resource: "deploy_templates",
 		// The marker is checked as a name but looked up as a UUID, as
 		// upstream does.
-		if err := apiutil.CheckMarker(r.Context(), *a.Marker, h.Store.GetDeployTemplateByUUID, func() error {
-			return errs.New(errs.ClassDeployTemplateNotFound, map[string]any{"template": *a.Marker})
-		}, "deploy template"); err != nil {
+		Marker: func(ctx context.Context, marker string) error {
+			_, err := apiutil.Found(ctx, marker, h.Store.GetDeployTemplateByUUID, templateNotFound, "deploy template marker")
 			return err
-		}
-		opts.Marker = *a.Marker
+		},
+		List: func(ctx context.Context, _ *apiutil.ListArgs, opts store.ListOptions) ([]*model.DeployTemplate, error) {
+			list, err := h.Store.ListDeployTemplates(ctx, opts)
+			if err != nil {
+				return nil, apiutil.ListErr(err, "deploy templates")
+			}
+			return list, nil
+		},
+		MarkerOf: func(t *model.DeployTemplate) string { return t.UUID },
 	}
-	list, err := h.Store.ListDeployTemplates(r.Context(), opts)
-	if err != nil {
-		return apiutil.ListErr(err, "deploy templates")
-	}
-	out, err := apiutil.Page(a, rc.PublicURL, "deploy_templates", "deploy_templates", list,
-		func(t *model.DeployTemplate) (*apiutil.Dict, error) { return convert(rc, t, a.Fields) },
-		func(t *model.DeployTemplate) string { return t.UUID })
+	out, err := l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
+		func(t *model.DeployTemplate, fields []string) (*apiutil.Dict, error) { return convert(rc, t, fields) })
 	if err != nil {
 		return err
 	}

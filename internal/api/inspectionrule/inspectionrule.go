@@ -6,7 +6,7 @@
 package inspectionrule
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -63,14 +63,11 @@ var (
 const linkResource = "inspection"
 
 func (h *handlers) get(r *http.Request, id string) (*model.InspectionRule, error) {
-	rule, err := h.Store.GetInspectionRuleByUUID(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New(errs.ClassInspectionRuleNotFound, map[string]any{"rule": id})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get inspection rule %s: %w", id, err)
-	}
-	return rule, nil
+	return apiutil.Found(r.Context(), id, h.Store.GetInspectionRuleByUUID, ruleNotFound, "inspection rule")
+}
+
+func ruleNotFound(id string) error {
+	return errs.New(errs.ClassInspectionRuleNotFound, map[string]any{"rule": id})
 }
 
 // convertOps is convert_actions/convert_conditions: op and args, the
@@ -120,39 +117,41 @@ func convert(rc *api.RequestContext, rule *model.InspectionRule, fields []string
 	return d, nil
 }
 
-var listSpec = apiutil.ListSpec{
-	Extra:           []string{"phase"},
-	Schema:          indexQuery,
-	DefaultFields:   defaultFields,
-	InvalidSortKeys: invalidSortKeys,
-}
-
 func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	a, err := listSpec.ParseList(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit))
-	if err != nil {
-		return err
-	}
-	opts := a.Options()
-	if a.Marker != nil {
-		if _, err := h.get(r, *a.Marker); err != nil {
+	l := apiutil.Listing[*model.InspectionRule]{
+		ListSpec: apiutil.ListSpec{
+			Extra:           []string{"phase"},
+			Schema:          indexQuery,
+			DefaultFields:   defaultFields,
+			InvalidSortKeys: invalidSortKeys,
+		},
+		Key: "inspection_rules", Resource: linkResource,
+		Marker: func(ctx context.Context, marker string) error {
+			_, err := apiutil.Found(ctx, marker, h.Store.GetInspectionRuleByUUID, ruleNotFound, "inspection rule")
 			return err
-		}
-		opts.Marker = *a.Marker
+		},
+		List: func(ctx context.Context, _ *apiutil.ListArgs, opts store.ListOptions) ([]*model.InspectionRule, error) {
+			rules, err := h.Store.ListInspectionRules(ctx, store.InspectionRuleFilter{}, opts)
+			if err != nil {
+				return nil, apiutil.ListErr(err, "inspection rules")
+			}
+			return rules, nil
+		},
+		MarkerOf: func(rule *model.InspectionRule) string { return rule.UUID },
+		// Upstream hands the phase filter to the next link only, never to
+		// the query: every phase is listed.
+		Lead: func(a *apiutil.ListArgs) []collection.Param {
+			filters := map[string]any{}
+			if p := a.Query.Get("phase"); p != nil && *p != "" {
+				filters["phase"] = *p
+			}
+			return []collection.Param{{Key: "filters", Value: apiutil.PyRepr(filters)}}
+		},
 	}
-	// Upstream hands the phase filter to the next link only, never to
-	// the query: every phase is listed.
-	filters := map[string]any{}
-	if p := a.Query.Get("phase"); p != nil && *p != "" {
-		filters["phase"] = *p
-	}
-	rules, err := h.Store.ListInspectionRules(r.Context(), store.InspectionRuleFilter{}, opts)
-	if err != nil {
-		return apiutil.ListErr(err, "inspection rules")
-	}
-	out, err := apiutil.Page(a, rc.PublicURL, "inspection_rules", linkResource, rules,
-		func(rule *model.InspectionRule) (*apiutil.Dict, error) { return convert(rc, rule, a.Fields) },
-		func(rule *model.InspectionRule) string { return rule.UUID },
-		collection.Param{Key: "filters", Value: apiutil.PyRepr(filters)})
+	out, err := l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
+		func(rule *model.InspectionRule, fields []string) (*apiutil.Dict, error) {
+			return convert(rc, rule, fields)
+		})
 	if err != nil {
 		return err
 	}
@@ -216,14 +215,12 @@ func maps(v any) []map[string]any {
 }
 
 func storeErr(err error, rule *model.InspectionRule, what string) error {
-	var dup *store.DuplicateError
-	switch {
-	case errors.As(err, &dup):
-		return errs.NewMessage(errs.ClassConflict, fmt.Sprintf("An inspection rule with UUID %s already exists.", rule.UUID))
-	case errors.Is(err, store.ErrNotFound):
-		return errs.New(errs.ClassInspectionRuleNotFound, map[string]any{"rule": rule.UUID})
-	}
-	return fmt.Errorf("%s inspection rule %s: %w", what, rule.UUID, err)
+	return apiutil.WriteErrors{
+		Duplicate: func() error {
+			return errs.NewMessage(errs.ClassConflict, fmt.Sprintf("An inspection rule with UUID %s already exists.", rule.UUID))
+		},
+		Gone: func() error { return ruleNotFound(rule.UUID) },
+	}.Map(err, what+" inspection rule "+rule.UUID)
 }
 
 func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

@@ -101,46 +101,31 @@ func parseListArgs(r *http.Request, detailRoute bool) (*listArgs, error) {
 // the project the caller is limited to.
 func (h *handlers) listScope(r *http.Request, rc *api.RequestContext, from parent) (*string, error) {
 	ctx := r.Context()
-	var n *model.Node
 	switch from {
 	case parentPortgroup:
 		ident := rc.Param("portgroup_ident")
-		pg, err := h.Store.GetPortgroupByUUID(ctx, ident)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": ident})
-		}
+		pg, err := apiutil.Found(ctx, ident, h.Store.GetPortgroupByUUID, func(string) error { return PortgroupNotFound(ident) }, "portgroup")
 		if err != nil {
-			return nil, fmt.Errorf("get portgroup %s: %w", ident, err)
+			return nil, err
 		}
+		var n *model.Node
 		if pg.NodeID != nil {
 			n, err = h.Store.GetNodeByID(ctx, *pg.NodeID)
 		}
 		if err != nil || n == nil {
 			return nil, errs.NodeNotFound(fmt.Sprint(model.Deref(pg.NodeID)))
 		}
-		if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-			return nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": ident})
+		if err := h.Authorize(r, "baremetal:node:get", n); err != nil {
+			return nil, PortgroupNotFound(ident)
 		}
 	case parentNode:
-		ident := rc.Param("node_ident")
-		var err error
-		n, err = h.Store.GetNodeByUUID(ctx, ident)
-		if errors.Is(err, store.ErrNotFound) {
-			// Upstream looks the parent up by UUID only and reports the
-			// (absent) parent portgroup.
-			return nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": nil})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("get node %s: %w", ident, err)
-		}
-		if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-			return nil, errs.NodeNotFound(ident)
+		// Upstream reports a missing parent node as the (absent) parent
+		// portgroup.
+		if _, err := h.ParentNode(r, rc.Param("node_ident"), func() error { return PortgroupNotFound(nil) }); err != nil {
+			return nil, err
 		}
 	}
-	if h.ListProject == nil {
-		return nil, nil
-	}
-	return h.ListProject(r, "port")
+	return h.ListScope(r, "port")
 }
 
 func (h *handlers) list(from parent, detailRoute bool) api.HandlerFunc {

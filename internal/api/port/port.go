@@ -6,39 +6,18 @@ package port
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
-	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 )
 
-// Topics chooses the conductor of a node (rpc.Router implements it).
-type Topics interface {
-	GetTopicFor(ctx context.Context, node *model.Node) (string, error)
-}
-
-// Deps is what the port handlers need.
-type Deps struct {
-	Store     store.Store
-	Conductor rpc.ConductorAPI
-	Topics    Topics
-	// Authorize checks a policy rule against the node a port belongs to
-	// (nil node for rules without a target). A refusal of
-	// "baremetal:node:get" conceals the port as PortNotFound. nil refuses
-	// every rule.
-	Authorize func(r *http.Request, rule string, node *model.Node) error
-	// ListProject is check_port_list_policy's answer: nil when the caller
-	// may list every port ("baremetal:port:list_all"), else the project
-	// whose nodes' ports it may list. nil means every port.
-	ListProject func(r *http.Request, resource string) (*string, error)
-}
+// Deps is what the port handlers need; a refusal of "baremetal:node:get"
+// conceals a port as PortNotFound.
+type Deps = apiutil.NodeBound
 
 type handlers struct {
 	Deps
@@ -47,10 +26,7 @@ type handlers struct {
 // Register adds the handlers of every port route to m, including the
 // port collections of a node and of a portgroup.
 func Register(m map[string]api.HandlerFunc, d Deps) {
-	if d.Authorize == nil {
-		d.Authorize = apiutil.RefuseAll[*model.Node]
-	}
-	h := &handlers{Deps: d}
+	h := &handlers{Deps: d.FailClosed()}
 	for id, f := range map[string]api.HandlerFunc{
 		"GET /v1/ports":                                     h.list(parentNone, false),
 		"GET /v1/ports/detail":                              h.list(parentNone, true),
@@ -67,87 +43,39 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 	}
 }
 
-func (h *handlers) authorize(r *http.Request, rule string, n *model.Node) error {
-	return h.Authorize(r, rule, n)
-}
-
 // getPort is objects.Port.get: by UUID, else by name (from 1.88 names
 // exist; a name that cannot be one is InvalidUuidOrName).
 func getPort(ctx context.Context, s store.Store, ident string) (*model.Port, error) {
-	var p *model.Port
-	var err error
-	switch {
-	case collection.IsUUIDLike(ident):
-		p, err = s.GetPortByUUID(ctx, ident)
-	case apiutil.IsValidLogicalName(ident):
-		p, err = s.GetPortByName(ctx, ident)
-	default:
-		return nil, errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": ident})
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New(errs.ClassPortNotFound, map[string]any{"port": ident})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get port %s: %w", ident, err)
-	}
-	return p, nil
+	return apiutil.ByUUIDOrName(ctx, ident, s.GetPortByUUID, s.GetPortByName, portNotFound, "port")
+}
+
+func portNotFound(ident string) error {
+	return errs.New(errs.ClassPortNotFound, map[string]any{"port": ident})
 }
 
 // GetPortgroup is get_rpc_portgroup: by UUID, else by logical name, else
 // InvalidUuidOrName; PortgroupNotFound when absent.
 func GetPortgroup(ctx context.Context, s store.Store, ident string) (*model.Portgroup, error) {
-	var pg *model.Portgroup
-	var err error
-	switch {
-	case collection.IsUUIDLike(ident):
-		pg, err = s.GetPortgroupByUUID(ctx, ident)
-	case apiutil.IsValidLogicalName(ident):
-		pg, err = s.GetPortgroupByName(ctx, ident)
-	default:
-		return nil, errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": ident})
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": ident})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get portgroup %s: %w", ident, err)
-	}
-	return pg, nil
+	return apiutil.ByUUIDOrName(ctx, ident, s.GetPortgroupByUUID, s.GetPortgroupByName,
+		func(ident string) error { return PortgroupNotFound(ident) }, "portgroup")
+}
+
+// PortgroupNotFound is the PortgroupNotFound error of ident (a string,
+// or nil where upstream names no portgroup).
+func PortgroupNotFound(ident any) error {
+	return errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": ident})
 }
 
 // portAndNode is check_port_policy_and_retrieve: the port, its node (nil
 // when gone), the node's visibility (else PortNotFound) and rule.
 func (h *handlers) portAndNode(r *http.Request, rule, ident string) (*model.Port, *model.Node, error) {
-	ctx := r.Context()
-	p, err := getPort(ctx, h.Store, ident)
+	p, err := getPort(r.Context(), h.Store, ident)
 	if err != nil {
 		return nil, nil, err
 	}
-	var n *model.Node
-	if p.NodeID != nil {
-		n, err = h.Store.GetNodeByID(ctx, *p.NodeID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, nil, fmt.Errorf("node of port %s: %w", p.UUID, err)
-		}
-	}
-	if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-		if errs.Status(err) == http.StatusForbidden {
-			return nil, nil, errs.New(errs.ClassPortNotFound, map[string]any{"port": ident})
-		}
-		return nil, nil, err
-	}
-	if err := h.authorize(r, rule, n); err != nil {
+	n, err := h.Retrieve(r, rule, p.NodeID, func() error { return portNotFound(ident) })
+	if err != nil {
 		return nil, nil, err
 	}
 	return p, n, nil
-}
-
-// topic is get_topic_for; NoValidHost keeps its status as upstream does
-// for port calls.
-func (h *handlers) topic(ctx context.Context, n *model.Node) (string, error) {
-	t, err := h.Topics.GetTopicFor(ctx, n)
-	if err != nil {
-		return "", fmt.Errorf("conductor for node %s: %w", n.UUID, err)
-	}
-	return t, nil
 }

@@ -105,7 +105,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil && !notFound {
 		return err
 	}
-	if err := h.authorize(r, "baremetal:port:create", node); err != nil {
+	if err := h.Authorize(r, "baremetal:port:create", node); err != nil {
 		return err
 	}
 	if notFound {
@@ -152,7 +152,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		m["uuid"] = uuid.NewString()
 	}
 	setFields(p, m)
-	topic, err := h.topic(ctx, node)
+	topic, err := h.Topic(ctx, node)
 	if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		pgUUID = pg.UUID
 	}
 	if nv := apiutil.PatchValues(ops, "/node_uuid"); len(nv) > 0 {
-		node, err = h.linkNode(r, rc, node, nv[0])
+		node, err = h.LinkNode(r, rc.Version, node, nv[0])
 		if err != nil {
 			return err
 		}
@@ -326,7 +326,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if microversion.AllowPortgroupPhysicalNetwork.Allows(v) && apiutil.IsPathUpdated(ops, "/physical_network") && pg != nil {
 		return errs.NewMessage(errs.ClassInvalid, "physical_network cannot be changed while the port belongs to a portgroup.")
 	}
-	topic, err := h.topic(ctx, node)
+	topic, err := h.Topic(ctx, node)
 	if err != nil {
 		return err
 	}
@@ -355,28 +355,6 @@ func llcAsSent(ops []apiutil.PatchOp, patched any) any {
 	return nil
 }
 
-// linkNode is authorize_node_link: the new node must be visible and have
-// the same owner, else one message whether or not it exists.
-func (h *handlers) linkNode(r *http.Request, rc *api.RequestContext, orig *model.Node, value any) (*model.Node, error) {
-	bad := errs.NewMessage(errs.ClassInvalid, fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(value)))
-	s, _ := value.(string)
-	n, err := apiutil.GetNode(r.Context(), h.Store, s, rc.Version)
-	if err != nil {
-		return nil, bad
-	}
-	if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-		return nil, bad
-	}
-	var origOwner *string
-	if orig != nil {
-		origOwner = orig.Owner
-	}
-	if model.Deref(origOwner) != model.Deref(n.Owner) || (origOwner == nil) != (n.Owner == nil) {
-		return nil, bad
-	}
-	return n, nil
-}
-
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	ident := rc.Param("port_id")
 	if _, err := collectionUUID("port_uuid", ident); err != nil {
@@ -389,7 +367,7 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if node == nil {
 		return errs.NodeNotFound(fmt.Sprint(model.Deref(p.NodeID)))
 	}
-	topic, err := h.topic(r.Context(), node)
+	topic, err := h.Topic(r.Context(), node)
 	if err != nil {
 		return err
 	}

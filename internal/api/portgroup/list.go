@@ -9,6 +9,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
+	"github.com/openkeel/ironic/internal/api/port"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -60,23 +61,13 @@ func parseListArgs(r *http.Request, detailRoute bool) (*listArgs, error) {
 // visibility, then the project the caller is limited to.
 func (h *handlers) listScope(r *http.Request, parentNode string) (*string, error) {
 	if parentNode != "" {
-		n, err := h.Store.GetNodeByUUID(r.Context(), parentNode)
-		if errors.Is(err, store.ErrNotFound) {
-			// Upstream looks the parent up by UUID only and reports the
-			// (absent) parent portgroup.
-			return nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": nil})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("get node %s: %w", parentNode, err)
-		}
-		if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-			return nil, errs.NodeNotFound(parentNode)
+		// Upstream reports a missing parent node as the (absent) parent
+		// portgroup.
+		if _, err := h.ParentNode(r, parentNode, func() error { return port.PortgroupNotFound(nil) }); err != nil {
+			return nil, err
 		}
 	}
-	if h.ListProject == nil {
-		return nil, nil
-	}
-	return h.ListProject(r, "portgroup")
+	return h.ListScope(r, "portgroup")
 }
 
 func (h *handlers) list(underNode, detailRoute bool) api.HandlerFunc {

@@ -7,9 +7,6 @@
 package portgroup
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/openkeel/ironic/internal/api"
@@ -18,31 +15,12 @@ import (
 	"github.com/openkeel/ironic/internal/api/port"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
-	"github.com/openkeel/ironic/internal/rpc"
-	"github.com/openkeel/ironic/internal/store"
 )
 
-// Topics chooses the conductor of a node (rpc.Router implements it).
-type Topics interface {
-	GetTopicFor(ctx context.Context, node *model.Node) (string, error)
-}
-
-// Deps is what the portgroup handlers need.
-type Deps struct {
-	Store     store.Store
-	Conductor rpc.ConductorAPI
-	Topics    Topics
-	// Authorize checks a policy rule against the node a portgroup belongs
-	// to (nil node for rules without a target). A refusal of
-	// "baremetal:node:get" conceals the portgroup as PortgroupNotFound.
-	// nil refuses every rule.
-	Authorize func(r *http.Request, rule string, node *model.Node) error
-	// ListProject is check_port_list_policy(portgroup=True)'s answer: nil
-	// when the caller may list every portgroup
-	// ("baremetal:portgroup:list_all"), else the project whose nodes'
-	// portgroups it may list. nil means every portgroup.
-	ListProject func(r *http.Request, resource string) (*string, error)
-}
+// Deps is what the portgroup handlers need; a refusal of
+// "baremetal:node:get" conceals a portgroup as PortgroupNotFound, and
+// ListProject is check_port_list_policy(portgroup=True)'s answer.
+type Deps = apiutil.NodeBound
 
 type handlers struct {
 	Deps
@@ -52,10 +30,7 @@ type handlers struct {
 // portgroup collections of a node. The ports of a portgroup are
 // registered by port.Register.
 func Register(m map[string]api.HandlerFunc, d Deps) {
-	if d.Authorize == nil {
-		d.Authorize = apiutil.RefuseAll[*model.Node]
-	}
-	h := &handlers{Deps: d}
+	h := &handlers{Deps: d.FailClosed()}
 	for id, f := range map[string]api.HandlerFunc{
 		"GET /v1/portgroups":                           h.list(false, false),
 		"GET /v1/portgroups/detail":                    h.list(false, true),
@@ -70,33 +45,16 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 	}
 }
 
-func (h *handlers) authorize(r *http.Request, rule string, n *model.Node) error {
-	return h.Authorize(r, rule, n)
-}
-
 // portgroupAndNode is check_port_policy_and_retrieve(portgroup=True): the
 // portgroup, its node (nil when gone), the node's visibility (else
 // PortgroupNotFound) and rule.
 func (h *handlers) portgroupAndNode(r *http.Request, rule, ident string) (*model.Portgroup, *model.Node, error) {
-	ctx := r.Context()
-	pg, err := port.GetPortgroup(ctx, h.Store, ident)
+	pg, err := port.GetPortgroup(r.Context(), h.Store, ident)
 	if err != nil {
 		return nil, nil, err
 	}
-	var n *model.Node
-	if pg.NodeID != nil {
-		n, err = h.Store.GetNodeByID(ctx, *pg.NodeID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, nil, fmt.Errorf("node of portgroup %s: %w", pg.UUID, err)
-		}
-	}
-	if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-		if errs.Status(err) == http.StatusForbidden {
-			return nil, nil, errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": ident})
-		}
-		return nil, nil, err
-	}
-	if err := h.authorize(r, rule, n); err != nil {
+	n, err := h.Retrieve(r, rule, pg.NodeID, func() error { return port.PortgroupNotFound(ident) })
+	if err != nil {
 		return nil, nil, err
 	}
 	return pg, n, nil
@@ -116,12 +74,4 @@ func identOK(w http.ResponseWriter, r *http.Request, ident string) bool {
 	}
 	errs.WriteFault(w, r, errs.HTTPStatus(http.StatusBadRequest, err.Error()), errs.FaultOptions{Routing: true})
 	return false
-}
-
-func (h *handlers) topic(ctx context.Context, n *model.Node) (string, error) {
-	t, err := h.Topics.GetTopicFor(ctx, n)
-	if err != nil {
-		return "", fmt.Errorf("conductor for node %s: %w", n.UUID, err)
-	}
-	return t, nil
 }

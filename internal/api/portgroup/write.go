@@ -1,7 +1,6 @@
 package portgroup
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -15,7 +14,6 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
-	"github.com/openkeel/ironic/internal/store"
 )
 
 // patchAllowedFields are PATCH_ALLOWED_FIELDS.
@@ -95,16 +93,8 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	nodeUUID, _ := m["node_uuid"].(string)
-	node, err := h.Store.GetNodeByUUID(ctx, nodeUUID)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("get node %s: %w", nodeUUID, err)
-	}
-	if node != nil && h.authorize(r, "baremetal:node:get", node) != nil {
-		// replace_node_uuid_with_id conceals a node the caller may not
-		// see as a missing one.
-		node = nil
-	}
-	if err := h.authorize(r, "baremetal:portgroup:create", node); err != nil {
+	node, err := h.CreationNode(r, "baremetal:portgroup:create", nodeUUID)
+	if err != nil {
 		return err
 	}
 	if node == nil {
@@ -160,25 +150,6 @@ func patchDoc(pg *model.Portgroup, nodeUUID string) map[string]any {
 	})
 }
 
-// linkNode is authorize_node_link: the node a patch moves the portgroup
-// to must be visible and have the same owner, else one message whether or
-// not it exists.
-func (h *handlers) linkNode(r *http.Request, rc *api.RequestContext, orig *model.Node, value any) (*model.Node, error) {
-	bad := errs.NewMessage(errs.ClassInvalid, fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(value)))
-	s, _ := value.(string)
-	n, err := apiutil.GetNode(r.Context(), h.Store, s, rc.Version)
-	if err != nil {
-		return nil, bad
-	}
-	if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-		return nil, bad
-	}
-	if (orig.Owner == nil) != (n.Owner == nil) || model.Deref(orig.Owner) != model.Deref(n.Owner) {
-		return nil, bad
-	}
-	return n, nil
-}
-
 func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	ctx := r.Context()
 	ident := rc.Param("portgroup_ident")
@@ -215,7 +186,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return errs.NodeNotFound(fmt.Sprint(model.Deref(pg.NodeID)))
 	}
 	if vals := apiutil.PatchValues(ops, "/node_uuid"); len(vals) > 0 {
-		if node, err = h.linkNode(r, rc, node, vals[0]); err != nil {
+		if node, err = h.LinkNode(r, rc.Version, node, vals[0]); err != nil {
 			return err
 		}
 	}
@@ -246,7 +217,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		return errs.ClientSideError(fmt.Sprintf("Cannot update portgroup \"%s\" on node \"%s\" while it is in state \"%s\".",
 			pg.UUID, node.UUID, states.Inspecting), http.StatusConflict, "")
 	}
-	topic, err := h.topic(ctx, node)
+	topic, err := h.Topic(ctx, node)
 	if err != nil {
 		return err
 	}
@@ -282,7 +253,7 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if node == nil {
 		return errs.NodeNotFound(fmt.Sprint(model.Deref(pg.NodeID)))
 	}
-	topic, err := h.topic(r.Context(), node)
+	topic, err := h.Topic(r.Context(), node)
 	if err != nil {
 		return err
 	}

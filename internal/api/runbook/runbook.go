@@ -6,7 +6,7 @@
 package runbook
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -84,22 +84,9 @@ func (h *handlers) authorize(r *http.Request, rule string, rb *model.Runbook) er
 
 // get is check_runbook_policy_and_retrieve for each of rules.
 func (h *handlers) get(r *http.Request, ident string, rules ...string) (*model.Runbook, error) {
-	ctx := r.Context()
-	var rb *model.Runbook
-	var err error
-	switch {
-	case collection.IsUUIDLike(ident):
-		rb, err = h.Store.GetRunbookByUUID(ctx, ident)
-	case apiutil.IsValidLogicalName(ident):
-		rb, err = h.Store.GetRunbookByName(ctx, ident)
-	default:
-		return nil, errs.New(errs.ClassInvalidUuidOrName, map[string]any{"name": ident})
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.New(errs.ClassRunbookNotFound, map[string]any{"runbook": ident})
-	}
+	rb, err := apiutil.ByUUIDOrName(r.Context(), ident, h.Store.GetRunbookByUUID, h.Store.GetRunbookByName, runbookNotFound, "runbook")
 	if err != nil {
-		return nil, fmt.Errorf("get runbook %s: %w", ident, err)
+		return nil, err
 	}
 	for _, rule := range rules {
 		if err := h.authorize(r, rule, rb); err != nil {
@@ -107,6 +94,10 @@ func (h *handlers) get(r *http.Request, ident string, rules ...string) (*model.R
 		}
 	}
 	return rb, nil
+}
+
+func runbookNotFound(ident string) error {
+	return errs.New(errs.ClassRunbookNotFound, map[string]any{"runbook": ident})
 }
 
 func traitNames(rb *model.Runbook) []string {
@@ -174,55 +165,46 @@ func integer(v any) int {
 }
 
 func storeErr(err error, rb *model.Runbook, what string) error {
-	var dup *store.DuplicateError
-	switch {
-	case errors.As(err, &dup) && dup.Field == "name":
-		return errs.New(errs.ClassRunbookDuplicateName, map[string]any{"name": rb.Name})
-	case errors.As(err, &dup):
-		return errs.New(errs.ClassRunbookAlreadyExists, map[string]any{"uuid": rb.UUID})
-	case errors.Is(err, store.ErrNotFound):
-		return errs.New(errs.ClassRunbookNotFound, map[string]any{"runbook": rb.UUID})
-	}
-	return fmt.Errorf("%s runbook %s: %w", what, rb.UUID, err)
-}
-
-var listSpec = apiutil.ListSpec{
-	Extra: []string{"project"},
-	CheckMarker: func(marker *string) error {
-		if marker != nil && !apiutil.IsValidLogicalName(*marker) {
-			return errs.InvalidParameterValue("Expected name for marker: " + *marker)
-		}
-		return nil
-	},
-	Check: func(q apiutil.Query, _ []string, _ microversion.Version) error {
-		_, err := collection.Boolean("project", q.Get("project"))
-		return err
-	},
-	DefaultFields:   defaultFields,
-	InvalidSortKeys: invalidSortKeys,
+	return apiutil.WriteErrors{
+		DuplicateName: func() error { return errs.New(errs.ClassRunbookDuplicateName, map[string]any{"name": rb.Name}) },
+		Duplicate:     func() error { return errs.New(errs.ClassRunbookAlreadyExists, map[string]any{"uuid": rb.UUID}) },
+		Gone:          func() error { return runbookNotFound(rb.UUID) },
+	}.Map(err, what+" runbook "+rb.UUID)
 }
 
 func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	a, err := listSpec.ParseList(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit))
-	if err != nil {
-		return err
-	}
-	opts := a.Options()
-	if a.Marker != nil {
-		if err := apiutil.CheckMarker(r.Context(), *a.Marker, h.Store.GetRunbookByUUID, func() error {
-			return errs.New(errs.ClassRunbookNotFound, map[string]any{"runbook": *a.Marker})
-		}, "runbook"); err != nil {
+	l := apiutil.Listing[*model.Runbook]{
+		ListSpec: apiutil.ListSpec{
+			Extra: []string{"project"},
+			CheckMarker: func(marker *string) error {
+				if marker != nil && !apiutil.IsValidLogicalName(*marker) {
+					return errs.InvalidParameterValue("Expected name for marker: " + *marker)
+				}
+				return nil
+			},
+			Check: func(q apiutil.Query, _ []string, _ microversion.Version) error {
+				_, err := collection.Boolean("project", q.Get("project"))
+				return err
+			},
+			DefaultFields:   defaultFields,
+			InvalidSortKeys: invalidSortKeys,
+		},
+		Key: "runbooks", Resource: "runbooks",
+		Marker: func(ctx context.Context, marker string) error {
+			_, err := apiutil.Found(ctx, marker, h.Store.GetRunbookByUUID, runbookNotFound, "runbook marker")
 			return err
-		}
-		opts.Marker = *a.Marker
+		},
+		List: func(ctx context.Context, _ *apiutil.ListArgs, opts store.ListOptions) ([]*model.Runbook, error) {
+			list, err := h.Store.ListRunbooks(ctx, store.RunbookFilter{}, opts)
+			if err != nil {
+				return nil, apiutil.ListErr(err, "runbooks")
+			}
+			return list, nil
+		},
+		MarkerOf: func(rb *model.Runbook) string { return rb.UUID },
 	}
-	list, err := h.Store.ListRunbooks(r.Context(), store.RunbookFilter{}, opts)
-	if err != nil {
-		return apiutil.ListErr(err, "runbooks")
-	}
-	out, err := apiutil.Page(a, rc.PublicURL, "runbooks", "runbooks", list,
-		func(rb *model.Runbook) (*apiutil.Dict, error) { return convert(rc, rb, a.Fields) },
-		func(rb *model.Runbook) string { return rb.UUID })
+	out, err := l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
+		func(rb *model.Runbook, fields []string) (*apiutil.Dict, error) { return convert(rc, rb, fields) })
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func (h *handlers) patchConnector(w http.ResponseWriter, r *http.Request, rc *ap
 	updated := *c
 	updated.NodeID = &node.ID
 	setConnectorFields(&updated, map[string]any{"type": doc["type"], "connector_id": doc["connector_id"], "extra": doc["extra"]})
-	topic, err := h.topic(r.Context(), node)
+	topic, err := h.Topic(r.Context(), node)
 	if err != nil {
 		return err
 	}

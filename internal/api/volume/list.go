@@ -53,16 +53,8 @@ func init() {
 // there is none (what names the object type in other errors).
 func fetch[T any](h *handlers, r *http.Request, get func(store.Store, context.Context, string) (T, error),
 	notFound func(string) error, what, ident string) (T, error) {
-	x, err := get(h.Store, r.Context(), ident)
-	if errors.Is(err, store.ErrNotFound) {
-		var zero T
-		return zero, notFound(ident)
-	}
-	if err != nil {
-		var zero T
-		return zero, fmt.Errorf("get volume %s %s: %w", what, ident, err)
-	}
-	return x, nil
+	return apiutil.Found(r.Context(), ident, func(ctx context.Context, ident string) (T, error) { return get(h.Store, ctx, ident) },
+		notFound, "volume "+what)
 }
 
 // bind fills k's lookups from the store and conductor calls of one
@@ -96,27 +88,17 @@ func bind[T any](k *kind, get func(*handlers, *http.Request, string) (T, error),
 }
 
 func (h *handlers) redact(r *http.Request, k *kind) bool {
-	return k.masked && h.ViewTargetProperties != nil && !h.ViewTargetProperties(r)
+	return k.masked && h.viewTargetProperties != nil && !h.viewTargetProperties(r)
 }
 
 // listScope is check_volume_list_policy.
 func (h *handlers) listScope(r *http.Request, parentNode string) (*string, error) {
 	if parentNode != "" {
-		n, err := h.Store.GetNodeByUUID(r.Context(), parentNode)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, errs.NodeNotFound(parentNode)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("get node %s: %w", parentNode, err)
-		}
-		if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-			return nil, errs.NodeNotFound(parentNode)
+		if _, err := h.ParentNode(r, parentNode, func() error { return errs.NodeNotFound(parentNode) }); err != nil {
+			return nil, err
 		}
 	}
-	if h.ListProject == nil {
-		return nil, nil
-	}
-	return h.ListProject(r, "volume")
+	return h.ListScope(r, "volume")
 }
 
 // nodeUUIDOf is populate_node_uuid.
@@ -267,7 +249,7 @@ func (h *handlers) lookup(r *http.Request, k *kind, ident, rule string) (*record
 	if err != nil {
 		return nil, nil, err
 	}
-	node, err := h.retrieve(r, rule, rec.nodeID, k.notFound(ident))
+	node, err := h.Retrieve(r, rule, rec.nodeID, func() error { return k.notFound(ident) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -309,7 +291,7 @@ func (h *handlers) delete(k *kind) api.HandlerFunc {
 		if node == nil {
 			return errs.NodeNotFound(fmt.Sprint(model.Deref(rec.nodeID)))
 		}
-		topic, err := h.topic(r.Context(), node)
+		topic, err := h.Topic(r.Context(), node)
 		if err != nil {
 			return err
 		}

@@ -144,7 +144,7 @@ func (h *handlers) createTarget(w http.ResponseWriter, r *http.Request, rc *api.
 
 func (h *handlers) convertUnredacted(r *http.Request, rc *api.RequestContext, t *model.VolumeTarget) (*apiutil.Dict, error) {
 	hh := *h
-	hh.ViewTargetProperties = nil
+	hh.viewTargetProperties = nil
 	return hh.convert(r, rc, targets, targetRecord(t), nil)
 }
 
@@ -179,7 +179,7 @@ func (h *handlers) patchTarget(w http.ResponseWriter, r *http.Request, rc *api.R
 		"boot_index": doc["boot_index"], "volume_id": doc["volume_id"], "extra": doc["extra"]}); err != nil {
 		return err
 	}
-	topic, err := h.topic(r.Context(), node)
+	topic, err := h.Topic(r.Context(), node)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,6 @@
 package volume
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -21,16 +19,11 @@ import (
 	"github.com/openkeel/ironic/internal/store"
 )
 
-// Topics chooses the conductor of a node (rpc.Router implements it).
-type Topics interface {
-	GetTopicFor(ctx context.Context, node *model.Node) (string, error)
-}
-
 // Deps is what the volume handlers need.
 type Deps struct {
 	Store     store.Store
 	Conductor rpc.ConductorAPI
-	Topics    Topics
+	Topics    apiutil.NodeTopics
 	// Authorize checks a policy rule against the node a connector or
 	// target belongs to (nil node for rules without a target). A refusal
 	// of "baremetal:node:get" conceals the record as not found. nil
@@ -47,16 +40,15 @@ type Deps struct {
 }
 
 type handlers struct {
-	Deps
+	apiutil.NodeBound
+	viewTargetProperties func(r *http.Request) bool
 }
 
 // Register adds the handlers of every volume route to m, including the
 // volume resources of a node.
 func Register(m map[string]api.HandlerFunc, d Deps) {
-	if d.Authorize == nil {
-		d.Authorize = apiutil.RefuseAll[*model.Node]
-	}
-	h := &handlers{Deps: d}
+	h := &handlers{NodeBound: apiutil.NodeBound{Store: d.Store, Conductor: d.Conductor, Topics: d.Topics,
+		Authorize: d.Authorize, ListProject: d.ListProject}.FailClosed(), viewTargetProperties: d.ViewTargetProperties}
 	for id, f := range map[string]api.HandlerFunc{
 		"GET /v1/volume":                                     h.root(false),
 		"GET /v1/nodes/{node_ident}/volume":                  h.root(true),
@@ -77,15 +69,11 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 	}
 }
 
-func (h *handlers) authorize(r *http.Request, rule string, n *model.Node) error {
-	return h.Authorize(r, rule, n)
-}
-
 // root is VolumeController.get: links to the volume resources, of a node
 // when under one.
 func (h *handlers) root(underNode bool) api.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-		if err := h.authorize(r, "baremetal:volume:get", nil); err != nil {
+		if err := h.Authorize(r, "baremetal:volume:get", nil); err != nil {
 			return err
 		}
 		resource, args := "volume", ""
@@ -100,53 +88,13 @@ func (h *handlers) root(underNode bool) api.HandlerFunc {
 	}
 }
 
-// nodeOf is the node a record belongs to, nil when gone.
-func (h *handlers) nodeOf(ctx context.Context, id *int64) (*model.Node, error) {
-	if id == nil {
-		return nil, nil
-	}
-	n, err := h.Store.GetNodeByID(ctx, *id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get node %d: %w", *id, err)
-	}
-	return n, nil
-}
-
-// retrieve is check_volume_policy_and_retrieve after the record was read:
-// the node's visibility (else notFound) and rule.
-func (h *handlers) retrieve(r *http.Request, rule string, nodeID *int64, notFound error) (*model.Node, error) {
-	n, err := h.nodeOf(r.Context(), nodeID)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-		if errs.Status(err) == http.StatusForbidden {
-			return nil, notFound
-		}
-		return nil, err
-	}
-	if err := h.authorize(r, rule, n); err != nil {
-		return nil, err
-	}
-	return n, nil
-}
-
 // createNode is replace_node_uuid_with_id and the owner check of a
 // creation: a missing or hidden node is InvalidInput on node_uuid, after
 // the create rule.
 func (h *handlers) createNode(r *http.Request, m map[string]any) (*model.Node, error) {
 	nodeUUID, _ := m["node_uuid"].(string)
-	n, err := h.Store.GetNodeByUUID(r.Context(), nodeUUID)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("get node %s: %w", nodeUUID, err)
-	}
-	if n != nil && h.authorize(r, "baremetal:node:get", n) != nil {
-		n = nil
-	}
-	if err := h.authorize(r, "baremetal:volume:create", n); err != nil {
+	n, err := h.CreationNode(r, "baremetal:volume:create", nodeUUID)
+	if err != nil {
 		return nil, err
 	}
 	if n == nil {
@@ -157,8 +105,7 @@ func (h *handlers) createNode(r *http.Request, m map[string]any) (*model.Node, e
 }
 
 // linkNode is authorize_node_link_patch: a node_uuid a patch sets must be
-// a UUID (InvalidUUID), name a visible node with the same owner, else one
-// message whether or not it exists.
+// a UUID (InvalidUUID), then name a node LinkNode accepts.
 func (h *handlers) linkNode(r *http.Request, rc *api.RequestContext, orig *model.Node, ops []apiutil.PatchOp) (*model.Node, error) {
 	vals := apiutil.PatchValues(ops, "/node_uuid")
 	for _, v := range vals {
@@ -169,29 +116,5 @@ func (h *handlers) linkNode(r *http.Request, rc *api.RequestContext, orig *model
 	if len(vals) == 0 {
 		return orig, nil
 	}
-	bad := errs.NewMessage(errs.ClassInvalid, fmt.Sprintf("Unable to apply the requested node_uuid '%s'. Requested value was invalid.", apiutil.PyStr(vals[0])))
-	s, _ := vals[0].(string)
-	n, err := apiutil.GetNode(r.Context(), h.Store, s, rc.Version)
-	if err != nil {
-		return nil, bad
-	}
-	if err := h.authorize(r, "baremetal:node:get", n); err != nil {
-		return nil, bad
-	}
-	var origOwner *string
-	if orig != nil {
-		origOwner = orig.Owner
-	}
-	if model.Deref(origOwner) != model.Deref(n.Owner) || (origOwner == nil) != (n.Owner == nil) {
-		return nil, bad
-	}
-	return n, nil
-}
-
-func (h *handlers) topic(ctx context.Context, n *model.Node) (string, error) {
-	t, err := h.Topics.GetTopicFor(ctx, n)
-	if err != nil {
-		return "", fmt.Errorf("conductor for node %s: %w", n.UUID, err)
-	}
-	return t, nil
+	return h.LinkNode(r, rc.Version, orig, vals[0])
 }

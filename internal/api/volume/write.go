@@ -90,7 +90,7 @@ func patchRequest(r *http.Request, rc *api.RequestContext, k *kind) (string, []a
 // a node_uuid in the patch links it to.
 func (h *handlers) patchNode(r *http.Request, rc *api.RequestContext, k *kind, ident string, nodeID *int64,
 	allowed []string, ops []apiutil.PatchOp) (*model.Node, error) {
-	node, err := h.retrieve(r, "baremetal:volume:update", nodeID, k.notFound(ident))
+	node, err := h.Retrieve(r, "baremetal:volume:update", nodeID, func() error { return k.notFound(ident) })
 	if err != nil {
 		return nil, err
 	}
