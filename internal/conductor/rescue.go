@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -13,7 +14,8 @@ import (
 
 // DoNodeRescue boots the rescue environment (upstream do_node_rescue):
 // refused in maintenance; the password is stored in
-// instance_info["rescue_password"] (the API masks it); power, rescue and
+// instance_info["rescue_password"], with its crypt(3) hash in
+// "hashed_rescue_password" (the API masks both); power, rescue and
 // network are validated, a failure dropping the password again.
 func (c *Conductor) DoNodeRescue(ctx context.Context, _ string, nodeID, rescuePassword string) error {
 	t, err := c.acquire(ctx, nodeID, "node rescue", false)
@@ -30,6 +32,11 @@ func (c *Conductor) DoNodeRescue(ctx context.Context, _ string, nodeID, rescuePa
 		n.InstanceInfo = map[string]any{}
 	}
 	n.InstanceInfo["rescue_password"] = rescuePassword
+	hashed, err := driver.HashRescuePassword(rescuePassword, c.cfg.StringOf(config.ConductorRescuePasswordHashAlgorithm))
+	if err != nil {
+		return err
+	}
+	n.InstanceInfo["hashed_rescue_password"] = hashed
 	if err := t.Save(ctx); err != nil {
 		return err
 	}

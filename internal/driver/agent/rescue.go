@@ -73,7 +73,7 @@ func (r *Rescue) Validate(ctx context.Context, task *driver.Task) error {
 func (r *Rescue) Rescue(ctx context.Context, task *driver.Task) (string, error) {
 	n := task.Node
 	if p, _ := n.InstanceInfo["rescue_password"].(string); p != "" {
-		hashed, err := HashRescuePassword(p, r.o.HashAlgorithm)
+		hashed, err := driver.HashRescuePassword(p, r.o.HashAlgorithm)
 		if err != nil {
 			return "", err
 		}
