@@ -92,11 +92,7 @@ func TestAbortAgentCleanWait(t *testing.T) {
 		e, _ := newAgentEnv(t, db, false)
 		ctx := context.Background()
 		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
-		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		// The step stays RUNNING far longer than the test.
 		a := ipa.New(t).WithToken(token).Handle("clean.execute_clean_step", ipa.ExecuteStep("clean", 1<<20, nil))
 		deadline := time.Now().Add(20 * time.Second)
@@ -141,11 +137,7 @@ func TestStaleRamdiskAfterPowerOff(t *testing.T) {
 		e, _ := newAgentEnv(t, db, false)
 		ctx := context.Background()
 		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
-		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		a := ipa.New(t).WithToken(token)
 		if err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version}); err != nil {
 			t.Fatal(err)
@@ -255,11 +247,7 @@ func TestRamdiskLogsCollected(t *testing.T) {
 	clean := func(t *testing.T, e *env, a func(token string) *ipa.Agent, want string) (*model.Node, *ipa.Agent) {
 		t.Helper()
 		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
-		if err := e.api.DoProvisioningAction(context.Background(), "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		agent := a(token)
 		return heartbeatUntil(t, e, n, agent, token, want), agent
 	}
@@ -334,11 +322,7 @@ func TestAgentStepRebootRequested(t *testing.T) {
 			"hardware_manager_version": ipa.HardwareManagerVersion(),
 		})
 		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
-		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		first := ipa.New(t).WithToken(token).Handle("clean.get_clean_steps", getSteps)
 		deadline := time.Now().Add(20 * time.Second)
 		var cur *model.Node

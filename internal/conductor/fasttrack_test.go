@@ -250,11 +250,7 @@ func TestFastTrackDeployAfterCleaning(t *testing.T) {
 			n.DeployInterface = "direct"
 			n.PowerInterface = "counted"
 		})
-		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		a := ipa.New(t).WithToken(token)
 		clean := heartbeatUntil(t, e, n, a, token, states.Available)
 		if got := strings.Join(power.take(), ","); got != "rebooting" {
@@ -292,17 +288,12 @@ func TestFastTrackDeployAfterCleaning(t *testing.T) {
 func TestFastTrackOffPowersOffAfterCleaning(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
 		e, power := newFastTrackEnv(t, db, nil)
-		ctx := context.Background()
 		n := e.node(states.Manageable, func(n *model.Node) {
 			n.DeployInterface = "direct"
 			n.PowerInterface = "counted"
 			n.DriverInfo = map[string]any{"fast_track": "false"}
 		})
-		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		done := heartbeatUntil(t, e, n, ipa.New(t).WithToken(token), token, states.Available)
 		if got := strings.Join(power.take(), ","); got != "rebooting,power off" {
 			t.Errorf("power actions %s", got)
@@ -321,11 +312,7 @@ func TestFastTrackSecondCleaningWithoutReboot(t *testing.T) {
 			n.DeployInterface = "direct"
 			n.PowerInterface = "counted"
 		})
-		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		a := ipa.New(t).WithToken(token)
 		heartbeatUntil(t, e, n, a, token, states.Available)
 		if got := strings.Join(power.take(), ","); got != "rebooting" {
@@ -367,11 +354,7 @@ func TestFastTrackCleaningRebootsWhenAgentSilent(t *testing.T) {
 			n.DeployInterface = "direct"
 			n.PowerInterface = "counted"
 		})
-		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		a := ipa.New(t).WithToken(token)
 		heartbeatUntil(t, e, n, a, token, states.Available)
 		power.take()

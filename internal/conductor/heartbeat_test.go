@@ -83,6 +83,17 @@ func lookup(t *testing.T, e *env, n *model.Node) string {
 	return tok
 }
 
+// provideToAgent provides n and waits until its cleaning waits for the
+// ramdisk; it returns the token the agent's lookup learns.
+func provideToAgent(t *testing.T, e *env, n *model.Node) string {
+	t.Helper()
+	if err := e.api.DoProvisioningAction(context.Background(), "", n.UUID, "provide"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(n, states.CleanWait)
+	return lookup(t, e, n)
+}
+
 // heartbeatUntil heartbeats like IPA until the node is unlocked in want.
 func heartbeatUntil(t *testing.T, e *env, n *model.Node, a *ipa.Agent, token, want string) *model.Node {
 	t.Helper()
@@ -125,11 +136,7 @@ func TestAgentCleanAndDirectDeploy(t *testing.T) {
 		ctx := context.Background()
 		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
 
-		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		if again, _ := e.api.GetNodeWithToken(ctx, "", n.UUID); again.DriverInternalInfo["agent_secret_token"] != "******" {
 			t.Fatalf("second lookup saw %v", again.DriverInternalInfo["agent_secret_token"])
 		}
@@ -210,13 +217,8 @@ func TestAgentCleanAndDirectDeploy(t *testing.T) {
 func TestAgentCleanStepFailure(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
 		e, _ := newAgentEnv(t, db, false)
-		ctx := context.Background()
 		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
-		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		a := ipa.New(t).WithToken(token).Handle("clean.execute_clean_step",
 			ipa.AsyncFail(1, ipa.CommandError("CleaningError", "Clean step failed", "disk on fire", 500)))
 		failed := heartbeatUntil(t, e, n, a, token, states.CleanFail)
@@ -346,11 +348,7 @@ func TestHeartbeatAgentUnreachableFailsCleaning(t *testing.T) {
 		e, _ := newAgentEnv(t, db, false)
 		ctx := context.Background()
 		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
-		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "provide"); err != nil {
-			t.Fatal(err)
-		}
-		e.waitState(n, states.CleanWait)
-		token := lookup(t, e, n)
+		token := provideToAgent(t, e, n)
 		a := ipa.New(t).WithToken(token).Handle("clean.execute_clean_step", ipa.ExecuteStep("clean", 1000, nil))
 		send := func() {
 			t.Helper()
