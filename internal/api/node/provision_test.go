@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -101,6 +102,16 @@ func TestProvisionLatest(t *testing.T) {
 	n = e.waitState("pl", "rescue")
 	if pw := n["instance_info"].(map[string]any)["rescue_password"]; pw != "******" {
 		t.Errorf("rescue_password shown as %v", pw)
+	}
+	// Observed from upstream 21.4 (read from master conductor/manager.py
+	// do_node_rescue): the conductor stores the crypt(3) SHA-256 hash
+	// beside the password whatever the rescue interface, and the API
+	// masks it too.
+	if h := n["instance_info"].(map[string]any)["hashed_rescue_password"]; h != "******" {
+		t.Errorf("hashed_rescue_password shown as %v", h)
+	}
+	if stored, err := e.s.GetNodeByName(context.Background(), "pl"); err != nil || !strings.HasPrefix(fmt.Sprint(stored.InstanceInfo["hashed_rescue_password"]), "$5$") {
+		t.Errorf("stored hash: %v %v", stored, err)
 	}
 	e.provision("pl", "1.115", `{"target": "unrescue"}`)
 	e.waitState("pl", "active")
