@@ -11,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -51,18 +52,22 @@ func (h *handlers) setBootDevice(w http.ResponseWriter, r *http.Request, rc *api
 	return nil
 }
 
-func (h *handlers) getBootDevice(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+// bootDeviceNode is the prelude of BootDeviceController's get and
+// supported: no arguments, the node under the get_boot_device rule and
+// the conductor that owns it.
+func (h *handlers) bootDeviceNode(r *http.Request, rc *api.RequestContext) (*model.Node, string, error) {
 	if _, err := callArgs(r); err != nil {
-		return err
+		return nil, "", err
 	}
-	if err := apiutil.UUIDOrName("node_ident", rc.Param("node_ident")); err != nil {
-		return err
+	ident := rc.Param("node_ident")
+	if err := apiutil.UUIDOrName("node_ident", ident); err != nil {
+		return nil, "", err
 	}
-	n, err := h.node(r, rc, "baremetal:node:get_boot_device", rc.Param("node_ident"))
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	return h.nodeTopic(r, rc, "baremetal:node:get_boot_device", ident)
+}
+
+func (h *handlers) getBootDevice(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+	n, topic, err := h.bootDeviceNode(r, rc)
 	if err != nil {
 		return err
 	}
@@ -81,17 +86,7 @@ func (h *handlers) getBootDevice(w http.ResponseWriter, r *http.Request, rc *api
 }
 
 func (h *handlers) supportedBootDevices(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
-	if _, err := callArgs(r); err != nil {
-		return err
-	}
-	if err := apiutil.UUIDOrName("node_ident", rc.Param("node_ident")); err != nil {
-		return err
-	}
-	n, err := h.node(r, rc, "baremetal:node:get_boot_device", rc.Param("node_ident"))
-	if err != nil {
-		return err
-	}
-	topic, err := h.Topics.GetTopicFor(r.Context(), n)
+	n, topic, err := h.bootDeviceNode(r, rc)
 	if err != nil {
 		return err
 	}
