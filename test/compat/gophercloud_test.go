@@ -25,6 +25,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/utils"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // metal3Version is the microversion Metal3's baremetal-operator pins as
@@ -371,19 +373,11 @@ func gophercloudNodes(t *testing.T, base, version string) {
 	t.Logf("gophercloud at %s made %d calls, raw checks %d", version, calls.n.Load(), check.calls.n.Load())
 }
 
+// eventually waits for cond, which says why it does not hold yet; the
+// bound covers a server state change on a loaded machine.
 func eventually(t *testing.T, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition never held; last: %s", last)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	await.UntilReason(t, 30*time.Second, "the server's state", cond)
 }
 
 // Ports, portgroups, allocations, drivers, conductors, runbooks and deploy

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // configdrive is a gzipped, base64-encoded image, the form Nova sends.
@@ -312,15 +314,8 @@ func provisionRaw(t *testing.T, c, check *raw, uuid string, body map[string]any,
 
 func waitField(t *testing.T, check *raw, path, field string, want any) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	await.UntilReason(t, 30*time.Second, fmt.Sprintf("%s %s = %v", path, field, want), func() (bool, string) {
 		got := check.get(path)[field]
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s %s: %v, want %v", path, field, got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return got == want, fmt.Sprint(got)
+	})
 }

@@ -19,15 +19,29 @@ const interval = 5 * time.Millisecond
 // enough for a loaded machine.
 func Until(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	UntilReason(t, within, what, func() (bool, string) { return cond(), "" })
+}
+
+// UntilReason is Until for a condition that says why it does not hold
+// yet: the failure shows the last reason given.
+func UntilReason(t testing.TB, within time.Duration, what string, cond func() (ok bool, why string)) {
+	t.Helper()
 	deadline := time.NewTimer(within)
 	defer deadline.Stop()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	for !cond() {
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
 		select {
 		case <-deadline.C:
-			if cond() {
+			if ok, why = cond(); ok {
 				return
+			}
+			if why != "" {
+				t.Fatalf("still waiting for %s after %v: %s", what, within, why)
 			}
 			t.Fatalf("still waiting for %s after %v", what, within)
 		case <-tick.C:

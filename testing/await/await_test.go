@@ -1,7 +1,9 @@
 package await
 
 import (
+	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,11 +34,29 @@ func TestUntilFailsAfterItsBound(t *testing.T) {
 type fatalRecorder struct {
 	testing.TB
 	failed atomic.Bool
+	msg    string
 }
 
 func (f *fatalRecorder) Helper() {}
 
-func (f *fatalRecorder) Fatalf(string, ...any) {
+func (f *fatalRecorder) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
 	f.failed.Store(true)
 	runtime.Goexit()
+}
+
+func TestUntilReasonShowsTheLastReason(t *testing.T) {
+	ft := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	var calls atomic.Int32
+	go func() {
+		defer close(done)
+		UntilReason(ft, 20*time.Millisecond, "a condition that never holds", func() (bool, string) {
+			return false, fmt.Sprintf("check %d", calls.Add(1))
+		})
+	}()
+	<-done
+	if !ft.failed.Load() || !strings.HasSuffix(ft.msg, fmt.Sprintf(": check %d", calls.Load())) {
+		t.Fatalf("failed %v with %q after %d checks", ft.failed.Load(), ft.msg, calls.Load())
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 const version = "1.80"
@@ -54,7 +55,7 @@ func TestConductorFailover(t *testing.T) {
 	for i, p := range c.Conductors {
 		hosts[i] = p.Host
 	}
-	eventually(t, 30*time.Second, "all conductors online", func() (bool, string) {
+	await.UntilReason(t, 30*time.Second, "all conductors online", func() (bool, string) {
 		online, err := st.GetOnlineConductors(ctx, 6*time.Second)
 		slices.Sort(online)
 		want := slices.Sorted(slices.Values(hosts))
@@ -134,7 +135,7 @@ func TestConductorFailover(t *testing.T) {
 		}
 	}
 	waitStates(t, st, keptB, "active", 60*time.Second)
-	eventually(t, 30*time.Second, "active nodes of the dead conductor taken over", func() (bool, string) {
+	await.UntilReason(t, 30*time.Second, "active nodes of the dead conductor taken over", func() (bool, string) {
 		for _, u := range lostA {
 			n, err := st.GetNodeByUUID(ctx, u)
 			if err != nil || n.ConductorAffinity == nil || *n.ConductorAffinity == deadRow.ID {
@@ -185,7 +186,7 @@ func TestConductorFailover(t *testing.T) {
 // lock is gone; a lock held for seconds longer is a leak.
 func noReservations(t *testing.T, st store.Store, nodes []string) {
 	t.Helper()
-	eventually(t, 5*time.Second, "no reservations left", func() (bool, string) {
+	await.UntilReason(t, 5*time.Second, "no reservations left", func() (bool, string) {
 		reserved, err := st.ListNodes(context.Background(), store.NodeFilter{Reserved: ptr(true)}, store.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -265,7 +266,7 @@ func provision(t *testing.T, c *Cluster, nodes []string, target string) {
 // waitStates waits until every node is in state.
 func waitStates(t *testing.T, st store.Store, nodes []string, state string, within time.Duration) {
 	t.Helper()
-	eventually(t, within, fmt.Sprintf("%d nodes in %q", len(nodes), state), func() (bool, string) {
+	await.UntilReason(t, within, fmt.Sprintf("%d nodes in %q", len(nodes), state), func() (bool, string) {
 		for _, u := range nodes {
 			n, err := st.GetNodeByUUID(context.Background(), u)
 			if err != nil {
@@ -288,20 +289,4 @@ func describe(n *model.Node) string {
 		lastErr = *n.LastError
 	}
 	return fmt.Sprintf("node %s in %q (target %q, reserved by %q, last_error %q)", n.UUID, n.ProvisionState, n.TargetProvisionState, res, lastErr)
-}
-
-// eventually polls cond until it holds or within has passed.
-func eventually(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %s", what, within, why)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

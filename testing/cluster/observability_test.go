@@ -17,6 +17,7 @@ import (
 	"github.com/openkeel/ironic/internal/metrics"
 	"github.com/openkeel/ironic/internal/rpc/hashring"
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // observabilityConfig logs JSON at debug level, runs the power sync every
@@ -45,7 +46,7 @@ func TestMetricsAndLogsOfAScriptedFlow(t *testing.T) {
 	began := time.Now()
 	c := Start(t, Options{Conductors: 2, Database: storetest.MySQLURL(t), Config: observabilityConfig})
 	hosts := []string{c.Conductors[0].Host, c.Conductors[1].Host}
-	eventually(t, 30*time.Second, "both conductors on the ring", func() (bool, string) {
+	await.UntilReason(t, 30*time.Second, "both conductors on the ring", func() (bool, string) {
 		_, body := call(t, c, "GET", "/v1/conductors", nil)
 		return strings.Contains(string(body), hosts[0]) && strings.Contains(string(body), hosts[1]), string(body)
 	})
@@ -307,7 +308,7 @@ func send(t *testing.T, c *Cluster, method, path string, body any) (int, []byte,
 
 func waitProvisionState(t *testing.T, c *Cluster, uuid, want string) {
 	t.Helper()
-	eventually(t, 30*time.Second, "node "+uuid+" "+want, func() (bool, string) {
+	await.UntilReason(t, 30*time.Second, "node "+uuid+" "+want, func() (bool, string) {
 		_, body := call(t, c, "GET", "/v1/nodes/"+uuid, nil)
 		var n struct {
 			ProvisionState string `json:"provision_state"`

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/tcpproxy"
 )
 
@@ -93,7 +94,7 @@ func TestConductorOutageAnswers503(t *testing.T) {
 	}
 
 	c.Conductors[0].Restart(t)
-	eventually(t, 60*time.Second, "PATCH served by the restarted conductor", func() (bool, string) {
+	await.UntilReason(t, 60*time.Second, "PATCH served by the restarted conductor", func() (bool, string) {
 		a := c.ask(t, requests[0].method, requests[0].path, requests[0].body)
 		if a.status != http.StatusOK && !isUnavailable(a) {
 			t.Fatalf("PATCH while the conductor restarts: %d %s; want 503 or 200", a.status, a.body)
@@ -131,7 +132,7 @@ func TestDatabaseOutageAnswers503(t *testing.T) {
 		}
 	}
 	proxy.Restore()
-	eventually(t, 30*time.Second, "PATCH after the database is back", func() (bool, string) {
+	await.UntilReason(t, 30*time.Second, "PATCH after the database is back", func() (bool, string) {
 		a := c.ask(t, "PATCH", "/v1/nodes/"+u, `[{"op": "add", "path": "/extra/after", "value": "outage"}]`)
 		if a.status != http.StatusOK && !isUnavailable(a) {
 			t.Fatalf("PATCH as the database comes back: %d %s; want 503 or 200", a.status, a.body)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/cluster"
 	"github.com/openkeel/ironic/testing/ipmisim"
 	"github.com/openkeel/ironic/testing/vbm"
@@ -67,17 +69,13 @@ func (a api) call(method, path string, body any) (int, map[string]any, string) {
 // waitProvision polls the node until it rests in want.
 func (a api) waitProvision(uuid, want string) map[string]any {
 	a.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		_, n, _ := a.call(http.MethodGet, "/v1/nodes/"+uuid, nil)
-		if n["provision_state"] == want && n["target_provision_state"] == nil && n["reservation"] == nil {
-			return n
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("node %s: %v/%v, want %s (last_error %v)", uuid, n["provision_state"], n["target_provision_state"], want, n["last_error"])
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var n map[string]any
+	await.UntilReason(a.t, 90*time.Second, "node "+uuid+" "+want, func() (bool, string) {
+		_, n, _ = a.call(http.MethodGet, "/v1/nodes/"+uuid, nil)
+		return n["provision_state"] == want && n["target_provision_state"] == nil && n["reservation"] == nil,
+			fmt.Sprintf("%v/%v (last_error %v)", n["provision_state"], n["target_provision_state"], n["last_error"])
+	})
+	return n
 }
 
 // psWatch samples every process's arguments until stopped, so that the
@@ -193,16 +191,13 @@ func TestBMCPasswordsStayHidden(t *testing.T) {
 	if status, _, raw := a.call(http.MethodPut, "/v1/nodes/"+okIPMI+"/states/power", map[string]any{"target": "power on"}); status != http.StatusAccepted {
 		t.Fatalf("power on: %d %s", status, raw)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for !sim.PoweredOn(t) || func() bool {
-		_, n, _ := a.call(http.MethodGet, "/v1/nodes/"+okIPMI, nil)
-		return n["target_power_state"] != nil
-	}() {
-		if time.Now().After(deadline) {
-			t.Fatal("the ipmi node never powered on")
+	await.Until(t, 60*time.Second, "the ipmi node powered on", func() bool {
+		if !sim.PoweredOn(t) {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		_, n, _ := a.call(http.MethodGet, "/v1/nodes/"+okIPMI, nil)
+		return n["target_power_state"] == nil
+	})
 
 	var shown bytes.Buffer
 	for _, path := range []string{"/v1/nodes?detail=True", "/v1/nodes/" + okRedfish, "/v1/nodes/" + refused, "/v1/nodes/" + okIPMI,

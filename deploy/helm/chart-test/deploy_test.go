@@ -33,6 +33,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/rpc/hashring"
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // deployValues is a release an operator could install: REST API behind
@@ -162,7 +163,7 @@ func TestChartConfiguredDeploy(t *testing.T) {
 	client.waitHealthy(r.str("healthcheckPath"), append([]*proc{api}, conductors...))
 
 	// Both conductors registered under the identity the ring addresses.
-	eventually(t, 30*time.Second, "both conductors registered and alive", func() (bool, string) {
+	await.UntilReason(t, 30*time.Second, "both conductors registered and alive", func() (bool, string) {
 		var out struct {
 			Conductors []struct {
 				Hostname string `json:"hostname"`
@@ -521,7 +522,7 @@ func (c *apiClient) do(method, path string, body any, want int) []byte {
 // waitHealthy waits until the kubelet's readiness probe would pass.
 func (c *apiClient) waitHealthy(path string, procs []*proc) {
 	c.t.Helper()
-	eventually(c.t, 60*time.Second, "API healthy", func() (bool, string) {
+	await.UntilReason(c.t, 60*time.Second, "API healthy", func() (bool, string) {
 		for _, p := range procs {
 			if p.exited() {
 				c.t.Fatalf("%s exited: %v\n%s", p.name, p.cmd.ProcessState, p.output(40))
@@ -536,7 +537,7 @@ func (c *apiClient) waitHealthy(path string, procs []*proc) {
 // progress; a failure state ends the wait at once.
 func (c *apiClient) waitState(uuid, state string) {
 	c.t.Helper()
-	eventually(c.t, 60*time.Second, "node "+state, func() (bool, string) {
+	await.UntilReason(c.t, 60*time.Second, "node "+state, func() (bool, string) {
 		var n struct {
 			ProvisionState string  `json:"provision_state"`
 			Target         *string `json:"target_provision_state"`
@@ -551,20 +552,4 @@ func (c *apiClient) waitState(uuid, state string) {
 		}
 		return n.ProvisionState == state && n.Target == nil, string(data)
 	})
-}
-
-// eventually polls cond until it holds or within has passed.
-func eventually(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %s", what, within, why)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
