@@ -28,10 +28,10 @@ func (e *env) wait(uuid string) map[string]any {
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		r := e.do("GET", "/v1/allocations/"+uuid, "1.115", "")
-		if r.status != 200 {
-			e.t.Fatalf("get allocation: %d %s", r.status, r.body)
+		if r.Status != 200 {
+			e.t.Fatalf("get allocation: %d %s", r.Status, r.Body)
 		}
-		doc := r.json(e.t)
+		doc := r.JSON(e.t)
 		if doc["state"] != "allocating" {
 			return doc
 		}
@@ -54,17 +54,17 @@ func TestCreateAllocatesThroughConductor(t *testing.T) {
 	e := newEnv(t, nil)
 	n := e.node(states.Available, nil, rc("bm-large"))
 	r := e.do("POST", "/v1/allocations", "1.52", `{"resource_class": "bm-large", "name": "allocation-1", "extra": {"a": 1}}`)
-	if r.status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	doc := r.json(t)
+	doc := r.JSON(t)
 	if doc["state"] != "allocating" || doc["node_uuid"] != nil {
 		t.Fatalf("created %v", doc)
 	}
 	if _, ok := doc["owner"]; ok {
 		t.Fatal("owner shown before 1.60")
 	}
-	if loc := r.header.Get("Location"); loc != "http://127.0.0.1:6385/v1/allocations/"+doc["uuid"].(string) {
+	if loc := r.Header.Get("Location"); loc != "http://127.0.0.1:6385/v1/allocations/"+doc["uuid"].(string) {
 		t.Fatalf("Location %q", loc)
 	}
 	if calls := e.cond.Calls(); !slices.Equal(calls, []string{"create_allocation " + testTopic}) {
@@ -80,18 +80,18 @@ func TestCreateAllocatesThroughConductor(t *testing.T) {
 		t.Fatalf("keys %v, sample %v", keys(done), keys(sample))
 	}
 	// By name, and the node's allocation.
-	if got := e.do("GET", "/v1/allocations/allocation-1", "1.52", "").json(t); got["uuid"] != doc["uuid"] {
+	if got := e.do("GET", "/v1/allocations/allocation-1", "1.52", "").JSON(t); got["uuid"] != doc["uuid"] {
 		t.Fatalf("by name %v", got)
 	}
 	sub := e.do("GET", "/v1/nodes/"+n.UUID+"/allocation?fields=uuid,node_uuid", "1.52", "")
-	if sub.status != 200 || string(sub.body) != fmt.Sprintf(`{"uuid": %q, "links": [{"href": "http://127.0.0.1:6385/v1/allocations/%s", "rel": "self"}, {"href": "http://127.0.0.1:6385/allocations/%s", "rel": "bookmark"}], "node_uuid": %q}`,
+	if sub.Status != 200 || string(sub.Body) != fmt.Sprintf(`{"uuid": %q, "links": [{"href": "http://127.0.0.1:6385/v1/allocations/%s", "rel": "self"}, {"href": "http://127.0.0.1:6385/allocations/%s", "rel": "bookmark"}], "node_uuid": %q}`,
 		doc["uuid"], doc["uuid"], doc["uuid"], n.UUID) {
-		t.Fatalf("node allocation: %d %s", sub.status, sub.body)
+		t.Fatalf("node allocation: %d %s", sub.Status, sub.Body)
 	}
 	// The node's allocation goes away through the conductor, which frees
 	// the available node.
-	if r := e.do("DELETE", "/v1/nodes/"+n.UUID+"/allocation", "1.52", ""); r.status != http.StatusNoContent {
-		t.Fatalf("delete node allocation: %d %s", r.status, r.body)
+	if r := e.do("DELETE", "/v1/nodes/"+n.UUID+"/allocation", "1.52", ""); r.Status != http.StatusNoContent {
+		t.Fatalf("delete node allocation: %d %s", r.Status, r.Body)
 	}
 	if calls := e.cond.Calls(); calls[len(calls)-1] != "destroy_allocation "+testTopic {
 		t.Fatalf("calls %v", calls)
@@ -121,11 +121,11 @@ func concurrentAllocations(t *testing.T, e *env) {
 		go func() {
 			defer wg.Done()
 			r := e.do("POST", "/v1/allocations", "1.115", `{"resource_class": "race"}`)
-			if r.status != http.StatusCreated {
-				errsCh <- fmt.Sprintf("%d %s", r.status, r.body)
+			if r.Status != http.StatusCreated {
+				errsCh <- fmt.Sprintf("%d %s", r.Status, r.Body)
 				return
 			}
-			uuids[i] = r.json(t)["uuid"].(string)
+			uuids[i] = r.JSON(t)["uuid"].(string)
 		}()
 	}
 	wg.Wait()
@@ -206,10 +206,10 @@ func TestBackfill(t *testing.T) {
 	inst := "2a2e7aa2-6a2e-4d9f-a3c0-5f3d2a8c8b11"
 	n := e.node(states.Active, nil, rc("bf"), func(n *model.Node) { n.InstanceUUID = &inst })
 	r := e.do("POST", "/v1/allocations", "1.58", fmt.Sprintf(`{"node": %q}`, n.UUID))
-	if r.status != http.StatusCreated {
-		t.Fatalf("backfill: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("backfill: %d %s", r.Status, r.Body)
 	}
-	doc := r.json(t)
+	doc := r.JSON(t)
 	if doc["uuid"] != inst || doc["state"] != "active" || doc["resource_class"] != "bf" || doc["node_uuid"] != n.UUID {
 		t.Fatalf("backfilled %v", doc)
 	}
@@ -220,17 +220,17 @@ func TestListShowPatchDelete(t *testing.T) {
 	var uuids []string
 	for i := range 3 {
 		r := e.do("POST", "/v1/allocations", "1.115", fmt.Sprintf(`{"resource_class": "none", "name": "al-%d", "owner": "proj%d"}`, i, i%2))
-		if r.status != 201 {
-			t.Fatalf("create: %d %s", r.status, r.body)
+		if r.Status != 201 {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
 		}
-		uuids = append(uuids, r.json(t)["uuid"].(string))
+		uuids = append(uuids, r.JSON(t)["uuid"].(string))
 	}
 	for _, u := range uuids {
 		if doc := e.wait(u); doc["state"] != "error" {
 			t.Fatalf("no nodes: %v", doc)
 		}
 	}
-	list := e.do("GET", "/v1/allocations?limit=2", "1.115", "").json(t)
+	list := e.do("GET", "/v1/allocations?limit=2", "1.115", "").JSON(t)
 	items := list["allocations"].([]any)
 	if len(items) != 2 || items[0].(map[string]any)["uuid"] != uuids[0] {
 		t.Fatalf("page %v", list)
@@ -239,32 +239,32 @@ func TestListShowPatchDelete(t *testing.T) {
 	if list["next"] != wantNext {
 		t.Fatalf("next %v want %v", list["next"], wantNext)
 	}
-	if got := e.do("GET", "/v1/allocations?owner=proj1", "1.115", "").json(t)["allocations"].([]any); len(got) != 1 {
+	if got := e.do("GET", "/v1/allocations?owner=proj1", "1.115", "").JSON(t)["allocations"].([]any); len(got) != 1 {
 		t.Fatalf("owner filter %v", got)
 	}
-	if got := e.do("GET", "/v1/allocations?state=error&fields=uuid", "1.115", "").json(t)["allocations"].([]any); len(got) != 3 || len(got[0].(map[string]any)) != 2 {
+	if got := e.do("GET", "/v1/allocations?state=error&fields=uuid", "1.115", "").JSON(t)["allocations"].([]any); len(got) != 3 || len(got[0].(map[string]any)) != 2 {
 		t.Fatalf("fields %v", got)
 	}
-	if doc := e.do("GET", "/v1/allocations/"+uuids[0], "1.59", "").json(t); doc["name"] != "al-0" {
+	if doc := e.do("GET", "/v1/allocations/"+uuids[0], "1.59", "").JSON(t); doc["name"] != "al-0" {
 		t.Fatalf("show at 1.59: %v", doc)
 	} else if _, ok := doc["owner"]; ok {
 		t.Fatalf("owner at 1.59: %v", doc)
 	}
-	if doc := e.do("GET", "/v1/allocations/"+uuids[0], "1.60", "").json(t); doc["owner"] != "proj0" {
+	if doc := e.do("GET", "/v1/allocations/"+uuids[0], "1.60", "").JSON(t); doc["owner"] != "proj0" {
 		t.Fatalf("owner at 1.60: %v", doc)
 	}
 	r := e.do("PATCH", "/v1/allocations/al-0", "1.57", `[{"op": "replace", "path": "/name", "value": "renamed"}, {"op": "add", "path": "/extra/k", "value": "v"}]`)
-	if r.status != 200 {
-		t.Fatalf("patch: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
-	if doc := r.json(t); doc["name"] != "renamed" || doc["extra"].(map[string]any)["k"] != "v" {
+	if doc := r.JSON(t); doc["name"] != "renamed" || doc["extra"].(map[string]any)["k"] != "v" {
 		t.Fatalf("patched %v", doc)
 	}
 	r = e.do("PATCH", "/v1/allocations/renamed", "1.115", `[{"op": "replace", "path": "/name", "value": "al-1"}]`)
 	wantFault(t, r, 409, "An allocation with name al-1 already exists.")
 	r = e.do("DELETE", "/v1/allocations/renamed", "1.52", "")
-	if r.status != 204 || len(r.body) != 0 {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r.Status != 204 || len(r.Body) != 0 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	wantFault(t, e.do("GET", "/v1/allocations/"+uuids[0], "1.115", ""), 404, "Allocation "+uuids[0]+" could not be found.")
 }
@@ -273,7 +273,7 @@ func TestReadAndPatchErrors(t *testing.T) {
 	e := newEnv(t, nil)
 	n := e.node(states.Available, nil)
 	r := e.do("POST", "/v1/allocations", "1.115", `{"resource_class": "none", "name": "al"}`)
-	u := r.json(t)["uuid"].(string)
+	u := r.JSON(t)["uuid"].(string)
 	e.wait(u)
 	cases := []struct {
 		name, method, path, version, body string
@@ -315,7 +315,7 @@ func TestReadAndPatchErrors(t *testing.T) {
 func TestDeleteRefusedForActiveNode(t *testing.T) {
 	e := newEnv(t, nil)
 	n := e.node(states.Available, nil, rc("del"))
-	u := e.do("POST", "/v1/allocations", "1.115", `{"resource_class": "del"}`).json(t)["uuid"].(string)
+	u := e.do("POST", "/v1/allocations", "1.115", `{"resource_class": "del"}`).JSON(t)["uuid"].(string)
 	e.wait(u)
 	cur := e.get(n.UUID)
 	cur.ProvisionState = states.Active

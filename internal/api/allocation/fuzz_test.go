@@ -25,8 +25,8 @@ func FuzzCreate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body, version string) {
 		e.t = t
 		r := e.do("POST", "/v1/allocations", version, body)
-		if r.status >= 500 {
-			t.Fatalf("POST %q at %s: %d %s", body, version, r.status, r.body)
+		if r.Status >= 500 {
+			t.Fatalf("POST %q at %s: %d %s", body, version, r.Status, r.Body)
 		}
 	})
 }

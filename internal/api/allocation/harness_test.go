@@ -108,26 +108,17 @@ func (e *env) get(uuid string) *model.Node {
 	return e.ae.GetNode(e.t, uuid)
 }
 
-type resp struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r resp) json(t testing.TB) map[string]any { return apitest.JSON(t, r.body) }
-
-func (r resp) faultstring(t testing.TB) string { return apitest.Faultstring(t, r.body) }
+type resp = apitest.Response
 
 func (e *env) do(method, path, version, body string) resp {
 	e.t.Helper()
-	r := apitest.Do(e.t, e.h, method, path, version, body)
-	return resp{status: r.Status, header: r.Header, body: r.Body}
+	return apitest.Do(e.t, e.h, method, path, version, body)
 }
 
 // wantFault checks an error answer's status and faultstring.
 func wantFault(t testing.TB, r resp, status int, msg string) {
 	t.Helper()
-	apitest.WantFault(t, r.status, r.body, status, msg)
+	apitest.WantFault(t, r.Status, r.Body, status, msg)
 }
 
 func storeFilterAll() store.NodeFilter { return store.NodeFilter{} }

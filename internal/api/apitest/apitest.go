@@ -214,6 +214,36 @@ func Do(t testing.TB, h http.Handler, method, path, version, body string) Respon
 	return Response{Status: w.Code, Header: w.Header(), Body: bytes.Clone(w.Body.Bytes())}
 }
 
+// JSON decodes the answer's object body.
+func (r Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	return JSON(t, r.Body)
+}
+
+// Faultstring is the message of the answer, a fault raised by a handler.
+func (r Response) Faultstring(t testing.TB) string {
+	t.Helper()
+	return Faultstring(t, r.Body)
+}
+
+// Fault is the message of the answer, a handler fault or a routing error.
+func (r Response) Fault(t testing.TB) string {
+	t.Helper()
+	return Fault(t, r.Body)
+}
+
+// Client sends requests to the router of one test.
+type Client struct {
+	T testing.TB
+	H http.Handler
+}
+
+// Do sends method path as the package function Do does.
+func (c Client) Do(method, path, version, body string) Response {
+	c.T.Helper()
+	return Do(c.T, c.H, method, path, version, body)
+}
+
 // JSON decodes an object body.
 func JSON(t testing.TB, body []byte) map[string]any {
 	t.Helper()

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -35,18 +34,11 @@ func newEnv(t testing.TB) *env {
 }
 
 func (e *env) do(method, path, version, body string) (int, http.Header, map[string]any) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, "http://127.0.0.1:6385"+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-OpenStack-Ironic-API-Version", version)
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, req)
+	e.t.Helper()
+	r := apitest.Do(e.t, e.h, method, path, version, body)
 	var m map[string]any
-	_ = json.Unmarshal(w.Body.Bytes(), &m)
-	return w.Code, w.Header(), m
+	_ = json.Unmarshal(r.Body, &m)
+	return r.Status, r.Header, m
 }
 
 func fault(m map[string]any) string {
@@ -136,8 +128,10 @@ func FuzzCreate(f *testing.F) {
 	for _, s := range []string{`{}`, `{"uuid": null, "extra": {"a": [1]}, "description": "x"}`, `null`, `[1]`, `{"uuid": "0000"}`} {
 		f.Add(s)
 	}
-	e := newEnv(f)
+	fe := newEnv(f)
 	f.Fuzz(func(t *testing.T, body string) {
+		// Requests report to the fuzz run's T, not the F.
+		e := &env{t: t, h: fe.h, s: fe.s}
 		if st, _, m := e.do("POST", "/v1/chassis", "1.115", body); st >= 500 {
 			t.Fatalf("%s: %d %v", body, st, m)
 		}

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
-	"sort"
 	"testing"
 	"time"
 
@@ -36,30 +34,17 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) get(path, version string) (int, map[string]any) {
 	e.t.Helper()
-	req := httptest.NewRequest("GET", "http://127.0.0.1:6385"+path, nil)
-	req.Header.Set("X-OpenStack-Ironic-API-Version", version)
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, req)
-	var m map[string]any
-	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil {
-		e.t.Fatalf("%s: %s", path, w.Body.String())
-	}
+	r := apitest.Do(e.t, e.h, "GET", path, version, "")
+	m := r.JSON(e.t)
 	if s, ok := m["error_message"].(string); ok {
 		var inner map[string]any
 		_ = json.Unmarshal([]byte(s), &inner)
-		return w.Code, inner
+		return r.Status, inner
 	}
-	return w.Code, m
+	return r.Status, m
 }
 
-func keys(m map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func keys(m map[string]any) []string { return apitest.Keys(m) }
 
 func (e *env) register(host, group string) {
 	e.t.Helper()

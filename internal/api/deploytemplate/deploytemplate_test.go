@@ -1,14 +1,9 @@
 package deploytemplate
 
 import (
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
@@ -29,114 +24,70 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, h: apitest.New(t, api.Deps{Handlers: m, Logger: slog.New(slog.DiscardHandler)})}
 }
 
-type resp struct {
-	status int
-	header http.Header
-	body   string
-}
+type resp = apitest.Response
 
 func (e *env) do(method, path, version, body string) resp {
 	e.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, "http://127.0.0.1:6385"+path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("X-OpenStack-Ironic-API-Version", version)
-	w := httptest.NewRecorder()
-	e.h.ServeHTTP(w, req)
-	return resp{w.Code, w.Header(), w.Body.String()}
+	return apitest.Do(e.t, e.h, method, path, version, body)
 }
 
-func (r resp) json(t *testing.T) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(r.body), &m); err != nil {
-		t.Fatalf("%s: %v", r.body, err)
-	}
-	return m
-}
-
-func (r resp) fault(t *testing.T) string {
-	t.Helper()
-	var outer struct {
-		ErrorMessage string `json:"error_message"`
-	}
-	// Handler faults carry a faultstring; routing errors a description.
-	var inner struct{ Faultstring, Description string }
-	if json.Unmarshal([]byte(r.body), &outer) != nil || json.Unmarshal([]byte(outer.ErrorMessage), &inner) != nil {
-		t.Fatalf("not a fault: %s", r.body)
-	}
-	return inner.Faultstring + inner.Description
-}
-
-func keys(m map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func keys(m map[string]any) []string { return apitest.Keys(m) }
 
 const stepsJSON = `"steps": [{"interface": "bios", "step": "apply_configuration", "args": {"password": "x", "settings": []}, "priority": "150"}]`
 
 func TestCRUD(t *testing.T) {
 	e := newEnv(t)
 	r := e.do("POST", "/v1/deploy_templates", "1.55", `{"name": "CUSTOM_A", "description": "dropped", `+stepsJSON+`}`)
-	if r.status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	doc := r.json(t)
+	doc := r.JSON(t)
 	u := doc["uuid"].(string)
 	// Key order and the echoed string priority are upstream's.
 	want := `{"uuid": "` + u + `", "created_at": "` + doc["created_at"].(string) + `", "updated_at": null, "name": "CUSTOM_A", "extra": {}, "links": [{"href": "http://127.0.0.1:6385/v1/deploy_templates/` + u + `", "rel": "self"}, {"href": "http://127.0.0.1:6385/deploy_templates/` + u + `", "rel": "bookmark"}], "steps": [{"interface": "bios", "step": "apply_configuration", "args": {"password": "******", "settings": []}, "priority": "150"}]}`
-	if r.body != want {
-		t.Fatalf("create body\n%s\nwant\n%s", r.body, want)
+	if string(r.Body) != want {
+		t.Fatalf("create body\n%s\nwant\n%s", r.Body, want)
 	}
-	if r.header.Get("Location") != "http://127.0.0.1:6385/v1/deploy_templates/"+u {
-		t.Fatalf("Location %q", r.header.Get("Location"))
+	if r.Header.Get("Location") != "http://127.0.0.1:6385/v1/deploy_templates/"+u {
+		t.Fatalf("Location %q", r.Header.Get("Location"))
 	}
 	var sample map[string]any
 	spectest.LoadJSON(t, "ironic/api/api-ref/samples/deploy-template-show-response.json", &sample)
-	got := e.do("GET", "/v1/deploy_templates/CUSTOM_A", "1.115", "").json(t)
+	got := e.do("GET", "/v1/deploy_templates/CUSTOM_A", "1.115", "").JSON(t)
 	if !slices.Equal(keys(got), keys(sample)) {
 		t.Fatalf("keys %v sample %v", keys(got), keys(sample))
 	}
 	if p := got["steps"].([]any)[0].(map[string]any)["priority"]; p != float64(150) {
 		t.Fatalf("stored priority %v", p)
 	}
-	list := e.do("GET", "/v1/deploy_templates", "1.55", "").json(t)["deploy_templates"].([]any)
+	list := e.do("GET", "/v1/deploy_templates", "1.55", "").JSON(t)["deploy_templates"].([]any)
 	if len(list) != 1 || !slices.Equal(keys(list[0].(map[string]any)), []string{"links", "name", "uuid"}) {
 		t.Fatalf("list %v", list)
 	}
-	det := e.do("GET", "/v1/deploy_templates?detail=true", "1.55", "").json(t)["deploy_templates"].([]any)
+	det := e.do("GET", "/v1/deploy_templates?detail=true", "1.55", "").JSON(t)["deploy_templates"].([]any)
 	if !slices.Equal(keys(det[0].(map[string]any)), keys(sample)) {
 		t.Fatalf("detail %v", det)
 	}
 	r = e.do("PATCH", "/v1/deploy_templates/"+u, "1.55", `[{"op": "replace", "path": "/name", "value": "CUSTOM_B"}, {"op": "add", "path": "/steps/0/foo", "value": 1}, {"op": "add", "path": "/extra/k", "value": "v"}]`)
-	if r.status != 200 {
-		t.Fatalf("patch: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
-	if d := r.json(t); d["name"] != "CUSTOM_B" || d["extra"].(map[string]any)["k"] != "v" || d["updated_at"] == nil {
+	if d := r.JSON(t); d["name"] != "CUSTOM_B" || d["extra"].(map[string]any)["k"] != "v" || d["updated_at"] == nil {
 		t.Fatalf("patched %v", d)
 	}
 	r = e.do("DELETE", "/v1/deploy_templates/CUSTOM_B", "1.55", "")
-	if r.status != http.StatusNoContent || r.body != "" {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r.Status != http.StatusNoContent || len(r.Body) != 0 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("GET", "/v1/deploy_templates/"+u, "1.115", ""); r.status != 404 || r.fault(t) != "Deploy template "+u+" could not be found." {
-		t.Fatalf("after delete: %d %s", r.status, r.body)
+	if r := e.do("GET", "/v1/deploy_templates/"+u, "1.115", ""); r.Status != 404 || r.Fault(t) != "Deploy template "+u+" could not be found." {
+		t.Fatalf("after delete: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestErrors(t *testing.T) {
 	e := newEnv(t)
-	if r := e.do("POST", "/v1/deploy_templates", "1.115", `{"name": "CUSTOM_A", `+stepsJSON+`}`); r.status != 201 {
-		t.Fatalf("%d %s", r.status, r.body)
+	if r := e.do("POST", "/v1/deploy_templates", "1.115", `{"name": "CUSTOM_A", `+stepsJSON+`}`); r.Status != 201 {
+		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	dup := `{"name": "CUSTOM_C", "steps": [{"interface": "bios", "step": "a", "args": {}, "priority": 1}, {"interface": "bios", "step": "a", "args": {}, "priority": 2}]}`
 	cases := []struct {
@@ -167,8 +118,8 @@ func TestErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.do(c.method, c.path, c.version, c.body)
-			if r.status != c.status || r.fault(t) != c.msg {
-				t.Fatalf("%d %s", r.status, r.body)
+			if r.Status != c.status || r.Fault(t) != c.msg {
+				t.Fatalf("%d %s", r.Status, r.Body)
 			}
 		})
 	}
@@ -183,8 +134,8 @@ func FuzzCreate(f *testing.F) {
 	h := api.New(api.Deps{Authorize: api.AllowAll, Handlers: m, Logger: slog.New(slog.DiscardHandler)})
 	f.Fuzz(func(t *testing.T, body string) {
 		e := &env{t: t, h: h}
-		if r := e.do("POST", "/v1/deploy_templates", "1.115", body); r.status >= 500 {
-			t.Fatalf("POST %q: %d %s", body, r.status, r.body)
+		if r := e.do("POST", "/v1/deploy_templates", "1.115", body); r.Status >= 500 {
+			t.Fatalf("POST %q: %d %s", body, r.Status, r.Body)
 		}
 	})
 }

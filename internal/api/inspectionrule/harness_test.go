@@ -22,27 +22,11 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, h: apitest.Handler(t, nil, m)}
 }
 
-type resp struct {
-	status int
-	header http.Header
-	body   string
-}
+type resp = apitest.Response
 
 func (e *env) do(method, path, version, body string) resp {
 	e.t.Helper()
-	r := apitest.Do(e.t, e.h, method, path, version, body)
-	return resp{r.Status, r.Header, string(r.Body)}
-}
-
-func (r resp) json(t *testing.T) map[string]any {
-	t.Helper()
-	return apitest.JSON(t, []byte(r.body))
-}
-
-// fault is the message of a handler fault or a routing error.
-func (r resp) fault(t *testing.T) string {
-	t.Helper()
-	return apitest.Fault(t, []byte(r.body))
+	return apitest.Do(e.t, e.h, method, path, version, body)
 }
 
 func keys(m map[string]any) []string { return apitest.Keys(m) }

@@ -17,10 +17,10 @@ const rule = `{"description": "Set properties", "priority": 50, "conditions": [{
 func TestCRUD(t *testing.T) {
 	e := newEnv(t)
 	r := e.do("POST", "/v1/inspection_rules", "1.96", rule)
-	if r.status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	doc := r.json(t)
+	doc := r.JSON(t)
 	u := doc["uuid"].(string)
 	var sample map[string]any
 	spectest.LoadJSON(t, "ironic/api/api-ref/samples/inspection-rule-show-response.json", &sample)
@@ -28,18 +28,18 @@ func TestCRUD(t *testing.T) {
 		t.Fatalf("keys %v sample %v", keys(doc), keys(sample))
 	}
 	want := `{"uuid": "` + u + `", "created_at": "` + doc["created_at"].(string) + `", "updated_at": null, "description": "Set properties", "priority": 50, "sensitive": false, "phase": "main", "conditions": [{"op": "is-true", "args": {"value": "{inventory[cpu][count]}"}}], "actions": [{"op": "set-attribute", "args": {"path": "/properties/cpus", "value": "{inventory[cpu][count]}"}}], "links": [{"href": "http://127.0.0.1:6385/v1/inspection/` + u + `", "rel": "self"}, {"href": "http://127.0.0.1:6385/inspection/` + u + `", "rel": "bookmark"}]}`
-	if r.body != want {
-		t.Fatalf("create\n%s\nwant\n%s", r.body, want)
+	if string(r.Body) != want {
+		t.Fatalf("create\n%s\nwant\n%s", r.Body, want)
 	}
-	if r.header.Get("Location") != "http://127.0.0.1:6385/v1/inspection_rules/"+u {
-		t.Fatalf("Location %q", r.header.Get("Location"))
+	if r.Header.Get("Location") != "http://127.0.0.1:6385/v1/inspection_rules/"+u {
+		t.Fatalf("Location %q", r.Header.Get("Location"))
 	}
 	for _, v := range []string{"1.96", "1.115"} {
-		if r := e.do("GET", "/v1/inspection_rules/"+u, v, ""); r.status != 200 || r.body != want {
-			t.Fatalf("show at %s: %d %s", v, r.status, r.body)
+		if r := e.do("GET", "/v1/inspection_rules/"+u, v, ""); r.Status != 200 || string(r.Body) != want {
+			t.Fatalf("show at %s: %d %s", v, r.Status, r.Body)
 		}
 	}
-	list := e.do("GET", "/v1/inspection_rules?limit=1&phase=main", "1.115", "").json(t)
+	list := e.do("GET", "/v1/inspection_rules?limit=1&phase=main", "1.115", "").JSON(t)
 	if items := list["inspection_rules"].([]any); len(items) != 1 || !slices.Equal(keys(items[0].(map[string]any)), []string{"description", "links", "phase", "priority", "uuid"}) {
 		t.Fatalf("list %v", list)
 	}
@@ -47,18 +47,18 @@ func TestCRUD(t *testing.T) {
 		t.Fatalf("next %v", list["next"])
 	}
 	r = e.do("PATCH", "/v1/inspection_rules/"+u, "1.96", `[{"op": "replace", "path": "/sensitive", "value": true}, {"op": "replace", "path": "/priority", "value": 10}]`)
-	if r.status != 200 {
-		t.Fatalf("patch: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
-	if d := r.json(t); d["conditions"] != nil || d["actions"] != nil || d["priority"] != float64(10) || d["sensitive"] != true {
+	if d := r.JSON(t); d["conditions"] != nil || d["actions"] != nil || d["priority"] != float64(10) || d["sensitive"] != true {
 		t.Fatalf("sensitive rule shows its content: %v", d)
 	}
 	r = e.do("PATCH", "/v1/inspection_rules/"+u, "1.96", `[{"op": "replace", "path": "/sensitive", "value": false}]`)
-	if r.status != 400 || r.fault(t) != `Couldn't apply patch '[{'op': 'replace', 'path': '/sensitive', 'value': False}]'. Reason: Inspection rules cannot have the sensitive flag unset.` {
-		t.Fatalf("unset sensitive: %d %s", r.status, r.body)
+	if r.Status != 400 || r.Fault(t) != `Couldn't apply patch '[{'op': 'replace', 'path': '/sensitive', 'value': False}]'. Reason: Inspection rules cannot have the sensitive flag unset.` {
+		t.Fatalf("unset sensitive: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("DELETE", "/v1/inspection_rules/"+u, "1.96", ""); r.status != 204 {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r := e.do("DELETE", "/v1/inspection_rules/"+u, "1.96", ""); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -67,18 +67,18 @@ func TestCRUD(t *testing.T) {
 func TestPluginDataArgumentStored(t *testing.T) {
 	e := newEnv(t)
 	r := e.do("POST", "/v1/inspection_rules", "1.115", `{"actions": [{"op": "set-plugin-data", "args": {"path": "a", "value": 1}}, {"op": "unset-plugin-data", "args": ["b"]}]}`)
-	if r.status != 201 {
-		t.Fatalf("%d %s", r.status, r.body)
+	if r.Status != 201 {
+		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if !strings.Contains(r.body, `"args": {"path": "a", "plugin_data": {}, "value": 1}`) || !strings.Contains(r.body, `"args": ["b", {}]`) {
-		t.Fatalf("args %s", r.body)
+	if !strings.Contains(string(r.Body), `"args": {"path": "a", "plugin_data": {}, "value": 1}`) || !strings.Contains(string(r.Body), `"args": ["b", {}]`) {
+		t.Fatalf("args %s", r.Body)
 	}
 }
 
 func TestErrors(t *testing.T) {
 	e := newEnv(t)
 	r := e.do("POST", "/v1/inspection_rules", "1.115", rule)
-	u := r.json(t)["uuid"].(string)
+	u := r.JSON(t)["uuid"].(string)
 	cases := []struct {
 		name, method, path, version, body string
 		status                            int
@@ -112,8 +112,8 @@ func TestErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.do(c.method, c.path, c.version, c.body)
-			if r.status != c.status || r.fault(t) != c.msg {
-				t.Fatalf("%d %s", r.status, r.body)
+			if r.Status != c.status || r.Fault(t) != c.msg {
+				t.Fatalf("%d %s", r.Status, r.Body)
 			}
 		})
 	}
@@ -168,8 +168,8 @@ func FuzzCreate(f *testing.F) {
 	h := api.New(api.Deps{Authorize: api.AllowAll, Handlers: m, Logger: discard()})
 	f.Fuzz(func(t *testing.T, body string) {
 		e := &env{t: t, h: h}
-		if r := e.do("POST", "/v1/inspection_rules", "1.115", body); r.status >= 500 {
-			t.Fatalf("POST %q: %d %s", body, r.status, r.body)
+		if r := e.do("POST", "/v1/inspection_rules", "1.115", body); r.Status >= 500 {
+			t.Fatalf("POST %q: %d %s", body, r.Status, r.Body)
 		}
 	})
 }
@@ -177,7 +177,7 @@ func FuzzCreate(f *testing.F) {
 func TestCreateRefusesNonUUID(t *testing.T) {
 	e := newEnv(t)
 	r := e.do("POST", "/v1/inspection_rules", "1.115", `{"uuid": "abc", "actions": [{"op": "fail", "args": {"msg": "x"}}]}`)
-	if r.status != 400 || r.fault(t) != "Expected UUID for uuid: abc" {
-		t.Fatalf("%d %s", r.status, r.body)
+	if r.Status != 400 || r.Fault(t) != "Expected UUID for uuid: abc" {
+		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 }

@@ -64,12 +64,6 @@ func (c *storeConductor) DestroyPort(ctx context.Context, _ string, p *model.Por
 	return c.s.DeletePort(ctx, p.ID)
 }
 
-type fixedTopics struct{}
-
-func (fixedTopics) GetTopicFor(context.Context, *model.Node) (string, error) {
-	return apitest.Topic, nil
-}
-
 type env struct {
 	t    testing.TB
 	h    http.Handler
@@ -82,24 +76,15 @@ func newEnv(t testing.TB) *env {
 	s := store.New(storetest.Backends(t)[0].DB)
 	cond := &storeConductor{s: s}
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: s, Conductor: cond, Topics: fixedTopics{}, Authorize: apitest.Allow[*model.Node]})
+	Register(handlers, Deps{Store: s, Conductor: cond, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node]})
 	return &env{t: t, h: apitest.New(t, api.Deps{Logger: slog.New(slog.DiscardHandler), Handlers: handlers}), s: s, cond: cond}
 }
 
-type resp struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r resp) json(t testing.TB) map[string]any { return apitest.JSON(t, r.body) }
-
-func (r resp) faultstring(t testing.TB) string { return apitest.Faultstring(t, r.body) }
+type resp = apitest.Response
 
 func (e *env) do(method, path, version, body string) resp {
 	e.t.Helper()
-	r := apitest.Do(e.t, e.h, method, path, version, body)
-	return resp{status: r.Status, header: r.Header, body: r.Body}
+	return apitest.Do(e.t, e.h, method, path, version, body)
 }
 
 // node stores a node directly (node creation is the node package's).

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
@@ -18,30 +18,23 @@ import (
 
 func newUUID() string { return uuid.NewString() }
 
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func keys(m map[string]any) []string { return apitest.Keys(m) }
 
 func (e *env) createPort(version, body string) map[string]any {
 	e.t.Helper()
 	r := e.do("POST", "/v1/ports", version, body)
-	if r.status != http.StatusCreated {
-		e.t.Fatalf("create %s: %d %s", body, r.status, r.body)
+	if r.Status != http.StatusCreated {
+		e.t.Fatalf("create %s: %d %s", body, r.Status, r.Body)
 	}
-	return r.json(e.t)
+	return r.JSON(e.t)
 }
 
 func wantFault(t *testing.T, r resp, status int, msg string) {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
 	}
-	if got := r.faultstring(t); got != msg {
+	if got := r.Faultstring(t); got != msg {
 		t.Errorf("faultstring %q\nwant        %q", got, msg)
 	}
 }
@@ -50,17 +43,17 @@ func TestCreateFirstAndLatestVersion(t *testing.T) {
 	e := newEnv(t)
 	n := e.node("n1", nil)
 	r := e.do("POST", "/v1/ports", "1.1", fmt.Sprintf(`{"address": "AA:BB:CC:DD:EE:01", "node_uuid": "%s"}`, n.UUID))
-	if r.status != http.StatusCreated {
-		t.Fatalf("1.1 create: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("1.1 create: %d %s", r.Status, r.Body)
 	}
-	got := r.json(t)
+	got := r.JSON(t)
 	if want := []string{"address", "created_at", "extra", "links", "node_uuid", "updated_at", "uuid"}; !slices.Equal(keys(got), want) {
 		t.Errorf("1.1 keys %v, want %v", keys(got), want)
 	}
 	if got["address"] != "aa:bb:cc:dd:ee:01" || got["node_uuid"] != n.UUID {
 		t.Errorf("1.1 body %v", got)
 	}
-	if loc := r.header.Get("Location"); loc != "http://127.0.0.1:6385/v1/ports/"+got["uuid"].(string) {
+	if loc := r.Header.Get("Location"); loc != "http://127.0.0.1:6385/v1/ports/"+got["uuid"].(string) {
 		t.Errorf("Location %q", loc)
 	}
 	pg := e.portgroup(n, "pg1", true)
@@ -109,18 +102,18 @@ func TestFieldVisibility(t *testing.T) {
 	} {
 		below := fmt.Sprintf("1.%d", g.Min-1)
 		at := fmt.Sprintf("1.%d", g.Min)
-		if got := e.do("GET", "/v1/ports/"+p["uuid"].(string), below, "").json(t); got[field] != nil {
+		if got := e.do("GET", "/v1/ports/"+p["uuid"].(string), below, "").JSON(t); got[field] != nil {
 			t.Errorf("%s shown at %s", field, below)
 		} else if _, ok := got[field]; ok {
 			t.Errorf("%s present at %s", field, below)
 		}
-		if _, ok := e.do("GET", "/v1/ports/"+p["uuid"].(string), at, "").json(t)[field]; !ok {
+		if _, ok := e.do("GET", "/v1/ports/"+p["uuid"].(string), at, "").JSON(t)[field]; !ok {
 			t.Errorf("%s hidden at %s", field, at)
 		}
 		if g.Min > microversion.Minor8FetchingSubsetOfFields {
 			r := e.do("GET", "/v1/ports/"+p["uuid"].(string)+"?fields="+field, below, "")
-			if r.status != http.StatusNotAcceptable && field != "internal_info" {
-				t.Errorf("?fields=%s at %s: %d", field, below, r.status)
+			if r.Status != http.StatusNotAcceptable && field != "internal_info" {
+				t.Errorf("?fields=%s at %s: %d", field, below, r.Status)
 			}
 		}
 	}
@@ -164,8 +157,8 @@ func TestCreateErrors(t *testing.T) {
 			wantFault(t, e.do("POST", "/v1/ports", c.version, strings.ReplaceAll(c.body, "%N", n.UUID)), c.status, c.msg)
 		})
 	}
-	if r := e.do("POST", "/v1/ports", "1.94", `{"address": "aa:bb:cc:dd:ee:05", "node_ident": "n1"}`); r.status != http.StatusCreated {
-		t.Errorf("node_ident at 1.94: %d %s", r.status, r.body)
+	if r := e.do("POST", "/v1/ports", "1.94", `{"address": "aa:bb:cc:dd:ee:05", "node_ident": "n1"}`); r.Status != http.StatusCreated {
+		t.Errorf("node_ident at 1.94: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -185,10 +178,10 @@ func TestListAndShow(t *testing.T) {
 	list := func(path, version string) []any {
 		t.Helper()
 		r := e.do("GET", path, version, "")
-		if r.status != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, r.Status, r.Body)
 		}
-		return r.json(t)["ports"].([]any)
+		return r.JSON(t)["ports"].([]any)
 	}
 	ports := list("/v1/ports", "1.1")
 	if len(ports) != 3 || !slices.Equal(keys(ports[0].(map[string]any)), []string{"address", "links", "uuid"}) {
@@ -215,11 +208,11 @@ func TestListAndShow(t *testing.T) {
 	if got := list("/v1/portgroups/"+pg.UUID+"/ports/detail", "1.24"); len(got) != 1 || got[0].(map[string]any)["portgroup_uuid"] != pg.UUID {
 		t.Errorf("portgroup ports: %v", got)
 	}
-	if r := e.do("GET", "/v1/portgroups/"+pg.UUID+"/ports", "1.23", ""); r.status != http.StatusNotFound {
-		t.Errorf("portgroup ports at 1.23: %d", r.status)
+	if r := e.do("GET", "/v1/portgroups/"+pg.UUID+"/ports", "1.23", ""); r.Status != http.StatusNotFound {
+		t.Errorf("portgroup ports at 1.23: %d", r.Status)
 	}
 	r := e.do("GET", "/v1/ports?limit=2&fields=uuid,name", "1.115", "")
-	page := r.json(t)
+	page := r.JSON(t)
 	if next, _ := page["next"].(string); !strings.Contains(next, "marker="+uuids[1]) || !strings.Contains(next, "limit=2") || !strings.Contains(next, "fields=uuid,name") {
 		t.Errorf("next %v", page["next"])
 	}
@@ -246,8 +239,8 @@ func TestListAndShow(t *testing.T) {
 	} {
 		r := e.do("GET", c.path, c.version, "")
 		if c.status == 200 {
-			if r.status != 200 || r.json(t)["uuid"] != uuids[1] {
-				t.Errorf("%s: %d %s", c.path, r.status, r.body)
+			if r.Status != 200 || r.JSON(t)["uuid"] != uuids[1] {
+				t.Errorf("%s: %d %s", c.path, r.Status, r.Body)
 			}
 			continue
 		}
@@ -262,15 +255,15 @@ func TestPatchAndDelete(t *testing.T) {
 	e.createPort("1.115", fmt.Sprintf(`{"address": "aa:bb:cc:dd:ee:22", "node_uuid": "%s"}`, n.UUID))
 	path := "/v1/ports/" + p["uuid"].(string)
 	r := e.do("PATCH", path, "1.1", `[{"op": "replace", "path": "/address", "value": "AA:BB:CC:DD:EE:23"}, {"op": "add", "path": "/extra/foo", "value": "bar"}]`)
-	if r.status != 200 {
-		t.Fatalf("patch 1.1: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("patch 1.1: %d %s", r.Status, r.Body)
 	}
-	got := r.json(t)
+	got := r.JSON(t)
 	if got["address"] != "aa:bb:cc:dd:ee:23" || got["extra"].(map[string]any)["foo"] != "bar" {
 		t.Errorf("patched %v", got)
 	}
-	if r := e.do("PATCH", path, "1.115", `[{"op": "replace", "path": "/physical_network", "value": "physnet2"}]`); r.status != 200 || r.json(t)["physical_network"] != "physnet2" {
-		t.Errorf("patch 1.115: %d %s", r.status, r.body)
+	if r := e.do("PATCH", path, "1.115", `[{"op": "replace", "path": "/physical_network", "value": "physnet2"}]`); r.Status != 200 || r.JSON(t)["physical_network"] != "physnet2" {
+		t.Errorf("patch 1.115: %d %s", r.Status, r.Body)
 	}
 	for _, c := range []struct {
 		name, version, patch string
@@ -288,8 +281,8 @@ func TestPatchAndDelete(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.do("PATCH", path, c.version, c.patch)
 			if c.msg == "" {
-				if r.status != c.status || !strings.HasPrefix(r.faultstring(t), "Unable to apply the requested node_uuid") {
-					t.Errorf("%d %s", r.status, r.body)
+				if r.Status != c.status || !strings.HasPrefix(r.Faultstring(t), "Unable to apply the requested node_uuid") {
+					t.Errorf("%d %s", r.Status, r.Body)
 				}
 				return
 			}
@@ -301,8 +294,8 @@ func TestPatchAndDelete(t *testing.T) {
 	}
 	wantFault(t, e.do("PATCH", path, "1.39", `[{"op": "add", "path": "/extra/x", "value": 1}]`), 409,
 		fmt.Sprintf("Cannot update port \"%s\" on \"%s\" while it is in state \"inspecting\".", p["uuid"], n.UUID))
-	if r := e.do("DELETE", path, "1.1", ""); r.status != http.StatusNoContent {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r := e.do("DELETE", path, "1.1", ""); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	wantFault(t, e.do("GET", path, "1.1", ""), 404, fmt.Sprintf("Port %s could not be found.", p["uuid"]))
 	wantFault(t, e.do("DELETE", "/v1/ports/p1", "1.115", ""), 400, "Expected UUID for port_uuid: p1")

@@ -21,8 +21,8 @@ func FuzzCreate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body, version string) {
 		e.t = t
 		r := e.do("POST", "/v1/portgroups", version, strings.ReplaceAll(body, "%N", n.UUID))
-		if r.status >= 500 {
-			t.Fatalf("%s at %q: %d %s", body, version, r.status, r.body)
+		if r.Status >= 500 {
+			t.Fatalf("%s at %q: %d %s", body, version, r.Status, r.Body)
 		}
 	})
 }

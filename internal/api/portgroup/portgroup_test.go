@@ -6,33 +6,26 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
 )
 
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func keys(m map[string]any) []string { return apitest.Keys(m) }
 
 func wantFault(t *testing.T, r resp, status int, msg string) {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
 	}
-	if got := r.faultstring(t); got != msg {
+	if got := r.Faultstring(t); got != msg {
 		t.Errorf("faultstring %q\nwant        %q", got, msg)
 	}
 }
@@ -40,20 +33,20 @@ func wantFault(t *testing.T, r resp, status int, msg string) {
 func (e *env) create(version, body string) map[string]any {
 	e.t.Helper()
 	r := e.do("POST", "/v1/portgroups", version, body)
-	if r.status != http.StatusCreated {
-		e.t.Fatalf("create %s: %d %s", body, r.status, r.body)
+	if r.Status != http.StatusCreated {
+		e.t.Fatalf("create %s: %d %s", body, r.Status, r.Body)
 	}
-	return r.json(e.t)
+	return r.JSON(e.t)
 }
 
 func TestCreateFirstAndLatestVersion(t *testing.T) {
 	e := newEnv(t)
 	n := e.node("n1", nil)
 	r := e.do("POST", "/v1/portgroups", "1.23", fmt.Sprintf(`{"address": "AA:BB:CC:DD:EE:01", "node_uuid": "%s", "name": "pg1"}`, n.UUID))
-	if r.status != http.StatusCreated {
-		t.Fatalf("1.23 create: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("1.23 create: %d %s", r.Status, r.Body)
 	}
-	got := r.json(t)
+	got := r.JSON(t)
 	want := []string{"address", "created_at", "extra", "internal_info", "links", "name", "node_uuid", "ports",
 		"standalone_ports_supported", "updated_at", "uuid"}
 	if !slices.Equal(keys(got), want) {
@@ -62,7 +55,7 @@ func TestCreateFirstAndLatestVersion(t *testing.T) {
 	if got["address"] != "aa:bb:cc:dd:ee:01" || got["standalone_ports_supported"] != true {
 		t.Errorf("1.23 body %v", got)
 	}
-	if loc := r.header.Get("Location"); loc != "http://127.0.0.1:6385/v1/portgroups/"+got["uuid"].(string) {
+	if loc := r.Header.Get("Location"); loc != "http://127.0.0.1:6385/v1/portgroups/"+got["uuid"].(string) {
 		t.Errorf("Location %q", loc)
 	}
 	var req, sample map[string]any
@@ -111,24 +104,24 @@ func TestFieldVisibility(t *testing.T) {
 		"dynamic_portgroup": microversion.AllowPortgroupDynamicPortgroup,
 	} {
 		below, at := fmt.Sprintf("1.%d", g.Min-1), fmt.Sprintf("1.%d", g.Min)
-		if _, ok := e.do("GET", path, below, "").json(t)[field]; ok {
+		if _, ok := e.do("GET", path, below, "").JSON(t)[field]; ok {
 			t.Errorf("%s present at %s", field, below)
 		}
-		if _, ok := e.do("GET", path, at, "").json(t)[field]; !ok {
+		if _, ok := e.do("GET", path, at, "").JSON(t)[field]; !ok {
 			t.Errorf("%s hidden at %s", field, at)
 		}
 		// Only mode, properties and dynamic_portgroup are refused as
 		// ?fields before their versions (check_allowed_portgroup_fields).
 		r := e.do("GET", path+"?fields="+field, below, "")
 		refused := field != "physical_network" && field != "category"
-		if refused && r.status != http.StatusNotAcceptable || !refused && r.status != http.StatusOK {
-			t.Errorf("?fields=%s at %s: %d %s", field, below, r.status, r.body)
+		if refused && r.Status != http.StatusNotAcceptable || !refused && r.Status != http.StatusOK {
+			t.Errorf("?fields=%s at %s: %d %s", field, below, r.Status, r.Body)
 		}
 	}
 	// Observed from upstream 21.4: a listed portgroup keeps mode and
 	// properties before 1.26 (sanitize_dict only); the fields added after
 	// that release are hidden before their versions (issue #19).
-	d := e.do("GET", "/v1/portgroups/detail", "1.23", "").json(t)["portgroups"].([]any)[0].(map[string]any)
+	d := e.do("GET", "/v1/portgroups/detail", "1.23", "").JSON(t)["portgroups"].([]any)[0].(map[string]any)
 	for f, want := range map[string]bool{"mode": true, "properties": true, "physical_network": false, "category": false,
 		"dynamic_portgroup": false} {
 		if _, ok := d[f]; ok != want {
@@ -147,14 +140,14 @@ func TestDetailListAt131(t *testing.T) {
 		"standalone_ports_supported", "node_uuid", "links", "ports"}
 	for _, path := range []string{"/v1/portgroups/detail", "/v1/nodes/" + n.UUID + "/portgroups/detail"} {
 		r := e.do("GET", path, "1.31", "")
-		if r.status != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, r.Status, r.Body)
 		}
 		var body struct {
 			Portgroups []json.RawMessage `json:"portgroups"`
 		}
-		if err := json.Unmarshal(r.body, &body); err != nil || len(body.Portgroups) != 1 {
-			t.Fatalf("%s: %s", path, r.body)
+		if err := json.Unmarshal(r.Body, &body); err != nil || len(body.Portgroups) != 1 {
+			t.Fatalf("%s: %s", path, r.Body)
 		}
 		d, err := apiutil.DecodeOrdered(body.Portgroups[0])
 		if err != nil {
@@ -195,8 +188,8 @@ func TestCreateErrors(t *testing.T) {
 			wantFault(t, e.do("POST", "/v1/portgroups", c.version, strings.ReplaceAll(c.body, "%N", n.UUID)), c.status, c.msg)
 		})
 	}
-	if r := e.do("POST", "/v1/portgroups", "1.22", fmt.Sprintf(`{"node_uuid": "%s"}`, n.UUID)); r.status != http.StatusNotFound {
-		t.Errorf("create at 1.22: %d %s", r.status, r.body)
+	if r := e.do("POST", "/v1/portgroups", "1.22", fmt.Sprintf(`{"node_uuid": "%s"}`, n.UUID)); r.Status != http.StatusNotFound {
+		t.Errorf("create at 1.22: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -212,10 +205,10 @@ func TestListAndShow(t *testing.T) {
 	list := func(path, version string) []any {
 		t.Helper()
 		r := e.do("GET", path, version, "")
-		if r.status != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, r.Status, r.Body)
 		}
-		return r.json(t)["portgroups"].([]any)
+		return r.JSON(t)["portgroups"].([]any)
 	}
 	pgs := list("/v1/portgroups", "1.23")
 	if len(pgs) != 3 || !slices.Equal(keys(pgs[0].(map[string]any)), []string{"address", "links", "name", "uuid"}) {
@@ -255,20 +248,20 @@ func TestListAndShow(t *testing.T) {
 	if got := list("/v1/nodes/"+n1.UUID+"/portgroups/detail", "1.115"); len(got) != 2 || got[0].(map[string]any)["node_uuid"] != n1.UUID {
 		t.Errorf("node portgroups detail: %v", got)
 	}
-	if r := e.do("GET", "/v1/nodes/"+n1.UUID+"/portgroups", "1.23", ""); r.status != http.StatusNotFound {
-		t.Errorf("node portgroups at 1.23: %d", r.status)
+	if r := e.do("GET", "/v1/nodes/"+n1.UUID+"/portgroups", "1.23", ""); r.Status != http.StatusNotFound {
+		t.Errorf("node portgroups at 1.23: %d", r.Status)
 	}
-	page := e.do("GET", "/v1/portgroups?limit=2&fields=uuid,name", "1.115", "").json(t)
+	page := e.do("GET", "/v1/portgroups?limit=2&fields=uuid,name", "1.115", "").JSON(t)
 	if next, _ := page["next"].(string); !strings.Contains(next, "marker="+uuids[1]) || !strings.Contains(next, "limit=2") {
 		t.Errorf("next %v", page["next"])
 	}
 	if got := list("/v1/portgroups?marker="+uuids[1], "1.115"); len(got) != 1 {
 		t.Errorf("after marker: %v", got)
 	}
-	if got := e.do("GET", "/v1/portgroups/pg1", "1.23", "").json(t); got["uuid"] != uuids[1] {
+	if got := e.do("GET", "/v1/portgroups/pg1", "1.23", "").JSON(t); got["uuid"] != uuids[1] {
 		t.Errorf("show by name: %v", got)
 	}
-	if got := e.do("GET", "/v1/portgroups/"+uuids[0]+"?fields=address,extra", "1.115", "").json(t); !slices.Equal(keys(got), []string{"address", "extra", "links"}) {
+	if got := e.do("GET", "/v1/portgroups/"+uuids[0]+"?fields=address,extra", "1.115", "").JSON(t); !slices.Equal(keys(got), []string{"address", "extra", "links"}) {
 		t.Errorf("show fields: %v", keys(got))
 	}
 	missing := uuid.NewString()
@@ -294,8 +287,8 @@ func TestListAndShow(t *testing.T) {
 		t.Run(c.path, func(t *testing.T) {
 			r := e.do("GET", c.path, c.version, "")
 			if c.msg == "" {
-				if r.status != c.status {
-					t.Errorf("%d %s", r.status, r.body)
+				if r.Status != c.status {
+					t.Errorf("%d %s", r.Status, r.Body)
 				}
 				return
 			}
@@ -314,22 +307,22 @@ func TestPatchAndDelete(t *testing.T) {
 	e.create("1.115", fmt.Sprintf(`{"address": "aa:bb:cc:dd:ee:22", "node_uuid": "%s", "name": "pg2"}`, n.UUID))
 	path := "/v1/portgroups/" + pg["uuid"].(string)
 	r := e.do("PATCH", path, "1.23", `[{"op": "replace", "path": "/address", "value": "AA:BB:CC:DD:EE:23"}, {"op": "add", "path": "/extra/foo", "value": "bar"}]`)
-	if r.status != 200 {
-		t.Fatalf("patch 1.23: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("patch 1.23: %d %s", r.Status, r.Body)
 	}
-	if got := r.json(t); got["address"] != "aa:bb:cc:dd:ee:23" || got["extra"].(map[string]any)["foo"] != "bar" {
+	if got := r.JSON(t); got["address"] != "aa:bb:cc:dd:ee:23" || got["extra"].(map[string]any)["foo"] != "bar" {
 		t.Errorf("patched %v", got)
 	}
 	// A member port takes the portgroup's new physical network.
 	pr := e.do("POST", "/v1/ports", "1.115", fmt.Sprintf(`{"address": "aa:bb:cc:dd:ee:31", "node_uuid": "%s", "portgroup_uuid": "%s"}`, n.UUID, pg["uuid"]))
-	if pr.status != http.StatusCreated {
-		t.Fatalf("port: %d %s", pr.status, pr.body)
+	if pr.Status != http.StatusCreated {
+		t.Fatalf("port: %d %s", pr.Status, pr.Body)
 	}
 	r = e.do("PATCH", path, "1.115", `[{"op": "replace", "path": "/physical_network", "value": "physnet2"}, {"op": "replace", "path": "/mode", "value": "balance-rr"}]`)
-	if got := r.json(t); r.status != 200 || got["physical_network"] != "physnet2" || got["mode"] != "balance-rr" {
-		t.Errorf("patch 1.115: %d %s", r.status, r.body)
+	if got := r.JSON(t); r.Status != 200 || got["physical_network"] != "physnet2" || got["mode"] != "balance-rr" {
+		t.Errorf("patch 1.115: %d %s", r.Status, r.Body)
 	}
-	if p := e.do("GET", "/v1/ports/"+pr.json(t)["uuid"].(string), "1.115", "").json(t); p["physical_network"] != "physnet2" {
+	if p := e.do("GET", "/v1/ports/"+pr.JSON(t)["uuid"].(string), "1.115", "").JSON(t); p["physical_network"] != "physnet2" {
 		t.Errorf("member port physical_network %v", p["physical_network"])
 	}
 	for _, c := range []struct {
@@ -359,8 +352,8 @@ func TestPatchAndDelete(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.do("PATCH", path, c.version, c.patch)
 			if c.msg == "" {
-				if r.status != c.status {
-					t.Errorf("%d %s", r.status, r.body)
+				if r.Status != c.status {
+					t.Errorf("%d %s", r.Status, r.Body)
 				}
 				return
 			}
@@ -374,17 +367,17 @@ func TestPatchAndDelete(t *testing.T) {
 	}
 	wantFault(t, e.do("PATCH", path, "1.39", `[{"op": "add", "path": "/extra/x", "value": 1}]`), 409,
 		fmt.Sprintf("Cannot update portgroup \"%s\" on node \"%s\" while it is in state \"inspecting\".", pg["uuid"], n.UUID))
-	if r := e.do("DELETE", "/v1/ports/"+pr.json(t)["uuid"].(string), "1.115", ""); r.status != http.StatusNoContent {
-		t.Fatalf("delete port: %d %s", r.status, r.body)
+	if r := e.do("DELETE", "/v1/ports/"+pr.JSON(t)["uuid"].(string), "1.115", ""); r.Status != http.StatusNoContent {
+		t.Fatalf("delete port: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("DELETE", path, "1.23", ""); r.status != http.StatusNoContent {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r := e.do("DELETE", path, "1.23", ""); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	wantFault(t, e.do("GET", path, "1.23", ""), 404, fmt.Sprintf("Portgroup %s could not be found.", pg["uuid"]))
 	for _, m := range []string{"GET", "PATCH", "DELETE"} {
 		r := e.do(m, "/v1/portgroups/a%20b", "1.115", `[{"op": "add", "path": "/extra/a", "value": 1}]`)
-		if want := `{"error_message": "{\"code\": 400, \"title\": \"Bad Request\", \"description\": \"Expected UUID or name for portgroup: a b\"}"}`; r.status != 400 || string(r.body) != want || r.header.Get("X-OpenStack-Ironic-API-Version") != "" {
-			t.Errorf("%s bad ident: %d %s\nwant %s", m, r.status, r.body, want)
+		if want := `{"error_message": "{\"code\": 400, \"title\": \"Bad Request\", \"description\": \"Expected UUID or name for portgroup: a b\"}"}`; r.Status != 400 || string(r.Body) != want || r.Header.Get("X-OpenStack-Ironic-API-Version") != "" {
+			t.Errorf("%s bad ident: %d %s\nwant %s", m, r.Status, r.Body, want)
 		}
 	}
 	wantFault(t, e.do("DELETE", path, "1.115", ""), 404, fmt.Sprintf("Portgroup %s could not be found.", pg["uuid"]))

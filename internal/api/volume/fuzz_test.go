@@ -23,8 +23,8 @@ func FuzzCreate(f *testing.F) {
 		e.t = t
 		for _, p := range []string{"/v1/volume/connectors", "/v1/volume/targets"} {
 			r := e.do("POST", p, version, strings.ReplaceAll(body, "%N", n.UUID))
-			if r.status >= 500 {
-				t.Fatalf("%s %s at %q: %d %s", p, body, version, r.status, r.body)
+			if r.Status >= 500 {
+				t.Fatalf("%s %s at %q: %d %s", p, body, version, r.Status, r.Body)
 			}
 		}
 	})

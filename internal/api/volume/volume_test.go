@@ -5,31 +5,24 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
 )
 
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func keys(m map[string]any) []string { return apitest.Keys(m) }
 
 func wantFault(t *testing.T, r resp, status int, msg string) {
 	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
 	}
-	if got := r.faultstring(t); got != msg {
+	if got := r.Faultstring(t); got != msg {
 		t.Errorf("faultstring %q\nwant        %q", got, msg)
 	}
 }
@@ -37,10 +30,10 @@ func wantFault(t *testing.T, r resp, status int, msg string) {
 func (e *env) create(path, body string) map[string]any {
 	e.t.Helper()
 	r := e.do("POST", path, "1.32", body)
-	if r.status != http.StatusCreated {
-		e.t.Fatalf("create %s: %d %s", body, r.status, r.body)
+	if r.Status != http.StatusCreated {
+		e.t.Fatalf("create %s: %d %s", body, r.Status, r.Body)
 	}
-	return r.json(e.t)
+	return r.JSON(e.t)
 }
 
 func TestRoot(t *testing.T) {
@@ -49,21 +42,21 @@ func TestRoot(t *testing.T) {
 	spectest.LoadJSON(t, "ironic/api/api-ref/samples/volume-list-response.json", &sample)
 	for _, v := range []string{"1.32", "1.115"} {
 		r := e.do("GET", "/v1/volume", v, "")
-		if r.status != 200 {
-			t.Fatalf("%s: %d %s", v, r.status, r.body)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", v, r.Status, r.Body)
 		}
-		if got := r.json(t); fmt.Sprint(got) != fmt.Sprint(sample) {
+		if got := r.JSON(t); fmt.Sprint(got) != fmt.Sprint(sample) {
 			t.Errorf("root at %s:\n%v\nwant %v", v, got, sample)
 		}
 	}
 	spectest.LoadJSON(t, "ironic/api/api-ref/samples/node-volume-list-response.json", &sample)
 	ident := "6d85703a-565d-469a-96ce-30b6de53079d"
-	if got := e.do("GET", "/v1/nodes/"+ident+"/volume", "1.32", "").json(t); fmt.Sprint(got) != fmt.Sprint(sample) {
+	if got := e.do("GET", "/v1/nodes/"+ident+"/volume", "1.32", "").JSON(t); fmt.Sprint(got) != fmt.Sprint(sample) {
 		t.Errorf("node root:\n%v\nwant %v", got, sample)
 	}
 	for _, p := range []string{"/v1/volume", "/v1/volume/connectors", "/v1/volume/targets", "/v1/nodes/" + ident + "/volume"} {
-		if r := e.do("GET", p, "1.31", ""); r.status != http.StatusNotFound {
-			t.Errorf("%s at 1.31: %d", p, r.status)
+		if r := e.do("GET", p, "1.31", ""); r.Status != http.StatusNotFound {
+			t.Errorf("%s at 1.31: %d", p, r.Status)
 		}
 	}
 }
@@ -76,16 +69,16 @@ func TestConnectors(t *testing.T) {
 	spectest.LoadJSON(t, "ironic/api/api-ref/samples/volume-connector-create-request.json", &req)
 	body := fmt.Sprintf(`{"node_uuid": "%s", "type": "%s", "connector_id": "%s"}`, n.UUID, req["type"], req["connector_id"])
 	r := e.do("POST", "/v1/volume/connectors", "1.32", body)
-	if r.status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	c := r.json(t)
+	c := r.JSON(t)
 	var sample map[string]any
 	spectest.LoadJSON(t, "ironic/api/api-ref/samples/volume-connector-create-response.json", &sample)
 	if !slices.Equal(keys(c), keys(sample)) || c["node_uuid"] != n.UUID || c["type"] != req["type"] {
 		t.Errorf("create body %v, sample keys %v", c, keys(sample))
 	}
-	if loc := r.header.Get("Location"); loc != "http://127.0.0.1:6385/v1/volume/connectors/"+c["uuid"].(string) {
+	if loc := r.Header.Get("Location"); loc != "http://127.0.0.1:6385/v1/volume/connectors/"+c["uuid"].(string) {
 		t.Errorf("Location %q", loc)
 	}
 	e.create("/v1/volume/connectors", fmt.Sprintf(`{"node_uuid": "%s", "type": "ip", "connector_id": "10.0.0.1"}`, other.UUID))
@@ -93,10 +86,10 @@ func TestConnectors(t *testing.T) {
 	list := func(p string) []any {
 		t.Helper()
 		r := e.do("GET", p, "1.115", "")
-		if r.status != 200 {
-			t.Fatalf("%s: %d %s", p, r.status, r.body)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", p, r.Status, r.Body)
 		}
-		return r.json(t)["connectors"].([]any)
+		return r.JSON(t)["connectors"].([]any)
 	}
 	if got := list("/v1/volume/connectors"); len(got) != 2 || !slices.Equal(keys(got[0].(map[string]any)), []string{"connector_id", "links", "node_uuid", "type", "uuid"}) {
 		t.Errorf("list %v", got)
@@ -110,12 +103,12 @@ func TestConnectors(t *testing.T) {
 	if got := list("/v1/nodes/" + n.UUID + "/volume/connectors"); len(got) != 1 || got[0].(map[string]any)["uuid"] != c["uuid"] {
 		t.Errorf("node connectors %v", got)
 	}
-	if got := e.do("GET", path+"?fields=type", "1.32", "").json(t); !slices.Equal(keys(got), []string{"links", "type"}) {
+	if got := e.do("GET", path+"?fields=type", "1.32", "").JSON(t); !slices.Equal(keys(got), []string{"links", "type"}) {
 		t.Errorf("show fields %v", got)
 	}
 	r = e.do("PATCH", path, "1.32", `[{"op": "replace", "path": "/connector_id", "value": "iqn.new"}, {"op": "add", "path": "/extra/a", "value": 1}]`)
-	if got := r.json(t); r.status != 200 || got["connector_id"] != "iqn.new" {
-		t.Errorf("patch: %d %s", r.status, r.body)
+	if got := r.JSON(t); r.Status != 200 || got["connector_id"] != "iqn.new" {
+		t.Errorf("patch: %d %s", r.Status, r.Body)
 	}
 	missing := uuid.NewString()
 	for _, c := range []struct {
@@ -149,8 +142,8 @@ func TestConnectors(t *testing.T) {
 		fmt.Sprintf("The requested action \"volume connector update\" can not be performed on node \"%s\" while it is in state \"power on\".", n.UUID))
 	// Deletion only needs the power off outside DELETE_ALLOWED_STATES:
 	// an enrolled node may be on.
-	if r := e.do("DELETE", path, "1.32", ""); r.status != http.StatusNoContent {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r := e.do("DELETE", path, "1.32", ""); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	wantFault(t, e.do("DELETE", path, "1.32", ""), 404, fmt.Sprintf("Volume connector %s could not be found.", c["uuid"]))
 }
@@ -183,17 +176,17 @@ func TestTargets(t *testing.T) {
 		t.Errorf("properties not masked: %v", p)
 	}
 	path := "/v1/volume/targets/" + tg["uuid"].(string)
-	if got := e.do("GET", "/v1/volume/targets", "1.115", "").json(t)["targets"].([]any); len(got) != 1 ||
+	if got := e.do("GET", "/v1/volume/targets", "1.115", "").JSON(t)["targets"].([]any); len(got) != 1 ||
 		!slices.Equal(keys(got[0].(map[string]any)), []string{"boot_index", "links", "node_uuid", "uuid", "volume_id", "volume_type"}) {
 		t.Errorf("list %v", got)
 	}
-	if got := e.do("GET", "/v1/nodes/"+n.UUID+"/volume/targets?detail=true", "1.32", "").json(t)["targets"].([]any); len(got) != 1 ||
+	if got := e.do("GET", "/v1/nodes/"+n.UUID+"/volume/targets?detail=true", "1.32", "").JSON(t)["targets"].([]any); len(got) != 1 ||
 		got[0].(map[string]any)["properties"].(map[string]any)["auth_password"] != "******" {
 		t.Errorf("node targets %v", got)
 	}
 	r := e.do("PATCH", path, "1.32", `[{"op": "replace", "path": "/boot_index", "value": 1}]`)
-	if got := r.json(t); r.status != 200 || got["boot_index"] != float64(1) {
-		t.Errorf("patch %d %s", r.status, r.body)
+	if got := r.JSON(t); r.Status != 200 || got["boot_index"] != float64(1) {
+		t.Errorf("patch %d %s", r.Status, r.Body)
 	}
 	e.create("/v1/volume/targets", fmt.Sprintf(`{"node_uuid": "%s", "volume_type": "iscsi", "volume_id": "v2", "boot_index": 0}`, n.UUID))
 	missing := uuid.NewString()
@@ -227,10 +220,10 @@ func TestTargets(t *testing.T) {
 	wantFault(t, e.do("DELETE", path, "1.32", ""), 400,
 		fmt.Sprintf("The requested action \"volume target deletion\" can not be performed on node \"%s\" while it is in state \"power on\".", n.UUID))
 	setPower(t, e, n, "power off")
-	if r := e.do("DELETE", path, "1.32", ""); r.status != http.StatusNoContent {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r := e.do("DELETE", path, "1.32", ""); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if !strings.Contains(string(e.do("GET", path, "1.32", "").body), "could not be found") {
+	if !strings.Contains(string(e.do("GET", path, "1.32", "").Body), "could not be found") {
 		t.Error("target still there")
 	}
 }
@@ -240,7 +233,7 @@ func TestTargetPropertiesRedacted(t *testing.T) {
 	n := e.node("n1", nil)
 	tg := e.create("/v1/volume/targets", fmt.Sprintf(`{"node_uuid": "%s", "volume_type": "iscsi", "volume_id": "v1", "boot_index": 0, "properties": {"a": "b"}}`, n.UUID))
 	e.h = newHandlerDenyingProperties(t, e)
-	got := e.do("GET", "/v1/volume/targets/"+tg["uuid"].(string), "1.32", "").json(t)
+	got := e.do("GET", "/v1/volume/targets/"+tg["uuid"].(string), "1.32", "").JSON(t)
 	if p := got["properties"].(map[string]any); !strings.HasPrefix(fmt.Sprint(p["redacted_contents"]), "** Value redacted: Requires permission baremetal:volume:view_target_properties") {
 		t.Errorf("properties %v", p)
 	}
