@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -33,8 +32,9 @@ type LoadOptions struct {
 	// Overrides replace table defaults but lose to any file value:
 	// section -> option -> value as it would be written in a file.
 	Overrides map[string]map[string]string
-	// Unknown is told about every section or option that no table entry
-	// knows (name is "" for a whole section). Nil logs at debug level.
+	// Unknown, when set, is told about every section or option that no
+	// table entry knows (name is "" for a whole section) as the files are
+	// read; Config.Unknown lists them afterwards either way.
 	Unknown func(section, name, file string)
 }
 
@@ -43,6 +43,7 @@ type Config struct {
 	values  map[Name]any
 	set     map[Name]bool
 	sources []string
+	unknown []Unknown
 }
 
 // Load reads the configuration files and resolves every option.
@@ -67,13 +68,14 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 		files = append(files, f)
 	}
-	unknown := opts.Unknown
-	if unknown == nil {
-		unknown = func(section, name, file string) {
-			slog.Debug("ignoring unknown configuration option", "section", section, "option", name, "file", file)
+	// Listed rather than logged here: the caller's logger is configured
+	// from this very configuration, so it reports them once it exists.
+	unknown := findUnknown(files)
+	if opts.Unknown != nil {
+		for _, u := range unknown {
+			opts.Unknown(u.Section, u.Option, u.File)
 		}
 	}
-	reportUnknown(files, unknown)
 
 	overrides := map[Name]string{}
 	for sec, kv := range opts.Overrides {
@@ -91,7 +93,7 @@ func Load(opts LoadOptions) (*Config, error) {
 			return nil, err
 		}
 	}
-	return &Config{values: r.values, set: r.set, sources: paths}, nil
+	return &Config{values: r.values, set: r.set, sources: paths, unknown: unknown}, nil
 }
 
 // confFiles lists the *.conf files of a directory in lexical order.
@@ -109,23 +111,6 @@ func confFiles(dir string) ([]string, error) {
 	}
 	sort.Strings(m)
 	return m, nil
-}
-
-func reportUnknown(files []*parsedFile, unknown func(section, name, file string)) {
-	for _, f := range files {
-		seenSection := map[string]bool{}
-		for _, n := range f.order {
-			switch {
-			case !registry.sections[n.Section]:
-				if !seenSection[n.Section] {
-					seenSection[n.Section] = true
-					unknown(n.Section, "", f.path)
-				}
-			case !registry.known[n]:
-				unknown(n.Section, n.Name, f.path)
-			}
-		}
-	}
 }
 
 // resolver computes option values on demand, so that interpolation can
