@@ -257,10 +257,17 @@ func exchange(ctx context.Context, host string, req []byte) (*rawResponse, error
 	if _, err := conn.Write(req); err != nil {
 		return nil, fmt.Errorf("send: %w", err)
 	}
-	method, _, _ := strings.Cut(string(req), " ")
-	resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: method})
-	if err != nil {
+	// The whole answer is read first: a server may answer a request it
+	// cannot parse with something that is not HTTP/1.x at all, which is
+	// then recorded as it came, with status 0.
+	answer, err := io.ReadAll(conn)
+	if err != nil && len(answer) == 0 {
 		return nil, fmt.Errorf("read answer: %w", err)
+	}
+	method, _, _ := strings.Cut(string(req), " ")
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(answer)), &http.Request{Method: method})
+	if err != nil {
+		return &rawResponse{header: http.Header{}, body: answer}, nil
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
