@@ -9,6 +9,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/config"
@@ -223,11 +224,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	if err := checkAllowedFields(a.fields, v); err != nil {
 		return err
 	}
-	d, err := h.convert(r.Context(), rc, al, a.fields, true)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(h.convert(r.Context(), rc, al, a.fields, true))
 }
 
 func (h *handlers) nodeShow(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -397,11 +394,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	rc.SetLocation(w, "allocations", created.UUID)
-	d, err := h.convert(r.Context(), rc, created, nil, true)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusCreated, d)
+	return respond.JSON(w, http.StatusCreated)(h.convert(r.Context(), rc, created, nil, true))
 }
 
 // authorizeCreate is _authorize_create_allocation: the create rule, or
@@ -537,9 +530,5 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		}
 		al = updated
 	}
-	d, err := h.convert(r.Context(), rc, al, nil, true)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(h.convert(r.Context(), rc, al, nil, true))
 }

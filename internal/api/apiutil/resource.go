@@ -114,3 +114,17 @@ func (l *Listing[T]) Page(r *http.Request, v microversion.Version, maxLimit int,
 	}
 	return Page(a, publicURL, l.Key, l.Resource, list, func(x T) (*Dict, error) { return convert(x, a.Fields) }, l.MarkerOf, lead...)
 }
+
+// SaveChanged writes the changed fields of x with update when any
+// changed, answering a refusal with refused(err); x as saved.
+func SaveChanged[T any](ctx context.Context, x T, changed []string, update func(context.Context, T, ...string) (T, error),
+	refused func(error) error) (T, error) {
+	if len(changed) == 0 {
+		return x, nil
+	}
+	saved, err := update(ctx, x, changed...)
+	if err != nil {
+		return x, refused(err)
+	}
+	return saved, nil
+}

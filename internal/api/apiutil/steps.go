@@ -3,6 +3,7 @@ package apiutil
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/api/collection"
@@ -87,4 +88,41 @@ func PatchRefused(ops []PatchOp, reason string) error {
 		reprs[i] = op.String()
 	}
 	return errs.New(errs.ClassPatchError, map[string]any{"patch": "[" + strings.Join(reprs, ", ") + "]", "reason": reason})
+}
+
+// StepDoc is one validated step document of a deploy template or runbook:
+// N is its priority (deploy templates) or order (runbooks).
+type StepDoc struct {
+	Interface, Step string
+	Args            map[string]any
+	N               int
+}
+
+// StepDocs reads validated step documents, numbered by the key nKey.
+func StepDocs(v any, nKey string) []StepDoc {
+	var out []StepDoc
+	for _, s := range v.([]any) {
+		st := s.(map[string]any)
+		out = append(out, StepDoc{Interface: st["interface"].(string), Step: st["step"].(string),
+			Args: st["args"].(map[string]any), N: StepInteger(st[nKey])})
+	}
+	return out
+}
+
+// StepInteger is the integer the database makes of a validated priority
+// or order (an integer or a string of digits).
+func StepInteger(v any) int {
+	switch p := v.(type) {
+	case string:
+		n, _ := strconv.Atoi(p)
+		return n
+	case float64:
+		return int(p)
+	case int:
+		return p
+	case int64:
+		return int(p)
+	}
+	n, _ := strconv.Atoi(fmt.Sprint(v))
+	return n
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
@@ -198,11 +199,7 @@ func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
-	d, err := convert(rc, c, fields, true)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(convert(rc, c, fields, true))
 }
 
 // validate is CHASSIS_VALIDATOR.
@@ -246,11 +243,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return fmt.Errorf("create chassis: %w", err)
 	}
 	rc.SetLocation(w, "chassis", created.UUID)
-	d, err := convert(rc, created, nil, true)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusCreated, d)
+	return respond.JSON(w, http.StatusCreated)(convert(rc, created, nil, true))
 }
 
 func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -295,11 +288,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if err != nil {
 		return fmt.Errorf("update chassis %s: %w", c.UUID, err)
 	}
-	d, err := convert(rc, saved, nil, true)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(convert(rc, saved, nil, true))
 }
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/config"
@@ -149,14 +150,10 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 		},
 		MarkerOf: func(c *model.Conductor) string { return c.Hostname },
 	}
-	out, err := l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
+	return respond.JSON(w, http.StatusOK)(l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
 		func(c *model.Conductor, fields []string) (*apiutil.Dict, error) {
 			return h.convert(rc, c, fields, true)
-		})
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, out)
+		}))
 }
 
 func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -184,9 +181,5 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	if err != nil {
 		return err
 	}
-	d, err := h.convert(rc, c, fields, true)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(h.convert(rc, c, fields, true))
 }

@@ -8,12 +8,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/google/uuid"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
@@ -98,32 +98,10 @@ func convert(rc *api.RequestContext, t *model.DeployTemplate, fields []string) (
 // modelSteps converts validated step documents.
 func modelSteps(v any) []model.DeployTemplateStep {
 	var out []model.DeployTemplateStep
-	for _, s := range v.([]any) {
-		st := s.(map[string]any)
-		out = append(out, model.DeployTemplateStep{
-			Interface: st["interface"].(string), Step: st["step"].(string),
-			Args: st["args"].(map[string]any), Priority: priority(st["priority"]),
-		})
+	for _, st := range apiutil.StepDocs(v, "priority") {
+		out = append(out, model.DeployTemplateStep{Interface: st.Interface, Step: st.Step, Args: st.Args, Priority: st.N})
 	}
 	return out
-}
-
-// priority is the integer the database makes of a validated priority
-// (an integer or a string of digits).
-func priority(v any) int {
-	switch p := v.(type) {
-	case string:
-		n, _ := strconv.Atoi(p)
-		return n
-	case float64:
-		return int(p)
-	case int:
-		return p
-	case int64:
-		return int(p)
-	}
-	n, _ := strconv.Atoi(fmt.Sprint(v))
-	return n
 }
 
 // storeErr maps the store's refusals to upstream's errors.
@@ -166,12 +144,8 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 		},
 		MarkerOf: func(t *model.DeployTemplate) string { return t.UUID },
 	}
-	out, err := l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
-		func(t *model.DeployTemplate, fields []string) (*apiutil.Dict, error) { return convert(rc, t, fields) })
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, out)
+	return respond.JSON(w, http.StatusOK)(l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
+		func(t *model.DeployTemplate, fields []string) (*apiutil.Dict, error) { return convert(rc, t, fields) }))
 }
 
 func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -195,11 +169,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	if err != nil {
 		return err
 	}
-	d, err := convert(rc, t, fields)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(convert(rc, t, fields))
 }
 
 func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -301,18 +271,12 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		t.Steps = modelSteps(doc["steps"])
 		changed = append(changed, "steps")
 	}
-	if len(changed) > 0 {
-		updated, err := h.Store.UpdateDeployTemplate(r.Context(), t, changed...)
-		if err != nil {
-			return storeErr(err, t, "update")
-		}
-		t = updated
-	}
-	d, err := convert(rc, t, nil)
+	t, err = apiutil.SaveChanged(r.Context(), t, changed, h.Store.UpdateDeployTemplate,
+		func(err error) error { return storeErr(err, t, "update") })
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(convert(rc, t, nil))
 }
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
@@ -148,14 +149,10 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 			return []collection.Param{{Key: "filters", Value: apiutil.PyRepr(filters)}}
 		},
 	}
-	out, err := l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
+	return respond.JSON(w, http.StatusOK)(l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
 		func(rule *model.InspectionRule, fields []string) (*apiutil.Dict, error) {
 			return convert(rc, rule, fields)
-		})
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, out)
+		}))
 }
 
 func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -179,11 +176,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	if err := collection.CheckAllowedFields(fields, rc.Version); err != nil {
 		return err
 	}
-	d, err := convert(rc, rule, fields)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(convert(rc, rule, fields))
 }
 
 // fromDoc sets the rule's writable fields from a validated document.
@@ -253,11 +246,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return storeErr(err, rule, "create")
 	}
 	rc.SetLocation(w, "inspection_rules", created.UUID)
-	d, err := convert(rc, created, nil)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusCreated, d)
+	return respond.JSON(w, http.StatusCreated)(convert(rc, created, nil))
 }
 
 // asDict is the rule's as_dict(), which a patch applies to.
@@ -331,17 +320,13 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 			doc["phase"] = nil
 		}
 		fromDoc(rule, doc)
-		updated, err := h.Store.UpdateInspectionRule(r.Context(), rule, changed...)
-		if err != nil {
-			return storeErr(err, rule, "update")
-		}
-		rule = updated
 	}
-	d, err := convert(rc, rule, nil)
+	rule, err = apiutil.SaveChanged(r.Context(), rule, changed, h.Store.UpdateInspectionRule,
+		func(err error) error { return storeErr(err, rule, "update") })
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(convert(rc, rule, nil))
 }
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

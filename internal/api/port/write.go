@@ -11,6 +11,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -161,11 +162,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	rc.SetLocation(w, "ports", created.UUID)
-	d, err := h.convert(ctx, rc, created, nil)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusCreated, d)
+	return respond.JSON(w, http.StatusCreated)(h.convert(ctx, rc, created, nil))
 }
 
 // setFields copies the validated object fields of m onto p.
@@ -334,11 +331,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if err != nil {
 		return err
 	}
-	d, err := h.convert(ctx, rc, saved, nil)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(h.convert(ctx, rc, saved, nil))
 }
 
 // llcAsSent is the local_link_connection a patch set as a whole, as the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/api/port"
@@ -203,9 +204,5 @@ func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err := checkAllowedFields(fields, rc.Version); err != nil {
 		return err
 	}
-	d, err := convert(rc, pg, fields)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(convert(rc, pg, fields))
 }

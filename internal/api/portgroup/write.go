@@ -9,6 +9,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
@@ -130,11 +131,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return apiutil.CreateErr(err, "portgroup "+pg.UUID, pg)
 	}
 	rc.SetLocation(w, "portgroups", created.UUID)
-	d, err := convert(rc, created, nil)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusCreated, d)
+	return respond.JSON(w, http.StatusCreated)(convert(rc, created, nil))
 }
 
 // patchDoc is the portgroup as the API sees it (as_dict without node_id,
@@ -234,11 +231,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 			return err
 		}
 	}
-	d, err := convert(rc, saved, nil)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(convert(rc, saved, nil))
 }
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

@@ -7,14 +7,13 @@ package runbook
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/config"
@@ -147,21 +146,10 @@ func convert(rc *api.RequestContext, rb *model.Runbook, fields []string) (*apiut
 
 func modelSteps(v any) []model.RunbookStep {
 	var out []model.RunbookStep
-	for _, s := range v.([]any) {
-		st := s.(map[string]any)
-		out = append(out, model.RunbookStep{
-			Interface: st["interface"].(string), Step: st["step"].(string),
-			Args: st["args"].(map[string]any), Order: integer(st["order"]),
-		})
+	for _, st := range apiutil.StepDocs(v, "order") {
+		out = append(out, model.RunbookStep{Interface: st.Interface, Step: st.Step, Args: st.Args, Order: st.N})
 	}
 	return out
-}
-
-// integer is the integer the database makes of a validated order (an
-// integer or a string of digits).
-func integer(v any) int {
-	n, _ := strconv.Atoi(fmt.Sprint(v))
-	return n
 }
 
 func storeErr(err error, rb *model.Runbook, what string) error {
@@ -203,12 +191,8 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 		},
 		MarkerOf: func(rb *model.Runbook) string { return rb.UUID },
 	}
-	out, err := l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
-		func(rb *model.Runbook, fields []string) (*apiutil.Dict, error) { return convert(rc, rb, fields) })
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, out)
+	return respond.JSON(w, http.StatusOK)(l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,
+		func(rb *model.Runbook, fields []string) (*apiutil.Dict, error) { return convert(rc, rb, fields) }))
 }
 
 func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -228,11 +212,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	if err := collection.CheckAllowedFields(fields, rc.Version); err != nil {
 		return err
 	}
-	d, err := convert(rc, rb, fields)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(convert(rc, rb, fields))
 }
 
 func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
@@ -429,18 +409,12 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 			rb.Steps = modelSteps(doc[f])
 		}
 	}
-	if len(changed) > 0 {
-		updated, err := h.Store.UpdateRunbook(r.Context(), rb, changed...)
-		if err != nil {
-			return storeErr(err, rb, "update")
-		}
-		rb = updated
-	}
-	d, err := convert(rc, rb, nil)
+	rb, err = apiutil.SaveChanged(r.Context(), rb, changed, h.Store.UpdateRunbook,
+		func(err error) error { return storeErr(err, rb, "update") })
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, d)
+	return respond.JSON(w, http.StatusOK)(convert(rc, rb, nil))
 }
 
 func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

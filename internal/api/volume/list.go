@@ -8,6 +8,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
@@ -270,11 +271,7 @@ func (h *handlers) getOne(k *kind) api.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		d, err := h.convert(r, rc, k, rec, collection.StringList(q.Get("fields")))
-		if err != nil {
-			return err
-		}
-		return api.WriteJSON(w, http.StatusOK, d)
+		return respond.JSON(w, http.StatusOK)(h.convert(r, rc, k, rec, collection.StringList(q.Get("fields"))))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -135,11 +136,7 @@ func (h *handlers) createTarget(w http.ResponseWriter, r *http.Request, rc *api.
 	rc.SetLocation(w, "volume/targets", created.UUID)
 	// Upstream's create does not redact: the caller just sent the
 	// properties.
-	d, err := h.convertUnredacted(r, rc, created)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, http.StatusCreated, d)
+	return respond.JSON(w, http.StatusCreated)(h.convertUnredacted(r, rc, created))
 }
 
 func (h *handlers) convertUnredacted(r *http.Request, rc *api.RequestContext, t *model.VolumeTarget) (*apiutil.Dict, error) {

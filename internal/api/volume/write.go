@@ -9,6 +9,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/api/apiutil/respond"
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
@@ -128,9 +129,5 @@ func patchedDoc(k *kind, doc map[string]any, ops []apiutil.PatchOp, node *model.
 
 // writeRecord answers status with the record as the API shows it.
 func (h *handlers) writeRecord(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, status int, k *kind, rec *record) error {
-	d, err := h.convert(r, rc, k, rec, nil)
-	if err != nil {
-		return err
-	}
-	return api.WriteJSON(w, status, d)
+	return respond.JSON(w, status)(h.convert(r, rc, k, rec, nil))
 }
