@@ -13,12 +13,7 @@ import (
 )
 
 func allocationFields(a *model.Allocation) []field {
-	return []field{
-		{name: "id", ptr: &a.ID},
-		{name: "uuid", ptr: &a.UUID, emptyNull: true},
-		{name: "created_at", ptr: &a.CreatedAt},
-		{name: "updated_at", ptr: &a.UpdatedAt},
-		{name: "version", ptr: &a.Version, emptyNull: true},
+	return rowFields(&a.ID, &a.UUID, &a.CreatedAt, &a.UpdatedAt, &a.Version, []field{
 		{name: "name", ptr: &a.Name},
 		{name: "node_id", ptr: &a.NodeID},
 		{name: "state", ptr: &a.State},
@@ -29,7 +24,7 @@ func allocationFields(a *model.Allocation) []field {
 		{name: "candidate_nodes", ptr: &a.CandidateNodes},
 		{name: "extra", ptr: &a.Extra},
 		{name: "conductor_affinity", ptr: &a.ConductorAffinity},
-	}
+	})
 }
 
 var allocationResource = resource[model.Allocation]{table: "allocations", kind: KindAllocation, fields: allocationFields,

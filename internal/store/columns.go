@@ -327,3 +327,38 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
+
+// rowFields lists a table's columns: its id and uuid (when not nil), the
+// columns every upstream table has from its base model (oslo.db's
+// created_at and updated_at, and the object version), then own.
+func rowFields(id *int64, uuid *string, created *time.Time, updated **time.Time, version *string, own []field) []field {
+	fs := make([]field, 0, 5+len(own))
+	if id != nil {
+		fs = append(fs, field{name: "id", ptr: id})
+	}
+	if uuid != nil {
+		fs = append(fs, field{name: "uuid", ptr: uuid, emptyNull: true})
+	}
+	fs = append(fs,
+		field{name: "created_at", ptr: created},
+		field{name: "updated_at", ptr: updated},
+		field{name: "version", ptr: version, emptyNull: true})
+	return append(fs, own...)
+}
+
+// execOne runs a statement that must touch a row: when it touches none
+// (the row is missing), it returns missing.
+func execOne(ctx context.Context, q querier, missing error, query string, args ...any) error {
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return missing
+	}
+	return nil
+}

@@ -15,30 +15,22 @@ import (
 )
 
 func conductorFields(c *model.Conductor) []field {
-	return []field{
-		{name: "id", ptr: &c.ID},
-		{name: "created_at", ptr: &c.CreatedAt},
-		{name: "updated_at", ptr: &c.UpdatedAt},
-		{name: "version", ptr: &c.Version, emptyNull: true},
+	return rowFields(&c.ID, nil, &c.CreatedAt, &c.UpdatedAt, &c.Version, []field{
 		{name: "hostname", ptr: &c.Hostname},
 		{name: "drivers", ptr: &c.Drivers},
 		{name: "online", ptr: &c.Online},
 		{name: "conductor_group", ptr: &c.ConductorGroup},
-	}
+	})
 }
 
 func hwIfaceFields(h *model.ConductorHardwareInterface) []field {
-	return []field{
-		{name: "id", ptr: &h.ID},
-		{name: "created_at", ptr: &h.CreatedAt},
-		{name: "updated_at", ptr: &h.UpdatedAt},
-		{name: "version", ptr: &h.Version, emptyNull: true},
+	return rowFields(&h.ID, nil, &h.CreatedAt, &h.UpdatedAt, &h.Version, []field{
 		{name: "conductor_id", ptr: &h.ConductorID},
 		{name: "hardware_type", ptr: &h.HardwareType},
 		{name: "interface_type", ptr: &h.InterfaceType},
 		{name: "interface_name", ptr: &h.InterfaceName},
 		{name: "default", ptr: &h.Default},
-	}
+	})
 }
 
 var (
@@ -180,16 +172,7 @@ func (s *sqlStore) UnregisterConductor(ctx context.Context, hostname string) err
 
 func (s *sqlStore) conductorExec(ctx context.Context, hostname, query string, args ...any) error {
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return &NotFoundError{Kind: KindConductor, Ident: hostname}
-		}
-		return nil
+		return execOne(ctx, tx, &NotFoundError{Kind: KindConductor, Ident: hostname}, query, args...)
 	})
 	return wrapUnlessTyped(err, "conductor "+hostname)
 }

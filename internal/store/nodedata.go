@@ -12,12 +12,7 @@ import (
 )
 
 func nodeHistoryFields(h *model.NodeHistory) []field {
-	return []field{
-		{name: "id", ptr: &h.ID},
-		{name: "uuid", ptr: &h.UUID, emptyNull: true},
-		{name: "created_at", ptr: &h.CreatedAt},
-		{name: "updated_at", ptr: &h.UpdatedAt},
-		{name: "version", ptr: &h.Version, emptyNull: true},
+	return rowFields(&h.ID, &h.UUID, &h.CreatedAt, &h.UpdatedAt, &h.Version, []field{
 		{name: "conductor", ptr: &h.Conductor},
 		{name: "event_type", ptr: &h.EventType},
 		{name: "severity", ptr: &h.Severity},
@@ -28,26 +23,19 @@ func nodeHistoryFields(h *model.NodeHistory) []field {
 		{name: "state", ptr: &h.State},
 		{name: "target_provision_state", ptr: &h.TargetProvisionState},
 		{name: "duration_seconds", ptr: &h.DurationSeconds},
-	}
+	})
 }
 
 func nodeInventoryFields(i *model.NodeInventory) []field {
-	return []field{
-		{name: "id", ptr: &i.ID},
-		{name: "created_at", ptr: &i.CreatedAt},
-		{name: "updated_at", ptr: &i.UpdatedAt},
-		{name: "version", ptr: &i.Version, emptyNull: true},
+	return rowFields(&i.ID, nil, &i.CreatedAt, &i.UpdatedAt, &i.Version, []field{
 		{name: "inventory_data", ptr: &i.InventoryData},
 		{name: "plugin_data", ptr: &i.PluginData},
 		{name: "node_id", ptr: &i.NodeID},
-	}
+	})
 }
 
 func biosSettingFields(b *model.BIOSSetting) []field {
-	return []field{
-		{name: "created_at", ptr: &b.CreatedAt},
-		{name: "updated_at", ptr: &b.UpdatedAt},
-		{name: "version", ptr: &b.Version, emptyNull: true},
+	return rowFields(nil, nil, &b.CreatedAt, &b.UpdatedAt, &b.Version, []field{
 		{name: "node_id", ptr: &b.NodeID},
 		{name: "name", ptr: &b.Name},
 		{name: "value", ptr: &b.Value},
@@ -60,15 +48,11 @@ func biosSettingFields(b *model.BIOSSetting) []field {
 		{name: "reset_required", ptr: &b.ResetRequired},
 		{name: "unique", ptr: &b.Unique},
 		{name: "upper_bound", ptr: &b.UpperBound},
-	}
+	})
 }
 
 func firmwareFields(f *model.FirmwareComponent) []field {
-	return []field{
-		{name: "id", ptr: &f.ID},
-		{name: "created_at", ptr: &f.CreatedAt},
-		{name: "updated_at", ptr: &f.UpdatedAt},
-		{name: "version", ptr: &f.Version, emptyNull: true},
+	return rowFields(&f.ID, nil, &f.CreatedAt, &f.UpdatedAt, &f.Version, []field{
 		{name: "node_id", ptr: &f.NodeID},
 		{name: "component", ptr: &f.Component},
 		{name: "initial_version", ptr: &f.InitialVersion},
@@ -77,16 +61,11 @@ func firmwareFields(f *model.FirmwareComponent) []field {
 		{name: "vendor", ptr: &f.Vendor},
 		{name: "model", ptr: &f.Model},
 		{name: "serial_number", ptr: &f.SerialNumber},
-	}
+	})
 }
 
 func inspectionRuleFields(r *model.InspectionRule) []field {
-	return []field{
-		{name: "id", ptr: &r.ID},
-		{name: "uuid", ptr: &r.UUID, emptyNull: true},
-		{name: "created_at", ptr: &r.CreatedAt},
-		{name: "updated_at", ptr: &r.UpdatedAt},
-		{name: "version", ptr: &r.Version, emptyNull: true},
+	return rowFields(&r.ID, &r.UUID, &r.CreatedAt, &r.UpdatedAt, &r.Version, []field{
 		{name: "priority", ptr: &r.Priority},
 		{name: "description", ptr: &r.Description},
 		{name: "scope", ptr: &r.Scope},
@@ -94,7 +73,7 @@ func inspectionRuleFields(r *model.InspectionRule) []field {
 		{name: "phase", ptr: &r.Phase},
 		{name: "conditions", ptr: &r.Conditions},
 		{name: "actions", ptr: &r.Actions},
-	}
+	})
 }
 
 func byUUID[T any](uuidOf func(*T) string) func(*T, string) string {
@@ -263,16 +242,7 @@ func (s *sqlStore) DeleteNodeInventory(ctx context.Context, nodeID int64) error 
 // there were none.
 func (s *sqlStore) deleteWhere(ctx context.Context, table, cond string, args []any, notFound error) error {
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE "+cond, args...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return notFound
-		}
-		return nil
+		return execOne(ctx, tx, notFound, "DELETE FROM "+table+" WHERE "+cond, args...)
 	})
 	return wrapUnlessTyped(err, "delete from "+table)
 }
@@ -323,14 +293,8 @@ func (s *sqlStore) writeBIOSSettings(ctx context.Context, nodeID int64, settings
 			if err != nil {
 				return err
 			}
-			res, err := tx.ExecContext(ctx, "UPDATE bios_settings SET "+set+" WHERE node_id = ? AND name = ?", append(args, nodeID, b.Name)...)
-			if err != nil {
+			if err := execOne(ctx, tx, &NotFoundError{Kind: KindBIOSSetting, Ident: b.Name, Node: node}, "UPDATE bios_settings SET "+set+" WHERE node_id = ? AND name = ?", append(args, nodeID, b.Name)...); err != nil {
 				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				return &NotFoundError{Kind: KindBIOSSetting, Ident: b.Name, Node: node}
 			}
 		}
 		return nil

@@ -18,12 +18,7 @@ import (
 )
 
 func nodeFields(n *model.Node) []field {
-	return []field{
-		{name: "id", ptr: &n.ID},
-		{name: "uuid", ptr: &n.UUID, emptyNull: true},
-		{name: "created_at", ptr: &n.CreatedAt},
-		{name: "updated_at", ptr: &n.UpdatedAt},
-		{name: "version", ptr: &n.Version, emptyNull: true},
+	return rowFields(&n.ID, &n.UUID, &n.CreatedAt, &n.UpdatedAt, &n.Version, []field{
 		{name: "instance_uuid", ptr: &n.InstanceUUID},
 		{name: "instance_name", ptr: &n.InstanceName},
 		{name: "name", ptr: &n.Name},
@@ -84,7 +79,7 @@ func nodeFields(n *model.Node) []field {
 		{name: "service_step", ptr: &n.ServiceStep},
 		{name: "disable_power_off", ptr: &n.DisablePowerOff},
 		{name: "health", ptr: &n.Health},
-	}
+	})
 }
 
 var (
@@ -323,21 +318,15 @@ func (s *sqlStore) DeleteNode(ctx context.Context, id int64) error {
 	ident := strconv.FormatInt(id, 10)
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
 		// Orphan the allocation first: nodes.allocation_id references it.
-		res, err := tx.ExecContext(ctx, "UPDATE nodes SET allocation_id = NULL WHERE id = ?", id)
-		if err != nil {
+		if err := execOne(ctx, tx, &NotFoundError{Kind: KindNode, Ident: ident}, "UPDATE nodes SET allocation_id = NULL WHERE id = ?", id); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return &NotFoundError{Kind: KindNode, Ident: ident}
 		}
 		for _, t := range nodeChildTables {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE node_id = ?", id); err != nil {
 				return fmt.Errorf("delete %s: %w", t, err)
 			}
 		}
-		_, err = tx.ExecContext(ctx, "DELETE FROM nodes WHERE id = ?", id)
+		_, err := tx.ExecContext(ctx, "DELETE FROM nodes WHERE id = ?", id)
 		return err
 	})
 	return wrapUnlessTyped(err, "delete node "+ident)
@@ -621,16 +610,7 @@ func (s *sqlStore) TouchNodeProvisioning(ctx context.Context, nodeID int64) erro
 	ident := strconv.FormatInt(nodeID, 10)
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
 		now := s.db.Time(s.clock())
-		res, err := tx.ExecContext(ctx, "UPDATE nodes SET provision_updated_at = ?, updated_at = ? WHERE id = ?", now, now, nodeID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return &NotFoundError{Kind: KindNode, Ident: ident}
-		}
-		return nil
+		return execOne(ctx, tx, &NotFoundError{Kind: KindNode, Ident: ident}, "UPDATE nodes SET provision_updated_at = ?, updated_at = ? WHERE id = ?", now, now, nodeID)
 	})
 	return wrapUnlessTyped(err, "touch provisioning of node "+ident)
 }

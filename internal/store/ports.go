@@ -10,12 +10,7 @@ import (
 )
 
 func portFields(p *model.Port) []field {
-	return []field{
-		{name: "id", ptr: &p.ID},
-		{name: "uuid", ptr: &p.UUID, emptyNull: true},
-		{name: "created_at", ptr: &p.CreatedAt},
-		{name: "updated_at", ptr: &p.UpdatedAt},
-		{name: "version", ptr: &p.Version, emptyNull: true},
+	return rowFields(&p.ID, &p.UUID, &p.CreatedAt, &p.UpdatedAt, &p.Version, []field{
 		{name: "address", ptr: &p.Address},
 		{name: "node_id", ptr: &p.NodeID},
 		{name: "extra", ptr: &p.Extra},
@@ -30,16 +25,11 @@ func portFields(p *model.Port) []field {
 		{name: "vendor", ptr: &p.Vendor},
 		{name: "category", ptr: &p.Category},
 		{name: "available_for_dynamic_portgroup", ptr: &p.AvailableForDynamicPortgroup},
-	}
+	})
 }
 
 func portgroupFields(p *model.Portgroup) []field {
-	return []field{
-		{name: "id", ptr: &p.ID},
-		{name: "uuid", ptr: &p.UUID, emptyNull: true},
-		{name: "created_at", ptr: &p.CreatedAt},
-		{name: "updated_at", ptr: &p.UpdatedAt},
-		{name: "version", ptr: &p.Version, emptyNull: true},
+	return rowFields(&p.ID, &p.UUID, &p.CreatedAt, &p.UpdatedAt, &p.Version, []field{
 		{name: "name", ptr: &p.Name},
 		{name: "node_id", ptr: &p.NodeID},
 		{name: "address", ptr: &p.Address},
@@ -51,19 +41,14 @@ func portgroupFields(p *model.Portgroup) []field {
 		{name: "physical_network", ptr: &p.PhysicalNetwork},
 		{name: "category", ptr: &p.Category},
 		{name: "dynamic_portgroup", ptr: &p.DynamicPortgroup},
-	}
+	})
 }
 
 func chassisFields(c *model.Chassis) []field {
-	return []field{
-		{name: "id", ptr: &c.ID},
-		{name: "uuid", ptr: &c.UUID, emptyNull: true},
-		{name: "created_at", ptr: &c.CreatedAt},
-		{name: "updated_at", ptr: &c.UpdatedAt},
-		{name: "version", ptr: &c.Version, emptyNull: true},
+	return rowFields(&c.ID, &c.UUID, &c.CreatedAt, &c.UpdatedAt, &c.Version, []field{
 		{name: "extra", ptr: &c.Extra},
 		{name: "description", ptr: &c.Description},
-	}
+	})
 }
 
 var (
@@ -71,31 +56,27 @@ var (
 		load: func(ctx context.Context, q querier, ps []*model.Port) error {
 			return fillNodeUUIDs(ctx, q, ps, func(p *model.Port) (*int64, *string) { return p.NodeID, &p.NodeUUID })
 		},
-		dupValue: func(p *model.Port, col string) string {
-			switch col {
-			case "address":
-				return model.Deref(p.Address)
-			case "name":
-				return model.Deref(p.Name)
-			}
-			return p.UUID
-		}}
+		dupValue: func(p *model.Port, col string) string { return addressOrName(col, p.Address, p.Name, p.UUID) }}
 	portgroupResource = resource[model.Portgroup]{table: "portgroups", kind: KindPortgroup, fields: portgroupFields,
 		load: func(ctx context.Context, q querier, ps []*model.Portgroup) error {
 			return fillNodeUUIDs(ctx, q, ps, func(p *model.Portgroup) (*int64, *string) { return p.NodeID, &p.NodeUUID })
 		},
-		dupValue: func(p *model.Portgroup, col string) string {
-			switch col {
-			case "address":
-				return model.Deref(p.Address)
-			case "name":
-				return model.Deref(p.Name)
-			}
-			return p.UUID
-		}}
+		dupValue: func(p *model.Portgroup, col string) string { return addressOrName(col, p.Address, p.Name, p.UUID) }}
 	chassisResource = resource[model.Chassis]{table: "chassis", kind: KindChassis, fields: chassisFields,
 		dupValue: func(c *model.Chassis, _ string) string { return c.UUID }}
 )
+
+// addressOrName is the value a port or portgroup shows for its violated
+// unique column col: its address, its name, else its UUID.
+func addressOrName(col string, address, name *string, uuid string) string {
+	switch col {
+	case "address":
+		return model.Deref(address)
+	case "name":
+		return model.Deref(name)
+	}
+	return uuid
+}
 
 // DefaultPortgroupMode is [DEFAULT]default_portgroup_mode's default, which
 // upstream applies when a portgroup is created without a mode.

@@ -128,14 +128,8 @@ func updateWith[T any](ctx context.Context, s *sqlStore, r resource[T], v *T, id
 		return nil, err
 	}
 	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE "+r.table+" SET "+set+" WHERE id = ?", append(args, id)...)
-		if err != nil {
+		if err := execOne(ctx, tx, &NotFoundError{Kind: r.kind, Ident: ident}, "UPDATE "+r.table+" SET "+set+" WHERE id = ?", append(args, id)...); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return &NotFoundError{Kind: r.kind, Ident: ident}
 		}
 		if r.saveChildren != nil && len(which) > 0 {
 			if err := r.saveChildren(ctx, s, tx, v, id, which); err != nil {
@@ -188,16 +182,7 @@ func (s *sqlStore) deleteByID(ctx context.Context, table, kind string, id int64,
 				return fmt.Errorf("delete %s: %w", c.table, err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE id = ?", id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return &NotFoundError{Kind: kind, Ident: ident}
-		}
-		return nil
+		return execOne(ctx, tx, &NotFoundError{Kind: kind, Ident: ident}, "DELETE FROM "+table+" WHERE id = ?", id)
 	})
 	return wrapUnlessTyped(err, "delete "+kind+" "+ident)
 }

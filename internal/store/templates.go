@@ -34,17 +34,13 @@ func stepKey(iface, step string, args map[string]any, rank int) (string, error) 
 var (
 	deployStepTable = stepTable[model.DeployTemplateStep]{table: "deploy_template_steps", fk: "deploy_template_id",
 		fields: func(st *model.DeployTemplateStep) []field {
-			return []field{
-				{name: "id", ptr: &st.ID},
-				{name: "created_at", ptr: &st.CreatedAt},
-				{name: "updated_at", ptr: &st.UpdatedAt},
-				{name: "version", ptr: &st.Version, emptyNull: true},
+			return rowFields(&st.ID, nil, &st.CreatedAt, &st.UpdatedAt, &st.Version, []field{
 				{name: "deploy_template_id", ptr: &st.DeployTemplateID},
 				{name: "interface", ptr: &st.Interface},
 				{name: "step", ptr: &st.Step},
 				{name: "args", ptr: &st.Args},
 				{name: "priority", ptr: &st.Priority},
-			}
+			})
 		},
 		parentOf: func(st *model.DeployTemplateStep) *int64 { return &st.DeployTemplateID },
 		key: func(st *model.DeployTemplateStep) (string, error) {
@@ -52,17 +48,13 @@ var (
 		}}
 	runbookStepTable = stepTable[model.RunbookStep]{table: "runbook_steps", fk: "runbook_id",
 		fields: func(st *model.RunbookStep) []field {
-			return []field{
-				{name: "id", ptr: &st.ID},
-				{name: "created_at", ptr: &st.CreatedAt},
-				{name: "updated_at", ptr: &st.UpdatedAt},
-				{name: "version", ptr: &st.Version, emptyNull: true},
+			return rowFields(&st.ID, nil, &st.CreatedAt, &st.UpdatedAt, &st.Version, []field{
 				{name: "runbook_id", ptr: &st.RunbookID},
 				{name: "interface", ptr: &st.Interface},
 				{name: "step", ptr: &st.Step},
 				{name: "args", ptr: &st.Args},
 				{name: "order", ptr: &st.Order},
-			}
+			})
 		},
 		parentOf: func(st *model.RunbookStep) *int64 { return &st.RunbookID },
 		key: func(st *model.RunbookStep) (string, error) {
@@ -143,31 +135,21 @@ func idOf(fs []field) int64 {
 }
 
 func deployTemplateFields(d *model.DeployTemplate) []field {
-	return []field{
-		{name: "id", ptr: &d.ID},
-		{name: "uuid", ptr: &d.UUID, emptyNull: true},
-		{name: "created_at", ptr: &d.CreatedAt},
-		{name: "updated_at", ptr: &d.UpdatedAt},
-		{name: "version", ptr: &d.Version, emptyNull: true},
+	return rowFields(&d.ID, &d.UUID, &d.CreatedAt, &d.UpdatedAt, &d.Version, []field{
 		{name: "name", ptr: &d.Name},
 		{name: "extra", ptr: &d.Extra},
-	}
+	})
 }
 
 func runbookFields(r *model.Runbook) []field {
-	return []field{
-		{name: "id", ptr: &r.ID},
-		{name: "uuid", ptr: &r.UUID, emptyNull: true},
-		{name: "created_at", ptr: &r.CreatedAt},
-		{name: "updated_at", ptr: &r.UpdatedAt},
-		{name: "version", ptr: &r.Version, emptyNull: true},
+	return rowFields(&r.ID, &r.UUID, &r.CreatedAt, &r.UpdatedAt, &r.Version, []field{
 		{name: "name", ptr: &r.Name},
 		{name: "description", ptr: &r.Description},
 		{name: "public", ptr: &r.Public},
 		{name: "owner", ptr: &r.Owner},
 		{name: "disable_ramdisk", ptr: &r.DisableRamdisk},
 		{name: "extra", ptr: &r.Extra},
-	}
+	})
 }
 
 func nameOrUUID(name, u string) func(string) string {

@@ -43,13 +43,10 @@ type labelRow struct {
 }
 
 func (t labelTable) fields(r *labelRow) []field {
-	return []field{
+	return rowFields(nil, nil, &r.CreatedAt, &r.UpdatedAt, &r.Version, []field{
 		{name: t.fk, ptr: &r.ParentID},
 		{name: t.col, ptr: &r.Value},
-		{name: "version", ptr: &r.Version, emptyNull: true},
-		{name: "created_at", ptr: &r.CreatedAt},
-		{name: "updated_at", ptr: &r.UpdatedAt},
-	}
+	})
 }
 
 // rowExists is nil when table has a row of that id, else a NotFoundError
@@ -197,16 +194,7 @@ func (s *sqlStore) deleteLabel(ctx context.Context, t labelTable, parentID int64
 		if err := t.parentExists(ctx, tx, parentID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, "DELETE FROM "+t.table+" WHERE "+t.fk+" = ? AND "+t.col+" = ?", parentID, value)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return t.notFound(parentID, value)
-		}
-		return nil
+		return execOne(ctx, tx, t.notFound(parentID, value), "DELETE FROM "+t.table+" WHERE "+t.fk+" = ? AND "+t.col+" = ?", parentID, value)
 	})
 	return wrapUnlessTyped(err, "delete "+t.col+" of node "+strconv.FormatInt(parentID, 10))
 }

@@ -8,33 +8,23 @@ import (
 )
 
 func volumeConnectorFields(c *model.VolumeConnector) []field {
-	return []field{
-		{name: "id", ptr: &c.ID},
-		{name: "uuid", ptr: &c.UUID, emptyNull: true},
-		{name: "created_at", ptr: &c.CreatedAt},
-		{name: "updated_at", ptr: &c.UpdatedAt},
-		{name: "version", ptr: &c.Version, emptyNull: true},
+	return rowFields(&c.ID, &c.UUID, &c.CreatedAt, &c.UpdatedAt, &c.Version, []field{
 		{name: "node_id", ptr: &c.NodeID},
 		{name: "type", ptr: &c.Type},
 		{name: "connector_id", ptr: &c.ConnectorID},
 		{name: "extra", ptr: &c.Extra},
-	}
+	})
 }
 
 func volumeTargetFields(v *model.VolumeTarget) []field {
-	return []field{
-		{name: "id", ptr: &v.ID},
-		{name: "uuid", ptr: &v.UUID, emptyNull: true},
-		{name: "created_at", ptr: &v.CreatedAt},
-		{name: "updated_at", ptr: &v.UpdatedAt},
-		{name: "version", ptr: &v.Version, emptyNull: true},
+	return rowFields(&v.ID, &v.UUID, &v.CreatedAt, &v.UpdatedAt, &v.Version, []field{
 		{name: "node_id", ptr: &v.NodeID},
 		{name: "volume_type", ptr: &v.VolumeType},
 		{name: "properties", ptr: &v.Properties},
 		{name: "boot_index", ptr: &v.BootIndex},
 		{name: "volume_id", ptr: &v.VolumeID},
 		{name: "extra", ptr: &v.Extra},
-	}
+	})
 }
 
 var (
