@@ -166,10 +166,7 @@ var objectFields = []string{"candidate_nodes", "extra", "last_error", "name", "o
 // convert is convert_with_links: the allocation, its links and node_uuid;
 // requested fields must exist; sanitize hides what the version lacks.
 func (h *handlers) convert(ctx context.Context, rc *api.RequestContext, a *model.Allocation, fields []string, sanitize bool) (*apiutil.Dict, error) {
-	d := apiutil.NewDict()
-	d.Set("uuid", a.UUID)
-	d.Set("created_at", apiutil.ISOTime(a.CreatedAt))
-	d.Set("updated_at", apiutil.OptISOTime(a.UpdatedAt))
+	d := apiutil.RecordDict(a.UUID, a.CreatedAt, a.UpdatedAt)
 	d.Set("candidate_nodes", apiutil.EmptyList(a.CandidateNodes))
 	d.Set("extra", apiutil.EmptyMap(a.Extra))
 	d.Set("last_error", apiutil.OptString(a.LastError))

@@ -229,3 +229,13 @@ func CheckFields(d *Dict, fields []string) error {
 	}
 	return collection.CheckInvalidFields(fields, d.Keys())
 }
+
+// Checked is the rendered record d once the requested fields are checked
+// against it (CheckFields), sanitized by sanitize.
+func Checked(d *Dict, fields []string, sanitize func(*Dict)) (*Dict, error) {
+	if err := CheckFields(d, fields); err != nil {
+		return nil, err
+	}
+	sanitize(d)
+	return d, nil
+}

@@ -3,6 +3,7 @@ package apiutil
 import (
 	"encoding/json"
 	"reflect"
+	"time"
 )
 
 // OptString is an optional string, null when unset.
@@ -45,4 +46,14 @@ func JSONEqual(a, b any) bool {
 		return reflect.DeepEqual(a, b)
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// RecordDict starts the rendering of a record as upstream's
+// object_to_dict does: uuid, created_at and updated_at first.
+func RecordDict(uuid string, createdAt time.Time, updatedAt *time.Time) *Dict {
+	d := NewDict()
+	d.Set("uuid", uuid)
+	d.Set("created_at", ISOTime(createdAt))
+	d.Set("updated_at", OptISOTime(updatedAt))
+	return d
 }

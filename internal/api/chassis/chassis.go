@@ -68,10 +68,7 @@ func (h *handlers) get(ctx context.Context, ident string) (*model.Chassis, error
 // convert is convert_with_links. Upstream builds "nodes" as a one-element
 // tuple holding the link list, so clients see a list of lists.
 func convert(rc *api.RequestContext, c *model.Chassis, fields []string, sanitize bool) (*apiutil.Dict, error) {
-	d := apiutil.NewDict()
-	d.Set("uuid", c.UUID)
-	d.Set("created_at", apiutil.ISOTime(c.CreatedAt))
-	d.Set("updated_at", apiutil.OptISOTime(c.UpdatedAt))
+	d := apiutil.RecordDict(c.UUID, c.CreatedAt, c.UpdatedAt)
 	if c.Description == nil {
 		d.Set("description", nil)
 	} else {

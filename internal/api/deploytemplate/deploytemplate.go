@@ -79,20 +79,15 @@ func steps(ts []model.DeployTemplateStep) []*apiutil.Dict {
 
 // convert is convert_with_links followed by template_sanitize.
 func convert(rc *api.RequestContext, t *model.DeployTemplate, fields []string) (*apiutil.Dict, error) {
-	d := apiutil.NewDict()
-	d.Set("uuid", t.UUID)
-	d.Set("created_at", apiutil.ISOTime(t.CreatedAt))
-	d.Set("updated_at", apiutil.OptISOTime(t.UpdatedAt))
+	d := apiutil.RecordDict(t.UUID, t.CreatedAt, t.UpdatedAt)
 	d.Set("name", t.Name)
 	d.Set("extra", apiutil.EmptyMap(t.Extra))
 	d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "deploy_templates", t.UUID))
 	d.Set("steps", steps(t.Steps))
-	if err := apiutil.CheckFields(d, fields); err != nil {
-		return nil, err
-	}
-	d.KeepOnly(fields)
-	apiutil.MaskStepArgs(d)
-	return d, nil
+	return apiutil.Checked(d, fields, func(d *apiutil.Dict) {
+		d.KeepOnly(fields)
+		apiutil.MaskStepArgs(d)
+	})
 }
 
 // modelSteps converts validated step documents.

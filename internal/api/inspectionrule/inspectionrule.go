@@ -96,10 +96,7 @@ func convertOps(ops []map[string]any, conditions bool) []*apiutil.Dict {
 
 // convert is convert_with_links followed by rules_sanitize.
 func convert(rc *api.RequestContext, rule *model.InspectionRule, fields []string) (*apiutil.Dict, error) {
-	d := apiutil.NewDict()
-	d.Set("uuid", rule.UUID)
-	d.Set("created_at", apiutil.ISOTime(rule.CreatedAt))
-	d.Set("updated_at", apiutil.OptISOTime(rule.UpdatedAt))
+	d := apiutil.RecordDict(rule.UUID, rule.CreatedAt, rule.UpdatedAt)
 	d.Set("description", apiutil.OptString(rule.Description))
 	d.Set("priority", rule.Priority)
 	d.Set("sensitive", rule.Sensitive)

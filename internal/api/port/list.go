@@ -268,11 +268,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 		if err != nil {
 			return nil, err
 		}
-		if err := apiutil.CheckFields(d, fields); err != nil {
-			return nil, err
-		}
-		sanitize(d, fields, rc.Version)
-		return d, nil
+		return apiutil.Checked(d, fields, func(d *apiutil.Dict) { sanitize(d, fields, rc.Version) })
 	}, func(p *model.Port) string { return p.UUID })
 	if err != nil {
 		return err

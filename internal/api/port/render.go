@@ -42,10 +42,7 @@ func portgroupUUID(ctx context.Context, s store.Store, p *model.Port) (any, erro
 // toDict is convert_with_links before sanitizing: every field of the port
 // in upstream's order.
 func (h *handlers) toDict(ctx context.Context, rc *api.RequestContext, p *model.Port) (*apiutil.Dict, error) {
-	d := apiutil.NewDict()
-	d.Set("uuid", p.UUID)
-	d.Set("created_at", apiutil.ISOTime(p.CreatedAt))
-	d.Set("updated_at", apiutil.OptISOTime(p.UpdatedAt))
+	d := apiutil.RecordDict(p.UUID, p.CreatedAt, p.UpdatedAt)
 	d.Set("address", apiutil.OptString(p.Address))
 	d.Set("extra", apiutil.CopyEmptyMap(p.Extra))
 	d.Set("internal_info", apiutil.CopyEmptyMap(p.InternalInfo))
@@ -79,11 +76,7 @@ func (h *handlers) convert(ctx context.Context, rc *api.RequestContext, p *model
 	if err != nil {
 		return nil, err
 	}
-	if err := apiutil.CheckFields(d, fields); err != nil {
-		return nil, err
-	}
-	sanitize(d, fields, rc.Version)
-	return d, nil
+	return apiutil.Checked(d, fields, func(d *apiutil.Dict) { sanitize(d, fields, rc.Version) })
 }
 
 // sanitize is port_sanitize: fields the version does not know hidden,

@@ -175,11 +175,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	}
 	out, err := apiutil.Page(la, rc.PublicURL, "portgroups", resource, pgs, func(pg *model.Portgroup) (*apiutil.Dict, error) {
 		d := toDict(rc, pg)
-		if err := apiutil.CheckFields(d, fields); err != nil {
-			return nil, err
-		}
-		sanitizeListed(d, fields, rc.Version)
-		return d, nil
+		return apiutil.Checked(d, fields, func(d *apiutil.Dict) { sanitizeListed(d, fields, rc.Version) })
 	}, func(pg *model.Portgroup) string { return pg.UUID })
 	if err != nil {
 		return err

@@ -19,10 +19,7 @@ func boolOr(b *bool, def bool) bool {
 // toDict is convert_with_links before sanitizing: every field of the
 // portgroup in upstream's order, with the links to its ports.
 func toDict(rc *api.RequestContext, pg *model.Portgroup) *apiutil.Dict {
-	d := apiutil.NewDict()
-	d.Set("uuid", pg.UUID)
-	d.Set("created_at", apiutil.ISOTime(pg.CreatedAt))
-	d.Set("updated_at", apiutil.OptISOTime(pg.UpdatedAt))
+	d := apiutil.RecordDict(pg.UUID, pg.CreatedAt, pg.UpdatedAt)
 	d.Set("address", apiutil.OptString(pg.Address))
 	d.Set("extra", apiutil.CopyEmptyMap(pg.Extra))
 	d.Set("internal_info", apiutil.CopyEmptyMap(pg.InternalInfo))
@@ -47,11 +44,7 @@ func toDict(rc *api.RequestContext, pg *model.Portgroup) *apiutil.Dict {
 // have, then portgroup_sanitize.
 func convert(rc *api.RequestContext, pg *model.Portgroup, fields []string) (*apiutil.Dict, error) {
 	d := toDict(rc, pg)
-	if err := apiutil.CheckFields(d, fields); err != nil {
-		return nil, err
-	}
-	sanitize(d, fields, rc.Version)
-	return d, nil
+	return apiutil.Checked(d, fields, func(d *apiutil.Dict) { sanitize(d, fields, rc.Version) })
 }
 
 // sanitize is portgroup_sanitize: the fields of later versions hidden

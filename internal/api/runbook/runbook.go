@@ -110,10 +110,7 @@ func traitNames(rb *model.Runbook) []string {
 // convert is convert_with_links followed by runbook_sanitize.
 func convert(rc *api.RequestContext, rb *model.Runbook, fields []string) (*apiutil.Dict, error) {
 	v := rc.Version
-	d := apiutil.NewDict()
-	d.Set("uuid", rb.UUID)
-	d.Set("created_at", apiutil.ISOTime(rb.CreatedAt))
-	d.Set("updated_at", apiutil.OptISOTime(rb.UpdatedAt))
+	d := apiutil.RecordDict(rb.UUID, rb.CreatedAt, rb.UpdatedAt)
 	d.Set("name", rb.Name)
 	d.Set("extra", apiutil.EmptyMap(rb.Extra))
 	d.Set("public", rb.Public)
@@ -136,12 +133,10 @@ func convert(rc *api.RequestContext, rb *model.Runbook, fields []string) (*apiut
 	if traitsAllowed(v) {
 		d.Set("traits", traitNames(rb))
 	}
-	if err := apiutil.CheckFields(d, fields); err != nil {
-		return nil, err
-	}
-	d.KeepOnly(fields)
-	apiutil.MaskStepArgs(d)
-	return d, nil
+	return apiutil.Checked(d, fields, func(d *apiutil.Dict) {
+		d.KeepOnly(fields)
+		apiutil.MaskStepArgs(d)
+	})
 }
 
 func modelSteps(v any) []model.RunbookStep {

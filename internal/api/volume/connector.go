@@ -17,10 +17,7 @@ var connectorPatchAllowed = []string{"connector_id", "extra", "node_uuid", "type
 
 func connectorRecord(c *model.VolumeConnector) *record {
 	return &record{uuid: c.UUID, nodeID: c.NodeID, dict: func(rc *api.RequestContext, nodeUUID any, _ bool) *apiutil.Dict {
-		d := apiutil.NewDict()
-		d.Set("uuid", c.UUID)
-		d.Set("created_at", apiutil.ISOTime(c.CreatedAt))
-		d.Set("updated_at", apiutil.OptISOTime(c.UpdatedAt))
+		d := apiutil.RecordDict(c.UUID, c.CreatedAt, c.UpdatedAt)
 		d.Set("connector_id", apiutil.OptString(c.ConnectorID))
 		d.Set("extra", apiutil.CopyEmptyMap(c.Extra))
 		d.Set("type", apiutil.OptString(c.Type))

@@ -34,10 +34,7 @@ func targetRecord(t *model.VolumeTarget) *record {
 		if t.BootIndex != nil {
 			boot = *t.BootIndex
 		}
-		d := apiutil.NewDict()
-		d.Set("uuid", t.UUID)
-		d.Set("created_at", apiutil.ISOTime(t.CreatedAt))
-		d.Set("updated_at", apiutil.OptISOTime(t.UpdatedAt))
+		d := apiutil.RecordDict(t.UUID, t.CreatedAt, t.UpdatedAt)
 		d.Set("boot_index", boot)
 		d.Set("extra", apiutil.CopyEmptyMap(t.Extra))
 		d.Set("properties", props)
