@@ -13,9 +13,14 @@
 // Upgrade brings a database to the latest version of ours. It accepts three
 // starting points: an empty database (everything is created), a database of
 // ours (pending migrations are applied; none pending changes nothing), or a
-// database made by upstream Ironic at AlembicHead without our table (take-
-// over: our table is created and migration 1 recorded as applied, no row of
-// Ironic's is touched). Anything else is refused.
+// database made by upstream Ironic, without our table, at one of upstream's
+// Alembic revisions from OldestAlembic (2023.1) to AlembicHead (take-over).
+// A take-over first walks upstream's chain of revisions from the database's
+// one to the head, one step of ours per upstream revision (alembic/<dialect>/
+// <revision>_<name>.sql, recorded in alembic_version as it goes), then does
+// the data migrations upstream leaves to online_data_migrations, then
+// creates our table and records migration 1 as applied. A database already
+// at the head has no row of Ironic's touched. Anything else is refused.
 package migrations
 
 import (
@@ -36,7 +41,7 @@ import (
 )
 
 // AlembicHead is upstream Ironic's Alembic head revision that migration 1
-// reproduces, and the only revision a take-over accepts.
+// reproduces, and the newest revision a take-over accepts.
 const AlembicHead = "9fb44677ef15"
 
 // VersionTable records our own migrations.
@@ -203,15 +208,45 @@ func Version(ctx context.Context, db *sqldb.DB) (int, string, error) {
 
 // Upgrade brings the database to the latest schema of ours (see the package
 // comment for what it accepts). Running it again changes nothing. Concurrent
-// Upgrades of one database are serialised: on SQLite by running everything
-// in one immediate transaction (SQLite DDL is transactional), on MySQL by a
-// named server lock (MySQL DDL commits implicitly, so each migration is
-// recorded right after its statements succeed).
+// Upgrades of one database are serialised (see exclusively); on MySQL each
+// migration is recorded right after its statements succeed.
 func Upgrade(ctx context.Context, db *sqldb.DB) error {
 	ms, err := load(db.Dialect())
 	if err != nil {
 		return err
 	}
+	return exclusively(ctx, db, func(q querier) error { return upgrade(ctx, db, q, ms) })
+}
+
+// UpgradeUpstream brings a database of upstream's, at a revision of the
+// chain a take-over accepts (AlembicRevisions), to the later revision to
+// along that chain, as upstream's `ironic-dbsync upgrade --revision` would.
+// It does not take the database over: no data is migrated and no table of
+// ours is made. It makes a database at any revision of the chain, to show
+// that a take-over starts from each.
+func UpgradeUpstream(ctx context.Context, db *sqldb.DB, to string) error {
+	return exclusively(ctx, db, func(q querier) error {
+		st, err := inspect(ctx, db.Dialect(), q)
+		if err != nil {
+			return fmt.Errorf("upgrade schema: %w", err)
+		}
+		if st.tables[VersionTable] {
+			return fmt.Errorf("%w: the database is ours already (schema %d)", ErrRefused, st.ours)
+		}
+		from, err := takeOverStart(st.alembic)
+		if err != nil {
+			return err
+		}
+		return walkChain(ctx, db.Dialect(), q, from, to)
+	})
+}
+
+// exclusively runs fn on one connection, serialised against every other
+// Upgrade of the database: on SQLite by running everything in one
+// immediate transaction (SQLite DDL is transactional), on MySQL by a named
+// server lock (MySQL DDL commits implicitly, so each step must record its
+// own progress).
+func exclusively(ctx context.Context, db *sqldb.DB, fn func(q querier) error) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("upgrade schema: %w", err)
@@ -222,7 +257,7 @@ func Upgrade(ctx context.Context, db *sqldb.DB) error {
 		if err != nil {
 			return fmt.Errorf("upgrade schema: begin: %w", err)
 		}
-		if err := upgrade(ctx, db, tx, ms); err != nil {
+		if err := fn(tx); err != nil {
 			_ = tx.Rollback()
 			return err
 		}
@@ -236,7 +271,7 @@ func Upgrade(ctx context.Context, db *sqldb.DB) error {
 		return err
 	}
 	defer release()
-	return upgrade(ctx, db, conn, ms)
+	return fn(conn)
 }
 
 // migrationLockWait bounds how long an Upgrade waits for another one.
@@ -275,18 +310,23 @@ func upgrade(ctx context.Context, db *sqldb.DB, q querier, ms []migration) error
 			return err
 		}
 	case st.alembic != nil:
-		if len(st.alembic) != 1 || st.alembic[0] != AlembicHead {
-			found := "no revision"
-			if len(st.alembic) > 0 {
-				found = "revision " + strings.Join(st.alembic, ",")
+		from, err := takeOverStart(st.alembic)
+		if err != nil {
+			return err
+		}
+		if from != AlembicHead {
+			if err := walkChain(ctx, db.Dialect(), q, from, AlembicHead); err != nil {
+				return err
 			}
-			return fmt.Errorf("%w: database is at Ironic alembic %s; openkeel-ironic can take over only a database at Ironic's head %s: upgrade it with ironic-dbsync first", ErrRefused, found, AlembicHead)
+			if err := migrateData(ctx, db, q); err != nil {
+				return err
+			}
 		}
 		if err := createVersionTable(ctx, db.Dialect(), q); err != nil {
 			return err
 		}
-		// Upstream's head is exactly our migration 1: record it, run nothing.
-		if err := record(ctx, db, q, ms[0], "taken over from Ironic alembic "+AlembicHead); err != nil {
+		// Upstream's head is exactly our migration 1: record it.
+		if err := record(ctx, db, q, ms[0], "taken over from Ironic alembic "+from); err != nil {
 			return err
 		}
 		st.ours = 1
@@ -309,6 +349,20 @@ func upgrade(ctx context.Context, db *sqldb.DB, q querier, ms []migration) error
 		}
 	}
 	return nil
+}
+
+// takeOverStart is the revision an upstream database is taken over from,
+// or a refusal naming the revisions accepted.
+func takeOverStart(alembic []string) (string, error) {
+	if len(alembic) == 1 && chainIndex(alembicChain(), alembic[0]) >= 0 {
+		return alembic[0], nil
+	}
+	found := "no revision"
+	if len(alembic) > 0 {
+		found = "revision " + strings.Join(alembic, ",")
+	}
+	return "", fmt.Errorf("%w: database is at Ironic alembic %s; openkeel-ironic takes over a database at an Ironic alembic revision from %s: upgrade it with ironic-dbsync of Ironic 2023.1 or newer first",
+		ErrRefused, found, acceptedRange())
 }
 
 func createVersionTable(ctx context.Context, d sqldb.Dialect, q querier) error {

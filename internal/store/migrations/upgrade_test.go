@@ -226,14 +226,14 @@ func TestUpgradeRefuses(t *testing.T) {
 			want: []string{"Ironic alembic revision abcdef123456", "head " + migrations.AlembicHead, "ironic-dbsync"},
 		},
 		{
-			name: "older upstream revision",
+			name: "upstream revision older than 2023.1",
 			setup: func(t *testing.T, db *sqldb.DB) {
 				storetest.LoadUpstreamSchema(t, db)
-				// The revision just before the head (772c0e7e8299 adds
-				// firmware identity fields; the head adds node_history columns).
-				storetest.Exec(t, db, "INSERT INTO alembic_version (version_num) VALUES ('772c0e7e8299')")
+				// A 2023.1-era revision before that release's last one,
+				// 4dbec778866e, the oldest a take-over accepts.
+				storetest.Exec(t, db, "INSERT INTO alembic_version (version_num) VALUES ('c0455649680c')")
 			},
-			want: []string{"revision 772c0e7e8299", "head " + migrations.AlembicHead, "upgrade it with ironic-dbsync first"},
+			want: []string{"revision c0455649680c", migrations.OldestAlembic, "head " + migrations.AlembicHead, "upgrade it with ironic-dbsync of Ironic 2023.1 or newer first"},
 		},
 		{
 			name:  "empty alembic_version",

@@ -1,0 +1,3 @@
+-- 2023.2: allocations lose their foreign keys to conductors and nodes
+-- (named by MySQL when the table was made). A database made without them
+-- is left as it is: the Go side of this step drops only those present.

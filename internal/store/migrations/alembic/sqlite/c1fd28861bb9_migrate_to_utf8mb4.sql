@@ -1,0 +1,2 @@
+-- 2026.1: upstream converts MySQL tables to utf8mb4; SQLite text is
+-- always Unicode, so there is nothing to do here.

@@ -1,0 +1,2 @@
+-- 2025.2: ports get a vendor.
+ALTER TABLE ports ADD COLUMN vendor VARCHAR(32);
