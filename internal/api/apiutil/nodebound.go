@@ -156,3 +156,17 @@ func (d NodeBound) LinkNode(r *http.Request, v microversion.Version, orig *model
 	}
 	return n, nil
 }
+
+// OnNode runs call with the topic of the conductor of node, the node of
+// a record whose NodeID is nodeID; a record whose node is gone is
+// NodeNotFound of that ID.
+func (d NodeBound) OnNode(ctx context.Context, node *model.Node, nodeID *int64, call func(topic string) error) error {
+	if node == nil {
+		return errs.NodeNotFound(fmt.Sprint(model.Deref(nodeID)))
+	}
+	topic, err := d.Topic(ctx, node)
+	if err != nil {
+		return err
+	}
+	return call(topic)
+}

@@ -357,16 +357,7 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
-	if node == nil {
-		return errs.NodeNotFound(fmt.Sprint(model.Deref(p.NodeID)))
-	}
-	topic, err := h.Topic(r.Context(), node)
-	if err != nil {
-		return err
-	}
-	if err := h.Conductor.DestroyPort(r.Context(), topic, p); err != nil {
-		return err
-	}
-	api.WriteEmpty(w, http.StatusNoContent)
-	return nil
+	return respond.NoContent(w, h.OnNode(r.Context(), node, p.NodeID, func(topic string) error {
+		return h.Conductor.DestroyPort(r.Context(), topic, p)
+	}))
 }

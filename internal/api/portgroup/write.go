@@ -243,16 +243,7 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
-	if node == nil {
-		return errs.NodeNotFound(fmt.Sprint(model.Deref(pg.NodeID)))
-	}
-	topic, err := h.Topic(r.Context(), node)
-	if err != nil {
-		return err
-	}
-	if err := h.Conductor.DestroyPortgroup(r.Context(), topic, pg); err != nil {
-		return err
-	}
-	api.WriteEmpty(w, http.StatusNoContent)
-	return nil
+	return respond.NoContent(w, h.OnNode(r.Context(), node, pg.NodeID, func(topic string) error {
+		return h.Conductor.DestroyPortgroup(r.Context(), topic, pg)
+	}))
 }

@@ -285,17 +285,8 @@ func (h *handlers) delete(k *kind) api.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if node == nil {
-			return errs.NodeNotFound(fmt.Sprint(model.Deref(rec.nodeID)))
-		}
-		topic, err := h.Topic(r.Context(), node)
-		if err != nil {
-			return err
-		}
-		if err := k.destroy(h, r, topic, ident); err != nil {
-			return err
-		}
-		api.WriteEmpty(w, http.StatusNoContent)
-		return nil
+		return respond.NoContent(w, h.OnNode(r.Context(), node, rec.nodeID, func(topic string) error {
+			return k.destroy(h, r, topic, ident)
+		}))
 	}
 }

@@ -20,3 +20,12 @@ func JSON(w http.ResponseWriter, status int) func(*apiutil.Dict, error) error {
 		return api.WriteJSON(w, status, d)
 	}
 }
+
+// NoContent answers 204, or returns err when there is one.
+func NoContent(w http.ResponseWriter, err error) error {
+	if err != nil {
+		return err
+	}
+	api.WriteEmpty(w, http.StatusNoContent)
+	return nil
+}
