@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/openkeel/ironic/internal/store/migrations"
+	"github.com/openkeel/ironic/internal/store/migrations/schematest"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/internal/store/storetest"
 )
@@ -19,7 +20,7 @@ import (
 func snapshot(t *testing.T, db *sqldb.DB) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	for name, tb := range introspect(t, db) {
+	for name, tb := range schematest.Introspect(t, db) {
 		var exprs []string
 		for _, c := range tb.Columns {
 			if db.Dialect() == sqldb.MySQL {
@@ -74,14 +75,14 @@ func TestUpgradeIsIdempotent(t *testing.T) {
 			if err != nil || ours != latest || alembic != migrations.AlembicHead {
 				t.Fatalf("after Upgrade: Version = %d, %q, %v; want %d, %q", ours, alembic, err, latest, migrations.AlembicHead)
 			}
-			schema, rows := introspect(t, b.DB), snapshot(t, b.DB)
+			schema, rows := schematest.Introspect(t, b.DB), snapshot(t, b.DB)
 			if n := len(rows[migrations.VersionTable]); n != latest {
 				t.Errorf("%s has %d rows, want %d", migrations.VersionTable, n, latest)
 			}
 			if err := migrations.Upgrade(ctx, b.DB); err != nil {
 				t.Fatalf("second Upgrade: %v", err)
 			}
-			if !reflect.DeepEqual(introspect(t, b.DB), schema) {
+			if !reflect.DeepEqual(schematest.Introspect(t, b.DB), schema) {
 				t.Error("second Upgrade changed the schema")
 			}
 			if got := snapshot(t, b.DB); !reflect.DeepEqual(got, rows) {
@@ -161,7 +162,7 @@ func TestTakeOverUpstreamDatabase(t *testing.T) {
 			storetest.LoadUpstreamSchema(t, b.DB)
 			storetest.Exec(t, b.DB, "INSERT INTO alembic_version (version_num) VALUES ('"+migrations.AlembicHead+"')")
 			storetest.Exec(t, b.DB, upstreamRows(b.DB.Dialect())...)
-			schemaBefore, rowsBefore := introspect(t, b.DB), snapshot(t, b.DB)
+			schemaBefore, rowsBefore := schematest.Introspect(t, b.DB), snapshot(t, b.DB)
 			if len(rowsBefore["nodes"]) != 2 || len(rowsBefore["ports"]) != 1 {
 				t.Fatalf("fixture rows not loaded: %v", rowsBefore)
 			}
@@ -182,7 +183,7 @@ func TestTakeOverUpstreamDatabase(t *testing.T) {
 				t.Errorf("version 1 recorded as %q, want a take-over note", name)
 			}
 
-			schemaAfter, rowsAfter := introspect(t, b.DB), snapshot(t, b.DB)
+			schemaAfter, rowsAfter := schematest.Introspect(t, b.DB), snapshot(t, b.DB)
 			if _, ok := schemaAfter[migrations.VersionTable]; !ok {
 				t.Errorf("%s not created", migrations.VersionTable)
 			}
