@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -146,7 +147,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // loadConfig reads the configuration with the defaults of a mode beneath the
 // files, and returns a logger configured by it.
 func loadConfig(m mode, opts *config.LoadOptions, stderr io.Writer) (*config.Config, *slog.Logger, error) {
-	opts.Overrides = m.overrides()
+	_, lookErr := exec.LookPath("ipmitool")
+	opts.Overrides = m.overrides(lookErr == nil)
 	cfg, err := config.Load(*opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("configuration: %w", err)
@@ -160,4 +162,20 @@ func loadConfig(m mode, opts *config.LoadOptions, stderr io.Writer) (*config.Con
 		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})
 	}
 	return cfg, slog.New(h), nil
+}
+
+// warnUnknown logs the sections and options of the files that no option
+// is, now that the logger they could not use while loading exists.
+func warnUnknown(cfg *config.Config, log *slog.Logger) {
+	for _, u := range cfg.Unknown() {
+		attrs := []any{"file", u.File}
+		if u.Suggestion != "" {
+			attrs = append(attrs, "did_you_mean", u.Suggestion)
+		}
+		if u.Option == "" {
+			log.Warn("ignoring unknown configuration section", append([]any{"section", "[" + u.Section + "]"}, attrs...)...)
+			continue
+		}
+		log.Warn("ignoring unknown configuration option", append([]any{"option", config.Name{Section: u.Section, Name: u.Option}.String()}, attrs...)...)
+	}
 }

@@ -24,6 +24,11 @@ func dbsync(ctx context.Context, inv *invocation, stdout, stderr io.Writer) erro
 	default:
 		return fmt.Errorf("%w: unknown dbsync command %q", errUsage, action)
 	}
+	if _, absent := absentDatabase(cfg); absent && action == "version" {
+		// Reading creates nothing: no file is an empty database.
+		fmt.Fprintf(stdout, "openkeel-ironic schema 0 (Ironic alembic %s)\n", orNone(""))
+		return nil
+	}
 	db, err := openDatabase(ctx, cfg, true)
 	if err != nil {
 		return err

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/builtin"
 )
 
@@ -37,6 +41,7 @@ func upgradeCheck(ctx context.Context, inv *invocation, stdout, stderr io.Writer
 		{"Database Schema", func() checkResult { return checkSchemaVersion(ctx, cfg) }},
 		{"Hardware Types", func() checkResult { return checkHardwareTypes(cfg) }},
 		{"Policy File JSON to YAML Migrated", func() checkResult { return checkPolicyFormat(cfg) }},
+		{"Configuration Options", func() checkResult { return checkUnknownOptions(cfg) }},
 	}
 	worst := 0
 	var rows []string
@@ -54,6 +59,9 @@ func upgradeCheck(ctx context.Context, inv *invocation, stdout, stderr io.Writer
 }
 
 func checkSchemaVersion(ctx context.Context, cfg *config.Config) checkResult {
+	if path, absent := absentDatabase(cfg); absent {
+		return checkResult{2, fmt.Sprintf("there is no database at %s ([database]/connection): run `ironic dbsync upgrade`", path)}
+	}
 	db, err := openDatabase(ctx, cfg, false)
 	if err != nil {
 		return checkResult{2, err.Error()}
@@ -65,15 +73,55 @@ func checkSchemaVersion(ctx context.Context, cfg *config.Config) checkResult {
 	return checkResult{}
 }
 
+// checkHardwareTypes enables the drivers as a conductor would: an error
+// stops a conductor, an implementation it would drop is a warning.
 func checkHardwareTypes(cfg *config.Config) checkResult {
-	d, err := builtin.Drivers(cfg)
+	o, err := builtin.OptionsFromConfig(cfg)
+	if err != nil {
+		return checkResult{2, err.Error()}
+	}
+	r, err := builtin.Registry(o)
+	if err != nil {
+		return checkResult{2, err.Error()}
+	}
+	settings, dropped := withoutNotBuilt(driver.SettingsFromConfig(cfg), r)
+	d, err := r.Build(settings)
 	if err == nil {
 		_, err = d.HardwareInterfaces()
 	}
 	if err != nil {
 		return checkResult{2, err.Error()}
 	}
+	if len(dropped) > 0 {
+		return checkResult{1, strings.Join(dropped, "\n")}
+	}
 	return checkResult{}
+}
+
+// checkUnknownOptions lists what the configuration files say that no
+// option is: oslo.config ignores it, so a misspelt option keeps its
+// default.
+func checkUnknownOptions(cfg *config.Config) checkResult {
+	var lines []string
+	for _, u := range cfg.Unknown() {
+		lines = append(lines, u.String())
+	}
+	if len(lines) > 0 {
+		return checkResult{1, strings.Join(lines, "\n")}
+	}
+	return checkResult{}
+}
+
+// absentDatabase returns the file of a SQLite [database]/connection that
+// does not exist. Commands that only read must not create it, as opening
+// it would (with its folder, for dbsync).
+func absentDatabase(cfg *config.Config) (string, bool) {
+	path, ok := sqliteFile(cfg.StringOf(config.DatabaseConnection))
+	if !ok {
+		return "", false
+	}
+	_, err := os.Stat(path)
+	return path, errors.Is(err, fs.ErrNotExist)
 }
 
 // checkPolicyFormat is oslo.upgradecheck's common policy check: JSON
