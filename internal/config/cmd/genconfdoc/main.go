@@ -131,8 +131,12 @@ Ironic sets when it registers library options). Files are read in order
 (` + "`--config-file`" + `, then the ` + "`*.conf`" + ` files of each ` + "`--config-dir`" + ` in
 lexical order); a later value wins, ` + "`$option`" + ` and ` + "`${section.option}`" + `
 are interpolated and ` + "`$$`" + ` is a literal ` + "`$`" + `. Every option below is
-accepted and its value checked (type, bounds, choices) at start-up; an
-option the table does not know is reported in the log and ignored.
+accepted and its value checked (type, bounds, choices) at start-up. A
+section or option the table does not know is ignored, as oslo.config
+does, but not silently: the services log a warning for each at start-up,
+naming the closest known section or option (` + "`[api]/prot`" + `: did you mean
+` + "`[api]/port`" + `?), and ` + "`ironic status upgrade check`" + ` lists them as a
+warning.
 
 The **Used** column says whether openkeel's code reads the option:
 
