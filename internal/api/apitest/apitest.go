@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/openkeel/ironic/internal/api"
+	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/driver"
@@ -111,6 +112,12 @@ func NewEnv(t testing.TB, o Options) *Env {
 	}
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
 	return &Env{Store: s, Config: cfg, Drivers: drivers, Conductor: c, Local: rpc.NewLocal(c, discard), Logger: discard, t: t}
+}
+
+// NodeBound are the Deps of the port and portgroup handlers (and the
+// base of the volume ones) over e, without policy.
+func (e *Env) NodeBound() apiutil.NodeBound {
+	return apiutil.NodeBound{Store: e.Store, Conductor: e.Local, Topics: Topics{}, Authorize: Allow[*model.Node]}
 }
 
 // Handler is the real router over the given resource handlers; a panic
@@ -230,6 +237,15 @@ func (r Response) Faultstring(t testing.TB) string {
 func (r Response) Fault(t testing.TB) string {
 	t.Helper()
 	return Fault(t, r.Body)
+}
+
+// Created is the object a creation answered, which must be 201.
+func (r Response) Created(t testing.TB, what string) map[string]any {
+	t.Helper()
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create %s: %d %s", what, r.Status, r.Body)
+	}
+	return r.JSON(t)
 }
 
 // Client sends requests to the router of one test.

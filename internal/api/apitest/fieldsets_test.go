@@ -29,8 +29,8 @@ func allResources(t *testing.T) (http.Handler, *apitest.Env) {
 	ae := apitest.NewEnv(t, apitest.Options{})
 	m := map[string]api.HandlerFunc{}
 	allow := apitest.Allow[*model.Node]
-	port.Register(m, port.Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Authorize: allow})
-	portgroup.Register(m, portgroup.Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Authorize: allow})
+	port.Register(m, ae.NodeBound())
+	portgroup.Register(m, ae.NodeBound())
 	volume.Register(m, volume.Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Authorize: allow,
 		ViewTargetProperties: func(*http.Request) bool { return true }})
 	chassis.Register(m, chassis.Deps{Store: ae.Store})

@@ -24,8 +24,8 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	ae := apitest.NewEnv(t, apitest.Options{})
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node]})
-	port.Register(handlers, port.Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node]})
+	Register(handlers, ae.NodeBound())
+	port.Register(handlers, ae.NodeBound())
 	return &env{t: t, h: ae.Handler(handlers), s: ae.Store}
 }
 

@@ -22,21 +22,12 @@ func keys(m map[string]any) []string { return apitest.Keys(m) }
 
 func wantFault(t *testing.T, r resp, status int, msg string) {
 	t.Helper()
-	if r.Status != status {
-		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
-	}
-	if got := r.Faultstring(t); got != msg {
-		t.Errorf("faultstring %q\nwant        %q", got, msg)
-	}
+	apitest.WantFault(t, r.Status, r.Body, status, msg)
 }
 
 func (e *env) create(version, body string) map[string]any {
 	e.t.Helper()
-	r := e.do("POST", "/v1/portgroups", version, body)
-	if r.Status != http.StatusCreated {
-		e.t.Fatalf("create %s: %d %s", body, r.Status, r.Body)
-	}
-	return r.JSON(e.t)
+	return e.do("POST", "/v1/portgroups", version, body).Created(e.t, body)
 }
 
 func TestCreateFirstAndLatestVersion(t *testing.T) {
