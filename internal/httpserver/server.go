@@ -34,6 +34,13 @@ type Options struct {
 	// zero value has safe defaults.
 	Limits Limits
 	Logger *slog.Logger
+	// CherootServerName, when set, makes the listener answer as the
+	// cheroot server of upstream master's standalone API named so
+	// ("ironic_api"): malformed request heads get cheroot's plain-text
+	// answers, request targets reach the handler as cheroot passes them
+	// (see cheroot.go), every answer names the server in its Server
+	// header, and the listener speaks HTTP/1.x only, as cheroot does.
+	CherootServerName string
 	// afterFunc arms the body timers; tests replace time.AfterFunc.
 	afterFunc afterFunc
 }
@@ -55,8 +62,12 @@ func Listen(opts Options, h http.Handler) (*Server, error) {
 	if opts.afterFunc == nil {
 		opts.afterFunc = realAfterFunc
 	}
+	h = bodyDeadline(h, limits.BodyTimeout, opts.afterFunc, opts.Logger)
+	if opts.CherootServerName != "" {
+		h = withTLSState(serverHeader(opts.CherootServerName, h))
+	}
 	srv := &http.Server{
-		Handler:           bodyDeadline(h, limits.BodyTimeout, opts.afterFunc, opts.Logger),
+		Handler:           h,
 		ReadHeaderTimeout: headerTimeout,
 		IdleTimeout:       limits.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
@@ -82,6 +93,16 @@ func Listen(opts Options, h http.Handler) (*Server, error) {
 		}
 		srv.TLSConfig = cfg
 		ln = tls.NewListener(ln, cfg)
+	}
+	if opts.CherootServerName != "" {
+		// Outermost: the front reads what TLS decrypted. net/http then
+		// sees no *tls.Conn, so it neither negotiates HTTP/2 (which
+		// cheroot does not speak either) nor sets r.TLS, which
+		// withTLSState restores.
+		ln = cherootListener{Listener: ln, name: opts.CherootServerName}
+		srv.ConnContext = cherootConnContext
+		srv.Protocols = new(http.Protocols)
+		srv.Protocols.SetHTTP1(true)
 	}
 	return &Server{opts: opts, ln: ln, srv: srv}, nil
 }
