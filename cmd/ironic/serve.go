@@ -28,62 +28,6 @@ const (
 	modeDBSync    mode = "dbsync"
 )
 
-// allInOneDatabase is where the zero-configuration service keeps its data,
-// relative to the working directory.
-const allInOneDatabase = "sqlite:///ironic-data/ironic.sqlite"
-
-// overrides are the defaults a mode puts beneath the configuration files.
-// The all-in-one mode must run with no file at all on a laptop: loopback
-// only, no authentication, no RPC bus, an embedded SQLite file and the
-// fake-hardware type.
-func (m mode) overrides() map[string]map[string]string {
-	switch m {
-	case modeAllInOne:
-		return map[string]map[string]string{
-			"DEFAULT": {
-				"auth_strategy":          "noauth",
-				"rpc_transport":          "none",
-				"enabled_hardware_types": "fake-hardware",
-				// Only the fake-hardware interfaces until the real ones
-				// exist; each list names what the build registers.
-				"enabled_bios_interfaces":       "fake,no-bios",
-				"enabled_boot_interfaces":       "fake",
-				"enabled_console_interfaces":    "fake,no-console",
-				"enabled_deploy_interfaces":     "fake",
-				"enabled_firmware_interfaces":   "fake,no-firmware",
-				"enabled_inspect_interfaces":    "fake,no-inspect",
-				"enabled_management_interfaces": "fake",
-				"enabled_network_interfaces":    "noop",
-				"enabled_power_interfaces":      "fake",
-				"enabled_raid_interfaces":       "fake,no-raid",
-				"enabled_rescue_interfaces":     "fake,no-rescue",
-				"enabled_storage_interfaces":    "noop",
-				"enabled_vendor_interfaces":     "fake,no-vendor",
-			},
-			"api":      {"host_ip": "127.0.0.1"},
-			"database": {"connection": allInOneDatabase},
-			// The conductor publishes boot images itself: no web server
-			// to set up beside it.
-			"deploy":      {"http_root": "ironic-data/httpboot", "http_url": "http://127.0.0.1:6386"},
-			"healthcheck": {"enabled": "true"},
-			// State a laptop user can write without root, next to the
-			// database, instead of upstream's /var/lib/ironic, /var/log/ironic and
-			// /tftpboot.
-			"agent": {"certificates_path": "ironic-data/certificates", "deploy_logs_local_path": "ironic-data/deploy-logs"},
-			"pxe": {
-				"images_path": "ironic-data/images", "instance_master_path": "ironic-data/master_images",
-				"tftp_root": "ironic-data/tftpboot", "tftp_master_path": "ironic-data/tftpboot/master_images",
-			},
-		}
-	case modeDBSync:
-		// So that `ironic dbsync upgrade` without a file prepares the
-		// database the all-in-one service uses.
-		return map[string]map[string]string{"database": {"connection": allInOneDatabase}}
-	default:
-		return nil
-	}
-}
-
 // serve runs the API, the conductor or both until ctx ends.
 func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writer) error {
 	cfg, log, err := loadConfig(m, opts, stderr)
@@ -91,6 +35,7 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 		return err
 	}
 	log = log.With("mode", string(m))
+	warnUnknown(cfg, log)
 	if m == modeConductor {
 		// Before the database: a refused start says so at once.
 		if err := checkJSONRPCExposure(ctx, cfg, log); err != nil {
