@@ -77,12 +77,14 @@ func (e WriteErrors) Map(err error, what string) error {
 type Listing[T any] struct {
 	ListSpec
 	// Key names the items in the answer; Resource is the path the next
-	// link points to.
-	Key, Resource string
-	// Marker refuses a marker naming no record.
-	Marker func(ctx context.Context, marker string) error
+	// link points to; What names the records in errors.
+	Key, Resource, What string
+	// Get looks the marker up, NotFound answers one that names no record
+	// (also when the record is gone by the time the page is read).
+	Get      func(ctx context.Context, marker string) (T, error)
+	NotFound func(marker string) error
 	// List reads one page.
-	List func(ctx context.Context, a *ListArgs, opts store.ListOptions) ([]T, error)
+	List func(ctx context.Context, opts store.ListOptions) ([]T, error)
 	// MarkerOf is the value a record gives the next link's marker.
 	MarkerOf func(T) string
 	// Lead, when set, are the parameters the next link carries before the
@@ -99,14 +101,17 @@ func (l *Listing[T]) Page(r *http.Request, v microversion.Version, maxLimit int,
 	}
 	opts := a.Options()
 	if a.Marker != nil {
-		if err := l.Marker(r.Context(), *a.Marker); err != nil {
+		if _, err := Found(r.Context(), *a.Marker, l.Get, l.NotFound, l.What+" marker"); err != nil {
 			return nil, err
 		}
 		opts.Marker = *a.Marker
 	}
-	list, err := l.List(r.Context(), a, opts)
+	list, err := l.List(r.Context(), opts)
+	if errors.Is(err, store.ErrMarkerNotFound) {
+		return nil, l.NotFound(opts.Marker)
+	}
 	if err != nil {
-		return nil, err
+		return nil, ListErr(err, l.What+"s")
 	}
 	var lead []collection.Param
 	if l.Lead != nil {

@@ -6,7 +6,6 @@ package conductors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -113,9 +112,12 @@ func (h *handlers) convert(rc *api.RequestContext, c *model.Conductor, fields []
 }
 
 func (h *handlers) get(ctx context.Context, hostname string) (*model.Conductor, error) {
-	return apiutil.Found(ctx, hostname, func(ctx context.Context, hostname string) (*model.Conductor, error) {
-		return h.Store.GetConductor(ctx, hostname, nil)
-	}, conductorNotFound, "conductor")
+	return apiutil.Found(ctx, hostname, h.getConductor, conductorNotFound, "conductor")
+}
+
+// getConductor is the conductor named hostname, whatever its group.
+func (h *handlers) getConductor(ctx context.Context, hostname string) (*model.Conductor, error) {
+	return h.Store.GetConductor(ctx, hostname, nil)
 }
 
 func conductorNotFound(hostname string) error {
@@ -134,20 +136,8 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 			InvalidSortKeys: invalidSortKeys,
 		},
 		Key: "conductors", Resource: "conductors",
-		Marker: func(ctx context.Context, marker string) error {
-			_, err := h.get(ctx, marker)
-			return err
-		},
-		List: func(ctx context.Context, _ *apiutil.ListArgs, opts store.ListOptions) ([]*model.Conductor, error) {
-			list, err := h.Store.ListConductors(ctx, opts)
-			if errors.Is(err, store.ErrMarkerNotFound) {
-				return nil, conductorNotFound(opts.Marker)
-			}
-			if err != nil {
-				return nil, apiutil.ListErr(err, "conductors")
-			}
-			return list, nil
-		},
+		What: "conductor", Get: h.getConductor, NotFound: conductorNotFound,
+		List:     h.Store.ListConductors,
 		MarkerOf: func(c *model.Conductor) string { return c.Hostname },
 	}
 	return respond.JSON(w, http.StatusOK)(l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,

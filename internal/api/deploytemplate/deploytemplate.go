@@ -5,7 +5,6 @@
 package deploytemplate
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 
@@ -126,17 +125,8 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 		Key: "deploy_templates", Resource: "deploy_templates",
 		// The marker is checked as a name but looked up as a UUID, as
 		// upstream does.
-		Marker: func(ctx context.Context, marker string) error {
-			_, err := apiutil.Found(ctx, marker, h.Store.GetDeployTemplateByUUID, templateNotFound, "deploy template marker")
-			return err
-		},
-		List: func(ctx context.Context, _ *apiutil.ListArgs, opts store.ListOptions) ([]*model.DeployTemplate, error) {
-			list, err := h.Store.ListDeployTemplates(ctx, opts)
-			if err != nil {
-				return nil, apiutil.ListErr(err, "deploy templates")
-			}
-			return list, nil
-		},
+		What: "deploy template", Get: h.Store.GetDeployTemplateByUUID, NotFound: templateNotFound,
+		List:     h.Store.ListDeployTemplates,
 		MarkerOf: func(t *model.DeployTemplate) string { return t.UUID },
 	}
 	return respond.JSON(w, http.StatusOK)(l.Page(r, rc.Version, rc.Config.IntOf(config.APIMaxLimit), rc.PublicURL,

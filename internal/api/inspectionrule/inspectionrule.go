@@ -124,16 +124,9 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 			InvalidSortKeys: invalidSortKeys,
 		},
 		Key: "inspection_rules", Resource: linkResource,
-		Marker: func(ctx context.Context, marker string) error {
-			_, err := apiutil.Found(ctx, marker, h.Store.GetInspectionRuleByUUID, ruleNotFound, "inspection rule")
-			return err
-		},
-		List: func(ctx context.Context, _ *apiutil.ListArgs, opts store.ListOptions) ([]*model.InspectionRule, error) {
-			rules, err := h.Store.ListInspectionRules(ctx, store.InspectionRuleFilter{}, opts)
-			if err != nil {
-				return nil, apiutil.ListErr(err, "inspection rules")
-			}
-			return rules, nil
+		What: "inspection rule", Get: h.Store.GetInspectionRuleByUUID, NotFound: ruleNotFound,
+		List: func(ctx context.Context, opts store.ListOptions) ([]*model.InspectionRule, error) {
+			return h.Store.ListInspectionRules(ctx, store.InspectionRuleFilter{}, opts)
 		},
 		MarkerOf: func(rule *model.InspectionRule) string { return rule.UUID },
 		// Upstream hands the phase filter to the next link only, never to

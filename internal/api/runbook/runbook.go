@@ -173,16 +173,9 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 			InvalidSortKeys: invalidSortKeys,
 		},
 		Key: "runbooks", Resource: "runbooks",
-		Marker: func(ctx context.Context, marker string) error {
-			_, err := apiutil.Found(ctx, marker, h.Store.GetRunbookByUUID, runbookNotFound, "runbook marker")
-			return err
-		},
-		List: func(ctx context.Context, _ *apiutil.ListArgs, opts store.ListOptions) ([]*model.Runbook, error) {
-			list, err := h.Store.ListRunbooks(ctx, store.RunbookFilter{}, opts)
-			if err != nil {
-				return nil, apiutil.ListErr(err, "runbooks")
-			}
-			return list, nil
+		What: "runbook", Get: h.Store.GetRunbookByUUID, NotFound: runbookNotFound,
+		List: func(ctx context.Context, opts store.ListOptions) ([]*model.Runbook, error) {
+			return h.Store.ListRunbooks(ctx, store.RunbookFilter{}, opts)
 		},
 		MarkerOf: func(rb *model.Runbook) string { return rb.UUID },
 	}
