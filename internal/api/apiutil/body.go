@@ -99,3 +99,17 @@ func Plain(v any) any {
 	}
 	return v
 }
+
+// DecodeObject is the JSON object of r's body checked against the schema
+// name under arg: the body as sent (objects in their key order, for
+// messages) and as a plain map.
+func DecodeObject(r *http.Request, name, arg string) (*Dict, map[string]any, error) {
+	body, err := DecodeBody(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := MustSchema(name).ValidateBody(arg, body); err != nil {
+		return nil, nil, err
+	}
+	return body.(*Dict), Plain(body).(map[string]any), nil
+}

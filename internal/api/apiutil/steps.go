@@ -80,6 +80,15 @@ func MaskStepArgs(d *Dict) {
 	}
 }
 
+// KeepMaskingSteps is the sanitizing of deploy templates and runbooks:
+// only fields kept, the arguments of their steps masked.
+func KeepMaskingSteps(fields []string) func(*Dict) {
+	return func(d *Dict) {
+		d.KeepOnly(fields)
+		MaskStepArgs(d)
+	}
+}
+
 // PatchRefused is upstream's PatchError for a whole patch a resource
 // refuses for reason, the patch shown as the repr of its operation list.
 func PatchRefused(ops []PatchOp, reason string) error {

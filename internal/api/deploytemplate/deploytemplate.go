@@ -83,10 +83,7 @@ func convert(rc *api.RequestContext, t *model.DeployTemplate, fields []string) (
 	d.Set("extra", apiutil.EmptyMap(t.Extra))
 	d.Set("links", collection.SelfAndBookmark(rc.PublicURL, "deploy_templates", t.UUID))
 	d.Set("steps", steps(t.Steps))
-	return apiutil.Checked(d, fields, func(d *apiutil.Dict) {
-		d.KeepOnly(fields)
-		apiutil.MaskStepArgs(d)
-	})
+	return apiutil.Checked(d, fields, apiutil.KeepMaskingSteps(fields))
 }
 
 // modelSteps converts validated step documents.

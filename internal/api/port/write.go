@@ -79,15 +79,11 @@ func smartNICLink(llc any) bool {
 
 func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	ctx := r.Context()
-	body, err := apiutil.DecodeBody(r)
+	body, m, err := apiutil.DecodeObject(r, "port", "port")
 	if err != nil {
 		return err
 	}
-	if err := apiutil.MustSchema("port").ValidateBody("port", body); err != nil {
-		return err
-	}
-	m := apiutil.Plain(body).(map[string]any)
-	llcSent, _ := body.(*apiutil.Dict).Get("local_link_connection")
+	llcSent, _ := body.Get("local_link_connection")
 	if err := validate("port", m, llcSent); err != nil {
 		return err
 	}

@@ -82,14 +82,10 @@ func invalidName(v any) bool {
 
 func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	ctx := r.Context()
-	body, err := apiutil.DecodeBody(r)
+	_, m, err := apiutil.DecodeObject(r, "portgroup", "portgroup")
 	if err != nil {
 		return err
 	}
-	if err := apiutil.MustSchema("portgroup").ValidateBody("portgroup", body); err != nil {
-		return err
-	}
-	m := apiutil.Plain(body).(map[string]any)
 	if err := validate("portgroup", m); err != nil {
 		return err
 	}

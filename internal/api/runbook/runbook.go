@@ -133,10 +133,7 @@ func convert(rc *api.RequestContext, rb *model.Runbook, fields []string) (*apiut
 	if traitsAllowed(v) {
 		d.Set("traits", traitNames(rb))
 	}
-	return apiutil.Checked(d, fields, func(d *apiutil.Dict) {
-		d.KeepOnly(fields)
-		apiutil.MaskStepArgs(d)
-	})
+	return apiutil.Checked(d, fields, apiutil.KeepMaskingSteps(fields))
 }
 
 func modelSteps(v any) []model.RunbookStep {

@@ -48,14 +48,10 @@ func validateBody(k *kind, arg string, m map[string]any) error {
 // createBody is a POST's checked body, without node_uuid, and the node
 // it names; a record without a uuid gets a new one.
 func (h *handlers) createBody(r *http.Request, k *kind) (map[string]any, *model.Node, error) {
-	body, err := apiutil.DecodeBody(r)
+	_, m, err := apiutil.DecodeObject(r, k.schema, k.name)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := apiutil.MustSchema(k.schema).ValidateBody(k.name, body); err != nil {
-		return nil, nil, err
-	}
-	m := apiutil.Plain(body).(map[string]any)
 	if err := validateBody(k, k.name, m); err != nil {
 		return nil, nil, err
 	}
