@@ -286,20 +286,6 @@ func acceptsJSON(accept string) bool {
 	return acceptQuality(ranges, "application/json") > 0
 }
 
-// notAcceptable is the 406 webob renders when negotiation fails, as
-// upstream's ParsableErrorMiddleware wraps it: HTML when the client
-// prefers it to plain text, the raw Accept header quoted in both.
-func notAcceptable(accept string) string {
-	ranges, _ := parseAccept(accept)
-	if html, plain := acceptQuality(ranges, "text/html"), acceptQuality(ranges, "text/plain"); html > 0 && html >= plain {
-		return "<html>\n <head>\n  <title>406 Not Acceptable</title>\n </head>\n <body>\n  <h1>406 Not Acceptable</h1>\n" +
-			"  The resource could not be generated that was acceptable to your browser\n(content of type " + accept +
-			". <br /><br />\n\n </body>\n</html>"
-	}
-	return "406 Not Acceptable\n\nThe resource could not be generated that was acceptable to your browser (content of type " +
-		accept + ". \n\n "
-}
-
 // mediaRange is one element of an Accept header.
 type mediaRange struct {
 	typ, sub string

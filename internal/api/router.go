@@ -266,6 +266,9 @@ func (rt *router) tooOld(w http.ResponseWriter, r *http.Request, v microversion.
 // lost (only headers the exception carries survive, such as the range
 // headers of a 406 or Allow).
 func (rt *router) routingError(w http.ResponseWriter, r *http.Request, err error) {
+	if rt.writeWebobPage(w, r, err) {
+		return
+	}
 	errs.WriteFault(w, r, err, errs.FaultOptions{Routing: true, DebugTracebacks: rt.debug})
 }
 
@@ -365,7 +368,5 @@ func (rt *router) validateArgs(r *http.Request, route, missing *Route, surplus *
 // pecan does while routing: no version headers, webob's text wrapped by
 // ParsableErrorMiddleware.
 func (rt *router) notAcceptable(w http.ResponseWriter, r *http.Request) {
-	if err := WriteJSON(w, http.StatusNotAcceptable, Object{{"error_message", notAcceptable(r.Header.Get("Accept"))}}); err != nil {
-		rt.log.Error("406 answer", "path", r.URL.Path, "error", err)
-	}
+	rt.routingError(w, r, errs.Abort(http.StatusNotAcceptable))
 }

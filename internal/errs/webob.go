@@ -149,3 +149,13 @@ func (e *Error) title() string {
 	}
 	return ""
 }
+
+// Webob reports a web framework exception's title and detail (nil when
+// raised without one), for the renderings webob chooses by the client's
+// Accept header; ok is false for any other error.
+func (e *Error) Webob() (title string, detail *string, ok bool) {
+	if !e.webob {
+		return "", nil, false
+	}
+	return e.title(), e.detail, true
+}
