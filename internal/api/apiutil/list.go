@@ -188,18 +188,29 @@ func Page[T any](a *ListArgs, publicURL, key, resource string, list []T,
 	return out, nil
 }
 
-// CheckMarker is the lookup of a listing's marker: the record it names
-// must exist (notFound otherwise; what names the resource in other
-// errors).
-func CheckMarker[T any](ctx context.Context, marker string, get func(context.Context, string) (T, error),
-	notFound func() error, what string) error {
-	if _, err := get(ctx, marker); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return notFound()
-		}
-		return fmt.Errorf("%s marker %s: %w", what, marker, err)
+// MarkerOptions are a's store options with marker, which must name a
+// record (notFound(marker) otherwise; what names the resource in other
+// errors); nil starts at the beginning.
+func MarkerOptions[T any](ctx context.Context, a *ListArgs, marker *string, get func(context.Context, string) (T, error),
+	notFound func(string) error, what string) (store.ListOptions, error) {
+	opts := a.Options()
+	if marker == nil {
+		return opts, nil
 	}
-	return nil
+	if _, err := Found(ctx, *marker, get, notFound, what+" marker"); err != nil {
+		return opts, err
+	}
+	opts.Marker = *marker
+	return opts, nil
+}
+
+// ListedErr maps a store listing's failure: a marker gone meanwhile is
+// notFound(marker), anything else ListErr's answer.
+func ListedErr(err error, marker string, notFound func(string) error, what string) error {
+	if errors.Is(err, store.ErrMarkerNotFound) {
+		return notFound(marker)
+	}
+	return ListErr(err, what)
 }
 
 // FieldsArgs are the request schema arguments of a ?fields query:

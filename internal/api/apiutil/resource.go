@@ -99,19 +99,13 @@ func (l *Listing[T]) Page(r *http.Request, v microversion.Version, maxLimit int,
 	if err != nil {
 		return nil, err
 	}
-	opts := a.Options()
-	if a.Marker != nil {
-		if _, err := Found(r.Context(), *a.Marker, l.Get, l.NotFound, l.What+" marker"); err != nil {
-			return nil, err
-		}
-		opts.Marker = *a.Marker
+	opts, err := MarkerOptions(r.Context(), a, a.Marker, l.Get, l.NotFound, l.What)
+	if err != nil {
+		return nil, err
 	}
 	list, err := l.List(r.Context(), opts)
-	if errors.Is(err, store.ErrMarkerNotFound) {
-		return nil, l.NotFound(opts.Marker)
-	}
 	if err != nil {
-		return nil, ListErr(err, l.What+"s")
+		return nil, ListedErr(err, opts.Marker, l.NotFound, l.What+"s")
 	}
 	var lead []collection.Param
 	if l.Lead != nil {

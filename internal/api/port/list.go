@@ -1,7 +1,6 @@
 package port
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -205,14 +204,9 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if err != nil {
 		return err
 	}
-	opts := la.Options()
-	if a.marker != nil {
-		if err := apiutil.CheckMarker(ctx, *a.marker, h.Store.GetPortByUUID, func() error {
-			return errs.New(errs.ClassPortNotFound, map[string]any{"port": *a.marker})
-		}, "port"); err != nil {
-			return err
-		}
-		opts.Marker = *a.marker
+	opts, err := apiutil.MarkerOptions(ctx, la, a.marker, h.Store.GetPortByUUID, portNotFound, "port")
+	if err != nil {
+		return err
 	}
 	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
 		return err
@@ -253,11 +247,8 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 		f.ConductorGroups = a.conductorGroups
 	}
 	ports, err = h.Store.ListPorts(ctx, f, opts)
-	switch {
-	case errors.Is(err, store.ErrMarkerNotFound):
-		return errs.New(errs.ClassPortNotFound, map[string]any{"port": opts.Marker})
-	case err != nil:
-		return apiutil.ListErr(err, "ports")
+	if err != nil {
+		return apiutil.ListedErr(err, opts.Marker, portNotFound, "ports")
 	}
 	out, err := apiutil.Page(la, rc.PublicURL, "ports", resource, ports, func(p *model.Port) (*apiutil.Dict, error) {
 		if p.NodeUUID == "" {

@@ -1,7 +1,6 @@
 package portgroup
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -117,6 +116,8 @@ func (h *handlers) list(underNode, detailRoute bool) api.HandlerFunc {
 	}
 }
 
+func pgNotFound(ident string) error { return port.PortgroupNotFound(ident) }
+
 // collection is _get_portgroups_collection.
 func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, a *listArgs,
 	sortKey string, fields []string, resource string, project *string) error {
@@ -125,14 +126,13 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if err != nil {
 		return err
 	}
-	opts := la.Options()
-	if a.marker != nil && *a.marker != "" {
-		if err := apiutil.CheckMarker(ctx, *a.marker, h.Store.GetPortgroupByUUID, func() error {
-			return errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": *a.marker})
-		}, "portgroup"); err != nil {
-			return err
-		}
-		opts.Marker = *a.marker
+	marker := a.marker
+	if marker != nil && *marker == "" {
+		marker = nil
+	}
+	opts, err := apiutil.MarkerOptions(ctx, la, marker, h.Store.GetPortgroupByUUID, pgNotFound, "portgroup")
+	if err != nil {
+		return err
 	}
 	if err := collection.ValidateSortKey(sortKey, invalidSortKeys); err != nil {
 		return err
@@ -167,11 +167,8 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 		f.ConductorGroups = a.conductorGroups
 	}
 	pgs, err = h.Store.ListPortgroups(ctx, f, opts)
-	switch {
-	case errors.Is(err, store.ErrMarkerNotFound):
-		return errs.New(errs.ClassPortgroupNotFound, map[string]any{"portgroup": opts.Marker})
-	case err != nil:
-		return apiutil.ListErr(err, "portgroups")
+	if err != nil {
+		return apiutil.ListedErr(err, opts.Marker, pgNotFound, "portgroups")
 	}
 	out, err := apiutil.Page(la, rc.PublicURL, "portgroups", resource, pgs, func(pg *model.Portgroup) (*apiutil.Dict, error) {
 		d := toDict(rc, pg)
