@@ -2,6 +2,7 @@ package apiutil
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -321,4 +322,13 @@ func CopyJSON(m map[string]any) map[string]any {
 		return nil
 	}
 	return copyValue(m).(map[string]any)
+}
+
+// DecodePatchBody is DecodePatch of r's body.
+func DecodePatchBody(r *http.Request) ([]PatchOp, error) {
+	body, err := DecodeBody(r)
+	if err != nil {
+		return nil, err
+	}
+	return DecodePatch(body)
 }

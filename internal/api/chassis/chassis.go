@@ -245,11 +245,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 
 func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
 	ident := rc.Param("chassis_id")
-	body, err := apiutil.DecodeBody(r)
-	if err != nil {
-		return err
-	}
-	ops, err := apiutil.DecodePatch(body)
+	ops, err := apiutil.DecodePatchBody(r)
 	if err != nil {
 		return err
 	}

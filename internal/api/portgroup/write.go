@@ -149,11 +149,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if !identOK(w, r, ident) {
 		return nil
 	}
-	body, err := apiutil.DecodeBody(r)
-	if err != nil {
-		return err
-	}
-	ops, err := apiutil.DecodePatch(body)
+	ops, err := apiutil.DecodePatchBody(r)
 	if err != nil {
 		return err
 	}

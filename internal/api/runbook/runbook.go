@@ -330,11 +330,7 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if err := apiutil.UUIDOrName(identArg, ident); err != nil {
 		return err
 	}
-	body, err := apiutil.DecodeBody(r)
-	if err != nil {
-		return err
-	}
-	ops, err := apiutil.DecodePatch(body)
+	ops, err := apiutil.DecodePatchBody(r)
 	if err != nil {
 		return err
 	}

@@ -71,11 +71,7 @@ func patchRequest(r *http.Request, rc *api.RequestContext, k *kind) (string, []a
 	if err != nil {
 		return "", nil, err
 	}
-	body, err := apiutil.DecodeBody(r)
-	if err != nil {
-		return "", nil, err
-	}
-	ops, err := apiutil.DecodePatch(body)
+	ops, err := apiutil.DecodePatchBody(r)
 	if err != nil {
 		return "", nil, err
 	}
