@@ -80,6 +80,20 @@ func MaskStepArgs(d *Dict) {
 	}
 }
 
+// EchoStepNumbers sets the priority or order (nKey) of each rendered step
+// of d back to what the creation request m wrote: upstream answers with
+// the object it created, before the database turned a number given as a
+// string into an integer.
+func EchoStepNumbers(d *Dict, m map[string]any, nKey string) {
+	v, ok := d.Get("steps")
+	if !ok {
+		return
+	}
+	for i, s := range v.([]*Dict) {
+		s.Set(nKey, m["steps"].([]any)[i].(map[string]any)[nKey])
+	}
+}
+
 // KeepMaskingSteps is the sanitizing of deploy templates and runbooks:
 // only fields kept, the arguments of their steps masked.
 func KeepMaskingSteps(fields []string) func(*Dict) {

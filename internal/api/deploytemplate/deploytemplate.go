@@ -183,18 +183,10 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	}
 	rc.SetLocation(w, "deploy_templates", created.UUID)
 	d, err := convert(rc, created, nil)
-	if err != nil {
-		return err
+	if err == nil {
+		apiutil.EchoStepNumbers(d, m, "priority")
 	}
-	// Upstream answers with the object it created, before the database
-	// turned a priority given as a string into an integer: the answer
-	// echoes the priorities as the request wrote them.
-	if v, ok := d.Get("steps"); ok {
-		for i, s := range v.([]*apiutil.Dict) {
-			s.Set("priority", m["steps"].([]any)[i].(map[string]any)["priority"])
-		}
-	}
-	return api.WriteJSON(w, http.StatusCreated, d)
+	return respond.JSON(w, http.StatusCreated)(d, err)
 }
 
 // asDict is the template's as_dict(), which a patch applies to.

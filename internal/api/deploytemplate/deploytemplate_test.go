@@ -13,23 +13,16 @@ import (
 	"github.com/openkeel/ironic/internal/store/storetest"
 )
 
-type env struct {
-	t *testing.T
-	h http.Handler
-}
+// env is the router of one test.
+type env = apitest.Client
 
 func newEnv(t *testing.T) *env {
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: store.New(storetest.Backends(t)[0].DB)})
-	return &env{t: t, h: apitest.New(t, api.Deps{Handlers: m, Logger: slog.New(slog.DiscardHandler)})}
+	return &env{T: t, H: apitest.New(t, api.Deps{Handlers: m, Logger: slog.New(slog.DiscardHandler)})}
 }
 
 type resp = apitest.Response
-
-func (e *env) do(method, path, version, body string) resp {
-	e.t.Helper()
-	return apitest.Do(e.t, e.h, method, path, version, body)
-}
 
 func keys(m map[string]any) []string { return apitest.Keys(m) }
 
@@ -37,7 +30,7 @@ const stepsJSON = `"steps": [{"interface": "bios", "step": "apply_configuration"
 
 func TestCRUD(t *testing.T) {
 	e := newEnv(t)
-	r := e.do("POST", "/v1/deploy_templates", "1.55", `{"name": "CUSTOM_A", "description": "dropped", `+stepsJSON+`}`)
+	r := e.Do("POST", "/v1/deploy_templates", "1.55", `{"name": "CUSTOM_A", "description": "dropped", `+stepsJSON+`}`)
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
@@ -53,40 +46,40 @@ func TestCRUD(t *testing.T) {
 	}
 	var sample map[string]any
 	spectest.LoadJSON(t, "ironic/api/api-ref/samples/deploy-template-show-response.json", &sample)
-	got := e.do("GET", "/v1/deploy_templates/CUSTOM_A", "1.115", "").JSON(t)
+	got := e.Do("GET", "/v1/deploy_templates/CUSTOM_A", "1.115", "").JSON(t)
 	if !slices.Equal(keys(got), keys(sample)) {
 		t.Fatalf("keys %v sample %v", keys(got), keys(sample))
 	}
 	if p := got["steps"].([]any)[0].(map[string]any)["priority"]; p != float64(150) {
 		t.Fatalf("stored priority %v", p)
 	}
-	list := e.do("GET", "/v1/deploy_templates", "1.55", "").JSON(t)["deploy_templates"].([]any)
+	list := e.Do("GET", "/v1/deploy_templates", "1.55", "").JSON(t)["deploy_templates"].([]any)
 	if len(list) != 1 || !slices.Equal(keys(list[0].(map[string]any)), []string{"links", "name", "uuid"}) {
 		t.Fatalf("list %v", list)
 	}
-	det := e.do("GET", "/v1/deploy_templates?detail=true", "1.55", "").JSON(t)["deploy_templates"].([]any)
+	det := e.Do("GET", "/v1/deploy_templates?detail=true", "1.55", "").JSON(t)["deploy_templates"].([]any)
 	if !slices.Equal(keys(det[0].(map[string]any)), keys(sample)) {
 		t.Fatalf("detail %v", det)
 	}
-	r = e.do("PATCH", "/v1/deploy_templates/"+u, "1.55", `[{"op": "replace", "path": "/name", "value": "CUSTOM_B"}, {"op": "add", "path": "/steps/0/foo", "value": 1}, {"op": "add", "path": "/extra/k", "value": "v"}]`)
+	r = e.Do("PATCH", "/v1/deploy_templates/"+u, "1.55", `[{"op": "replace", "path": "/name", "value": "CUSTOM_B"}, {"op": "add", "path": "/steps/0/foo", "value": 1}, {"op": "add", "path": "/extra/k", "value": "v"}]`)
 	if r.Status != 200 {
 		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
 	if d := r.JSON(t); d["name"] != "CUSTOM_B" || d["extra"].(map[string]any)["k"] != "v" || d["updated_at"] == nil {
 		t.Fatalf("patched %v", d)
 	}
-	r = e.do("DELETE", "/v1/deploy_templates/CUSTOM_B", "1.55", "")
+	r = e.Do("DELETE", "/v1/deploy_templates/CUSTOM_B", "1.55", "")
 	if r.Status != http.StatusNoContent || len(r.Body) != 0 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("GET", "/v1/deploy_templates/"+u, "1.115", ""); r.Status != 404 || r.Fault(t) != "Deploy template "+u+" could not be found." {
+	if r := e.Do("GET", "/v1/deploy_templates/"+u, "1.115", ""); r.Status != 404 || r.Fault(t) != "Deploy template "+u+" could not be found." {
 		t.Fatalf("after delete: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestErrors(t *testing.T) {
 	e := newEnv(t)
-	if r := e.do("POST", "/v1/deploy_templates", "1.115", `{"name": "CUSTOM_A", `+stepsJSON+`}`); r.Status != 201 {
+	if r := e.Do("POST", "/v1/deploy_templates", "1.115", `{"name": "CUSTOM_A", `+stepsJSON+`}`); r.Status != 201 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	dup := `{"name": "CUSTOM_C", "steps": [{"interface": "bios", "step": "a", "args": {}, "priority": 1}, {"interface": "bios", "step": "a", "args": {}, "priority": 2}]}`
@@ -117,7 +110,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := e.do(c.method, c.path, c.version, c.body)
+			r := e.Do(c.method, c.path, c.version, c.body)
 			if r.Status != c.status || r.Fault(t) != c.msg {
 				t.Fatalf("%d %s", r.Status, r.Body)
 			}
@@ -133,8 +126,8 @@ func FuzzCreate(f *testing.F) {
 	Register(m, Deps{Store: store.New(storetest.Backends(f)[0].DB)})
 	h := api.New(api.Deps{Authorize: api.AllowAll, Handlers: m, Logger: slog.New(slog.DiscardHandler)})
 	f.Fuzz(func(t *testing.T, body string) {
-		e := &env{t: t, h: h}
-		if r := e.do("POST", "/v1/deploy_templates", "1.115", body); r.Status >= 500 {
+		e := &env{T: t, H: h}
+		if r := e.Do("POST", "/v1/deploy_templates", "1.115", body); r.Status >= 500 {
 			t.Fatalf("POST %q: %d %s", body, r.Status, r.Body)
 		}
 	})

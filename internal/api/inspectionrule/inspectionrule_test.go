@@ -16,7 +16,7 @@ const rule = `{"description": "Set properties", "priority": 50, "conditions": [{
 
 func TestCRUD(t *testing.T) {
 	e := newEnv(t)
-	r := e.do("POST", "/v1/inspection_rules", "1.96", rule)
+	r := e.Do("POST", "/v1/inspection_rules", "1.96", rule)
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
@@ -35,29 +35,29 @@ func TestCRUD(t *testing.T) {
 		t.Fatalf("Location %q", r.Header.Get("Location"))
 	}
 	for _, v := range []string{"1.96", "1.115"} {
-		if r := e.do("GET", "/v1/inspection_rules/"+u, v, ""); r.Status != 200 || string(r.Body) != want {
+		if r := e.Do("GET", "/v1/inspection_rules/"+u, v, ""); r.Status != 200 || string(r.Body) != want {
 			t.Fatalf("show at %s: %d %s", v, r.Status, r.Body)
 		}
 	}
-	list := e.do("GET", "/v1/inspection_rules?limit=1&phase=main", "1.115", "").JSON(t)
+	list := e.Do("GET", "/v1/inspection_rules?limit=1&phase=main", "1.115", "").JSON(t)
 	if items := list["inspection_rules"].([]any); len(items) != 1 || !slices.Equal(keys(items[0].(map[string]any)), []string{"description", "links", "phase", "priority", "uuid"}) {
 		t.Fatalf("list %v", list)
 	}
 	if list["next"] != "http://127.0.0.1:6385/v1/inspection?filters={'phase': 'main'}&sort_key=id&sort_dir=asc&fields=uuid,priority,phase,description&limit=1&marker="+u {
 		t.Fatalf("next %v", list["next"])
 	}
-	r = e.do("PATCH", "/v1/inspection_rules/"+u, "1.96", `[{"op": "replace", "path": "/sensitive", "value": true}, {"op": "replace", "path": "/priority", "value": 10}]`)
+	r = e.Do("PATCH", "/v1/inspection_rules/"+u, "1.96", `[{"op": "replace", "path": "/sensitive", "value": true}, {"op": "replace", "path": "/priority", "value": 10}]`)
 	if r.Status != 200 {
 		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
 	if d := r.JSON(t); d["conditions"] != nil || d["actions"] != nil || d["priority"] != float64(10) || d["sensitive"] != true {
 		t.Fatalf("sensitive rule shows its content: %v", d)
 	}
-	r = e.do("PATCH", "/v1/inspection_rules/"+u, "1.96", `[{"op": "replace", "path": "/sensitive", "value": false}]`)
+	r = e.Do("PATCH", "/v1/inspection_rules/"+u, "1.96", `[{"op": "replace", "path": "/sensitive", "value": false}]`)
 	if r.Status != 400 || r.Fault(t) != `Couldn't apply patch '[{'op': 'replace', 'path': '/sensitive', 'value': False}]'. Reason: Inspection rules cannot have the sensitive flag unset.` {
 		t.Fatalf("unset sensitive: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("DELETE", "/v1/inspection_rules/"+u, "1.96", ""); r.Status != 204 {
+	if r := e.Do("DELETE", "/v1/inspection_rules/"+u, "1.96", ""); r.Status != 204 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 }
@@ -66,7 +66,7 @@ func TestCRUD(t *testing.T) {
 // argument stored with the rule, as upstream's validation adds it.
 func TestPluginDataArgumentStored(t *testing.T) {
 	e := newEnv(t)
-	r := e.do("POST", "/v1/inspection_rules", "1.115", `{"actions": [{"op": "set-plugin-data", "args": {"path": "a", "value": 1}}, {"op": "unset-plugin-data", "args": ["b"]}]}`)
+	r := e.Do("POST", "/v1/inspection_rules", "1.115", `{"actions": [{"op": "set-plugin-data", "args": {"path": "a", "value": 1}}, {"op": "unset-plugin-data", "args": ["b"]}]}`)
 	if r.Status != 201 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
@@ -77,7 +77,7 @@ func TestPluginDataArgumentStored(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	e := newEnv(t)
-	r := e.do("POST", "/v1/inspection_rules", "1.115", rule)
+	r := e.Do("POST", "/v1/inspection_rules", "1.115", rule)
 	u := r.JSON(t)["uuid"].(string)
 	cases := []struct {
 		name, method, path, version, body string
@@ -111,7 +111,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := e.do(c.method, c.path, c.version, c.body)
+			r := e.Do(c.method, c.path, c.version, c.body)
 			if r.Status != c.status || r.Fault(t) != c.msg {
 				t.Fatalf("%d %s", r.Status, r.Body)
 			}
@@ -167,8 +167,8 @@ func FuzzCreate(f *testing.F) {
 	Register(m, Deps{Store: store.New(storetest.Backends(f)[0].DB)})
 	h := api.New(api.Deps{Authorize: api.AllowAll, Handlers: m, Logger: discard()})
 	f.Fuzz(func(t *testing.T, body string) {
-		e := &env{t: t, h: h}
-		if r := e.do("POST", "/v1/inspection_rules", "1.115", body); r.Status >= 500 {
+		e := &env{T: t, H: h}
+		if r := e.Do("POST", "/v1/inspection_rules", "1.115", body); r.Status >= 500 {
 			t.Fatalf("POST %q: %d %s", body, r.Status, r.Body)
 		}
 	})
@@ -176,7 +176,7 @@ func FuzzCreate(f *testing.F) {
 
 func TestCreateRefusesNonUUID(t *testing.T) {
 	e := newEnv(t)
-	r := e.do("POST", "/v1/inspection_rules", "1.115", `{"uuid": "abc", "actions": [{"op": "fail", "args": {"msg": "x"}}]}`)
+	r := e.Do("POST", "/v1/inspection_rules", "1.115", `{"uuid": "abc", "actions": [{"op": "fail", "args": {"msg": "x"}}]}`)
 	if r.Status != 400 || r.Fault(t) != "Expected UUID for uuid: abc" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}

@@ -2,7 +2,6 @@ package runbook
 
 import (
 	"log/slog"
-	"net/http"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
@@ -12,23 +11,16 @@ import (
 	"github.com/openkeel/ironic/internal/store/storetest"
 )
 
-type env struct {
-	t *testing.T
-	h http.Handler
-}
+// env is the router of one test.
+type env = apitest.Client
 
 func newEnv(t *testing.T) *env {
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: store.New(storetest.Backends(t)[0].DB), Authorize: apitest.Allow[*model.Runbook]})
-	return &env{t: t, h: apitest.Handler(t, nil, m)}
+	return &env{T: t, H: apitest.Handler(t, nil, m)}
 }
 
 type resp = apitest.Response
-
-func (e *env) do(method, path, version, body string) resp {
-	e.t.Helper()
-	return apitest.Do(e.t, e.h, method, path, version, body)
-}
 
 func keys(m map[string]any) []string { return apitest.Keys(m) }
 

@@ -246,17 +246,10 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	}
 	rc.SetLocation(w, "runbooks", created.UUID)
 	d, err := convert(rc, created, nil)
-	if err != nil {
-		return err
+	if err == nil {
+		apiutil.EchoStepNumbers(d, m, "order")
 	}
-	// Upstream answers with the object before the database turned an
-	// order given as a string into an integer.
-	if sv, ok := d.Get("steps"); ok {
-		for i, s := range sv.([]*apiutil.Dict) {
-			s.Set("order", m["steps"].([]any)[i].(map[string]any)["order"])
-		}
-	}
-	return api.WriteJSON(w, http.StatusCreated, d)
+	return respond.JSON(w, http.StatusCreated)(d, err)
 }
 
 // checkCreateOwner holds a project scoped creator to runbooks of its own

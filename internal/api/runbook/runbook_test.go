@@ -17,7 +17,7 @@ const stepsJSON = `"steps": [{"interface": "bios", "step": "apply_configuration"
 
 func TestCRUDAt192(t *testing.T) {
 	e := newEnv(t)
-	r := e.do("POST", "/v1/runbooks", "1.92", `{"name": "CUSTOM_AWESOME", `+stepsJSON+`}`)
+	r := e.Do("POST", "/v1/runbooks", "1.92", `{"name": "CUSTOM_AWESOME", `+stepsJSON+`}`)
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
@@ -29,74 +29,74 @@ func TestCRUDAt192(t *testing.T) {
 	}
 	var sample map[string]any
 	spectest.LoadJSON(t, "ironic/api/api-ref/samples/runbook-show-response.json", &sample)
-	got := e.do("GET", "/v1/runbooks/CUSTOM_AWESOME", "1.92", "").JSON(t)
+	got := e.Do("GET", "/v1/runbooks/CUSTOM_AWESOME", "1.92", "").JSON(t)
 	if !slices.Equal(keys(got), keys(sample)) {
 		t.Fatalf("keys %v sample %v", keys(got), keys(sample))
 	}
-	at112 := e.do("GET", "/v1/runbooks/"+u, "1.115", "").JSON(t)
+	at112 := e.Do("GET", "/v1/runbooks/"+u, "1.115", "").JSON(t)
 	want112 := append(keys(sample), "description", "traits")
 	slices.Sort(want112)
 	if !slices.Equal(keys(at112), want112) {
 		t.Fatalf("1.115 keys %v", keys(at112))
 	}
-	if list := e.do("GET", "/v1/runbooks", "1.92", "").JSON(t)["runbooks"].([]any); len(list) != 1 || !slices.Equal(keys(list[0].(map[string]any)), []string{"links", "name", "uuid"}) {
+	if list := e.Do("GET", "/v1/runbooks", "1.92", "").JSON(t)["runbooks"].([]any); len(list) != 1 || !slices.Equal(keys(list[0].(map[string]any)), []string{"links", "name", "uuid"}) {
 		t.Fatalf("list %v", list)
 	}
-	r = e.do("PATCH", "/v1/runbooks/"+u, "1.92", `[{"op": "replace", "path": "/owner", "value": "proj"}, {"op": "replace", "path": "/steps/0/order", "value": 5}]`)
+	r = e.Do("PATCH", "/v1/runbooks/"+u, "1.92", `[{"op": "replace", "path": "/owner", "value": "proj"}, {"op": "replace", "path": "/steps/0/order", "value": 5}]`)
 	if r.Status != 200 {
 		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
 	if d := r.JSON(t); d["owner"] != "proj" || d["steps"].([]any)[0].(map[string]any)["order"] != float64(5) {
 		t.Fatalf("patched %v", d)
 	}
-	r = e.do("PATCH", "/v1/runbooks/"+u, "1.92", `[{"op": "replace", "path": "/public", "value": true}]`)
+	r = e.Do("PATCH", "/v1/runbooks/"+u, "1.92", `[{"op": "replace", "path": "/public", "value": true}]`)
 	if d := r.JSON(t); r.Status != 200 || d["public"] != true || d["owner"] != nil {
 		t.Fatalf("public clears owner: %d %s", r.Status, r.Body)
 	}
-	r = e.do("PATCH", "/v1/runbooks/"+u, "1.92", `[{"op": "replace", "path": "/owner", "value": "p"}]`)
+	r = e.Do("PATCH", "/v1/runbooks/"+u, "1.92", `[{"op": "replace", "path": "/owner", "value": "p"}]`)
 	if r.Status != 400 || r.Fault(t) != `Couldn't apply patch '[{'op': 'replace', 'path': '/owner', 'value': 'p'}]'. Reason: There cannot be an owner for a public runbook` {
 		t.Fatalf("owner of public: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("DELETE", "/v1/runbooks/"+u, "1.92", ""); r.Status != 204 {
+	if r := e.Do("DELETE", "/v1/runbooks/"+u, "1.92", ""); r.Status != 204 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestTraitsAt1112(t *testing.T) {
 	e := newEnv(t)
-	r := e.do("POST", "/v1/runbooks", "1.112", `{"name": "my-runbook", "description": "d", `+stepsJSON+`}`)
+	r := e.Do("POST", "/v1/runbooks", "1.112", `{"name": "my-runbook", "description": "d", `+stepsJSON+`}`)
 	if r.Status != 201 || r.JSON(t)["traits"] == nil || r.JSON(t)["description"] != "d" {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("PUT", "/v1/runbooks/my-runbook/traits/CUSTOM_A", "1.112", ""); r.Status != 204 || r.Header.Get("Location") != "http://127.0.0.1:6385/v1/runbooks/my-runbook/traits/CUSTOM_A" {
+	if r := e.Do("PUT", "/v1/runbooks/my-runbook/traits/CUSTOM_A", "1.112", ""); r.Status != 204 || r.Header.Get("Location") != "http://127.0.0.1:6385/v1/runbooks/my-runbook/traits/CUSTOM_A" {
 		t.Fatalf("add: %d %s %v", r.Status, r.Body, r.Header)
 	}
-	if got := e.do("GET", "/v1/runbooks/my-runbook/traits", "1.115", "").Body; string(got) != `{"traits": ["CUSTOM_A"]}` {
+	if got := e.Do("GET", "/v1/runbooks/my-runbook/traits", "1.115", "").Body; string(got) != `{"traits": ["CUSTOM_A"]}` {
 		t.Fatalf("traits %s", got)
 	}
-	if r := e.do("PUT", "/v1/runbooks/my-runbook/traits", "1.115", `{"traits": ["CUSTOM_B", "CUSTOM_C"]}`); r.Status != 204 {
+	if r := e.Do("PUT", "/v1/runbooks/my-runbook/traits", "1.115", `{"traits": ["CUSTOM_B", "CUSTOM_C"]}`); r.Status != 204 {
 		t.Fatalf("replace: %d %s", r.Status, r.Body)
 	}
-	if got := e.do("GET", "/v1/runbooks/my-runbook", "1.115", "").JSON(t)["traits"].([]any); len(got) != 2 {
+	if got := e.Do("GET", "/v1/runbooks/my-runbook", "1.115", "").JSON(t)["traits"].([]any); len(got) != 2 {
 		t.Fatalf("traits %v", got)
 	}
-	if r := e.do("DELETE", "/v1/runbooks/my-runbook/traits/CUSTOM_Z", "1.115", ""); r.Status != 204 {
+	if r := e.Do("DELETE", "/v1/runbooks/my-runbook/traits/CUSTOM_Z", "1.115", ""); r.Status != 204 {
 		t.Fatalf("delete missing: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("DELETE", "/v1/runbooks/my-runbook/traits/CUSTOM_B", "1.115", ""); r.Status != 204 {
+	if r := e.Do("DELETE", "/v1/runbooks/my-runbook/traits/CUSTOM_B", "1.115", ""); r.Status != 204 {
 		t.Fatalf("delete one: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("DELETE", "/v1/runbooks/my-runbook/traits", "1.115", ""); r.Status != 204 {
+	if r := e.Do("DELETE", "/v1/runbooks/my-runbook/traits", "1.115", ""); r.Status != 204 {
 		t.Fatalf("delete all: %d %s", r.Status, r.Body)
 	}
-	if got := e.do("GET", "/v1/runbooks/my-runbook/traits", "1.115", "").Body; string(got) != `{"traits": []}` {
+	if got := e.Do("GET", "/v1/runbooks/my-runbook/traits", "1.115", "").Body; string(got) != `{"traits": []}` {
 		t.Fatalf("traits %s", got)
 	}
 }
 
 func TestErrors(t *testing.T) {
 	e := newEnv(t)
-	if r := e.do("POST", "/v1/runbooks", "1.115", `{"name": "rb", `+stepsJSON+`}`); r.Status != 201 {
+	if r := e.Do("POST", "/v1/runbooks", "1.115", `{"name": "rb", `+stepsJSON+`}`); r.Status != 201 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	excl := "A single runbook trait may be added via PUT /v1/runbooks/<runbook identifier>/traits/<trait> with no body, or all runbook traits may be replaced via PUT /v1/runbooks/<runbook identifier>/traits with the list of traits specified in the request body."
@@ -125,7 +125,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := e.do(c.method, c.path, c.version, c.body)
+			r := e.Do(c.method, c.path, c.version, c.body)
 			if r.Status != c.status || r.Fault(t) != c.msg {
 				t.Fatalf("%d %s", r.Status, r.Body)
 			}
@@ -142,8 +142,8 @@ func FuzzCreate(f *testing.F) {
 	Register(m, Deps{Store: store.New(storetest.Backends(f)[0].DB), Authorize: apitest.Allow[*model.Runbook]})
 	h := api.New(api.Deps{Authorize: api.AllowAll, Handlers: m, Logger: discard()})
 	f.Fuzz(func(t *testing.T, body, version string) {
-		e := &env{t: t, h: h}
-		if r := e.do("POST", "/v1/runbooks", version, body); r.Status >= 500 {
+		e := &env{T: t, H: h}
+		if r := e.Do("POST", "/v1/runbooks", version, body); r.Status >= 500 {
 			t.Fatalf("POST %q: %d %s", body, r.Status, r.Body)
 		}
 	})
