@@ -107,7 +107,7 @@ func fill(c client) []string {
 	})
 	node := func(name string, extra map[string]any) string {
 		body := map[string]any{"name": name, "driver": "fake-hardware", "resource_class": "baremetal.gold",
-			"properties": map[string]any{"cpus": 8, "memory_mb": 16384, "local_gb": 100, "capabilities": "boot_mode:uefi"},
+			"properties":  map[string]any{"cpus": 8, "memory_mb": 16384, "local_gb": 100, "capabilities": "boot_mode:uefi"},
 			"driver_info": map[string]any{"deploy_kernel": "http://images/k", "deploy_ramdisk": "http://images/r"},
 		}
 		for k, v := range extra {
@@ -163,7 +163,7 @@ func fill(c client) []string {
 	ports := []string{
 		c.create("/v1/ports", map[string]any{"node_uuid": active, "address": "52:54:00:aa:00:02", "portgroup_uuid": portgroup,
 			"local_link_connection": map[string]any{"switch_id": "0a:1b:2c:3d:4e:5f", "port_id": "Ethernet1/2", "switch_info": "tor-12"},
-			"physical_network": "physnet1", "pxe_enabled": true, "extra": map[string]any{"cable": "c-2"}}),
+			"physical_network":      "physnet1", "pxe_enabled": true, "extra": map[string]any{"cable": "c-2"}}),
 		c.create("/v1/ports", map[string]any{"node_uuid": active, "address": "52:54:00:aa:00:03", "pxe_enabled": false}),
 		c.create("/v1/ports", map[string]any{"node_uuid": enroll, "address": "52:54:00:aa:00:04", "is_smartnic": false}),
 	}
