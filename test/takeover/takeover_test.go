@@ -65,6 +65,9 @@ func TestTakeOverIronic214(t *testing.T) {
 				copyFile(t, filepath.Join(dir, "ironic.sqlite"), filepath.Join(dir, "at-2025.1.sqlite"))
 			}
 
+			if out := run(t, dir, bin, "--config-file", conf, "dbsync", "version"); !strings.Contains(out, "schema 0 (Ironic alembic "+migrations.OldestAlembic+")") {
+				t.Errorf("dbsync version of Ironic 21.4's database: %s", out)
+			}
 			start = time.Now()
 			if out := run(t, dir, bin, "--config-file", conf, "dbsync", "upgrade"); strings.Contains(out, "ERROR") {
 				t.Errorf("dbsync upgrade:\n%s", out)
@@ -80,7 +83,10 @@ func TestTakeOverIronic214(t *testing.T) {
 
 			// The rows as the take-over left them, before our service
 			// registers its conductor.
-			takenOver := rows(t, db)
+			var takenOver map[string][]string
+			if copyURL != "" {
+				takenOver = rows(t, db)
+			}
 
 			ours := startService(t, dir, "openkeel-ironic", base, bin, "--config-file", conf, "all-in-one")
 			got := record(client{t: t, base: base}, paths)
@@ -105,8 +111,10 @@ func TestTakeOverIronic214(t *testing.T) {
 }
 
 // takeOverFrom2025 brings the copy of the 2023.1 database to 2025.1's
-// revision along upstream's chain, takes it over, and finds the very rows
-// of the database taken over from 2023.1.
+// revision along upstream's chain, adds a runbook as 2025.1 would have
+// written it, takes the database over, and finds the very rows of the
+// database taken over from 2023.1, and the runbook with its name as its
+// trait (upstream's migrate_runbook_names_to_traits).
 func takeOverFrom2025(t *testing.T, url string, direct map[string][]string) {
 	ctx := context.Background()
 	db := open(t, url)
@@ -116,24 +124,39 @@ func takeOverFrom2025(t *testing.T, url string, direct map[string][]string) {
 	if ours, alembic, err := migrations.Version(ctx, db); err != nil || ours != 0 || alembic != intermediate {
 		t.Fatalf("Version at 2025.1 = %d, %q, %v; want 0, %q", ours, alembic, err, intermediate)
 	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO runbooks (version, created_at, id, uuid, name, disable_ramdisk, public, extra)
+ VALUES ('1.0', '2025-04-01 10:00:00.000000', 7, 'f0b5ac3c-3c9b-4b55-8d1e-0c5c7b6d9a11', 'CUSTOM_FIRMWARE_UPDATE', 0, 1, '{}')`); err != nil {
+		t.Fatal(err)
+	}
 	if err := migrations.Upgrade(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range schematest.CompareWithSpec(t, db) {
 		t.Errorf("schema: %s", d)
 	}
-	a, b := direct, rows(t, db)
-	if !reflect.DeepEqual(a, b) {
-		for table := range a {
-			if !reflect.DeepEqual(a[table], b[table]) {
-				t.Errorf("%s after a take-over from 2025.1:\n%q\nfrom 2023.1:\n%q", table, b[table], a[table])
-			}
+	got := rows(t, db)
+	for _, table := range []string{"runbooks", "runbook_traits"} {
+		if len(direct[table]) != 0 {
+			t.Errorf("%s of the database taken over from 2023.1: %q, want none", table, direct[table])
 		}
+		delete(got, table)
+		delete(direct, table)
+	}
+	for table := range direct {
+		if !reflect.DeepEqual(direct[table], got[table]) {
+			t.Errorf("%s after a take-over from 2025.1:\n%q\nfrom 2023.1:\n%q", table, got[table], direct[table])
+		}
+	}
+	var version, trait, traitVersion string
+	err := db.QueryRowContext(ctx, `SELECT r.version, t.trait, t.version FROM runbooks r JOIN runbook_traits t ON t.runbook_id = r.id`).
+		Scan(&version, &trait, &traitVersion)
+	if err != nil || version != "1.2" || trait != "CUSTOM_FIRMWARE_UPDATE" || traitVersion != "1.0" {
+		t.Errorf("runbook after the take-over: version %q, trait %q (version %q), %v; want 1.2, CUSTOM_FIRMWARE_UPDATE (1.0)", version, trait, traitVersion, err)
 	}
 }
 
-// rows is every row of every table of upstream's, as text, in primary key
-// order.
+// rows is every row of every table of upstream's in a SQLite database, as
+// text, in primary key order.
 func rows(t *testing.T, db *sqldb.DB) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
