@@ -9,7 +9,8 @@ import (
 )
 
 // dbsync is ironic-dbsync: upgrade (also taking over an upstream database
-// at Alembic head), version and create_schema.
+// at an Alembic revision from 2023.1's to the head), version and
+// create_schema.
 func dbsync(ctx context.Context, inv *invocation, stdout, stderr io.Writer) error {
 	if len(inv.args) != 1 {
 		return fmt.Errorf("%w: dbsync needs one of upgrade, version, create_schema", errUsage)
