@@ -32,7 +32,10 @@ type handlers struct {
 	Deps
 }
 
-// Register adds the inspection rule handlers to m.
+// Register adds the inspection rule handlers to m. DELETE
+// /v1/inspection_rules, which upstream's API reference lists but its
+// controller does not serve, is answered by the router as the missing
+// identifier it is.
 func Register(m map[string]api.HandlerFunc, d Deps) {
 	h := &handlers{Deps: d}
 	m["GET /v1/inspection_rules"] = h.list
@@ -40,7 +43,6 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 	m["POST /v1/inspection_rules"] = h.create
 	m["PATCH /v1/inspection_rules/{rule_id}"] = h.patch
 	m["DELETE /v1/inspection_rules/{rule_id}"] = h.delete
-	m["DELETE /v1/inspection_rules"] = deleteAll
 }
 
 var (
@@ -333,16 +335,4 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	}
 	api.WriteEmpty(w, http.StatusNoContent)
 	return nil
-}
-
-// deleteAll answers DELETE /v1/inspection_rules. Upstream's API reference
-// lists it ("Delete All Inspection Rules") but master's controller has no
-// bulk delete: the request reaches delete() without its identifier. The
-// first release of the API (args.validate on delete) answered that with
-// 400 "Missing mandatory parameter: inspection_rule_uuid", as every other
-// collection DELETE does; since "api: Add schema for inspection rules API
-// (versioning)" the request parameter schema fails on the missing
-// argument with a 500 instead, an upstream bug this keeps the 400 for.
-func deleteAll(http.ResponseWriter, *http.Request, *api.RequestContext) error {
-	return errs.MissingParameterValue("Missing mandatory parameter: inspection_rule_uuid")
 }
