@@ -188,7 +188,7 @@ func (c *Conductor) UpdateVolumeConnector(ctx context.Context, _ string, vc *mod
 	}
 	defer t.Release()
 	if t.Node.PowerState != states.PowerOff {
-		return nil, errs.InvalidStateRequested("volume connector update", t.Node.UUID, t.Node.PowerState)
+		return nil, errs.InvalidStateRequested("volume connector update", t.Node.UUID, pyNone(t.Node.PowerState))
 	}
 	out, err := c.store.UpdateVolumeConnector(ctx, vc)
 	if err != nil {
@@ -206,7 +206,7 @@ func (c *Conductor) DestroyVolumeConnector(ctx context.Context, _ string, vc *mo
 	defer t.Release()
 	n := t.Node
 	if !states.DeleteAllowedStates.Contains(n.ProvisionState) && n.PowerState != states.PowerOff {
-		return errs.InvalidStateRequested("volume connector deletion", n.UUID, n.PowerState)
+		return errs.InvalidStateRequested("volume connector deletion", n.UUID, pyNone(n.PowerState))
 	}
 	if err := c.store.DeleteVolumeConnector(ctx, vc.ID); err != nil {
 		return storeErr(err, "delete volume connector")
@@ -222,7 +222,7 @@ func (c *Conductor) UpdateVolumeTarget(ctx context.Context, _ string, vt *model.
 	}
 	defer t.Release()
 	if t.Node.PowerState != states.PowerOff {
-		return nil, errs.InvalidStateRequested("volume target update", t.Node.UUID, t.Node.PowerState)
+		return nil, errs.InvalidStateRequested("volume target update", t.Node.UUID, pyNone(t.Node.PowerState))
 	}
 	out, err := c.store.UpdateVolumeTarget(ctx, vt)
 	if err != nil {
@@ -240,7 +240,7 @@ func (c *Conductor) DestroyVolumeTarget(ctx context.Context, _ string, vt *model
 	defer t.Release()
 	n := t.Node
 	if !states.DeleteAllowedStates.Contains(n.ProvisionState) && n.PowerState != states.PowerOff {
-		return errs.InvalidStateRequested("volume target deletion", n.UUID, n.PowerState)
+		return errs.InvalidStateRequested("volume target deletion", n.UUID, pyNone(n.PowerState))
 	}
 	if err := c.store.DeleteVolumeTarget(ctx, vt.ID); err != nil {
 		return storeErr(err, "delete volume target")

@@ -229,3 +229,29 @@ func TestTargetPropertiesRedacted(t *testing.T) {
 		t.Errorf("properties %v", p)
 	}
 }
+
+// Observed from upstream 21.4: a node that never reported a power state
+// (None) refuses changes of its volume records, naming the state as
+// Python prints it.
+func TestChangesWithoutPowerState(t *testing.T) {
+	e := newEnv(t)
+	n := e.node("n1", func(n *model.Node) { n.PowerState = "" })
+	c := e.create("/v1/volume/connectors", fmt.Sprintf(`{"node_uuid": "%s", "type": "iqn", "connector_id": "iqn.x"}`, n.UUID))
+	tg := e.create("/v1/volume/targets", fmt.Sprintf(`{"node_uuid": "%s", "volume_type": "iscsi", "volume_id": "v1", "boot_index": 0}`, n.UUID))
+	patch := `[{"op": "add", "path": "/extra/foo", "value": "x"}]`
+	msg := `The requested action "%s" can not be performed on node "` + n.UUID + `" while it is in state "None".`
+	wantFault(t, e.do("PATCH", "/v1/volume/connectors/"+c["uuid"].(string), "1.82", patch), 400, fmt.Sprintf(msg, "volume connector update"))
+	wantFault(t, e.do("PATCH", "/v1/volume/targets/"+tg["uuid"].(string), "1.82", patch), 400, fmt.Sprintf(msg, "volume target update"))
+	// Master lets a node that may be deleted (enroll) lose them whatever
+	// its power state; an available one may not.
+	cur, err := e.s.GetNodeByUUID(context.Background(), n.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.ProvisionState = "available"
+	if _, err := e.s.UpdateNode(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	wantFault(t, e.do("DELETE", "/v1/volume/connectors/"+c["uuid"].(string), "1.82", ""), 400, fmt.Sprintf(msg, "volume connector deletion"))
+	wantFault(t, e.do("DELETE", "/v1/volume/targets/"+tg["uuid"].(string), "1.82", ""), 400, fmt.Sprintf(msg, "volume target deletion"))
+}
