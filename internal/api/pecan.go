@@ -112,17 +112,27 @@ func bindSurplus(r *http.Request, route *Route, a *Arg, value string) error {
 }
 
 // lookupIdents are the path parameters that NodesController._lookup and
-// PortgroupsController._lookup check while routing, by the name
-// args.uuid_or_name gives them: a malformed identifier is a routing 400,
-// and the name of a sub-controller in its place a routing 404.
-var lookupIdents = map[string]string{"{node_ident}": "node", "{portgroup_ident}": "portgroup"}
+// PortgroupsController._lookup check while routing, by the collection
+// element before them and the name args.uuid_or_name gives them: a
+// malformed identifier is a routing 400, and the name of a sub-controller
+// in its place a routing 404. Other controllers taking a node (the
+// heartbeat) check it in the handler, whose fault names node_ident.
+var lookupIdents = map[string]string{"nodes": "node", "portgroups": "portgroup"}
 
-// checkLookupIdent applies lookupIdents to a request path.
-func (rt *router) checkLookupIdent(segs []string) error {
+// attributeControllers are the sub-controllers NodesController holds as
+// attributes: pecan reaches them before it calls _lookup, so their
+// handlers check the identifier themselves, and _lookup runs only when
+// routing below them fails (a 404 or 405 falls back to it).
+var attributeControllers = map[string]bool{"states": true, "vendor_passthru": true, "management": true, "maintenance": true}
+
+// checkLookupIdent applies lookupIdents to a request path. routed is
+// false before the route is looked up, true once routing failed, when
+// pecan falls back to _lookup from below an attribute controller too.
+func (rt *router) checkLookupIdent(segs []string, routed bool) error {
 	for _, r := range rt.routes {
 		for i, p := range r.segs {
-			name, ok := lookupIdents[p]
-			if !ok || i >= len(segs) || !match(r.segs[:i], segs[:i], map[string]string{}) {
+			name, ok := lookupIdents[r.segs[max(i-1, 0)]]
+			if !ok || i == 0 || !isParam(p) || i >= len(segs) || !match(r.segs[:i], segs[:i], map[string]string{}) {
 				continue
 			}
 			v := segs[i]
@@ -133,6 +143,9 @@ func (rt *router) checkLookupIdent(segs []string) error {
 			if rt.literalAt(r.segs[:i+1], v) {
 				return errs.Abort(http.StatusNotFound)
 			}
+			if !routed && i+1 < len(segs) && name == "node" && attributeControllers[segs[i+1]] {
+				break
+			}
 			if err := apiutil.UUIDOrName(name, v); err != nil {
 				return errs.HTTPStatus(http.StatusBadRequest, err.Error())
 			}
@@ -142,12 +155,44 @@ func (rt *router) checkLookupIdent(segs []string) error {
 	return nil
 }
 
-// literalAt reports whether some route has the literal v right after
-// prefix.
+// bareController reports whether the path reaches a sub-controller that
+// has no method of its own, only sub-controllers and custom actions
+// (/v1/nodes/X/management, /v1/drivers/X/raid): pecan finds it and
+// answers every method on it, and on an element below it that names no
+// child, with 405 and an empty Allow.
+func (rt *router) bareController(segs []string) bool {
+	for _, r := range rt.routes {
+		for k := 1; k < len(r.segs)-1 && k < len(segs); k++ {
+			if isParam(r.segs[k]) || !isParam(r.segs[k-1]) || !match(r.segs[:k+1], segs[:k+1], map[string]string{}) {
+				continue
+			}
+			// Below a child it names, the child routes.
+			if !rt.hasPath(segs[:k+1]) && (len(segs) == k+1 || !rt.literalAt(r.segs[:k+1], segs[k+1])) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasPath reports whether some route of any method serves the path.
+func (rt *router) hasPath(segs []string) bool {
+	for _, r := range rt.routes {
+		if match(r.segs, segs, map[string]string{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// literalAt reports whether some route's path or alias has the literal v
+// right after prefix.
 func (rt *router) literalAt(prefix []string, v string) bool {
 	for _, r := range rt.routes {
-		if len(r.segs) > len(prefix) && r.segs[len(prefix)] == v && slices.Equal(r.segs[:len(prefix)], prefix) {
-			return true
+		for _, segs := range [][]string{r.segs, r.aliasSegs} {
+			if len(segs) > len(prefix) && segs[len(prefix)] == v && slices.Equal(segs[:len(prefix)], prefix) {
+				return true
+			}
 		}
 	}
 	return false

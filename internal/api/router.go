@@ -106,17 +106,18 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.v1Document(w, r, v)
 		return
 	}
-	if err := rt.checkLookupIdent(segs); err != nil {
+	if err := rt.checkLookupIdent(segs, false); err != nil {
 		rt.routingError(w, r, err)
 		return
 	}
 	route, params, other := rt.lookup(r.Method, segs)
+	bare := route == nil && rt.bareController(segs)
 	// A path with one element fewer or more than a route of the method
 	// still reaches that method in pecan's traversal (missingArg,
 	// surplusArg).
 	var missing *Route
 	var surplus *Arg
-	if route == nil {
+	if route == nil && !bare {
 		if missing = rt.missingArg(r.Method, segs); missing != nil {
 			route, params = missing, map[string]string{}
 		} else if sr, sp, sa := rt.surplusArg(r.Method, segs); sr != nil && (other == nil || other.Controller == sr.Controller) {
@@ -125,6 +126,14 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if route == nil {
+		if err := rt.checkLookupIdent(segs, true); err != nil {
+			rt.routingError(w, r, err)
+			return
+		}
+		if bare {
+			rt.routingError(w, r, errs.Abort(http.StatusMethodNotAllowed).WithHeaders(map[string]string{"Allow": ""}))
+			return
+		}
 		if other != nil {
 			rt.routingError(w, r, errs.Abort(http.StatusMethodNotAllowed).WithHeaders(map[string]string{"Allow": allowHeader(other.Controller)}))
 			return

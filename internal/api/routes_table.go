@@ -113,6 +113,7 @@ var Routes = []Route{
 		RPC:        []string{"validate_driver_interfaces"},
 		Controller: "NodesController",
 		Action:     "validate",
+		Alias:      "/v1/nodes/validate",
 		Args:       []Arg{{"node", CheckUUIDOrName}, {"node_uuid", CheckUUID}},
 	},
 	{
@@ -591,6 +592,7 @@ var Routes = []Route{
 		Controller: "NodeBiosController",
 		Action:     "get_one",
 		Args:       []Arg{{"setting_name", CheckNone}},
+		AnyArgs:    true,
 	},
 	{
 		ID:      "GET /v1/nodes/{node_ident}/firmware",

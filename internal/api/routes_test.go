@@ -113,7 +113,10 @@ func TestRouteTable(t *testing.T) {
 			if r.Controller+"."+r.Action != s.Handler {
 				t.Errorf("handler %s.%s, spec %s", r.Controller, r.Action, s.Handler)
 			}
-			if r.Alias != s.PathAlias {
+			// A custom action of a collection (gen/routes/local.go) is
+			// also reached without the object's element.
+			collectionAction := s.PathAlias == "" && r.Alias == strings.Replace(r.Path, "/{node_ident}/", "/", 1)
+			if r.Alias != s.PathAlias && !collectionAction {
 				t.Errorf("alias %q, spec %q", r.Alias, s.PathAlias)
 			}
 			if r.Unimplemented != (s.Implemented != nil && !*s.Implemented) {

@@ -68,7 +68,7 @@ func signatures() map[string]handlerArgs {
 		"POST /v1/nodes/{node_ident}/vifs":                                         {Args: []arg{{"vif", ""}}, Body: "vif"},
 		"DELETE /v1/nodes/{node_ident}/vifs/{node_vif_ident}":                      {Args: []arg{{"vif_id", "uuid_or_name"}}},
 		"GET /v1/nodes/{node_ident}/bios":                                          {Args: []arg{{"detail", "boolean"}, {"fields", "string"}}},
-		"GET /v1/nodes/{node_ident}/bios/{bios_setting}":                           {Args: []arg{{"setting_name", ""}}},
+		"GET /v1/nodes/{node_ident}/bios/{bios_setting}":                           {Args: []arg{{"setting_name", ""}}, AnyArgs: true}, // its query schema refuses other names
 		"GET /v1/nodes/{node_ident}/firmware":                                      {Args: []arg{{"detail", ""}, {"fields", "string"}}},
 		"GET /v1/nodes/{node_ident}/history":                                       {Args: []arg{{"detail", "boolean"}, {"marker", "uuid"}, {"limit", "integer"}, {"sort_key", "string"}, {"sort_dir", "string"}}},
 		"GET /v1/nodes/{node_ident}/history/{history_event_uuid}":                  {Args: []arg{{"event", "uuid_or_name"}}},

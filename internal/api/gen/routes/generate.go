@@ -164,8 +164,11 @@ func writeRoute(b *bytes.Buffer, s specRoute, l localRoute, sig handlerArgs, min
 	writeStrings(b, "Topic", s.RPC.Topic)
 	writeStrings(b, "RPC", s.RPC.Calls)
 	fmt.Fprintf(b, "Controller: %q,\nAction: %q,\n", controller, action)
-	if s.PathAlias != "" {
+	switch {
+	case s.PathAlias != "":
 		fmt.Fprintf(b, "Alias: %q,\n", s.PathAlias)
+	case l.Alias != "":
+		fmt.Fprintf(b, "Alias: %q,\n", l.Alias)
 	}
 	if l.TrailingArg != "" {
 		fmt.Fprintf(b, "TrailingArg: %q,\n", l.TrailingArg)

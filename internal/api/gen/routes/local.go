@@ -17,6 +17,8 @@ type localRoute struct {
 	AllowOf string
 	// TrailingArg is Route.TrailingArg.
 	TrailingArg string
+	// Alias is Route.Alias where routes.json has no path_alias.
+	Alias string
 }
 
 // step is one api.TooOld; Kind and Order are the names of the api
@@ -65,6 +67,12 @@ func localRoutes() map[string]localRoute {
 		// PUT .../indicators/{ind_ident}@{component}/{state} to
 		// IndicatorController.put as its state argument.
 		"PUT /v1/nodes/{node_ident}/management/indicators/{ind_ident}@{component}": {TrailingArg: "state"},
+
+		// NodesController.validate is a custom action of the collection:
+		// pecan also calls it for /v1/nodes/validate, the node then coming
+		// from the query (?node=, ?node_uuid=). routes.json keeps only the
+		// path form.
+		"GET /v1/nodes/{node_ident}/validate": {Alias: "/v1/nodes/validate"},
 	}
 }
 
