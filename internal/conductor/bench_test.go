@@ -476,3 +476,33 @@ func BenchmarkProcessEvent(b *testing.B) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// BenchmarkPowerSyncPass is one _sync_power_states pass over 10,000
+// nodes whose BMC answers at once, with driver_info, instance_info and
+// properties filled as a deployed fleet's are: its allocations and bytes
+// per pass are the conductor's own cost of a pass (issue 29, item 2).
+// Run it with -benchtime=3x -benchmem.
+func BenchmarkPowerSyncPass(b *testing.B) {
+	db := benchDB(b)
+	const nodes = 10000
+	e := newBenchEnv(b, db, "bench-pass", nil)
+	e.power.latency = 0
+	e.enroll(b, nodes, states.Active, func(n *model.Node) {
+		n.PowerInterface = "slow"
+		n.DriverInfo = map[string]any{"ipmi_address": "192.0.2.1", "ipmi_username": "admin", "ipmi_password": "secret",
+			"deploy_kernel": "http://images.example/ipa.kernel", "deploy_ramdisk": "http://images.example/ipa.initramfs"}
+		n.InstanceInfo = map[string]any{"image_source": "http://images.example/ubuntu.qcow2", "root_gb": 40,
+			"image_checksum": "8f2b7a1c0d3e4f5a6b7c8d9e0f1a2b3c", "capabilities": map[string]any{"boot_mode": "uefi"}}
+		n.DriverInternalInfo = map[string]any{"agent_url": "http://192.0.2.10:9999", "is_whole_disk_image": true,
+			"deploy_steps": nil, "agent_version": "9.13.0", "last_power_state_change": "2026-01-01T00:00:00.000000"}
+	})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		e.c.SyncPowerStates(context.Background())
+	}
+	b.StopTimer()
+	if got := e.power.reads.Load(); got != int64(nodes*b.N) {
+		b.Fatalf("%d power reads for %d passes over %d nodes", got, b.N, nodes)
+	}
+}

@@ -2,6 +2,7 @@ package conductor
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -91,24 +92,56 @@ func (c *Conductor) startPeriodics(ctx context.Context) {
 	}
 }
 
+// periodicPage is how many node summaries a periodic task reads per
+// query.
+const periodicPage = 1000
+
 // iterNodes lists the nodes matching f that are mapped to this conductor,
-// sorted on sortKey ascending.
-func (c *Conductor) iterNodes(ctx context.Context, f store.NodeFilter, sortKey string) []*model.Node {
+// sorted on sortKey ascending, as summaries: a pass reads a few columns
+// per node and the full node only under the lock of those it works on.
+// Unsorted walks page on id; sorted ones (the timeouts, whose filters
+// keep to transient states) read in one query.
+func (c *Conductor) iterNodes(ctx context.Context, f store.NodeFilter, sortKey string) []store.NodeSummary {
 	f.IncludeChildren = true
-	nodes, err := c.store.ListNodes(ctx, f, store.ListOptions{SortKey: sortKey, SortDir: "asc"})
-	if err != nil {
-		if ctx.Err() == nil {
-			c.log.ErrorContext(ctx, "list nodes for a periodic task", "error", err)
-		}
-		return nil
+	o := store.ListOptions{SortKey: sortKey, SortDir: "asc"}
+	if sortKey == "" {
+		o.Limit = periodicPage
 	}
-	out := nodes[:0]
-	for _, n := range nodes {
-		if c.owns(n) {
-			out = append(out, n)
+	var out []store.NodeSummary
+	for {
+		page, err := c.store.ListNodeSummaries(ctx, f, o)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log.ErrorContext(ctx, "list nodes for a periodic task", "error", err)
+			}
+			return nil
 		}
+		for _, n := range page {
+			if c.owns(&model.Node{UUID: n.UUID, Driver: n.Driver, ConductorGroup: n.ConductorGroup}) {
+				out = append(out, n)
+			}
+		}
+		if o.Limit == 0 || len(page) < o.Limit {
+			return out
+		}
+		f.IDAbove = page[len(page)-1].ID
 	}
-	return out
+}
+
+// withNode turns a predicate on the full node into one on summaries: it
+// reads the node (for a driver's predicate, which looks at interfaces and
+// JSON columns), and a node gone meanwhile does not match.
+func (c *Conductor) withNode(ctx context.Context, pred func(*model.Node) bool) func(store.NodeSummary) bool {
+	return func(s store.NodeSummary) bool {
+		n, err := c.store.GetNodeByID(ctx, s.ID)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
+				c.log.ErrorContext(ctx, "read node for a periodic task", "node", s.UUID, "error", err)
+			}
+			return false
+		}
+		return pred(n)
+	}
 }
 
 // failOptions are _fail_if_in_state's keyword arguments.
@@ -178,10 +211,10 @@ func (c *Conductor) failIfInState(ctx context.Context, f store.NodeFilter, provS
 }
 
 // nodePeriodic is upstream's node_periodic: for each node matching f and
-// pred, take the lock (shared unless exclusive) and run fn; locked or
+// pred (on its summary), take the lock (shared unless exclusive) and run fn; locked or
 // vanished nodes are skipped; at most limit nodes (0 = all) are handled;
 // fn returning errStopPeriodic ends the pass.
-func (c *Conductor) nodePeriodic(ctx context.Context, purpose string, f store.NodeFilter, pred func(*model.Node) bool, limit int, shared bool, fn func(ctx context.Context, t *task.Task) (bool, error)) {
+func (c *Conductor) nodePeriodic(ctx context.Context, purpose string, f store.NodeFilter, pred func(store.NodeSummary) bool, limit int, shared bool, fn func(ctx context.Context, t *task.Task) (bool, error)) {
 	for _, n := range c.iterNodes(ctx, f, "") {
 		if ctx.Err() != nil {
 			return

@@ -109,7 +109,7 @@ func (c *Conductor) discardFailedAsyncSteps(ctx context.Context, p asyncPoller, 
 	}
 	f := store.NodeFilter{Reserved: boolPtr(false), Maintenance: boolPtr(true), ProvisionStateIn: asyncFailStates}
 	purpose := fmt.Sprintf("checking failed asynchronous %s steps", p.kind)
-	c.nodePeriodic(ctx, purpose, f, pred, 0, false, func(ctx context.Context, t *task.Task) (bool, error) {
+	c.nodePeriodic(ctx, purpose, f, c.withNode(ctx, pred), 0, false, func(ctx context.Context, t *task.Task) (bool, error) {
 		n := t.Node
 		if !t.Node.Maintenance || !containsStr(asyncFailStates, n.ProvisionState) || !pred(n) {
 			return true, nil
@@ -138,7 +138,7 @@ func (c *Conductor) pollAsyncSteps(ctx context.Context, p asyncPoller) {
 	}
 	f := store.NodeFilter{Reserved: boolPtr(false), ProvisionStateIn: asyncWaitStates}
 	purpose := fmt.Sprintf("checking asynchronous %s steps", p.kind)
-	c.nodePeriodic(ctx, purpose, f, pred, 0, false, func(ctx context.Context, t *task.Task) (bool, error) {
+	c.nodePeriodic(ctx, purpose, f, c.withNode(ctx, pred), 0, false, func(ctx context.Context, t *task.Task) (bool, error) {
 		return true, c.pollAsyncStep(ctx, t, p)
 	})
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/config"
-	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -102,7 +101,7 @@ func (c *Conductor) SyncLocalState(ctx context.Context) {
 	active := states.Active
 	f := store.NodeFilter{Reserved: boolPtr(false), Maintenance: boolPtr(false), ProvisionState: &active}
 	me := c.ID()
-	pred := func(n *model.Node) bool { return n.ConductorAffinity == nil || *n.ConductorAffinity != me }
+	pred := func(n store.NodeSummary) bool { return n.ConductorAffinity == nil || *n.ConductorAffinity != me }
 	c.nodePeriodic(ctx, "node take over", f, pred, c.cfg.IntOf(config.ConductorPeriodicMaxWorkers), false,
 		func(ctx context.Context, t *task.Task) (bool, error) {
 			n := t.Node

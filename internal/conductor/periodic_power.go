@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/config"
@@ -26,7 +27,12 @@ var syncExcludedStates = []string{states.DeployWait, states.CleanWait, states.En
 // force_power_state_during_sync, otherwise recorded.
 func (c *Conductor) SyncPowerStates(ctx context.Context) {
 	nodes := c.iterNodes(ctx, store.NodeFilter{Maintenance: boolPtr(false)}, "")
-	parallel(c.cfg.IntOf(config.ConductorSyncPowerStateWorkers), nodes, func(n *model.Node) {
+	// The summary already tells of nodes the lock's checks would skip:
+	// they are not locked at all (upstream skips them before locking too).
+	nodes = slices.DeleteFunc(nodes, func(n store.NodeSummary) bool {
+		return containsStr(syncExcludedStates, n.ProvisionState) || n.Maintenance || n.TargetPowerState != "" || n.Reservation != nil
+	})
+	parallel(c.cfg.IntOf(config.ConductorSyncPowerStateWorkers), nodes, func(n store.NodeSummary) {
 		if ctx.Err() != nil {
 			return
 		}

@@ -68,7 +68,7 @@ func (c *Conductor) checkBootTimeouts(ctx context.Context, r bootRetrier) {
 		ProvisionStateIn: r.policy.States, ProvisionedBefore: &timeout,
 	}
 	pred := func(n *model.Node) bool { return driver.NodeInterface(n, driver.KindBoot) == r.name }
-	c.nodePeriodic(ctx, "checking PXE boot status", f, pred, 0, true, func(ctx context.Context, t *task.Task) (bool, error) {
+	c.nodePeriodic(ctx, "checking PXE boot status", f, c.withNode(ctx, pred), 0, true, func(ctx context.Context, t *task.Task) (bool, error) {
 		return true, c.checkBootStatus(ctx, t, r)
 	})
 }

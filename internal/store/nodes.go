@@ -380,6 +380,10 @@ type NodeFilter struct {
 	InspectionStartedBefore *time.Duration
 	// WithPowerState: power_state is (not) set.
 	WithPowerState *bool
+	// IDAbove: id is greater than this (when > 0). Periodic tasks page
+	// with it rather than a marker, which a node deleted between two pages
+	// would turn into an error.
+	IDAbove int64
 }
 
 func (s *sqlStore) nodeWhere(ctx context.Context, f NodeFilter) (*where, error) {
@@ -441,6 +445,9 @@ func (s *sqlStore) nodeWhere(ctx context.Context, f NodeFilter) (*where, error) 
 	}
 	if f.InspectionStartedBefore != nil {
 		w.add("inspection_started_at < ?", s.db.Time(s.clock().Add(-*f.InspectionStartedBefore)))
+	}
+	if f.IDAbove > 0 {
+		w.add("id > ?", f.IDAbove)
 	}
 	if f.DescriptionContains != nil {
 		w.add("description LIKE ?", "%"+*f.DescriptionContains+"%")

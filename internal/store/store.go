@@ -33,6 +33,9 @@ type Store interface {
 	DeleteNode(ctx context.Context, id int64) error
 	ListNodes(ctx context.Context, f NodeFilter, o ListOptions) ([]*model.Node, error)
 	ListNodeColumns(ctx context.Context, f NodeFilter, o ListOptions, columns []string) ([]*model.Node, error)
+	// ListNodeSummaries is ListNodes reading only the columns of a
+	// NodeSummary, for the periodic tasks.
+	ListNodeSummaries(ctx context.Context, f NodeFilter, o ListOptions) ([]NodeSummary, error)
 	GetNodeByPortAddresses(ctx context.Context, addresses []string) (*model.Node, error)
 	TouchNodeProvisioning(ctx context.Context, nodeID int64) error
 	CheckNodeList(ctx context.Context, idents []string, project string) (map[string]string, error)
