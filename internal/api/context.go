@@ -33,6 +33,11 @@ type RequestContext struct {
 	Auth any
 	// Config is the service configuration.
 	Config *config.Config
+	// SurplusBody is a path element pecan passes as the body parameter
+	// after the method's own path parameters (PUT /v1/nodes/X/traits/T/B
+	// is put(trait=T, body=B)): the handler validates it as the body,
+	// after the parameters before it.
+	SurplusBody *string
 }
 
 // Param returns a path parameter, "" when the route has none by that name.

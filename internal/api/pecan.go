@@ -88,7 +88,13 @@ func (rt *router) surplusArg(method string, segs []string) (*Route, map[string]s
 		case len(params) == 1 && isParam(r.segs[len(r.segs)-1]) && !strings.Contains(r.segs[len(r.segs)-1], "@"):
 			next = 1
 		default:
-			continue
+			// A controller _lookup makes (traits, vifs, ...) holds the
+			// parent's identifier; its method's leading parameters are
+			// the route's own path parameters.
+			var ok bool
+			if next, ok = ownParams(r, params); !ok {
+				continue
+			}
 		}
 		if next < len(r.Args) {
 			return r, params, &r.Args[next]
@@ -97,10 +103,45 @@ func (rt *router) surplusArg(method string, segs []string) (*Route, map[string]s
 	return nil, nil, nil
 }
 
+// ownParams counts the leading parameters of the route's method that are
+// path parameters of the route, when the others (the parent's
+// identifiers) are not the method's; ok is false when every path
+// parameter is the method's, or when the names do not tell.
+func ownParams(r *Route, params map[string]string) (int, bool) {
+	for _, p := range r.segs {
+		if strings.Contains(p, "@") {
+			return 0, false
+		}
+	}
+	own := 0
+	for own < len(r.Args) {
+		if _, ok := params[r.Args[own].Name]; !ok {
+			break
+		}
+		own++
+	}
+	if own == len(params) {
+		return 0, false
+	}
+	if own == 0 && isParam(r.segs[len(r.segs)-1]) {
+		// The route's own parameter has another name in the method.
+		return 0, false
+	}
+	return own, true
+}
+
 // bindSurplus hands a left-over path element to the handler as the
 // parameter it fills. A body parameter gets a string where its schema
 // wants an object, which args.schema refuses before the handler runs.
 func bindSurplus(r *http.Request, route *Route, a *Arg, value string) error {
+	if a.Name == route.Body && a.Name != route.Args[0].Name {
+		// args.validate checks the parameters before it first, which
+		// the handler does.
+		if rc := FromContext(r.Context()); rc != nil {
+			rc.SurplusBody = &value
+			return nil
+		}
+	}
 	if a.Name == route.Body {
 		return errs.InvalidParameterValue(fmt.Sprintf("Schema error for %s: %s is not of type 'object'",
 			a.Name, apiutil.PyRepr(value)))

@@ -46,9 +46,15 @@ func (h *handlers) putTraits(w http.ResponseWriter, r *http.Request, rc *api.Req
 			return err
 		}
 	}
-	body, err := apiutil.DecodeBody(r)
-	if err != nil {
-		return err
+	var body any
+	if rc.SurplusBody != nil {
+		// PUT .../traits/T/B: pecan passed B as the body.
+		body = *rc.SurplusBody
+	} else {
+		var err error
+		if body, err = apiutil.DecodeBody(r); err != nil {
+			return err
+		}
 	}
 	if err := apiutil.MustSchema("node_traits").Validate("body", body); err != nil {
 		return err
