@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/openkeel/ironic/internal/api/microversion"
@@ -64,8 +65,7 @@ func newRouter(d Deps) *router {
 		rng:      microversion.Default,
 		debug:    d.Config.BoolOf(config.DefaultDebugTracebacksInAPI),
 	}
-	for i := range Routes {
-		r := Routes[i]
+	for _, r := range slices.Concat(Routes, hiddenRoutes) {
 		r.segs = splitPattern(r.Path)
 		if r.Alias != "" {
 			r.aliasSegs = splitPattern(r.Alias)

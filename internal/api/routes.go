@@ -206,6 +206,22 @@ var allowController = map[string]string{
 	"IndicatorController":  "NodeManagementController",
 }
 
+// hiddenRoutes are operations upstream serves that routes.json, made from
+// the API reference, does not list; the router serves them after Routes.
+var hiddenRoutes = []Route{{
+	// ShardController.get_one exists only to refuse (master's
+	// ironic/api/controllers/v1/shard.py: pecan.abort(404) inside
+	// method.expose, a fault), so that /v1/shards/X is no 405.
+	ID:         "GET /v1/shards/{shard}",
+	Method:     "GET",
+	Path:       "/v1/shards/{shard}",
+	Min:        microversion.Minor82NodeShard,
+	TooOld:     []TooOld{{Below: microversion.Minor82NodeShard, Status: 404, Kind: Handler, Message: "The API version does not allow shards", Order: BeforePolicy}},
+	Controller: "ShardController",
+	Action:     "get_one",
+	Args:       []Arg{{"_", CheckNone}},
+}}
+
 // allows is the Allow header value of each controller, built once.
 var allows = buildAllows()
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/store"
 )
 
@@ -22,6 +23,10 @@ type Deps struct {
 func Register(m map[string]api.HandlerFunc, d Deps) {
 	m["GET /v1/shards"] = func(w http.ResponseWriter, r *http.Request, _ *api.RequestContext) error {
 		return list(w, r, d.Store)
+	}
+	// Upstream's get_one refuses every shard name.
+	m["GET /v1/shards/{shard}"] = func(http.ResponseWriter, *http.Request, *api.RequestContext) error {
+		return errs.HTTPStatus(http.StatusNotFound, "The resource could not be found.")
 	}
 }
 

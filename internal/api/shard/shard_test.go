@@ -45,6 +45,9 @@ func TestShards(t *testing.T) {
 	for _, c := range []struct{ path, version, body string }{
 		{"/v1/shards", "1.81", `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"The API version does not allow shards\", \"debuginfo\": null}"}`},
 		{"/v1/shards?x=1", "1.115", `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Unexpected arguments: x\", \"debuginfo\": null}"}`},
+		// get_one refuses every name, at every version with its own gate.
+		{"/v1/shards/b", "1.115", `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"The resource could not be found.\", \"debuginfo\": null}"}`},
+		{"/v1/shards/b", "1.81", `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"The API version does not allow shards\", \"debuginfo\": null}"}`},
 	} {
 		st, body := get(c.path, c.version)
 		if st/100 != 4 || body != c.body {
