@@ -38,10 +38,8 @@ type Deps struct {
 	Logger *slog.Logger
 	// Authorize checks a per-allocation rule ("baremetal:allocation:get",
 	// ":update", ":delete") against the allocation's owner once it is
-	// known; nil refuses every rule. Listing scope (list_all) and the
-	// owner rules of creation for project-scoped callers are left to it
-	// too: without it every caller is treated as system scoped, which is
-	// what upstream's noauth mode is.
+	// known; nil refuses every rule. Listing scope and the owner rules of
+	// creation for project-scoped callers are Scope's and ListProject's.
 	Authorize func(r *http.Request, rule string, owner *string) error
 	// AuthorizeNode is check_owner_policy on a node the request names
 	// (its owner and lessee); nil refuses every rule.
@@ -50,11 +48,11 @@ type Deps struct {
 	// values as target; nil refuses every rule.
 	Check func(r *http.Request, rule string) error
 	// Scope is the caller's project and whether it is system scoped; nil
-	// means system scoped.
+	// refuses the listings and creations that depend on it.
 	Scope func(r *http.Request) (project string, system bool)
 	// ListProject is check_list_policy('allocation', owner): the project
-	// the caller's listing is limited to, nil for no limit; nil means no
-	// limit.
+	// the caller's listing is limited to, nil for no limit; nil refuses
+	// every listing.
 	ListProject func(r *http.Request, owner string) (*string, error)
 }
 
@@ -73,6 +71,9 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 	}
 	if d.Check == nil {
 		d.Check = func(_ *http.Request, rule string) error { return apiutil.PolicyRefused(rule) }
+	}
+	if d.ListProject == nil {
+		d.ListProject = func(r *http.Request, _ string) (*string, error) { return apiutil.RefuseList(r, "allocation") }
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
@@ -102,11 +103,14 @@ func (h *handlers) check(r *http.Request, rule string) error {
 // checkTrue is check_policy_true.
 func (h *handlers) checkTrue(r *http.Request, rule string) bool { return h.check(r, rule) == nil }
 
-func (h *handlers) scope(r *http.Request) (string, bool) {
+// scope is the caller's project and whether it is system scoped for an
+// action under rule; without a Scope hook the action is refused.
+func (h *handlers) scope(r *http.Request, rule string) (project string, system bool, err error) {
 	if h.Scope == nil {
-		return "", true
+		return "", false, apiutil.PolicyRefused(rule)
 	}
-	return h.Scope(r)
+	project, system = h.Scope(r)
+	return project, system, nil
 }
 
 func forbidden(err error) bool { return errs.Is(err, errs.ClassNotAuthorized) }

@@ -89,15 +89,13 @@ func (h *handlers) list(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 		return err
 	}
 	owner := a.q.Get("owner")
-	var requestor *string
-	if h.ListProject != nil {
-		o := ""
-		if owner != nil {
-			o = *owner
-		}
-		if requestor, err = h.ListProject(r, o); err != nil {
-			return err
-		}
+	o := ""
+	if owner != nil {
+		o = *owner
+	}
+	requestor, err := h.ListProject(r, o)
+	if err != nil {
+		return err
 	}
 	if err := checkAllowedFields(a.fields, v); err != nil {
 		return err
@@ -149,7 +147,11 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	// A project scoped caller without list_all sees its own allocations
 	// only; the node's allocation is found whoever owns it, the node's
 	// own visibility deciding.
-	if project, system := h.scope(r); !system && parent == "" {
+	project, system, err := h.scope(r, "baremetal:allocation:list")
+	if err != nil {
+		return err
+	}
+	if !system && parent == "" {
 		if !h.checkTrue(r, "baremetal:allocation:list_all") {
 			f.Owner = &project
 		}
@@ -300,7 +302,10 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		}
 		al.Name = &s
 	}
-	project, system := h.scope(r)
+	project, system, err := h.scope(r, "baremetal:allocation:create")
+	if err != nil {
+		return err
+	}
 	if rc.Config.BoolOf(config.OsloPolicyEnforceNewDefaults) && !system {
 		if owner, _ := m["owner"].(string); owner != "" {
 			if owner != project && !h.checkTrue(r, "baremetal:allocation:create_restricted") {
@@ -421,7 +426,10 @@ func (h *handlers) authorizeCreate(r *http.Request, rc *api.RequestContext, m ma
 	if err == nil || !errs.Is(err, errs.ClassHTTPForbidden) {
 		return err
 	}
-	project, _ := h.scope(r)
+	project, _, serr := h.scope(r, "baremetal:allocation:create")
+	if serr != nil {
+		return serr
+	}
 	if project != "" && owner != "" && project != owner {
 		return err
 	}

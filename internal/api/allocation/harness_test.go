@@ -93,7 +93,7 @@ func newEnvOn(t testing.TB, conf map[string]map[string]string, db *sqldb.DB) *en
 	tp := &topics{}
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: ae.Store, Conductor: rec, Topics: tp, Logger: ae.Logger,
-		Authorize: apitest.Allow[*string], AuthorizeNode: apitest.Allow[*model.Node], Check: apitest.AllowCheck})
+		Authorize: apitest.Allow[*string], AuthorizeNode: apitest.Allow[*model.Node], Check: apitest.AllowCheck, Scope: apitest.SystemScope, ListProject: apitest.ListAll})
 	return &env{t: t, h: ae.Handler(handlers), s: ae.Store, cfg: ae.Config, drivers: ae.Drivers, cond: rec, topics: tp, ae: ae}
 }
 

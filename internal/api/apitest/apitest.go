@@ -117,7 +117,8 @@ func NewEnv(t testing.TB, o Options) *Env {
 // NodeBound are the Deps of the port and portgroup handlers (and the
 // base of the volume ones) over e, without policy.
 func (e *Env) NodeBound() apiutil.NodeBound {
-	return apiutil.NodeBound{Store: e.Store, Conductor: e.Local, Topics: Topics{}, Authorize: Allow[*model.Node]}
+	return apiutil.NodeBound{Store: e.Store, Conductor: e.Local, Topics: Topics{}, Authorize: Allow[*model.Node],
+		ListProject: ListAll}
 }
 
 // Handler is the real router over the given resource handlers; a panic
@@ -372,3 +373,13 @@ func Allow[T any](*http.Request, string, T) error { return nil }
 
 // AllowCheck is allocation.Deps.Check allowing every rule.
 func AllowCheck(*http.Request, string) error { return nil }
+
+// ListAll is a list-scope hook (NodeBound.ListProject,
+// allocation.Deps.ListProject) letting the caller list every record: a
+// hook left nil refuses every listing.
+func ListAll(*http.Request, string) (*string, error) { return nil, nil }
+
+// SystemScope is a scope hook (allocation.Deps.Scope, runbook.Deps.Scope)
+// making every caller system scoped, as upstream's noauth mode does: a
+// hook left nil refuses what needs the caller's scope.
+func SystemScope(*http.Request) (string, bool) { return "", true }

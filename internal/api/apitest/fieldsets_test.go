@@ -31,13 +31,13 @@ func allResources(t *testing.T) (http.Handler, *apitest.Env) {
 	allow := apitest.Allow[*model.Node]
 	port.Register(m, ae.NodeBound())
 	portgroup.Register(m, ae.NodeBound())
-	volume.Register(m, volume.Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Authorize: allow,
+	volume.Register(m, volume.Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Authorize: allow, ListProject: apitest.ListAll,
 		ViewTargetProperties: func(*http.Request) bool { return true }})
 	chassis.Register(m, chassis.Deps{Store: ae.Store})
 	allocation.Register(m, allocation.Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Logger: ae.Logger,
-		Authorize: apitest.Allow[*string], AuthorizeNode: allow, Check: apitest.AllowCheck})
+		Authorize: apitest.Allow[*string], AuthorizeNode: allow, Check: apitest.AllowCheck, Scope: apitest.SystemScope, ListProject: apitest.ListAll})
 	deploytemplate.Register(m, deploytemplate.Deps{Store: ae.Store})
-	runbook.Register(m, runbook.Deps{Store: ae.Store, Authorize: apitest.Allow[*model.Runbook]})
+	runbook.Register(m, runbook.Deps{Store: ae.Store, Authorize: apitest.Allow[*model.Runbook], Scope: apitest.SystemScope})
 	inspectionrule.Register(m, inspectionrule.Deps{Store: ae.Store})
 	conductors.Register(m, conductors.Deps{Store: ae.Store})
 	return ae.Handler(m), ae

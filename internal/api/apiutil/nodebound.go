@@ -34,14 +34,18 @@ type NodeBound struct {
 	// ListProject is check_port_list_policy's (check_volume_list_policy's)
 	// answer for a resource: nil when the caller may list every record
 	// ("baremetal:<resource>:list_all"), else the project whose nodes'
-	// records it may list. nil means every record.
+	// records it may list. nil refuses every listing.
 	ListProject func(r *http.Request, resource string) (*string, error)
 }
 
-// FailClosed is d with a nil Authorize refusing every rule.
+// FailClosed is d with a nil Authorize refusing every rule and a nil
+// ListProject refusing every listing.
 func (d NodeBound) FailClosed() NodeBound {
 	if d.Authorize == nil {
 		d.Authorize = RefuseAll[*model.Node]
+	}
+	if d.ListProject == nil {
+		d.ListProject = RefuseList
 	}
 	return d
 }
@@ -92,10 +96,10 @@ func (d NodeBound) Retrieve(r *http.Request, rule string, nodeID *int64, notFoun
 }
 
 // ListScope is the project a listing of resource is limited to (nil for
-// every record).
+// every record); without a ListProject hook the listing is refused.
 func (d NodeBound) ListScope(r *http.Request, resource string) (*string, error) {
 	if d.ListProject == nil {
-		return nil, nil
+		return RefuseList(r, resource)
 	}
 	return d.ListProject(r, resource)
 }

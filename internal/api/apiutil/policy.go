@@ -18,3 +18,10 @@ func PolicyRefused(rule string) error {
 // Callers that mean to allow everything (tests) pass such a hook
 // explicitly.
 func RefuseAll[T any](_ *http.Request, rule string, _ T) error { return PolicyRefused(rule) }
+
+// RefuseList is the list-scope hook (NodeBound.ListProject) put in place
+// of one the wiring left unset: the listing of resource is refused as a
+// caller with neither "baremetal:<resource>:list_all" nor a project is.
+func RefuseList(_ *http.Request, resource string) (*string, error) {
+	return nil, PolicyRefused("baremetal:" + resource + ":list_all")
+}

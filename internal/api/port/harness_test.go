@@ -76,7 +76,7 @@ func newEnv(t testing.TB) *env {
 	s := store.New(storetest.Backends(t)[0].DB)
 	cond := &storeConductor{s: s}
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: s, Conductor: cond, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node]})
+	Register(handlers, Deps{Store: s, Conductor: cond, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node], ListProject: apitest.ListAll})
 	return &env{t: t, h: apitest.New(t, api.Deps{Logger: slog.New(slog.DiscardHandler), Handlers: handlers}), s: s, cond: cond}
 }
 

@@ -16,7 +16,7 @@ type env = apitest.Client
 
 func newEnv(t *testing.T) *env {
 	m := map[string]api.HandlerFunc{}
-	Register(m, Deps{Store: store.New(storetest.Backends(t)[0].DB), Authorize: apitest.Allow[*model.Runbook]})
+	Register(m, Deps{Store: store.New(storetest.Backends(t)[0].DB), Authorize: apitest.Allow[*model.Runbook], Scope: apitest.SystemScope})
 	return &env{T: t, H: apitest.Handler(t, nil, m)}
 }
 

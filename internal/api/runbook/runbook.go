@@ -27,13 +27,11 @@ type Deps struct {
 	Store store.Store
 	// Authorize checks a per-runbook rule ("baremetal:runbook:get",
 	// ":update", ":update:owner", ":update:public", ":delete") against
-	// the runbook once it is known; nil refuses every rule. Listing scope
-	// (the project filter) and the step policies of creation are left to
-	// it too: without it every caller is system scoped, as upstream's
-	// noauth mode is.
+	// the runbook once it is known; nil refuses every rule. The owner
+	// rules of creation for project-scoped callers are Scope's.
 	Authorize func(r *http.Request, rule string, rb *model.Runbook) error
 	// Scope is the caller's project and whether it is system scoped; nil
-	// means system scoped.
+	// refuses creations, whose owner rules depend on it.
 	Scope func(r *http.Request) (project string, system bool)
 }
 
@@ -256,7 +254,7 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 // project, never public ones, and makes its project the owner.
 func (h *handlers) checkCreateOwner(r *http.Request, m map[string]any) error {
 	if h.Scope == nil {
-		return nil
+		return apiutil.PolicyRefused("baremetal:runbook:create")
 	}
 	project, system := h.Scope(r)
 	if system {

@@ -139,7 +139,7 @@ func FuzzCreate(f *testing.F) {
 		f.Add(s, "1.92")
 	}
 	m := map[string]api.HandlerFunc{}
-	Register(m, Deps{Store: store.New(storetest.Backends(f)[0].DB), Authorize: apitest.Allow[*model.Runbook]})
+	Register(m, Deps{Store: store.New(storetest.Backends(f)[0].DB), Authorize: apitest.Allow[*model.Runbook], Scope: apitest.SystemScope})
 	h := api.New(api.Deps{Authorize: api.AllowAll, Handlers: m, Logger: discard()})
 	f.Fuzz(func(t *testing.T, body, version string) {
 		e := &env{T: t, H: h}

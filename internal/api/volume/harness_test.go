@@ -23,7 +23,7 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	ae := apitest.NewEnv(t, apitest.Options{})
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node]})
+	Register(handlers, Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node], ListProject: apitest.ListAll})
 	return &env{t: t, h: ae.Handler(handlers), s: ae.Store}
 }
 
@@ -45,7 +45,7 @@ func (e *env) node(name string, mutate func(*model.Node)) *model.Node {
 func newHandlerDenyingProperties(t testing.TB, e *env) http.Handler {
 	t.Helper()
 	handlers := map[string]api.HandlerFunc{}
-	Register(handlers, Deps{Store: e.s, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node],
+	Register(handlers, Deps{Store: e.s, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node], ListProject: apitest.ListAll,
 		ViewTargetProperties: func(*http.Request) bool { return false }})
 	return apitest.Handler(t, nil, handlers)
 }
