@@ -32,6 +32,9 @@ func (c *Conductor) CreatePort(ctx context.Context, _ string, port *model.Port) 
 		return nil, err
 	}
 	defer t.Release()
+	if err := c.validatePortPhysnet(ctx, port); err != nil {
+		return nil, err
+	}
 	out, err := c.store.CreatePort(ctx, port)
 	if err != nil {
 		return nil, storeErr(err, "create port")
@@ -64,6 +67,11 @@ func (c *Conductor) UpdatePort(ctx context.Context, _ string, port *model.Port) 
 		return nil, errs.NewMessage(errs.ClassInvalidState, fmt.Sprintf(
 			"Port %s can not have any connectivity attributes (%s) updated unless node %s is in a %s state or in maintenance mode. The current state is %s.",
 			port.UUID, "portgroup_id, pxe_enabled, local_link_connection, physical_network", n.UUID, strings.Join(portUpdateAllowedStates, ", "), n.ProvisionState))
+	}
+	if !reflect.DeepEqual(old.PortgroupID, port.PortgroupID) || !reflect.DeepEqual(old.PhysicalNetwork, port.PhysicalNetwork) {
+		if err := c.validatePortPhysnet(ctx, port); err != nil {
+			return nil, err
+		}
 	}
 	dt := t.DriverTask()
 	if err := t.Driver.Network.Validate(ctx, dt); err != nil {

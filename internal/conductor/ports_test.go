@@ -48,3 +48,45 @@ func TestPortRules(t *testing.T) {
 		}
 	})
 }
+
+// TestPortPhysnetInPortgroup: a port joins a portgroup (or is created in
+// one) only on the physical network of the portgroup's other ports,
+// None included, as upstream's validate_port_physnet requires.
+func TestPortPhysnetInPortgroup(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		n := e.node(states.Manageable)
+		id := n.ID
+		pgAddr := "52:54:00:12:34:50"
+		pg, err := e.st.CreatePortgroup(ctx, &model.Portgroup{NodeID: &id, Address: &pgAddr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		physnet1 := "physnet1"
+		addr1, addr2, addr3 := "52:54:00:12:34:51", "52:54:00:12:34:52", "52:54:00:12:34:53"
+		if _, err := e.api.CreatePort(ctx, "", &model.Port{NodeID: &id, Address: &addr1, PortgroupID: &pg.ID, PhysicalNetwork: &physnet1}); err != nil {
+			t.Fatalf("first member: %v", err)
+		}
+		lone, err := e.api.CreatePort(ctx, "", &model.Port{NodeID: &id, Address: &addr2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		join := *lone
+		join.PortgroupID = &pg.ID
+		_, err = e.api.UpdatePort(ctx, "", &join)
+		want := "Port with physical network None cannot become a member of port group " + pg.UUID +
+			" which has ports in physical network physnet1."
+		if class(err) != "Conflict" || err.Error() != want {
+			t.Fatalf("joining without physical network: %v, want Conflict %q", err, want)
+		}
+		_, err = e.api.CreatePort(ctx, "", &model.Port{NodeID: &id, Address: &addr3, PortgroupID: &pg.ID})
+		if class(err) != "Conflict" {
+			t.Fatalf("created in the portgroup without physical network: %v", err)
+		}
+		join.PhysicalNetwork = &physnet1
+		if _, err := e.api.UpdatePort(ctx, "", &join); err != nil {
+			t.Fatalf("joining on the portgroup's physical network: %v", err)
+		}
+	})
+}
