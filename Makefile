@@ -25,8 +25,9 @@ image:
 	docker build --build-arg VERSION=$$(git describe --always --dirty 2>/dev/null || echo dev) -t $(or $(IMAGE),openkeel-ironic:dev) .
 
 # Measures the service against upstream's figures (BENCHMARKS.md); not run
-# by CI. BENCH_DURATION, BENCH_NODES, BENCH_BACKENDS and BENCH_MYSQL_DSN
-# tune it (bench/main.go).
+# by CI. Every listener takes a free port; the power sync is off during the
+# request windows and one pass is measured on its own. BENCH_DURATION,
+# BENCH_NODES, BENCH_BACKENDS and BENCH_MYSQL_DSN tune it (bench/main.go).
 bench: build
 	$(GO) build -o bin/ironic-bench ./bench
 	./bin/ironic-bench -binary bin/ironic

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -104,5 +106,20 @@ func TestFloorOnceEncodesRows(t *testing.T) {
 	}
 	if traits, ok := first["traits"].([]any); !ok || len(traits) != 0 {
 		t.Errorf("nova rows need an empty traits list: %s", out)
+	}
+}
+
+func TestPowerSyncMetricsParsesThePowerSyncSeries(t *testing.T) {
+	page := `# HELP ironic_conductor_periodic_runs_total Passes of each periodic task.
+ironic_conductor_periodic_runs_total{conductor="h",task="_check_deploy_timeouts"} 7
+ironic_conductor_periodic_runs_total{conductor="h",task="_sync_power_states"} 2
+ironic_conductor_periodic_duration_seconds_sum{conductor="h",task="_sync_power_states"} 3.5
+ironic_conductor_periodic_duration_seconds_count{conductor="h",task="_sync_power_states"} 2
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, page) }))
+	defer srv.Close()
+	runs, seconds, err := powerSyncMetrics(context.Background(), srv.URL)
+	if err != nil || runs != 2 || seconds != 3.5 {
+		t.Fatalf("runs %g, seconds %g, %v", runs, seconds, err)
 	}
 }

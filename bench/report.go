@@ -54,6 +54,7 @@ type backendResult struct {
 	loads   []*loadResult
 	mem     []memory
 	floors  map[string]*floorResult
+	sync    *powerSyncResult
 }
 
 func runBackend(ctx context.Context, s *settings, backend string, logf func(string, ...any)) (*backendResult, error) {
@@ -138,6 +139,12 @@ func runBackend(ctx context.Context, s *settings, backend string, logf func(stri
 		logf("floor %s: one at a time p50 %s ms, CPU %s ms; %.1f/s on all CPUs; %d bytes", kind, ms(f.single.p50), ms(f.cpu), f.rate, f.bytes)
 		res.floors[kind] = f
 	}
+	logf("power sync: restarting %s with the sync on for one pass", d.procs[d.conductor].name)
+	if res.sync, err = measurePowerSync(ctx, s, d); err != nil {
+		return nil, fmt.Errorf("power sync: %w\n%s", err, tails(d))
+	}
+	logf("power sync: one pass over %d nodes took %.1f s, conductor CPU %.1f s, RSS %.1f MiB, peak %.1f MiB",
+		s.nodes, res.sync.pass.Seconds(), res.sync.cpu.Seconds(), float64(res.sync.rss)/1024, float64(res.sync.hwm)/1024)
 	return res, nil
 }
 
@@ -196,6 +203,11 @@ func renderReport(s *settings, results []*backendResult) string {
 			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %g | |\n", m.name, float64(m.rss)/1024, float64(m.hwm)/1024, upstreamRSSMiB)
 		}
 		fmt.Fprintf(&b, "| total | %.1f | | %g | ≤ %g MiB %s |\n\n", float64(total)/1024, upstreamRSSMiB, targetRSSMiB, verdict(float64(total)/1024 <= targetRSSMiB))
+		if y := r.sync; y != nil {
+			perNode := y.cpu.Seconds() / float64(s.nodes)
+			fmt.Fprintf(&b, "- power sync (off during the request windows): one pass over %d nodes took %.1f s with conductor CPU %.2f s (%.0f µs/node, %.1f s pro rata at 50,000 nodes: goal ≤ 5 s %s); the conductor's RSS after it %.1f MiB, peak %.1f MiB since its restart\n",
+				s.nodes, y.pass.Seconds(), y.cpu.Seconds(), perNode*1e6, perNode*50000, verdict(perNode*50000 <= 5), float64(y.rss)/1024, float64(y.hwm)/1024)
+		}
 		for _, kind := range []string{"list", "detail", "nova"} {
 			if f := r.floors[kind]; f != nil {
 				fmt.Fprintf(&b, "- floor %s: `%s` + JSON encoding, %d bytes; one at a time p50 %s ms, p99 %s ms, CPU %s ms; %.0f/s with %d goroutines\n", kind, floorQueries[kind], f.bytes, ms(f.single.p50), ms(f.single.p99), ms(f.cpu), f.rate, runtime.GOMAXPROCS(0))

@@ -219,7 +219,18 @@ type deployment struct {
 	procs     []*process
 	sqlDriver string
 	sqlDSN    string
-	cleanup   []func()
+	// sqlWriteDSN is sqlDSN with writes allowed.
+	sqlWriteDSN string
+	cleanup     []func()
+	// dir is the work folder; writeConf writes the configuration with
+	// the power sync every syncInterval seconds (0: off, as during the
+	// request windows). procs[conductor] runs the power sync, started
+	// with conductorArgs; conductorMetrics is its /metrics.
+	dir              string
+	writeConf        func(syncInterval int) error
+	conductor        int
+	conductorArgs    []string
+	conductorMetrics string
 }
 
 func (d *deployment) stop() {
@@ -231,28 +242,44 @@ func (d *deployment) stop() {
 	}
 }
 
-// startSQLite runs the all-in-one service on a SQLite file in dir.
+// startSQLite runs the all-in-one service on a SQLite file in dir. Every
+// listener (API, http_root file server) is on a free port.
 func startSQLite(ctx context.Context, s *settings, dir string) (*deployment, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	dbPath := filepath.Join(dir, "ironic.sqlite")
-	conf := filepath.Join(dir, "ironic.conf")
-	text := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n\n[database]\nconnection = sqlite:///%s\n", port, dbPath)
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	p, err := startProcess("all-in-one", dir, s.binary, "--config-file", conf)
+	filesPort, err := freePort()
 	if err != nil {
 		return nil, err
 	}
+	dbPath := filepath.Join(dir, "ironic.sqlite")
+	conf := filepath.Join(dir, "ironic.conf")
 	d := &deployment{
-		base:      fmt.Sprintf("http://127.0.0.1:%d", port),
-		procs:     []*process{p},
-		sqlDriver: "sqlite",
-		sqlDSN:    "file:" + dbPath + "?mode=ro&_pragma=busy_timeout(10000)",
+		base:        fmt.Sprintf("http://127.0.0.1:%d", port),
+		sqlDriver:   "sqlite",
+		sqlDSN:      "file:" + dbPath + "?mode=ro&_pragma=busy_timeout(10000)",
+		sqlWriteDSN: "file:" + dbPath + "?_pragma=busy_timeout(10000)",
+		dir:         dir,
+		writeConf: func(syncInterval int) error {
+			text := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n\n[conductor]\nsync_power_state_interval = %d\n\n[database]\nconnection = sqlite:///%s\n\n[deploy]\nhttp_url = http://127.0.0.1:%d\n",
+				port, syncInterval, dbPath, filesPort)
+			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+				return fmt.Errorf("config: %w", err)
+			}
+			return nil
+		},
+		conductorArgs:    []string{"--config-file", conf},
+		conductorMetrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", port),
 	}
+	if err := d.writeConf(0); err != nil {
+		return nil, err
+	}
+	p, err := startProcess("all-in-one", dir, s.binary, d.conductorArgs...)
+	if err != nil {
+		return nil, err
+	}
+	d.procs = []*process{p}
 	if err := waitHTTP(ctx, d.base+"/v1/", p); err != nil {
 		d.stop()
 		return nil, err
@@ -299,6 +326,7 @@ func startMariaDB(ctx context.Context, s *settings, dir string, logf func(string
 	floorCfg := server.Clone()
 	floorCfg.DBName = dbName
 	d.sqlDSN = floorCfg.FormatDSN()
+	d.sqlWriteDSN = d.sqlDSN
 
 	apiPort, err := freePort()
 	if err != nil {
@@ -315,13 +343,18 @@ func startMariaDB(ctx context.Context, s *settings, dir string, logf func(string
 		cred += ":" + server.Passwd
 	}
 	conf := filepath.Join(dir, "ironic.conf")
-	text := fmt.Sprintf(`[DEFAULT]
+	d.dir = dir
+	d.writeConf = func(syncInterval int) error {
+		text := fmt.Sprintf(`[DEFAULT]
 host = 127.0.0.1
 auth_strategy = noauth
 %s
 [api]
 host_ip = 127.0.0.1
 port = %d
+
+[conductor]
+sync_power_state_interval = %d
 
 [json_rpc]
 auth_strategy = noauth
@@ -330,20 +363,29 @@ port = %d
 
 [database]
 connection = mysql+pymysql://%s@%s/%s
-`, fakeHardware, apiPort, rpcPort, cred, server.Addr, dbName)
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+`, fakeHardware, apiPort, syncInterval, rpcPort, cred, server.Addr, dbName)
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		return nil
+	}
+	if err := d.writeConf(0); err != nil {
 		d.stop()
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
 	if err := runOnce(ctx, dir, s.binary, "dbsync", "upgrade", "--config-file", conf); err != nil {
 		d.stop()
 		return nil, err
 	}
-	cond, err := startProcess("conductor", dir, s.binary, "conductor", "--config-file", conf)
+	// The conductor serves its /metrics on the JSON-RPC listener.
+	d.conductorArgs = []string{"conductor", "--config-file", conf}
+	d.conductorMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", rpcPort)
+	cond, err := startProcess("conductor", dir, s.binary, d.conductorArgs...)
 	if err != nil {
 		d.stop()
 		return nil, err
 	}
+	d.conductor = len(d.procs)
 	d.procs = append(d.procs, cond)
 	api, err := startProcess("api", dir, s.binary, "api", "--config-file", conf)
 	if err != nil {

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The power sync is off while the requests are measured (it would
+// contaminate their CPU figures); one pass is measured on its own at the
+// end: the process running the conductor is stopped, the enrolled nodes
+// made manageable, and the process restarted with the sync on and
+// followed through its /metrics until the first pass ends.
+
+// powerSyncEvery is the sync interval of the restarted conductor, in
+// seconds: the first pass starts that long after it is up.
+const powerSyncEvery = 1
+
+// powerSyncTask is the power sync's label in the periodic task metrics.
+const powerSyncTask = `task="_sync_power_states"`
+
+type powerSyncResult struct {
+	// pass is the pass's duration as the conductor measured it.
+	pass time.Duration
+	// cpu is the process's CPU from up to the end of the pass: the pass
+	// and the idle second before it.
+	cpu      time.Duration
+	rss, hwm int // KiB, of the restarted process
+}
+
+func measurePowerSync(ctx context.Context, s *settings, d *deployment) (*powerSyncResult, error) {
+	old := d.procs[d.conductor]
+	old.stop()
+	if err := manageEnrolled(ctx, d); err != nil {
+		return nil, err
+	}
+	if err := d.writeConf(powerSyncEvery); err != nil {
+		return nil, err
+	}
+	p, err := startProcess(old.name+"-sync", d.dir, s.binary, d.conductorArgs...)
+	if err != nil {
+		return nil, err
+	}
+	d.procs[d.conductor] = p
+	if err := waitHTTP(ctx, d.conductorMetrics, p); err != nil {
+		return nil, err
+	}
+	cpu0, err := p.cpu()
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(30 * time.Minute)
+	for {
+		runs, seconds, err := powerSyncMetrics(ctx, d.conductorMetrics)
+		if err != nil {
+			return nil, err
+		}
+		if runs >= 1 {
+			cpu1, err := p.cpu()
+			if err != nil {
+				return nil, err
+			}
+			rss, hwm, err := p.memory()
+			if err != nil {
+				return nil, err
+			}
+			return &powerSyncResult{pass: time.Duration(seconds * float64(time.Second)), cpu: cpu1 - cpu0, rss: rss, hwm: hwm}, nil
+		}
+		if p.exited() {
+			return nil, fmt.Errorf("%s exited: %v\n%s", p.name, p.err, p.logTail())
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no power-sync pass ended within 30 minutes")
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// manageEnrolled moves the enrolled nodes to manageable, as `manage`
+// would, in the database while no conductor runs: the sync skips nodes in
+// enroll, and the pass is to read every node's power state.
+func manageEnrolled(ctx context.Context, d *deployment) error {
+	db, err := sql.Open(d.sqlDriver, d.sqlWriteDSN)
+	if err != nil {
+		return fmt.Errorf("manage nodes: %w", err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "UPDATE nodes SET provision_state = 'manageable' WHERE provision_state = 'enroll'"); err != nil {
+		return fmt.Errorf("manage nodes: %w", err)
+	}
+	return nil
+}
+
+// powerSyncMetrics reads the power sync's pass count and total duration
+// (seconds) from a Prometheus text page.
+func powerSyncMetrics(ctx context.Context, url string) (runs, seconds float64, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("metrics: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, fmt.Errorf("metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0, fmt.Errorf("metrics: %s", resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, powerSyncTask) {
+			continue
+		}
+		name, _, _ := strings.Cut(line, "{")
+		_, val, _ := strings.Cut(line, "} ")
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "ironic_conductor_periodic_runs_total":
+			runs = v
+		case "ironic_conductor_periodic_duration_seconds_sum":
+			seconds = v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, 0, fmt.Errorf("metrics: %w", err)
+	}
+	return runs, seconds, nil
+}
