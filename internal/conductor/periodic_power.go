@@ -27,8 +27,11 @@ var syncExcludedStates = []string{states.DeployWait, states.CleanWait, states.En
 // force_power_state_during_sync, otherwise recorded.
 func (c *Conductor) SyncPowerStates(ctx context.Context) {
 	nodes := c.iterNodes(ctx, store.NodeFilter{Maintenance: boolPtr(false)}, "")
-	// The summary already tells of nodes the lock's checks would skip:
-	// they are not locked at all (upstream skips them before locking too).
+	// The summary already tells of nodes the lock's checks would skip
+	// (upstream makes them under the shared lock): they are not locked,
+	// which saves reading them whole. One that leaves such a state
+	// meanwhile is synced on the next pass; one that enters it is still
+	// caught under the lock.
 	nodes = slices.DeleteFunc(nodes, func(n store.NodeSummary) bool {
 		return containsStr(syncExcludedStates, n.ProvisionState) || n.Maintenance || n.TargetPowerState != "" || n.Reservation != nil
 	})
