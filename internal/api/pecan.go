@@ -71,7 +71,9 @@ func (rt *router) surplusArg(method string, segs []string) (*Route, map[string]s
 		return nil, nil, nil
 	}
 	for _, r := range rt.routes {
-		if r.Method != method || r.Unimplemented || r.TrailingArg != "" {
+		// pecan routes a GET with elements left to get_one or get, never
+		// to get_all.
+		if r.Method != method || r.Unimplemented || r.TrailingArg != "" || (method == http.MethodGet && r.Action == "get_all") {
 			continue
 		}
 		params := map[string]string{}
@@ -214,6 +216,25 @@ func (rt *router) bareController(segs []string) bool {
 		}
 	}
 	return false
+}
+
+// soleController returns a route of the one controller that serves every
+// path below the request's first element (/v1/heartbeat, /v1/lookup,
+// /v1/events, /v1/conductors), nil when there are several: pecan hands
+// such a controller whatever follows, and its RestController answers 405
+// for a path or method none of its methods takes.
+func (rt *router) soleController(segs []string) *Route {
+	var sole *Route
+	for _, r := range rt.routes {
+		if r.Unimplemented || len(r.segs) == 0 || r.segs[0] != segs[0] {
+			continue
+		}
+		if sole != nil && sole.Controller != r.Controller {
+			return nil
+		}
+		sole = r
+	}
+	return sole
 }
 
 // hasPath reports whether some route of any method serves the path.

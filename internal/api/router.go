@@ -134,6 +134,9 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rt.routingError(w, r, errs.Abort(http.StatusMethodNotAllowed).WithHeaders(map[string]string{"Allow": ""}))
 			return
 		}
+		if other == nil {
+			other = rt.soleController(segs)
+		}
 		if other != nil {
 			rt.routingError(w, r, errs.Abort(http.StatusMethodNotAllowed).WithHeaders(map[string]string{"Allow": allowHeader(other.Controller)}))
 			return

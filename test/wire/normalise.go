@@ -39,6 +39,35 @@ var (
 
 const timestamp = "<timestamp>"
 
+// setValuedRE names the lists upstream builds from a Python set, whose
+// order changes with each process's hash seed: a driver's
+// enabled_*_interfaces (master ironic/api/controllers/v1/driver.py,
+// list(enabled)). They are compared sorted.
+var setValuedRE = regexp.MustCompile(`^enabled_[a-z]+_interfaces$`)
+
+// sortedStrings sorts a list of strings; any other value is returned as
+// it is.
+func sortedStrings(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return v
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	sorted := make([]any, len(out))
+	for i, s := range out {
+		sorted[i] = s
+	}
+	return sorted
+}
+
 // normaliser turns answers into their client-visible content: generated
 // UUIDs become placeholders by first appearance (or the name a step bound
 // them to), timestamps become <timestamp> (null stays null), the server's
@@ -126,6 +155,9 @@ func (n *normaliser) value(v any) any {
 		out := make(map[string]any, len(v))
 		for _, k := range sortedKeys(v) {
 			out[n.text(k)] = n.value(v[k])
+			if setValuedRE.MatchString(k) {
+				out[k] = sortedStrings(out[k])
+			}
 		}
 		return out
 	case []any:
