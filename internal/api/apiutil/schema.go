@@ -51,8 +51,11 @@ func SchemaDocument(name string) (any, error) {
 
 // Schema is a compiled request schema.
 type Schema struct {
-	name       string
-	doc        any
+	name string
+	doc  any
+	// ordered is the document in its source key order (*Dict objects),
+	// "$schema" kept, for printing parts of it as jsonschema does.
+	ordered    any
 	compiled   *jsonschema.Schema
 	properties []string
 }
@@ -96,7 +99,15 @@ func LoadSchema(name string) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Schema{name: name, doc: raw, compiled: compiled}
+	rawText, err := schemaFiles.ReadFile(path.Join("schemas", name+".json"))
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	ordered, err := DecodeOrdered(rawText)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	s := &Schema{name: name, doc: raw, ordered: ordered, compiled: compiled}
 	if m, ok := doc.(map[string]any); ok {
 		if props, ok := m["properties"].(map[string]any); ok {
 			s.properties = sortedKeys(props)
@@ -403,14 +414,16 @@ func (s *Schema) pyMessage(e *jsonschema.ValidationError, root any) string {
 		return PyRepr(k.Want) + " was expected"
 	case *kind.Pattern:
 		return r + " does not match " + PyRepr(k.Want)
+	// Recent jsonschema releases (master's; 4.26 checked) word a bound of
+	// one (zero) as emptiness; 21.4's said "is too short" ("is too long").
 	case *kind.MaxLength:
-		return r + " is too long"
+		return r + sizeWord(k.Want, "max")
 	case *kind.MinLength:
-		return r + " is too short"
+		return r + sizeWord(k.Want, "min")
 	case *kind.MaxItems:
-		return r + " is too long"
+		return r + sizeWord(k.Want, "max")
 	case *kind.MinItems:
-		return r + " is too short"
+		return r + sizeWord(k.Want, "min")
 	case *kind.Minimum:
 		return r + " is less than the minimum of " + k.Want.RatString()
 	case *kind.Maximum:
@@ -426,6 +439,20 @@ func (s *Schema) pyMessage(e *jsonschema.ValidationError, root any) string {
 		return "False schema does not allow " + r
 	}
 	return e.Error()
+}
+
+// sizeWord is jsonschema's wording of a failed length or item-count
+// bound.
+func sizeWord(bound int, which string) string {
+	switch {
+	case which == "min" && bound == 1:
+		return " should be non-empty"
+	case which == "min":
+		return " is too short"
+	case bound == 0:
+		return " is expected to be empty"
+	}
+	return " is too long"
 }
 
 func intStrings(v []int) []string {
@@ -495,10 +522,13 @@ func (s *Schema) declaredTypes(schemaURL string, fallback []string) []string {
 	return fallback
 }
 
-// Message is the message Python's jsonschema gives for the error upstream
-// reports when value does not satisfy the schema, "" when it does. It is
-// for the callers that word the error themselves ("Invalid clean_steps:
-// ..."); the first line of str(ValidationError) is this message.
+// Message is str(ValidationError) of the error upstream reports when
+// value does not satisfy the schema, "" when it does: jsonschema's
+// message, then the failing keyword with the sub-schema that holds it and
+// the instance it failed on, each pretty-printed as jsonschema does
+// (pprint at width 72, the schema in its source order). It is for the
+// callers that print the whole exception ("Invalid clean_steps: %s",
+// "Invalid configdrive format: %s").
 func (s *Schema) Message(value any) string {
 	err := s.compiled.Validate(normalize(value))
 	if err == nil {
@@ -508,5 +538,83 @@ func (s *Schema) Message(value any) string {
 	if !ok {
 		return err.Error()
 	}
-	return s.pyMessage(s.bestError(ve), value)
+	best := s.bestError(ve)
+	msg := s.pyMessage(best, value)
+	kw := best.ErrorKind.KeywordPath()
+	if len(kw) == 0 {
+		return msg
+	}
+	// An error found below a combinator (anyOf, oneOf) is reported
+	// relative to it, as jsonschema's context errors are.
+	schemaBase, instBase := []string(nil), []string(nil)
+	if c := combinatorAbove(ve, best); c != nil {
+		schemaBase = append(fragmentTokens(c.SchemaURL), c.ErrorKind.KeywordPath()...)
+		instBase = c.InstanceLocation
+	}
+	schemaLoc := fragmentTokens(best.SchemaURL)
+	sub := at(s.ordered, schemaLoc)
+	inst := at(value, best.InstanceLocation)
+	return msg + "\n\nFailed validating " + PyRepr(kw[0]) + " in " +
+		indexPath("schema", s.ordered, schemaBase, schemaLoc[len(schemaBase):]) + ":\n    " +
+		indentLines(PPrint(sub), "    ") + "\n\nOn " +
+		indexPath("instance", value, instBase, best.InstanceLocation[len(instBase):]) + ":\n    " +
+		indentLines(PPrint(inst), "    ")
+}
+
+// combinatorAbove is the innermost anyOf/oneOf error strictly above e in
+// the tree of root, nil when there is none.
+func combinatorAbove(root, e *jsonschema.ValidationError) *jsonschema.ValidationError {
+	var walk func(n *jsonschema.ValidationError, above *jsonschema.ValidationError) (*jsonschema.ValidationError, bool)
+	walk = func(n, above *jsonschema.ValidationError) (*jsonschema.ValidationError, bool) {
+		if n == e {
+			return above, true
+		}
+		if isCombinator(n) {
+			above = n
+		}
+		for _, c := range n.Causes {
+			if a, ok := walk(c, above); ok {
+				return a, true
+			}
+		}
+		return nil, false
+	}
+	a, _ := walk(root, nil)
+	return a
+}
+
+// fragmentTokens are the JSON pointer tokens of a schema URL's fragment.
+func fragmentTokens(url string) []string {
+	_, frag, _ := strings.Cut(url, "#")
+	var out []string
+	for _, p := range strings.Split(frag, "/") {
+		if p != "" {
+			out = append(out, strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~"))
+		}
+	}
+	return out
+}
+
+// indexPath is jsonschema's format_as_index: word followed by the
+// indices of rel (taken below base in doc), list indices as ints and
+// keys as quoted strings.
+func indexPath(word string, doc any, base, rel []string) string {
+	var b strings.Builder
+	b.WriteString(word)
+	cur := at(doc, base)
+	for _, p := range rel {
+		if _, isList := cur.([]any); isList {
+			b.WriteString("[" + p + "]")
+		} else {
+			b.WriteString("[" + PyRepr(p) + "]")
+		}
+		cur = at(cur, []string{p})
+	}
+	return b.String()
+}
+
+// indentLines is textwrap.indent of every line but the first (which the
+// caller has placed).
+func indentLines(s, prefix string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
