@@ -72,6 +72,12 @@ func TestValidateMessages(t *testing.T) {
 		{"patch op", "patch", `[{"op": "move", "path": "/a"}]`, "Schema error for patch: 'move' is not one of ['add', 'replace', 'remove']"},
 		{"patch required", "patch", `[{"path": "/a"}]`, "Schema error for patch: 'op' is a required property"},
 		{"patch not list", "patch", `{}`, "Schema error for patch: {} is not of type 'array'"},
+		// jsonschema prints the oneOf branches that all matched, the
+		// later ones first (checked with Python's jsonschema 4.26).
+		{"one of both", "port", `{"address": "x", "node_uuid": "a", "node_ident": "b"}`,
+			"Schema error for port: {'address': 'x', 'node_uuid': 'a', 'node_ident': 'b'} is valid under each of {'required': ['node_uuid']}, {'required': ['node_ident']}"},
+		{"one of none", "port", `{"address": "x"}`,
+			"Schema error for port: {'address': 'x'} is not valid under any of the given schemas. Possible root cause: 'node_ident' is a required property"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -432,7 +432,7 @@ func (s *Schema) pyMessage(e *jsonschema.ValidationError, root any) string {
 		return r + " is not valid under any of the given schemas"
 	case *kind.OneOf:
 		if len(k.Subschemas) > 1 {
-			return r + " is valid under each of " + strings.Join(intStrings(k.Subschemas), ", ")
+			return r + " is valid under each of " + s.validBranches(e.SchemaURL, k.Subschemas)
 		}
 		return r + " is not valid under any of the given schemas"
 	case *kind.FalseSchema:
@@ -455,12 +455,20 @@ func sizeWord(bound int, which string) string {
 	return " is too long"
 }
 
-func intStrings(v []int) []string {
-	out := make([]string, len(v))
-	for i, n := range v {
-		out[i] = strconv.Itoa(n)
+// validBranches prints the oneOf branches at schemaURL that all accept
+// an instance as jsonschema does: those after the first, then the first.
+func (s *Schema) validBranches(schemaURL string, valid []int) string {
+	branches, _ := at(s.ordered, append(fragmentTokens(schemaURL), "oneOf")).([]any)
+	order := append(slices.Clone(valid[1:]), valid[0])
+	reprs := make([]string, 0, len(order))
+	for _, i := range order {
+		if i < len(branches) {
+			reprs = append(reprs, PyRepr(branches[i]))
+		} else {
+			reprs = append(reprs, strconv.Itoa(i))
+		}
 	}
-	return out
+	return strings.Join(reprs, ", ")
 }
 
 // orderedExtras lists the unexpected properties in the instance's order
