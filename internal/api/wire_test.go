@@ -102,6 +102,22 @@ func TestWireRows(t *testing.T) {
 			webob(400, "Bad Request", `Expected UUID or name for node: \\u00e9`)},
 		{"invalid UTF-8 in the path", "GET", "/v1/nodes/%ff", "1.82", nil, "", 400, false, webob(400, "Bad Request", "")},
 		{"sub-resource name as identifier", "GET", "/v1/nodes/ports", "1.82", nil, "", 404, false, webob(404, "Not Found", "")},
+		// pecan reaches the attribute controllers (states, management,
+		// maintenance, vendor_passthru) before NodesController._lookup, so
+		// their handler checks the identifier; the heartbeat is no node
+		// sub-resource at all.
+		{"malformed identifier below states", "GET", "/v1/nodes/bad%20ident!/states", "1.82", nil, "", 200, true, `{"query": ""}`},
+		{"malformed identifier below a controller without methods", "GET", "/v1/nodes/bad%20ident!/management", "1.82", nil, "", 400, false,
+			webob(400, "Bad Request", "Expected UUID or name for node: bad ident!")},
+		{"malformed identifier where states has no method", "POST", "/v1/nodes/bad%20ident!/states", "1.82", nil, "", 400, false,
+			webob(400, "Bad Request", "Expected UUID or name for node: bad ident!")},
+		{"controller without methods", "GET", "/v1/nodes/n1/management", "1.82", nil, "", 405, false, webob(405, "Method Not Allowed", "")},
+		{"below a controller without methods", "GET", "/v1/nodes/n1/management/bogus", "1.82", nil, "", 405, false, webob(405, "Method Not Allowed", "")},
+		{"driver raid controller", "GET", "/v1/drivers/fake-hardware/raid", "1.82", nil, "", 405, false, webob(405, "Method Not Allowed", "")},
+		{"heartbeat collection GET", "GET", "/v1/heartbeat", "1.82", nil, "", 405, false, webob(405, "Method Not Allowed", "")},
+		{"lookup with an element", "GET", "/v1/lookup/x", "1.82", nil, "", 405, false, webob(405, "Method Not Allowed", "")},
+		{"surplus vif element is the body", "POST", "/v1/nodes/n1/vifs/x", "1.82", nil, "", 400, true,
+			fault(`Schema error for vif: 'x' is not of type 'object'`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := newRequest(tc.method, tc.path, tc.version, tc.body)
