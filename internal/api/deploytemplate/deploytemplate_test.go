@@ -91,7 +91,7 @@ func TestErrors(t *testing.T) {
 		{"duplicate name", "POST", "/v1/deploy_templates", "1.115", `{"name": "CUSTOM_A", ` + stepsJSON + `}`, 409, "A deploy template with name CUSTOM_A already exists."},
 		{"bad name", "POST", "/v1/deploy_templates", "1.115", `{"name": "bad", ` + stepsJSON + `}`, 400, "Schema error for template: 'bad' is not valid under any of the given schemas. Possible root cause: 'bad' does not match '^CUSTOM_[A-Z0-9_]+$'"},
 		{"no steps", "POST", "/v1/deploy_templates", "1.115", `{"name": "CUSTOM_B"}`, 400, "Schema error for template: 'steps' is a required property"},
-		{"empty steps", "POST", "/v1/deploy_templates", "1.115", `{"name": "CUSTOM_B", "steps": []}`, 400, "Schema error for template: [] is too short"},
+		{"empty steps", "POST", "/v1/deploy_templates", "1.115", `{"name": "CUSTOM_B", "steps": []}`, 400, "Schema error for template: [] should be non-empty"},
 		{"bad uuid", "POST", "/v1/deploy_templates", "1.115", `{"name": "CUSTOM_B", "uuid": "abc", ` + stepsJSON + `}`, 400, "Expected UUID for uuid: abc"},
 		{"duplicate steps", "POST", "/v1/deploy_templates", "1.115", dup, 400, "Deploy template invalid: Duplicate deploy steps. A template cannot have multiple deploy steps with the same interface and step. Duplicates: interface: bios, step: a."},
 		{"not an object", "POST", "/v1/deploy_templates", "1.115", `[]`, 400, "Schema error for template: [] is not of type 'object'"},

@@ -102,7 +102,7 @@ func TestErrors(t *testing.T) {
 		{"bad uuid", "GET", "/v1/inspection_rules/abc", "1.115", "", 400, "Schema error: 'abc' is not a 'uuid'"},
 		{"patch bad uuid", "PATCH", "/v1/inspection_rules/abc", "1.115", `[]`, 400, "Expected UUID for inspection_rule_uuid: abc"},
 		{"patch bad action", "PATCH", "/v1/inspection_rules/" + u, "1.115", `[{"op": "add", "path": "/actions/-", "value": {"op": "fail", "args": {}}}]`, 400, "missing required argument(s): msg"},
-		{"patch actions empty", "PATCH", "/v1/inspection_rules/" + u, "1.115", `[{"op": "replace", "path": "/actions", "value": []}]`, 400, "Schema error for patch: [] is too short"},
+		{"patch actions empty", "PATCH", "/v1/inspection_rules/" + u, "1.115", `[{"op": "replace", "path": "/actions", "value": []}]`, 400, "Schema error for patch: [] should be non-empty"},
 		// Read from master's inspection_rule.py: the collection DELETE
 		// reaches delete() without its identifier; the first release
 		// answered args.validate's 400, later ones fail with a 500.

@@ -306,7 +306,7 @@ func TestContinueInspectionErrors(t *testing.T) {
 		msg                        string
 	}{
 		{"no inventory", "", "1.115", `{}`, 400, "Schema error for data: 'inventory' is a required property"},
-		{"no interfaces", "", "1.115", `{"inventory": {"interfaces": []}}`, 400, "Schema error for data: [] is too short"},
+		{"no interfaces", "", "1.115", `{"inventory": {"interfaces": []}}`, 400, "Schema error for data: [] should be non-empty"},
 		{"no lookup data", "", "1.115", `{"inventory": {"interfaces": [{"mac_address": "zz"}]}}`, 400, "No lookup information provided"},
 		{"node_uuid at 1.1", "?node_uuid=" + active.UUID, "1.1", inventory(mac1), 404, "API version 1.84 or newer is required"},
 		{"too old", "", "1.83", inventory(mac1), 404, "API version 1.84 or newer is required"},
