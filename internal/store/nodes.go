@@ -138,10 +138,17 @@ func nodeDupValue(n *model.Node) func(string) string {
 // so that they are of one moment: read apart, a concurrent trait change
 // could show beside a node row older than it.
 func (s *sqlStore) getNode(ctx context.Context, col string, val any, ident string) (*model.Node, error) {
+	// Its three texts are prepared once (on SQLite) and run inside the
+	// transaction as its connection's copies: parsing them was most of a
+	// lock's cost (the power sync takes one per node).
+	cached := s.db.Cached()
+	if err := cached.Prepare(ctx, nodeSelect+" WHERE "+quote(col)+" = ?", traitsOfOne, tagsOfOne); err != nil {
+		return nil, wrapUnlessTyped(err, "get node "+ident)
+	}
 	var n *model.Node
 	err := s.db.InReadTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		n, err = s.getNodeIn(ctx, tx, col, val, ident)
+		n, err = s.getNodeIn(ctx, cached.InTx(tx), col, val, ident)
 		return err
 	})
 	if err != nil {
@@ -539,6 +546,18 @@ func (s *sqlStore) ListNodeColumns(ctx context.Context, f NodeFilter, o ListOpti
 	return ns, nil
 }
 
+// labelQuery reads col of table (traits or tags) for n node ids.
+func labelQuery(table, col string, n int) string {
+	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
+	return "SELECT node_id, " + col + " FROM " + table + " WHERE node_id IN " + in + " ORDER BY " + col
+}
+
+// traitsOfOne and tagsOfOne are labelQuery's texts for one node.
+var (
+	traitsOfOne = labelQuery("node_traits", "trait", 1)
+	tagsOfOne   = labelQuery("node_tags", "tag", 1)
+)
+
 // loadTraitsAndTags fills Traits and Tags of ns with two queries, as
 // upstream's selectin loading does.
 func (s *sqlStore) loadTraitsAndTags(ctx context.Context, q querier, ns []*model.Node) error {
@@ -557,9 +576,8 @@ func (s *sqlStore) loadTraitsAndTags(ctx context.Context, q querier, ns []*model
 		for i, n := range part {
 			ids[i] = n.ID
 		}
-		in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
 		for _, t := range []struct{ table, col string }{{"node_traits", "trait"}, {"node_tags", "tag"}} {
-			rows, err := q.QueryContext(ctx, "SELECT node_id, "+t.col+" FROM "+t.table+" WHERE node_id IN "+in+" ORDER BY "+t.col, ids...)
+			rows, err := q.QueryContext(ctx, labelQuery(t.table, t.col, len(ids)), ids...)
 			if err != nil {
 				return fmt.Errorf("load %s: %w", t.table, err)
 			}

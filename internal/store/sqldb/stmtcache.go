@@ -56,6 +56,13 @@ func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) (*sql.Stm
 	return st, nil
 }
 
+// peek returns the cached statement for query, or nil: it never prepares.
+func (c *stmtCache) peek(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stmts[query]
+}
+
 // close releases every cached statement; later lookups return nil.
 func (c *stmtCache) close() {
 	c.mu.Lock()
@@ -118,4 +125,66 @@ func (c Cached) ExecContext(ctx context.Context, query string, args ...any) (sql
 		return st.ExecContext(ctx, args...)
 	}
 	return c.db.ExecContext(ctx, query, args...)
+}
+
+// Prepare puts the texts in the cache on SQLite (nothing on MySQL), so that
+// InTx finds them. It prepares on the pool: call it outside transactions.
+func (c Cached) Prepare(ctx context.Context, queries ...string) error {
+	if c.db.dialect != SQLite {
+		return nil
+	}
+	for _, q := range queries {
+		if _, err := c.db.stmts.get(ctx, c.db.DB, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InTx is the cache's querier inside tx. A text already cached (Prepare)
+// runs as tx's copy of its statement, which database/sql prepares once per
+// connection and keeps; any other text runs directly. Nothing is prepared
+// on the pool, which tx may have exhausted.
+func (c Cached) InTx(tx *sql.Tx) CachedTx { return CachedTx{db: c.db, tx: tx} }
+
+// CachedTx is a transaction's querier through the cache (Cached.InTx).
+type CachedTx struct {
+	db *DB
+	tx *sql.Tx
+}
+
+// stmt is tx's copy of the cached statement for query, or nil.
+func (c CachedTx) stmt(ctx context.Context, query string) *sql.Stmt {
+	if c.db.dialect != SQLite {
+		return nil
+	}
+	st := c.db.stmts.peek(query)
+	if st == nil {
+		return nil
+	}
+	return c.tx.StmtContext(ctx, st)
+}
+
+// QueryContext is sql.Tx.QueryContext through the cache.
+func (c CachedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return c.tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext is sql.Tx.QueryRowContext through the cache.
+func (c CachedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return c.tx.QueryRowContext(ctx, query, args...)
+}
+
+// ExecContext is sql.Tx.ExecContext through the cache.
+func (c CachedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return c.tx.ExecContext(ctx, query, args...)
 }

@@ -2,6 +2,7 @@ package sqldb_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync"
 	"testing"
@@ -153,5 +154,40 @@ func TestCachedMySQLInterpolates(t *testing.T) {
 	}
 	if n := sqldb.CachedStatements(db); n != 0 {
 		t.Errorf("%d statements cached on MySQL, want 0", n)
+	}
+}
+
+// Inside a transaction the cache serves the texts prepared beforehand and
+// runs the others directly, preparing nothing on the pool.
+func TestCachedInTx(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqldb.Open(ctx, storetest.SQLiteURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	storetest.Exec(t, db, "CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT)", "INSERT INTO kv (k, v) VALUES ('a', '1'), ('b', '2')")
+	const byKey = "SELECT v FROM kv WHERE k = ?"
+	if err := db.Cached().Prepare(ctx, byKey, byKey); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		err := db.InReadTx(ctx, func(tx *sql.Tx) error {
+			q := db.Cached().InTx(tx)
+			var v string
+			if err := q.QueryRowContext(ctx, byKey, "b").Scan(&v); err != nil || v != "2" {
+				return fmt.Errorf("prepared text: %q, %v", v, err)
+			}
+			if err := q.QueryRowContext(ctx, "SELECT k FROM kv WHERE v = ?", "1").Scan(&v); err != nil || v != "a" {
+				return fmt.Errorf("other text: %q, %v", v, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := sqldb.CachedStatements(db); n != 1 {
+		t.Errorf("%d cached statements, want the one prepared", n)
 	}
 }
