@@ -136,17 +136,21 @@ func ownParams(r *Route, params map[string]string) (int, bool) {
 // parameter it fills. A body parameter gets a string where its schema
 // wants an object, which args.schema refuses before the handler runs.
 func bindSurplus(r *http.Request, route *Route, a *Arg, value string) error {
-	if a.Name == route.Body && a.Name != route.Args[0].Name {
-		// args.validate checks the parameters before it first, which
-		// the handler does.
-		if rc := FromContext(r.Context()); rc != nil {
+	if a.Name == route.Body {
+		rc := FromContext(r.Context())
+		if _, below := ownParams(route, rc.Params); below && a.Name != route.Args[0].Name {
+			// args.validate checks the parameters before it first, which
+			// the handler does.
 			rc.SurplusBody = &value
 			return nil
 		}
-	}
-	if a.Name == route.Body {
-		return errs.InvalidParameterValue(fmt.Sprintf("Schema error for %s: %s is not of type 'object'",
-			a.Name, apiutil.PyRepr(value)))
+		// args.patch wants a list, every other body an object.
+		want := "object"
+		if a.Name == "patch" {
+			want = "array"
+		}
+		return errs.InvalidParameterValue(fmt.Sprintf("Schema error for %s: %s is not of type '%s'",
+			a.Name, apiutil.PyRepr(value), want))
 	}
 	q := r.URL.Query()
 	q.Set(a.Name, value)
@@ -219,22 +223,37 @@ func (rt *router) bareController(segs []string) bool {
 }
 
 // soleController returns a route of the one controller that serves every
-// path below the request's first element (/v1/heartbeat, /v1/lookup,
-// /v1/events, /v1/conductors), nil when there are several: pecan hands
-// such a controller whatever follows, and its RestController answers 405
-// for a path or method none of its methods takes.
-func (rt *router) soleController(segs []string) *Route {
-	var sole *Route
-	for _, r := range rt.routes {
-		if r.Unimplemented || len(r.segs) == 0 || r.segs[0] != segs[0] {
+// path below the longest prefix of the request that routes serve, nil
+// when several do (/v1/heartbeat, /v1/lookup/x, /v1/nodes/X/vifs/x/y, but
+// not /v1/nodes/X/bogus): pecan hands such a controller whatever follows,
+// and its RestController answers 405 for a path or method none of its
+// methods takes.
+func (rt *router) soleController(method string, segs []string) *Route {
+	for k := len(segs); k >= 1; k-- {
+		var sole *Route
+		for _, r := range rt.routes {
+			if r.Unimplemented || len(r.segs) < k || !match(r.segs[:k], segs[:k], map[string]string{}) {
+				continue
+			}
+			if sole != nil && sole.Controller != r.Controller {
+				return nil
+			}
+			sole = r
+		}
+		if sole == nil {
 			continue
 		}
-		if sole != nil && sole.Controller != r.Controller {
-			return nil
+		for _, r := range rt.routes {
+			// A method of the request's at the prefix takes the rest as
+			// its arguments (which upstream's signature refuses with a
+			// 500); get_all never gets any.
+			if r.Method == method && len(r.segs) == k && r.Action != "get_all" && match(r.segs, segs[:k], map[string]string{}) {
+				return nil
+			}
 		}
-		sole = r
+		return sole
 	}
-	return sole
+	return nil
 }
 
 // hasPath reports whether some route of any method serves the path.

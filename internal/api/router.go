@@ -135,7 +135,7 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if other == nil {
-			other = rt.soleController(segs)
+			other = rt.soleController(r.Method, segs)
 		}
 		if other != nil {
 			rt.routingError(w, r, errs.Abort(http.StatusMethodNotAllowed).WithHeaders(map[string]string{"Allow": allowHeader(other.Controller)}))

@@ -118,6 +118,9 @@ func TestWireRows(t *testing.T) {
 		{"lookup with an element", "GET", "/v1/lookup/x", "1.82", nil, "", 405, false, webob(405, "Method Not Allowed", "")},
 		{"surplus vif element is the body", "POST", "/v1/nodes/n1/vifs/x", "1.82", nil, "", 400, true,
 			fault(`Schema error for vif: 'x' is not of type 'object'`)},
+		{"surplus patch element", "PATCH", "/v1/chassis/x/y", "1.82", nil, "", 400, true,
+			fault(`Schema error for patch: 'y' is not of type 'array'`)},
+		{"two elements below the VIF controller", "GET", "/v1/nodes/n1/vifs/x/y", "1.82", nil, "", 405, false, webob(405, "Method Not Allowed", "")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := newRequest(tc.method, tc.path, tc.version, tc.body)
