@@ -38,6 +38,10 @@ commands:
   status upgrade check
                      pre-upgrade readiness checks (exit 0, 1 warning, 2 failure)
   version            print the program version
+  lab bmc -config FILE
+                     a Redfish BMC emulator for a laptop lab
+  lab agent -api-url URL -mac MAC
+                     an ironic-python-agent stand-in for a laptop lab
 `
 
 // errUsage marks command-line mistakes, answered with exit code 2.
@@ -95,6 +99,11 @@ func parseArgs(args []string, stderr io.Writer) (*invocation, error) {
 	} else {
 		inv.command = "all-in-one"
 	}
+	if inv.command == "lab" {
+		// The lab's programs take their own flags.
+		inv.args = rest
+		return inv, nil
+	}
 	// Options may also follow the command and its positional arguments.
 	for len(rest) > 0 {
 		if err := fs.Parse(rest); err != nil {
@@ -133,6 +142,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return serve(ctx, mode(inv.command), inv.load, stderr)
 	case "dbsync":
 		return dbsync(ctx, inv, stdout, stderr)
+	case "lab":
+		return lab(ctx, inv.args, stdout, stderr)
 	case "status":
 		code, err := upgradeCheck(ctx, inv, stdout, stderr)
 		if err == nil && code != 0 {

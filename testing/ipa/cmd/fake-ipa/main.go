@@ -1,11 +1,5 @@
-// Command fake-ipa runs the IPA fixture as a process, the way a ramdisk
-// runs ironic-python-agent: it serves IPA's REST API on 127.0.0.1, sends
-// the inspection data when given some, looks its node up by MAC and
-// heartbeats with its callback URL until it is stopped (SIGINT or
-// SIGTERM). Switches inject the failures tests need: a step that fails,
-// an agent that never calls back, a heartbeat with a wrong token. After
-// standby.power_off the machine goes off -power-off-delay later (negative:
-// never): the API stops answering and the heartbeats stop.
+// Command fake-ipa runs the IPA fixture as a process (ipa.Main), the way
+// a ramdisk runs ironic-python-agent:
 //
 //	fake-ipa -api-url http://127.0.0.1:6385 -mac 52:54:00:12:34:56 [-tls]
 //	         [-token T] [-inspection-data data.json]
@@ -13,178 +7,26 @@
 //	         [-power-off-delay 2s]
 //
 // Once listening it prints "IPA_URL=<url>" on stdout; its log goes to
-// stderr.
+// stderr. It stops on SIGINT or SIGTERM. `ironic lab agent` is the same
+// program inside the ironic binary.
 package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
-	"log"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
-// process is the fixture's test: its log, and the cleanups run at exit.
-type process struct {
-	log      *log.Logger
-	cleanups []func()
-}
-
-func (p *process) Helper()                           {}
-func (p *process) Cleanup(f func())                  { p.cleanups = append(p.cleanups, f) }
-func (p *process) Log(args ...any)                   { p.log.Print(args...) }
-func (p *process) Logf(format string, args ...any)   { p.log.Printf(format, args...) }
-func (p *process) Fatalf(format string, args ...any) { p.stop(); p.log.Fatalf(format, args...) }
-
-func (p *process) stop() {
-	for i := len(p.cleanups) - 1; i >= 0; i-- {
-		p.cleanups[i]()
-	}
-	p.cleanups = nil
-}
-
-type options struct {
-	apiURL, token, inspectionData, failStep string
-	macs                                    []string
-	tls, noHeartbeat, wrongToken            bool
-	interval, powerOffDelay                 time.Duration
-}
-
-func parse(args []string) (options, error) {
-	var o options
-	fs := flag.NewFlagSet("fake-ipa", flag.ContinueOnError)
-	fs.StringVar(&o.apiURL, "api-url", "", "Ironic API root (ipa-api-url)")
-	macs := fs.String("mac", "", "comma-separated MAC addresses of the machine")
-	fs.StringVar(&o.token, "token", "", "pre-generated agent token (ipa-agent-token)")
-	fs.StringVar(&o.inspectionData, "inspection-data", "", "JSON file of {\"inventory\", \"plugin_data\"} to send to /v1/continue_inspection first")
-	fs.StringVar(&o.failStep, "fail-step", "", "name of a clean, deploy or service step that fails")
-	fs.BoolVar(&o.tls, "tls", false, "serve HTTPS and send the certificate as agent_verify_ca")
-	fs.BoolVar(&o.noHeartbeat, "no-heartbeat", false, "look the node up but never heartbeat")
-	fs.BoolVar(&o.wrongToken, "wrong-token", false, "heartbeat with a token that is not the node's")
-	fs.DurationVar(&o.interval, "heartbeat-interval", time.Second, "time between heartbeats")
-	fs.DurationVar(&o.powerOffDelay, "power-off-delay", ipa.DefaultPowerOffDelay, "time from standby.power_off to the machine being off (disks flushed); negative: never")
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	if o.apiURL == "" || *macs == "" {
-		return o, errors.New("-api-url and -mac are required")
-	}
-	o.macs = strings.Split(*macs, ",")
-	return o, nil
-}
-
-// failing runs the steps of kind as IPA does, except the one called name,
-// which fails as IPA reports a failed step.
-func failing(kind, name string) ipa.Handler {
-	ok := ipa.ExecuteStep(kind, 1, nil)
-	bad := ipa.AsyncFail(1, ipa.CommandError("CommandExecutionError", "Command execution failed", fmt.Sprintf("step %s failed as fake-ipa was told to", name), 500))
-	return func(params map[string]any) ipa.Outcome {
-		if st, _ := params["step"].(map[string]any); st["step"] == name {
-			return bad(params)
-		}
-		return ok(params)
-	}
-}
-
-func run(ctx context.Context, p *process, o options) error {
-	agent := ipa.New(p)
-	if o.tls {
-		agent.WithTLS()
-	}
-	if o.powerOffDelay < 0 {
-		agent.NeverPowerOff()
-	} else {
-		agent.WithPowerOffDelay(o.powerOffDelay)
-	}
-	if o.failStep != "" {
-		for _, kind := range []string{"clean", "deploy", "service"} {
-			agent.Handle(kind+".execute_"+kind+"_step", failing(kind, o.failStep))
-		}
-	}
-	agent.WithToken(o.token)
-	fmt.Printf("IPA_URL=%s\n", agent.URL())
-	client := &ipa.IronicClient{BaseURL: o.apiURL, Token: o.token}
-	if o.inspectionData != "" {
-		raw, err := os.ReadFile(o.inspectionData)
-		if err != nil {
-			return fmt.Errorf("read inspection data: %w", err)
-		}
-		var data struct {
-			Inventory  map[string]any `json:"inventory"`
-			PluginData map[string]any `json:"plugin_data"`
-		}
-		if err := json.Unmarshal(raw, &data); err != nil {
-			return fmt.Errorf("decode inspection data: %w", err)
-		}
-		if _, err := client.ContinueInspection(ctx, data.Inventory, data.PluginData); err != nil {
-			p.Logf("continue_inspection: %v", err)
-		}
-	}
-	var node string
-	for node == "" {
-		out, err := client.Lookup(ctx, o.macs, "")
-		if err == nil {
-			n, _ := out["node"].(map[string]any)
-			node, _ = n["uuid"].(string)
-		} else if ctx.Err() == nil {
-			p.Logf("lookup: %v", err)
-		}
-		if node == "" && !sleep(ctx, o.interval) {
-			return nil
-		}
-	}
-	p.Logf("node %s found", node)
-	agent.WithToken(client.Token)
-	if o.noHeartbeat {
-		<-ctx.Done()
-		return nil
-	}
-	if o.wrongToken {
-		client.Token = "not-" + client.Token
-	}
-	for {
-		if agent.PoweredOff() {
-			p.Logf("powered off after standby.power_off")
-			<-ctx.Done()
-			return nil
-		}
-		if err := client.Heartbeat(ctx, node, agent.URL(), agent.CAPEM()); err != nil && ctx.Err() == nil {
-			p.Logf("heartbeat: %v", err)
-		}
-		if !sleep(ctx, o.interval) {
-			return nil
-		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
-}
-
 func main() {
-	p := &process{log: log.New(os.Stderr, "fake-ipa: ", log.LstdFlags)}
-	o, err := parse(os.Args[1:])
-	if err != nil {
-		p.log.Fatal(err)
-	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	err = run(ctx, p, o)
-	p.stop()
+	err := ipa.Main(ctx, "fake-ipa", os.Args[1:], os.Stdout, os.Stderr)
+	cancel()
 	if err != nil {
-		p.log.Fatal(err)
+		fmt.Fprintf(os.Stderr, "fake-ipa: %v\n", err)
+		os.Exit(1)
 	}
 }
