@@ -65,7 +65,7 @@ func newRouter(d Deps) *router {
 		rng:      microversion.Default,
 		debug:    d.Config.BoolOf(config.DefaultDebugTracebacksInAPI),
 	}
-	for _, r := range slices.Concat(Routes, hiddenRoutes) {
+	for _, r := range slices.Concat(Routes, HiddenRoutes) {
 		r.segs = splitPattern(r.Path)
 		if r.Alias != "" {
 			r.aliasSegs = splitPattern(r.Alias)

@@ -206,9 +206,9 @@ var allowController = map[string]string{
 	"IndicatorController":  "NodeManagementController",
 }
 
-// hiddenRoutes are operations upstream serves that routes.json, made from
+// HiddenRoutes are operations upstream serves that routes.json, made from
 // the API reference, does not list; the router serves them after Routes.
-var hiddenRoutes = []Route{{
+var HiddenRoutes = []Route{{
 	// ShardController.get_one exists only to refuse (master's
 	// ironic/api/controllers/v1/shard.py: pecan.abort(404) inside
 	// method.expose, a fault), so that /v1/shards/X is no 405.
