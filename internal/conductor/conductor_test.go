@@ -8,6 +8,7 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 func TestStartRegistersAndStopUnregisters(t *testing.T) {
@@ -151,18 +152,14 @@ func TestKeepaliveTouchesConductor(t *testing.T) {
 		}
 		// The store stamps with the test clock: move it so a touch shows.
 		e.clock.Advance(30 * time.Second)
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
+		// The keepalive runs on its own goroutine: wait for its touch.
+		await.Until(t, 10*time.Second, "the keepalive touching the conductor row", func() bool {
 			cur, err := e.st.GetConductor(ctx, testHost, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cur.UpdatedAt != nil && first.UpdatedAt != nil && cur.UpdatedAt.After(*first.UpdatedAt) {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatal("conductor row not touched by the keepalive")
+			return cur.UpdatedAt != nil && first.UpdatedAt != nil && cur.UpdatedAt.After(*first.UpdatedAt)
+		})
 	})
 }
 
