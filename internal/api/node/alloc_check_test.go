@@ -1,19 +1,15 @@
 package node
 
 import (
-	"encoding/json"
-	"maps"
 	"net/http"
-	"os"
-	"path/filepath"
-	"runtime/debug"
-	"slices"
 	"testing"
+
+	"github.com/openkeel/ironic/testing/allocbudget"
 )
 
 // The continuous allocation check (issue 29, item 5): allocations per
 // list page, unlike time, do not depend on the machine's load, so a
-// change that makes a page allocate more than allocGrowth over the
+// change that makes a page allocate more than allocbudget.Growth over the
 // figure committed in allocBudgetFile fails here. After a deliberate
 // change, or one that allocates much less, rewrite the figures with
 //
@@ -23,7 +19,6 @@ import (
 
 const (
 	allocBudgetFile = "testdata/allocs.json"
-	allocGrowth     = 0.20
 	allocNodes      = 1000
 	allocRuns       = 3
 )
@@ -36,7 +31,7 @@ var allocPages = []struct{ key, path, version string }{
 }
 
 func TestAllocsPerListPage(t *testing.T) {
-	if raceEnabled() {
+	if allocbudget.RaceEnabled() {
 		t.Skip("the race detector changes allocations")
 	}
 	if testing.Short() {
@@ -52,65 +47,5 @@ func TestAllocsPerListPage(t *testing.T) {
 		}
 		got[p.key] = testing.AllocsPerRun(allocRuns, func() { e.do("GET", p.path, p.version, "") })
 	}
-	checkAllocBudgets(t, allocBudgetFile, got)
-}
-
-// checkAllocBudgets compares the allocations measured with the figures in
-// file: more than allocGrowth above fails, more than allocGrowth below
-// asks for the figure to be lowered. IRONIC_UPDATE_ALLOCS=1 rewrites the
-// file instead.
-func checkAllocBudgets(t *testing.T, file string, got map[string]float64) {
-	t.Helper()
-	if os.Getenv("IRONIC_UPDATE_ALLOCS") != "" {
-		b, err := json.MarshalIndent(got, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s: %v", file, got)
-		return
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("read the committed figures: %v", err)
-	}
-	var want map[string]float64
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	for _, key := range slices.Sorted(maps.Keys(got)) {
-		n := got[key]
-		w, ok := want[key]
-		switch {
-		case !ok:
-			t.Errorf("%s: no committed figure for %q (measured %.0f allocations); set IRONIC_UPDATE_ALLOCS=1 to record it", file, key, n)
-		case n > w*(1+allocGrowth):
-			t.Errorf("%s: %.0f allocations, %.0f %% over the committed %.0f (allowed %.0f %%)", key, n, 100*(n/w-1), w, 100*allocGrowth)
-		case n < w*(1-allocGrowth):
-			t.Logf("%s: %.0f allocations, %.0f %% under the committed %.0f: lower the figure in %s (IRONIC_UPDATE_ALLOCS=1)",
-				key, n, 100*(1-n/w), w, file)
-		default:
-			t.Logf("%s: %.0f allocations (committed %.0f)", key, n, w)
-		}
-	}
-}
-
-// raceEnabled tells whether the test binary was built with -race, from
-// its build settings.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
+	allocbudget.Check(t, allocBudgetFile, got)
 }
