@@ -38,6 +38,21 @@ type RequestContext struct {
 	// is put(trait=T, body=B)): the handler validates it as the body,
 	// after the parameters before it.
 	SurplusBody *string
+	// PositionalQuery names the query parameter a left-over path element
+	// was bound to (GET /v1/conductors/X/Y is get_one(X, fields="Y")).
+	// pecan passes it positionally, and master's request_query_schema
+	// checks keyword arguments only: KeywordArgs leaves it out.
+	PositionalQuery string
+}
+
+// KeywordArgs returns kwargs without the parameter pecan passed
+// positionally, as the query schema sees them.
+func (rc *RequestContext) KeywordArgs(kwargs map[string]any) map[string]any {
+	if rc.PositionalQuery == "" {
+		return kwargs
+	}
+	delete(kwargs, rc.PositionalQuery)
+	return kwargs
 }
 
 // Param returns a path parameter, "" when the route has none by that name.

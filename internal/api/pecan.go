@@ -155,6 +155,7 @@ func bindSurplus(r *http.Request, route *Route, a *Arg, value string) error {
 	q := r.URL.Query()
 	q.Set(a.Name, value)
 	r.URL.RawQuery = q.Encode()
+	FromContext(r.Context()).PositionalQuery = a.Name
 	return nil
 }
 

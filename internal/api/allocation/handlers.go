@@ -216,7 +216,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 		return err
 	}
 	v := rc.Version
-	if err := pick(v, microversion.Minor60AllocationOwner, showQuery, showQuery60).Validate(a.kwargs); err != nil {
+	if err := pick(v, microversion.Minor60AllocationOwner, showQuery, showQuery60).Validate(rc.KeywordArgs(a.kwargs)); err != nil {
 		return err
 	}
 	al, err := h.get(r, "baremetal:allocation:get", rc.Param("allocation_id"))

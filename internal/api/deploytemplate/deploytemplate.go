@@ -141,7 +141,7 @@ func (h *handlers) show(w http.ResponseWriter, r *http.Request, rc *api.RequestC
 	}
 	rawFields := q.Get("fields")
 	fields := collection.StringList(rawFields)
-	if err := showQuery.Validate(apiutil.FieldsArgs(rawFields, fields)); err != nil {
+	if err := showQuery.Validate(rc.KeywordArgs(apiutil.FieldsArgs(rawFields, fields))); err != nil {
 		return err
 	}
 	if err := collection.CheckAllowedFields(fields, rc.Version); err != nil {
