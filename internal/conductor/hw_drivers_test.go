@@ -26,7 +26,7 @@ var hwNotRegistered = map[string]string{
 }
 
 // The service's registry (builtin, ipmitool enabled so that its
-// interfaces are loaded) against drivers.json: every interface the four
+// interfaces are loaded) against drivers.json: every interface the five
 // hardware types support upstream is registered, or listed above.
 func TestHWUpstreamInterfacesRegistered(t *testing.T) {
 	var spec struct {
@@ -53,7 +53,7 @@ func TestHWUpstreamInterfacesRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := map[string]bool{}
-	for _, hw := range []string{"redfish", "ipmi", "intel-ipmi", "manual-management"} {
+	for _, hw := range []string{"redfish", "idrac", "ipmi", "intel-ipmi", "manual-management"} {
 		h, ok := spec.HardwareTypes[hw]
 		if !ok || len(h.SupportedInterfaces) == 0 {
 			t.Fatalf("drivers.json has no hardware type %s", hw)
@@ -84,7 +84,7 @@ func TestHWUpstreamInterfacesRegistered(t *testing.T) {
 		case missing[key]:
 			t.Logf("not registered: %s (%s)", key, hwNotRegistered[key])
 		case !registered:
-			t.Errorf("%s is listed but none of the four hardware types supports it", key)
+			t.Errorf("%s is listed but none of the five hardware types supports it", key)
 		}
 	}
 }

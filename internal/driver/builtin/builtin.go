@@ -16,6 +16,7 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
 	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/driver/idrac"
 	"github.com/openkeel/ironic/internal/driver/ipmi"
 	"github.com/openkeel/ironic/internal/driver/network"
 	"github.com/openkeel/ironic/internal/driver/noop"
@@ -34,6 +35,8 @@ type Options struct {
 	// RedfishBoot configures redfish-virtual-media (ISO building and
 	// publishing under http_root).
 	RedfishBoot redfish.BootOptions
+	// Drac configures the idrac-redfish interfaces ([drac]).
+	Drac idrac.Options
 	// IPMI, when set, registers the ipmitool interfaces. Registering them
 	// probes the ipmitool binary and fails without it, so, as upstream
 	// loads only enabled entry points, they are left out unless enabled.
@@ -92,6 +95,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		},
 		Redfish:     redfish.OptionsFromConfig(c),
 		RedfishBoot: redfish.BootOptionsFromConfig(c),
+		Drac:        idrac.OptionsFromConfig(c),
 		Agent: agent.Options{
 			Client:          agentclient.New(ao),
 			DefaultBootMode: c.StringOf(config.DeployDefaultBootMode),
@@ -261,6 +265,9 @@ func Registry(o Options) (*driver.Registry, error) {
 	}
 	if err := redfish.Register(r, o.Redfish, redfishBoot); err != nil {
 		return nil, fmt.Errorf("redfish interfaces: %w", err)
+	}
+	if err := idrac.Register(r, o.Redfish, redfishBoot, o.Drac); err != nil {
+		return nil, fmt.Errorf("idrac interfaces: %w", err)
 	}
 	if err := agent.Register(r, o.Agent); err != nil {
 		return nil, fmt.Errorf("agent interfaces: %w", err)

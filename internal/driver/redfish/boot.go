@@ -438,6 +438,15 @@ func (b *VirtualMediaBoot) powerOff(ctx context.Context, task *driver.Task) erro
 }
 
 func (b *VirtualMediaBoot) setBootDevice(ctx context.Context, task *driver.Task, device string, persistent bool) error {
+	if set := b.core.ext.VirtualBootDevice; set != nil && (device == "cdrom" || device == "floppy") {
+		return b.core.withConnection(ctx, task, func(cl *client, info DriverInfo) error {
+			sys, err := fetchSystem(cl, info)
+			if err != nil {
+				return redfishError(err.Error())
+			}
+			return set(ctx, task, &Session{cl: cl, sys: sys}, device, persistent)
+		})
+	}
 	var m driver.ManagementInterface = b.mgmt
 	if task.Driver != nil && task.Driver.Management != nil {
 		m = task.Driver.Management

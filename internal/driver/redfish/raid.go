@@ -157,6 +157,20 @@ func (r *RAID) CreateConfiguration(ctx context.Context, task *driver.Task, creat
 				create = append(create, ld)
 			}
 		}
+		if hook := r.core.ext.BeforeRAIDCreate; hook != nil {
+			changed, err := hook(ctx, task, &Session{cl: cl, sys: sys}, drivesByController(create))
+			if err != nil {
+				return err
+			}
+			if changed {
+				if disks, storages, err = physicalDisks(cl, sys); err != nil {
+					return redfishError(err.Error())
+				}
+				if create, err = revalidateLogicalDisks(create, disks); err != nil {
+					return err
+				}
+			}
+		}
 		slices.SortStableFunc(create, func(a, b *logicalDisk) int { return strings.Compare(a.controller, b.controller) })
 		cfg, err = submitCreate(cl, task, storages, disks, create)
 		return err

@@ -20,6 +20,8 @@ import (
 type core struct {
 	opts  Options
 	cache *connCache
+	// ext are a vendor hardware type's changes (NewSet); zero for redfish.
+	ext Extensions
 }
 
 func newCore(opts Options, log *slog.Logger) *core {

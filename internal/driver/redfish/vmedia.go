@@ -147,9 +147,15 @@ func (m *Management) AttachVirtualMedia(ctx context.Context, task *driver.Task, 
 	if viaSystem {
 		colls = colls[:1]
 	}
+	slot := ""
+	if acceptable := m.core.ext.AcceptableMediaID; acceptable != nil {
+		if slot, err = acceptable(&Session{cl: sys.cl, sys: sys}, viaSystem); err != nil {
+			return redfishError(err.Error())
+		}
+	}
 	var errMsgs []string
 	for _, c := range colls {
-		inserted, err := m.insertWithRetry(ctx, task, sys.cl, c, mediaType, imageURL, &errMsgs)
+		inserted, err := m.insertWithRetry(ctx, task, sys.cl, c, mediaType, imageURL, slot, &errMsgs)
 		if inserted {
 			return nil
 		}
@@ -174,9 +180,9 @@ func isServerSide(err error) bool {
 	return errors.As(err, &herr) && herr.Status >= 500
 }
 
-func (m *Management) insertWithRetry(ctx context.Context, task *driver.Task, cl *client, coll, mediaType, url string, errMsgs *[]string) (bool, error) {
+func (m *Management) insertWithRetry(ctx context.Context, task *driver.Task, cl *client, coll, mediaType, url, slot string, errMsgs *[]string) (bool, error) {
 	for attempt := 1; ; attempt++ {
-		ok, err := m.insertInCollection(task, cl, coll, mediaType, url, errMsgs)
+		ok, err := m.insertInCollection(task, cl, coll, mediaType, url, slot, errMsgs)
 		if err == nil || !isServerSide(err) || attempt >= vmediaInsertAttempts {
 			return ok, err
 		}
@@ -187,7 +193,8 @@ func (m *Management) insertWithRetry(ctx context.Context, task *driver.Task, cl 
 	}
 }
 
-func (m *Management) insertInCollection(task *driver.Task, cl *client, coll, mediaType, url string, errMsgs *[]string) (bool, error) {
+// A slot other than "" is the only device an insert may use.
+func (m *Management) insertInCollection(task *driver.Task, cl *client, coll, mediaType, url, slot string, errMsgs *[]string) (bool, error) {
 	if _, err := ejectInCollection(task, cl, coll, mediaType); err != nil {
 		task.Logger().Debug("failed to eject existing boot media", "node", task.Node.UUID, "error", err)
 	}
@@ -196,6 +203,11 @@ func (m *Management) insertInCollection(task *driver.Task, cl *client, coll, med
 		return false, err
 	}
 	for _, v := range devices {
+		if slot != "" && v.ID != slot {
+			task.Logger().Debug("skipping a virtual media slot the boot interface does not accept", "node", task.Node.UUID,
+				"slot", v.ID, "accepted", slot)
+			continue
+		}
 		if !v.accepts(mediaType) {
 			continue
 		}
