@@ -89,7 +89,9 @@ func (s *Session) GetJSON(path string, v any) error { return s.cl.getJSON(path, 
 func (s *Session) Get(path string) (*http.Response, error) { return s.cl.Get(path) }
 
 // Post sends payload to an action target.
-func (s *Session) Post(path string, payload any) (*http.Response, error) { return s.cl.Post(path, payload) }
+func (s *Session) Post(path string, payload any) (*http.Response, error) {
+	return s.cl.Post(path, payload)
+}
 
 // Patch updates a resource.
 func (s *Session) Patch(path string, payload any) (*http.Response, error) {
