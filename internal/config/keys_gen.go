@@ -9,6 +9,7 @@ var (
 	DefaultAutodetectDeployInterfaces                = ListOpt{Name{"DEFAULT", "autodetect_deploy_interfaces"}}
 	DefaultBindir                                    = StringOpt{Name{"DEFAULT", "bindir"}}
 	DefaultConfigSource                              = ListOpt{Name{"DEFAULT", "config_source"}}
+	DefaultControlExchange                           = StringOpt{Name{"DEFAULT", "control_exchange"}}
 	DefaultDebug                                     = BoolOpt{Name{"DEFAULT", "debug"}}
 	DefaultDebugTracebacksInAPI                      = BoolOpt{Name{"DEFAULT", "debug_tracebacks_in_api"}}
 	DefaultDefaultBIOSInterface                      = StringOpt{Name{"DEFAULT", "default_bios_interface"}}
@@ -76,6 +77,7 @@ var (
 	DefaultRPCTransport                              = StringOpt{Name{"DEFAULT", "rpc_transport"}}
 	DefaultStatePath                                 = StringOpt{Name{"DEFAULT", "state_path"}}
 	DefaultTempdir                                   = StringOpt{Name{"DEFAULT", "tempdir"}}
+	DefaultTransportURL                              = StringOpt{Name{"DEFAULT", "transport_url"}}
 	DefaultUseJSON                                   = BoolOpt{Name{"DEFAULT", "use_json"}}
 	DefaultUseRPCForDatabase                         = BoolOpt{Name{"DEFAULT", "use_rpc_for_database"}}
 	DefaultUseStderr                                 = BoolOpt{Name{"DEFAULT", "use_stderr"}}

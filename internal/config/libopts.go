@@ -112,6 +112,11 @@ var libraryOptions = []Option{
 	{Section: "oslo_messaging_notifications", Name: "transport_url", Type: TypeString, Secret: true, Deprecated: []Name{{"DEFAULT", "notification_transport_url"}}},
 	{Section: "oslo_messaging_notifications", Name: "topics", Type: TypeList, Default: []string{"notifications"}, Deprecated: []Name{{"rpc_notifier2", "topics"}, {"DEFAULT", "notification_topics"}}},
 	{Section: "oslo_messaging_notifications", Name: "retry", Type: TypeInt, Default: -1},
+	// oslo.messaging transport: the notification transport falls back to
+	// [DEFAULT]/transport_url; Ironic sets control_exchange's default to
+	// "ironic" (set_transport_defaults), the exchange notifications go to.
+	{Section: "DEFAULT", Name: "transport_url", Type: TypeString, Secret: true, Default: "rabbit://"},
+	{Section: "DEFAULT", Name: "control_exchange", Type: TypeString, Default: "ironic"},
 
 	// oslo.log basics that the service honours.
 	{Section: "DEFAULT", Name: "debug", Type: TypeBool, Default: false},
