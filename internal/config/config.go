@@ -44,6 +44,9 @@ type Config struct {
 	set     map[Name]bool
 	sources []string
 	unknown []Unknown
+	// ineffective are the options set in a file, away from their
+	// default, that no code reads (unread.go).
+	ineffective []Ineffective
 }
 
 // Load reads the configuration files and resolves every option.
@@ -93,7 +96,7 @@ func Load(opts LoadOptions) (*Config, error) {
 			return nil, err
 		}
 	}
-	return &Config{values: r.values, set: r.set, sources: paths, unknown: unknown}, nil
+	return &Config{values: r.values, set: r.set, sources: paths, unknown: unknown, ineffective: findIneffective(r)}, nil
 }
 
 // confFiles lists the *.conf files of a directory in lexical order.

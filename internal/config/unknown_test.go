@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +67,28 @@ func TestEditDistance(t *testing.T) {
 		if got := editDistance(tc.a, tc.b); got != tc.want {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// Options a file sets away from their default that no code reads are
+// listed with their reason; the same value as the default (interpolated
+// as it would be) is not.
+func TestIneffective(t *testing.T) {
+	f := write(t, t.TempDir(), "ironic.conf", "[profiler]\nenabled = true\nhmac_keys = SECRET_KEY\n[DEFAULT]\nbindir = $pybasedir/bin\n"+
+		"log_file = /var/log/ironic.log\n[metrics]\nbackend = noop\n[api]\nport = 1234\n")
+	c, err := Load(LoadOptions{Files: []string{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, i := range c.Ineffective() {
+		got = append(got, i.Name.String())
+		if i.Reason == "" {
+			t.Errorf("%s has no reason", i.Name)
+		}
+	}
+	want := []string{"[DEFAULT]/log_file", "[profiler]/enabled"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Ineffective() = %v, want %v", got, want)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,9 +75,10 @@ func moduleRoot() (string, error) {
 type usage int
 
 const (
-	unused  usage = iota
-	read          // read under its own section and name
-	pattern       // read under a name the code builds (e.g. enabled_<kind>_interfaces)
+	unused       usage = iota
+	read               // read under its own section and name
+	pattern            // read under a name the code builds (e.g. enabled_<kind>_interfaces)
+	interpolated       // read through $option in the default of an option that is read
 )
 
 func classify(o config.Option, uses map[use]bool) usage {
@@ -101,6 +103,63 @@ func classify(o config.Option, uses map[use]bool) usage {
 	return best
 }
 
+// classifyAll classifies every option: by the scan, then options named as
+// $option (or ${section.option}) in the default of an option that is read,
+// whose value reaches the code through it ([DEFAULT]/my_ip through
+// [pxe]/tftp_server), to any depth.
+func classifyAll(opts []config.Option, uses map[use]bool) map[config.Name]usage {
+	out := make(map[config.Name]usage, len(opts))
+	for _, o := range opts {
+		out[config.Name{Section: o.Section, Name: o.Name}] = classify(o, uses)
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, o := range opts {
+			if out[config.Name{Section: o.Section, Name: o.Name}] == unused {
+				continue
+			}
+			for _, ref := range references(o) {
+				if u, ok := out[ref]; ok && u == unused {
+					out[ref] = interpolated
+					changed = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// references are the options a default names as $name, ${name} or
+// ${section.name}; a bare name is looked up in the option's own section,
+// then in DEFAULT, as the loader does.
+func references(o config.Option) []config.Name {
+	var texts []string
+	switch d := o.Default.(type) {
+	case string:
+		texts = []string{d}
+	case []string:
+		texts = d
+	}
+	var out []config.Name
+	for _, t := range texts {
+		for _, m := range refPattern.FindAllStringSubmatch(strings.ReplaceAll(t, "$$", ""), -1) {
+			name := m[1] + m[2]
+			if sec, opt, ok := strings.Cut(name, "."); ok {
+				out = append(out, config.Name{Section: sec, Name: opt})
+				continue
+			}
+			if _, ok := config.Lookup(o.Section, name); ok {
+				out = append(out, config.Name{Section: o.Section, Name: name})
+			} else {
+				out = append(out, config.Name{Section: "DEFAULT", Name: name})
+			}
+		}
+	}
+	return out
+}
+
+var refPattern = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_.]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+
 func generate(root string) ([]byte, error) {
 	uses, err := scanUses(root)
 	if err != nil {
@@ -108,10 +167,20 @@ func generate(root string) ([]byte, error) {
 	}
 	opts := config.Options()
 	bySection := map[string][]config.Option{}
+	usages := classifyAll(opts, uses)
 	counts := map[usage]int{}
+	notApplicable, planned := 0, map[int]int{}
 	for _, o := range opts {
 		bySection[o.Section] = append(bySection[o.Section], o)
-		counts[classify(o, uses)]++
+		u := usages[config.Name{Section: o.Section, Name: o.Name}]
+		counts[u]++
+		if r, ok := config.UnreadReason(o.Section, o.Name); ok && u == unused {
+			if r.NotApplicable() {
+				notApplicable++
+			} else {
+				planned[r.Issue]++
+			}
+		}
 	}
 	sections := mapsKeys(bySection)
 	slices.Sort(sections)
@@ -143,8 +212,20 @@ The **Used** column says whether openkeel's code reads the option:
 - **yes**: read under this section and name;
 - **yes (pattern)**: read under a name the code builds at run time, such
   as ` + "`enabled_<kind>_interfaces`" + `;
-- **no**: accepted for compatibility with existing configuration files,
-  without effect.
+- **yes (through $option)**: named as ` + "`$option`" + ` in the default of an option
+  that is read, such as ` + "`my_ip`" + ` in ` + "`[pxe]/tftp_server`" + `;
+- **not applicable**: what it configures does not exist in openkeel
+  (osprofiler, Python WSGI workers, memcached token caches…), with the
+  reason;
+- **not yet (#N)**: not read yet, planned by the project's issue N, with
+  what it is for.
+
+An option that is not read is still accepted and checked, so existing
+files keep working; when a file sets one to a value other than its
+default, the services log a warning naming it and
+` + "`ironic status upgrade check`" + ` lists it. The reasons come from one table in the code
+(` + "`internal/config/unread.go`" + `), and a test fails on an option that is
+neither read nor listed there.
 
 The column is found by scanning the Go source (` + "`cmd/`" + `, ` + "`internal/`" + `), so
 it changes with the code; regenerate this file with
@@ -159,8 +240,8 @@ means the default is computed on the running machine (its host name, IP
 addresses or the binary's folder).
 
 `)
-	fmt.Fprintf(&b, "%d options in %d sections: %d read by openkeel, %d read under a built name, %d accepted without effect.\n\n",
-		len(opts), len(sections), counts[read], counts[pattern], counts[unused])
+	fmt.Fprintf(&b, "%d options in %d sections: %d read by openkeel, %d read under a built name, %d read through another option's default; %d not applicable; %d not yet read (%s).\n\n",
+		len(opts), len(sections), counts[read], counts[pattern], counts[interpolated], notApplicable, counts[unused]-notApplicable, issueCounts(planned))
 	b.WriteString("Sections:")
 	for i, s := range sections {
 		sep := ","
@@ -173,7 +254,7 @@ addresses or the binary's folder).
 	for _, s := range sections {
 		fmt.Fprintf(&b, "\n## [%s]\n\n| Option | Type | Default | Used | Notes |\n|---|---|---|---|---|\n", s)
 		for _, o := range bySection[s] {
-			fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s | %s |\n", o.Name, link(o), typeText(o), defaultText(o), usageText(classify(o, uses)), notes(o))
+			fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s | %s |\n", o.Name, link(o), typeText(o), defaultText(o), usageText(o, usages[config.Name{Section: o.Section, Name: o.Name}]), notes(o))
 		}
 	}
 	return b.Bytes(), nil
@@ -229,14 +310,37 @@ func defaultText(o config.Option) string {
 	return "`" + cell(s) + "`"
 }
 
-func usageText(u usage) string {
+func usageText(o config.Option, u usage) string {
 	switch u {
 	case read:
 		return "yes"
 	case pattern:
 		return "yes (pattern)"
+	case interpolated:
+		return "yes (through $option)"
 	}
-	return "no"
+	r, ok := config.UnreadReason(o.Section, o.Name)
+	switch {
+	case !ok:
+		return "no"
+	case r.NotApplicable():
+		return "not applicable: " + cell(r.Reason)
+	}
+	return fmt.Sprintf("not yet (#%d): %s", r.Issue, cell(r.Reason))
+}
+
+// issueCounts says how many options each issue will read: "#21: 17, …".
+func issueCounts(byIssue map[int]int) string {
+	issues := make([]int, 0, len(byIssue))
+	for i := range byIssue {
+		issues = append(issues, i)
+	}
+	slices.Sort(issues)
+	parts := make([]string, len(issues))
+	for i, n := range issues {
+		parts[i] = fmt.Sprintf("#%d: %d", n, byIssue[n])
+	}
+	return strings.Join(parts, ", ")
 }
 
 func notes(o config.Option) string {

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/spectest"
 )
 
 // The committed reference is what the generator writes from the current
@@ -145,4 +148,63 @@ func f(c *cfgpkg.Config) {
 	if uses[use{"DEFAULT", "debug"}] {
 		t.Errorf("scan counts [DEFAULT]/debug, which no code names")
 	}
+}
+
+// No silent options: every option of upstream's configuration reference
+// (and every library option and ours) is read by the code, or listed in
+// internal/config/unread.go with why it is not; a listed option must not be
+// read, so that the list stays honest as the code grows.
+func TestEveryOptionReadOrListed(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses, err := scanUses(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := config.Options()
+	usages := classifyAll(opts, uses)
+	var doc struct {
+		Options []struct {
+			Section string `json:"section"`
+			Dest    string `json:"dest"`
+		} `json:"options"`
+	}
+	spectest.LoadJSON(t, "ironic/core/config-options.json", &doc)
+	if len(doc.Options) == 0 {
+		t.Fatal("config-options.json lists no options")
+	}
+	names := map[config.Name]bool{}
+	for _, s := range doc.Options {
+		names[config.Name{Section: s.Section, Name: s.Dest}] = true
+	}
+	for _, o := range opts {
+		names[config.Name{Section: o.Section, Name: o.Name}] = true
+	}
+	counts := map[string]int{}
+	for n := range names {
+		u, known := usages[n]
+		if !known {
+			t.Errorf("%s is in config-options.json but not in the option table", n)
+			continue
+		}
+		r, listed := config.UnreadReason(n.Section, n.Name)
+		switch {
+		case u == unused && !listed:
+			t.Errorf("%s is neither read nor listed in internal/config/unread.go: read it, or list it with the reason it has no effect", n)
+		case u != unused && listed && config.UnreadSection(n.Section):
+			t.Errorf("%s is read now: list the unread options of [%s] by name in internal/config/unread.go instead of the whole section", n, n.Section)
+		case u != unused && listed:
+			t.Errorf("%s is read now: remove it from internal/config/unread.go (%s)", n, r)
+		case u != unused:
+			counts["read"]++
+		case r.NotApplicable():
+			counts["not applicable"]++
+		default:
+			counts["not yet implemented"]++
+		}
+	}
+	t.Logf("%d options: %d read, %d not applicable, %d not yet implemented",
+		len(names), counts["read"], counts["not applicable"], counts["not yet implemented"])
 }

@@ -1,0 +1,279 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+)
+
+// Unread says why an option of the table has no effect in openkeel. Every
+// option of the table is either read by the code or listed in unreadTable;
+// the configuration reference's generator test (internal/config/cmd/
+// genconfdoc) walks config-options.json and fails on an option that is
+// neither, and on a listed option that the code reads after all.
+type Unread struct {
+	// Issue is the open issue of this project that will make openkeel read
+	// the option; zero means the option does not apply to openkeel.
+	Issue int
+	// Reason says in one line why the option has no effect.
+	Reason string
+}
+
+// NotApplicable reports an option that openkeel will not read: what it
+// configures does not exist here.
+func (u Unread) NotApplicable() bool { return u.Issue == 0 }
+
+func (u Unread) String() string {
+	if u.NotApplicable() {
+		return "not applicable: " + u.Reason
+	}
+	return fmt.Sprintf("not yet implemented (issue #%d): %s", u.Issue, u.Reason)
+}
+
+// unreadEntry lists options of one section with one reason; no names means
+// every option of the section.
+type unreadEntry struct {
+	section string
+	names   []string
+	Unread
+}
+
+// Reasons shared by several sections.
+const (
+	keystoneVersionBounds = "keystoneauth's API version discovery bounds; openkeel's clients speak one version of each service's API and use the catalog URL as given"
+	keystoneRequestLog    = "keystoneauth's Python request logging and timing; openkeel logs its requests through its own logger"
+	keystoneTenant        = "keystoneauth's v2 duplicate of project_id/project_name; a file's tenant_* is taken as project_*'s deprecated name"
+	tlsCiphers            = "an OpenSSL cipher string; Go's crypto/tls chooses among its own vetted cipher suites"
+	jsonRPCAdapter        = "upstream's JSON-RPC client builds each URL from the conductor's host, so the keystoneauth adapter options have no effect there either"
+)
+
+// not applicable: what the option configures has no counterpart here.
+func na(section, reason string, names ...string) unreadEntry {
+	return unreadEntry{section, names, Unread{Reason: reason}}
+}
+
+// planned: an open issue will read the option.
+func planned(issue int, section, reason string, names ...string) unreadEntry {
+	return unreadEntry{section, names, Unread{Issue: issue, Reason: reason}}
+}
+
+// unreadTable is the one list of the options openkeel accepts without
+// effect. Keep it short: an option moves out of it when the code reads it.
+var unreadTable = []unreadEntry{
+	// ---- Not applicable: Python, its libraries and services openkeel does not run.
+	na("DEFAULT", "folder of upstream's Python helper scripts; openkeel is one binary", "bindir"),
+	na("DEFAULT", "oslo.config's remote configuration source drivers; openkeel reads configuration files only", "config_source"),
+	na("DEFAULT", "debug mode of the pecan web framework, which openkeel's API does not use", "pecan_debug"),
+	na("DEFAULT", "the API reaches the database through the store and node state through RPC by design (see DESIGN.md)", "use_rpc_for_database"),
+	na("DEFAULT", "oslo.log's files; openkeel logs to stderr for the journal or the container runtime, which keep the files", "log_dir", "log_file", "use_stderr"),
+	na("DEFAULT", tlsCiphers, "webserver_tls_ciphers"),
+	na("api", "number of Python WSGI worker processes; openkeel's API is one Go process serving requests concurrently (scale with replicas)", "api_workers"),
+	na("api", "Python WSGI middleware classes inserted into upstream's pipeline", "middleware"),
+	na("api", "upstream's development check of its own responses against its schemas; openkeel's are checked by its wire tests", "response_validation"),
+	na("api", tlsCiphers, "tls_ciphers"),
+	na("json_rpc", tlsCiphers, "tls_ciphers"),
+	na("errors", "a Python test aid that raises when an exception message fails to format; openkeel's messages are Go format strings checked by go vet", "fatal_exception_format_errors"),
+	na("profiler", "osprofiler traces Python calls; openkeel exposes Prometheus metrics instead"),
+	na("metrics", "ironic-lib's statsd metrics of the conductor and API; openkeel exports Prometheus metrics on /metrics", "backend", "global_prefix", "prepend_host", "prepend_host_reverse"),
+	na("metrics_statsd", "ironic-lib's statsd target for the conductor and API; openkeel exports Prometheus metrics on /metrics", "statsd_host", "statsd_port"),
+	na("oslo_concurrency", "oslo.concurrency's file locks between Python processes of one host; openkeel's locks are in-process or in the database", "disable_process_locking", "lock_path"),
+	na("database", "oslo.db's database API plugin; there is only one (SQL) here", "backend"),
+	na("database", "SQLAlchemy's SQL echo and caller tracing; openkeel's store logs its own statements at debug level", "connection_debug", "connection_trace"),
+	na("database", "MySQL NDB Cluster table options; openkeel's migrations target InnoDB on MySQL, MariaDB and Galera", "mysql_enable_ndb"),
+	na("database", "the storage engine of tables oslo.db creates; openkeel's migrations create InnoDB tables as upstream's do", "mysql_engine"),
+	na("database", "oslo.db's read replica connection, which Ironic itself never reads through", "slave_connection"),
+	na("keystone_authtoken", "Keystone v2 identity, removed from Keystone; openkeel validates tokens with the v3 API", "auth_version"),
+	na("keystone_authtoken", "token binding to Kerberos or X.509, removed from Keystone", "enforce_token_bind"),
+	na("keystone_authtoken", "Swift's WSGI environment cache; openkeel caches validated tokens in memory for token_cache_time", "cache"),
+	na("keystone_authtoken", "hands unauthenticated requests to a later middleware; openkeel's API decides its public routes itself", "delay_auth_decision"),
+	na("keystone_authtoken", "memcached token cache shared by Python workers; openkeel's one process caches validated tokens in memory",
+		"memcache_pool_conn_get_timeout", "memcache_pool_dead_retry", "memcache_pool_maxsize", "memcache_pool_socket_timeout",
+		"memcache_pool_unused_timeout", "memcache_secret_key", "memcache_security_strategy", "memcache_use_advanced_pool", "memcached_servers"),
+	na("json_rpc", "Python server log format of request ids", "debug_log_request_id_only"),
+	na("json_rpc", jsonRPCAdapter, "connect_retries", "connect_retry_delay", "endpoint_override", "interface", "region_name",
+		"service_name", "service_type", "status_code_retries", "status_code_retry_delay", "valid_interfaces"),
+	na("json_rpc", keystoneVersionBounds, "max_version", "min_version", "version"),
+	na("json_rpc", keystoneRequestLog, "collect_timing", "split_loggers"),
+	na("json_rpc", keystoneTenant, "tenant_id", "tenant_name"),
+	na("glance", keystoneVersionBounds, "max_version", "min_version", "version"),
+	na("glance", keystoneRequestLog, "collect_timing", "split_loggers"),
+	na("glance", keystoneTenant, "tenant_id", "tenant_name"),
+	na("nova", keystoneVersionBounds, "max_version", "min_version", "version"),
+	na("nova", keystoneRequestLog, "collect_timing", "split_loggers"),
+	na("nova", keystoneTenant, "tenant_id", "tenant_name"),
+	na("neutron", keystoneVersionBounds, "max_version", "min_version", "version"),
+	na("neutron", keystoneRequestLog, "collect_timing", "split_loggers"),
+	na("neutron", keystoneTenant, "tenant_id", "tenant_name"),
+	na("service_catalog", keystoneVersionBounds, "max_version", "min_version", "version"),
+	na("service_catalog", keystoneRequestLog, "collect_timing", "split_loggers"),
+	na("service_catalog", keystoneTenant, "tenant_id", "tenant_name"),
+	na("swift", keystoneVersionBounds, "max_version", "min_version", "version"),
+	na("swift", keystoneRequestLog, "collect_timing", "split_loggers"),
+	na("swift", keystoneTenant, "tenant_id", "tenant_name"),
+
+	// ---- Not yet implemented: planned by open issues.
+	planned(21, "database", "oslo.db's connection pool, retries and reconnection, with the Galera cluster work",
+		"connection_parameters", "connection_recycle_time", "db_inc_retry_interval", "db_max_retries", "db_max_retry_interval",
+		"db_retry_interval", "max_overflow", "max_pool_size", "max_retries", "mysql_sql_mode", "mysql_wsrep_sync_wait",
+		"pool_timeout", "retry_interval", "sqlite_max_wait_for_retry", "sqlite_retries", "sqlite_synchronous", "use_db_reconnect"),
+	planned(22, "oslo_messaging_notifications", "versioned notifications on a message bus", "topics"),
+	planned(22, "sensor_data", "sensor data collection and its notifications"),
+	planned(22, "conductor", "node health monitoring (API 1.109)", "enable_health_monitoring"),
+	planned(26, "cinder", "the cinder storage interface (boot from volume)"),
+	planned(26, "ironic_networking", "the ironic-networking network interface and switch configuration"),
+	planned(26, "ironic_networking_json_rpc", "the ironic-networking service's JSON-RPC"),
+	planned(26, "pxe_filter", "the PXE filter of unmanaged inspection"),
+	planned(26, "dnsmasq", "the PXE filter's dnsmasq files", "dhcp_leasefile"),
+	planned(26, "auto_discovery", "unmanaged discovery of unknown machines", "inspection_scope"),
+	planned(26, "inspector", "unmanaged inspection (booting the ramdisk without managing the node's boot)",
+		"extra_kernel_params", "force_dhcp", "require_managed_boot", "status_check_period"),
+	planned(26, "conductor", "trait-based networking of the ironic-networking interface", "enable_trait_based_networking",
+		"trait_based_networking_config_file", "trait_based_networking_enable_default_trait", "trait_based_networking_raise_when_no_match"),
+	planned(27, "ansible", "the ansible deploy interface"),
+	planned(27, "anaconda", "the anaconda deploy interface"),
+	planned(27, "vnc", "graphical consoles and the noVNC proxy"),
+	planned(28, "DEFAULT", "versioned objects pinned for a rolling migration", "pin_release_version"),
+	planned(28, "json_rpc", "Keystone authentication of JSON-RPC (auth_strategy = keystone)", "allowed_roles", "auth_section",
+		"auth_type", "auth_url", "default_domain_id", "default_domain_name", "domain_id", "domain_name", "project_domain_id",
+		"project_domain_name", "project_id", "project_name", "system_scope", "trust_id", "user_domain_id", "user_domain_name", "user_id"),
+	planned(23, "drac", "the idrac hardware type (item 1)", "bios_factory_reset_timeout", "boot_device_job_status_timeout",
+		"config_job_max_retries", "query_raid_config_job_status_interval"),
+	planned(23, "redfish", "firmware updates that wait for a BMC to come back (item 1)", "firmware_update_bmc_timeout", "firmware_update_wait_unresponsive_bmc"),
+	planned(23, "conductor", "kernels, ramdisks and boot loaders chosen by cpu_arch (item 2)", "bootloader_by_arch",
+		"deploy_kernel_by_arch", "deploy_ramdisk_by_arch", "rescue_kernel_by_arch", "rescue_ramdisk_by_arch"),
+	planned(23, "pxe", "PXE configuration templates chosen by cpu_arch (item 2)", "pxe_config_template_by_arch"),
+	planned(23, "conductor", "runbook-driven automated cleaning (item 3)", "automated_cleaning_runbook",
+		"automated_cleaning_runbook_by_resource_class", "automated_cleaning_runbook_from_node",
+		"automated_cleaning_runbook_validate_traits", "automated_cleaning_step_source"),
+	planned(23, "conductor", "concurrency limits of deploy and clean (item 4)", "max_concurrent_clean", "max_concurrent_deploy",
+		"max_concurrent_per_conductor_group"),
+	planned(23, "conductor", "asynchronous step results on child nodes (item 5)", "permit_child_node_step_async_result"),
+	planned(23, "conductor", "boot modes refused for deployment (item 7)", "disallowed_deployment_boot_modes"),
+	planned(23, "api", "boot modes refused at enrolment (item 7)", "disallowed_enrollment_boot_modes"),
+	planned(23, "api", "validation of network_data against a JSON schema (item 7)", "network_data_schema"),
+	planned(23, "conductor", "the automatic lessee of deployed nodes (item 7)", "automatic_lessee", "automatic_lessee_source"),
+	planned(23, "DEFAULT", "drain shutdown (item 7)", "drain_shutdown_timeout"),
+	planned(23, "oci", "oci:// images from a registry (item 7)", "permit_fallback_to_http_transport", "secure_cdn_registries", "verify_ca"),
+	// Gaps of issue 23 item 8 with no feature issue of their own: each is
+	// upstream behaviour openkeel does not have yet.
+	planned(23, "DEFAULT", "Jinja templates of the virtual media ISO's boot loader; openkeel writes them from built-in templates",
+		"grub_config_template", "isolinux_config_template"),
+	planned(23, "DEFAULT", "truncation of long last_error and history texts", "log_in_db_max_size"),
+	planned(23, "DEFAULT", "waiting for free memory before an image conversion", "minimum_memory_wait_retries",
+		"minimum_memory_wait_time", "minimum_memory_warning_only", "minimum_required_memory"),
+	planned(23, "DEFAULT", "TLS version of the conductor's http_root web server", "webserver_tls_minimum_version"),
+	planned(23, "agent", "waiting for the Neutron agent of a smart NIC port", "neutron_agent_poll_interval"),
+	planned(23, "api", "turning the ramdisk's lookup and heartbeat endpoints off on an API", "enable_ramdisk_endpoints"),
+	planned(23, "audit", "CADF audit notifications of API requests"),
+	planned(23, "cifs", "virtual media images published on a CIFS share"),
+	planned(23, "nfs", "virtual media images published on an NFS share"),
+	planned(23, "conductor", "the image cache's clean-up periodic and its clearing after a failed deploy",
+		"cache_clean_up_interval", "clear_image_cache_on_deploy_failure"),
+	planned(23, "conductor", "checks openkeel does not make yet on configdrives, kernel parameters, metadata MTU, zstd images and ramdisk configuration",
+		"disable_configdrive_check", "disable_kernel_parameter_parsing", "disable_metadata_mtu_check",
+		"disable_zstandard_decompression", "error_on_ramdisk_config_inconsistency"),
+	planned(23, "conductor", "step flow records in node history and syslog", "log_step_flows_to_syslog", "record_step_flows_in_history"),
+	planned(23, "conductor", "mDNS advertisement of the API for the agent", "enable_mdns"),
+	planned(23, "mdns", "mDNS advertisement of the API for the agent"),
+	planned(23, "glance", "images read straight from a Glance direct_url", "allowed_direct_url_schemes"),
+	planned(23, "neutron", "the Neutron client's own timeout and retries", "request_timeout", "retries"),
+	planned(23, "healthcheck", "oslo.middleware health check back ends and filters", "allowed_source_ranges", "backends",
+		"detailed", "disable_by_file_path", "disable_by_file_paths", "ignore_proxied_requests"),
+	planned(23, "keystone_authtoken", "the token validator's own credentials section, retries, service type and system scope",
+		"auth_section", "http_request_max_retries", "service_type", "system_scope"),
+	planned(23, "oslo_middleware", "the request body bound oslo.middleware applies", "max_request_body_size"),
+	planned(23, "pxe", "PXE behaviour openkeel does not have yet: per-node template overrides, the DHCP IP version, iPXE images from Swift",
+		"enable_insecure_template_override", "ip_version", "ipxe_use_swift"),
+}
+
+// unreadIndex is unreadTable by option, built once at start.
+var unreadIndex = buildUnreadIndex()
+
+func buildUnreadIndex() map[Name]Unread {
+	out := map[Name]Unread{}
+	add := func(n Name, u Unread) {
+		if _, dup := out[n]; dup {
+			panic("config: option listed twice as unread: " + n.String())
+		}
+		out[n] = u
+	}
+	for _, e := range unreadTable {
+		if !registry.sections[e.section] {
+			panic("config: unread table names unknown section [" + e.section + "]")
+		}
+		if len(e.names) == 0 {
+			for _, o := range registry.ordered {
+				if o.Section == e.section {
+					add(Name{o.Section, o.Name}, e.Unread)
+				}
+			}
+			continue
+		}
+		for _, name := range e.names {
+			n := Name{e.section, name}
+			if _, ok := registry.byName[n]; !ok {
+				panic("config: unread table names unknown option " + n.String())
+			}
+			add(n, e.Unread)
+		}
+	}
+	return out
+}
+
+// UnreadReason says why openkeel does not read an option, if it is listed.
+func UnreadReason(section, name string) (Unread, bool) {
+	u, ok := unreadIndex[Name{section, name}]
+	return u, ok
+}
+
+// UnreadSection reports whether unreadTable lists a whole section, which
+// must then have no option the code reads.
+func UnreadSection(section string) bool {
+	for _, e := range unreadTable {
+		if e.section == section && len(e.names) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Ineffective is an option that a configuration file sets to a value
+// other than its default, which openkeel does not read.
+type Ineffective struct {
+	Name
+	Unread
+}
+
+// String names the option and says why setting it changes nothing.
+func (i Ineffective) String() string {
+	return fmt.Sprintf("option %s is set but has no effect in openkeel (%s)", i.Name, i.Unread)
+}
+
+// Ineffective lists the options the files set to a value other than the
+// default that have no effect here, sorted by name: the operator meant
+// something by them and gets no behaviour, so the services warn.
+func (c *Config) Ineffective() []Ineffective { return append([]Ineffective(nil), c.ineffective...) }
+
+// findIneffective compares the value of each set, unread option with its
+// default (interpolated as it would be).
+func findIneffective(r *resolver) []Ineffective {
+	var out []Ineffective
+	for n := range r.set {
+		u, ok := unreadIndex[n]
+		if !ok {
+			continue
+		}
+		def, err := r.defaultValue(registry.byName[n])
+		if err == nil && reflect.DeepEqual(def, r.values[n]) {
+			continue
+		}
+		out = append(out, Ineffective{n, u})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Section != out[j].Section {
+			return out[i].Section < out[j].Section
+		}
+		return out[i].Name.Name < out[j].Name.Name
+	})
+	return out
+}
