@@ -91,6 +91,12 @@ func pythonize(in []byte) []byte {
 			out = append(out, c)
 			i++
 			continue
+		case c == 0x7f:
+			// encoding/json leaves DEL literal; Python's ensure_ascii
+			// escapes everything outside printable ASCII.
+			out = append(out, `\u007f`...)
+			i++
+			continue
 		case c < utf8.RuneSelf:
 			out = append(out, c)
 			i++

@@ -313,20 +313,32 @@ func Truthy(v any) bool {
 // (it keeps UTF-8 and escapes <, > and &). Invalid UTF-8 becomes \ufffd,
 // as Python's errors="replace" decoding would leave it.
 func AppendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	b = AppendJSONStringContent(b, s)
+	return append(b, '"')
+}
+
+// AppendJSONStringContent is AppendJSONString without the quotes, for a
+// string written in parts.
+func AppendJSONStringContent(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c < 0x7f {
-			if c == '"' || c == '\\' {
-				b = append(b, '\\')
-			}
-			b = append(b, c)
+		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
 			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		if c == '"' || c == '\\' {
+			b = append(b, '\\', c)
+			i++
+			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
+		start = i
 		switch r {
 		case '\n':
 			b = append(b, `\n`...)
@@ -344,14 +356,13 @@ func AppendJSONString(b []byte, s string) []byte {
 			b = append(b, `\f`...)
 			continue
 		}
-		units := []rune{r}
 		if r > 0xffff {
 			r -= 0x10000
-			units = []rune{0xd800 + (r>>10)&0x3ff, 0xdc00 + r&0x3ff}
+			hi, lo := 0xd800+(r>>10)&0x3ff, 0xdc00+r&0x3ff
+			b = append(b, '\\', 'u', hex[hi>>12&0xf], hex[hi>>8&0xf], hex[hi>>4&0xf], hex[hi&0xf])
+			r = lo
 		}
-		for _, u := range units {
-			b = append(b, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
-		}
+		b = append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 	}
-	return append(b, '"')
+	return append(b, s[start:]...)
 }

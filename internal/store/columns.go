@@ -127,13 +127,24 @@ func bindAll(db *sqldb.DB, fs []field) ([]any, error) {
 
 // scanner reads one column into its field, accepting what either driver
 // returns: MySQL gives []byte for text-protocol results, SQLite gives
-// strings for DATETIME columns it could not parse.
-type scanner struct{ f field }
+// strings for DATETIME columns it could not parse. Values of nullable
+// columns go to cells (nil: one allocation each).
+type scanner struct {
+	f     field
+	cells *cells
+}
 
-func scanners(fs []field) []any {
+func scanners(fs []field) []any { return scannersWith(fs, nil) }
+
+// scannersWith is scanners whose nullable values share c. The scanners
+// are made once per query: each Scan rewrites its whole field, so the
+// same scanners read every row into the same fields.
+func scannersWith(fs []field, c *cells) []any {
+	sc := make([]scanner, len(fs))
 	out := make([]any, len(fs))
 	for i, f := range fs {
-		out[i] = &scanner{f}
+		sc[i] = scanner{f: f, cells: c}
+		out[i] = &sc[i]
 	}
 	return out
 }
@@ -158,8 +169,7 @@ func (s *scanner) scan(src any) error {
 	case **string:
 		*p = nil
 		if src != nil {
-			v := asString(src)
-			*p = &v
+			*p = s.cells.str(asString(src))
 		}
 	case *int64:
 		v, err := asInt(src)
@@ -169,7 +179,7 @@ func (s *scanner) scan(src any) error {
 		*p = nil
 		if src != nil {
 			v, err := asInt(src)
-			*p = &v
+			*p = s.cells.int(v)
 			return err
 		}
 	case *int:
@@ -192,7 +202,7 @@ func (s *scanner) scan(src any) error {
 		*p = nil
 		if src != nil {
 			v, err := asBool(src)
-			*p = &v
+			*p = s.cells.bool(v)
 			return err
 		}
 	case *time.Time:
@@ -206,7 +216,7 @@ func (s *scanner) scan(src any) error {
 		*p = nil
 		if src != nil {
 			v, err := asTime(src)
-			*p = &v
+			*p = s.cells.time(v)
 			return err
 		}
 	case *map[string]any:

@@ -33,6 +33,9 @@ type Store interface {
 	DeleteNode(ctx context.Context, id int64) error
 	ListNodes(ctx context.Context, f NodeFilter, o ListOptions) ([]*model.Node, error)
 	ListNodeColumns(ctx context.Context, f NodeFilter, o ListOptions, columns []string) ([]*model.Node, error)
+	// ListNodeRows is ListNodeColumns with the JSON columns as stored
+	// text, for the list renderers; nil columns reads them all.
+	ListNodeRows(ctx context.Context, f NodeFilter, o ListOptions, columns []string) ([]NodeRow, error)
 	// ListNodeSummaries is ListNodes reading only the columns of a
 	// NodeSummary, for the periodic tasks.
 	ListNodeSummaries(ctx context.Context, f NodeFilter, o ListOptions) ([]NodeSummary, error)
@@ -232,12 +235,17 @@ func queryAll[T any](ctx context.Context, q querier, fieldsOf func(*T) []field, 
 		return nil, err
 	}
 	defer rows.Close()
+	// The fields and scanners are made once, on a staging value that
+	// each row is then copied from.
+	var cur T
+	sc := scanners(fieldsOf(&cur))
 	var out []*T
 	for rows.Next() {
-		v := new(T)
-		if err := rows.Scan(scanners(fieldsOf(v))...); err != nil {
+		if err := rows.Scan(sc...); err != nil {
 			return nil, err
 		}
+		v := new(T)
+		*v = cur
 		out = append(out, v)
 	}
 	return out, rows.Err()

@@ -102,13 +102,19 @@ func LocalLinkConnection(name string, value any) error {
 
 // ISOTime is Python's datetime.isoformat() of an aware UTC time, as the
 // API renders created_at and updated_at.
-func ISOTime(t time.Time) string {
+func ISOTime(t time.Time) string { return string(AppendISOTime(nil, t)) }
+
+// AppendISOTime appends ISOTime(t).
+func AppendISOTime(b []byte, t time.Time) []byte {
 	t = t.UTC()
-	s := t.Format("2006-01-02T15:04:05")
+	b = t.AppendFormat(b, "2006-01-02T15:04:05")
 	if us := t.Nanosecond() / 1000; us != 0 {
-		s += fmt.Sprintf(".%06d", us)
+		b = append(b, '.')
+		for d := 100000; d > 0; d /= 10 {
+			b = append(b, byte('0'+us/d%10))
+		}
 	}
-	return s + "+00:00"
+	return append(b, "+00:00"...)
 }
 
 // OptISOTime is ISOTime of t, or nil.

@@ -1,6 +1,7 @@
 package apiutil
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 )
@@ -60,12 +61,16 @@ func buildMaskPatterns() map[string][]maskPattern {
 }
 
 // MaskPassword is oslo.utils' mask_password: secrets written inside a
-// string ("password=x", "--password x", JSON or XML forms) replaced.
+// string ("password=x", "--password x", JSON or XML forms) replaced. The
+// text is lower-cased once, and again only after a key's patterns changed
+// it.
 func MaskPassword(msg string) string {
+	lower := strings.ToLower(msg)
 	for _, k := range sanitizeKeys {
-		if !strings.Contains(strings.ToLower(msg), k) {
+		if !strings.Contains(lower, k) {
 			continue
 		}
+		before := msg
 		for _, p := range maskPatterns[k] {
 			switch {
 			case p.all:
@@ -76,6 +81,9 @@ func MaskPassword(msg string) string {
 				msg = p.re.ReplaceAllString(msg, "${1}"+Secret)
 			}
 		}
+		if msg != before {
+			lower = strings.ToLower(msg)
+		}
 	}
 	return msg
 }
@@ -85,6 +93,17 @@ func IsSecretKey(k string) bool {
 	lk := strings.ToLower(k)
 	for _, s := range sanitizeKeys {
 		if strings.Contains(lk, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsSanitizeKey reports whether lower, lower-cased text, contains one
+// of sanitizeKeys.
+func holdsSanitizeKey(lower []byte) bool {
+	for _, k := range sanitizeKeys {
+		if bytes.Contains(lower, []byte(k)) {
 			return true
 		}
 	}

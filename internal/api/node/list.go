@@ -12,7 +12,6 @@ import (
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
-	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/pyfmt"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
@@ -312,12 +311,13 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if a.marker != nil {
 		opts.Marker = *a.marker
 	}
-	var nodes []*model.Node
-	if cols, ok := listColumns(fields, a.conductor != nil); ok {
-		nodes, err = h.Store.ListNodeColumns(ctx, f, opts, cols)
-	} else {
-		nodes, err = h.Store.ListNodes(ctx, f, opts)
+	// Every column when a field is unknown: the page then answers it
+	// exactly as with full rows.
+	cols, ok := listColumns(fields, a.conductor != nil)
+	if !ok {
+		cols = nil
 	}
+	rows, err := h.Store.ListNodeRows(ctx, f, opts, cols)
 	switch {
 	case errors.Is(err, store.ErrMarkerNotFound):
 		return errs.NodeNotFound(opts.Marker)
@@ -329,7 +329,7 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 		return fmt.Errorf("list nodes: %w", err)
 	}
 	if a.conductor != nil {
-		nodes = h.filterByConductor(r, nodes, *a.conductor)
+		rows = h.filterByConductor(r, rows, *a.conductor)
 	}
 	params := []collection.Param{{Key: "sort_key", Value: sortKey}, {Key: "sort_dir", Value: sortDir}}
 	for _, p := range []struct {
@@ -346,31 +346,18 @@ func (h *handlers) collection(w http.ResponseWriter, r *http.Request, rc *api.Re
 	if a.instanceUUID != nil {
 		limit = 0
 	}
-	vw := h.view(r)
-	items := make([]*apiutil.Dict, 0, len(nodes))
-	for _, n := range nodes {
-		d, err := h.convert(ctx, rc, vw, n, fields)
-		if err != nil {
-			return err
-		}
-		items = append(items, d)
-	}
-	out := apiutil.NewDict()
-	out.Set("nodes", items)
 	last := ""
-	if len(nodes) > 0 {
-		last = nodes[len(nodes)-1].UUID
+	if len(rows) > 0 {
+		last = rows[len(rows)-1].UUID
 	}
-	if next := collection.Next(rc.PublicURL, resource, len(nodes), limit, last, fields, params...); next != "" {
-		out.Set("next", next)
-	}
-	return api.WriteJSON(w, http.StatusOK, out)
+	next := collection.Next(rc.PublicURL, resource, len(rows), limit, last, fields, params...)
+	return h.writePage(ctx, w, rc, h.view(r), rows, fields, next)
 }
 
-// listColumns are the node columns convert and the conductor filter read
-// for a field list, so a list of a few fields does not read and decode
-// every JSON column. ok is false when every column is needed (detail) or
-// a field is unknown: convert then reports it exactly as with full rows.
+// listColumns are the node columns a page and the conductor filter read
+// for a field list, so a list of a few fields does not read every JSON
+// column. ok is false when every column is needed (detail) or a field is
+// unknown.
 func listColumns(fields []string, byConductor bool) (cols []string, ok bool) {
 	if fields == nil {
 		return nil, false
@@ -400,15 +387,12 @@ func listColumns(fields []string, byConductor bool) (cols []string, ok bool) {
 	return cols, true
 }
 
-func (h *handlers) filterByConductor(r *http.Request, nodes []*model.Node, conductor string) []*model.Node {
-	var out []*model.Node
-	for _, n := range nodes {
-		host, err := h.Topics.GetConductorFor(r.Context(), n)
-		if err == nil && host == conductor {
-			out = append(out, n)
-		}
-	}
-	return out
+// filterByConductor keeps the rows of nodes that conductor manages.
+func (h *handlers) filterByConductor(r *http.Request, rows []store.NodeRow, conductor string) []store.NodeRow {
+	return slices.DeleteFunc(rows, func(row store.NodeRow) bool {
+		host, err := h.Topics.GetConductorFor(r.Context(), &row.Node)
+		return err != nil || host != conductor
+	})
 }
 
 func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

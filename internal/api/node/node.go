@@ -71,6 +71,8 @@ type handlers struct {
 	// with under [inventory]/data_backend swift, on first use.
 	swiftOnce sync.Once
 	swift     *swift.Client
+	// pages holds the buffers list pages are written into (listrender.go).
+	pages sync.Pool
 }
 
 // Register adds the handlers of every node route to m.
