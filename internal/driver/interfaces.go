@@ -196,6 +196,18 @@ type ConsoleInterface interface {
 	GetConsole(ctx context.Context, task *Task) (map[string]any, error)
 }
 
+// ConsoleSessionExpirer is a console whose sessions expire (upstream's
+// graphical consoles and their _expire_console_sessions periodic): the
+// conductor stops, every ConsoleSessionInterval, the active sessions
+// that have expired.
+type ConsoleSessionExpirer interface {
+	ConsoleSessionInterval() time.Duration
+	// ConsoleSessionActive tells the nodes with a session of this
+	// implementation.
+	ConsoleSessionActive(n *model.Node) bool
+	ConsoleSessionExpired(n *model.Node) bool
+}
+
 // RescueInterface boots the rescue ramdisk (upstream RescueInterface).
 type RescueInterface interface {
 	Interface

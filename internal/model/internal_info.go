@@ -58,6 +58,12 @@ const (
 	DIIOriginalDeployInterface   = "original_deploy_interface"
 	DIIDnsmasqTag                = "dnsmasq_tag"
 	DIIAllocatedIPMITerminalPort = "allocated_ipmi_terminal_port"
+	// A graphical console: where its container's VNC server listens and
+	// the token the noVNC proxy checks (upstream common/vnc.py).
+	DIIVNCHost                 = "vnc_host"
+	DIIVNCPort                 = "vnc_port"
+	DIINoVNCSecretToken        = "novnc_secret_token"
+	DIINoVNCSecretTokenCreated = "novnc_secret_token_created"
 	// The boot device ipmi_force_boot_device re-sends before each power
 	// on, and whether the device set last was persistent (upstream
 	// driver_utils.force_persistent_boot).
