@@ -24,10 +24,13 @@ vet:
 image:
 	docker build --build-arg VERSION=$$(git describe --always --dirty 2>/dev/null || echo dev) -t $(or $(IMAGE),openkeel-ironic:dev) .
 
-# Measures the service against upstream's figures (BENCHMARKS.md); not run
-# by CI. Every listener takes a free port; the power sync is off during the
-# request windows and one pass is measured on its own. BENCH_DURATION,
-# BENCH_NODES, BENCH_BACKENDS and BENCH_MYSQL_DSN tune it (bench/main.go).
+# Measures the service against upstream Ironic (run beside it when
+# Debian's python3-ironic is installed) and the floor, over fleets of
+# 2,000 to 100,000 nodes, and regenerates its section of BENCHMARKS.md
+# with the charts in docs/bench (raw figures in docs/bench/results.json);
+# not run by CI. Every listener takes a free port; the power sync is off
+# during the request windows and measured on its own. BENCH_* variables
+# tune it (bench/main.go, BENCHMARKS.md); BENCH_MARKDOWN= only prints.
 bench: build
 	$(GO) build -o bin/ironic-bench ./bench
-	./bin/ironic-bench -binary bin/ironic
+	BENCH_MARKDOWN=$${BENCH_MARKDOWN-BENCHMARKS.md} BENCH_JSON=$${BENCH_JSON-docs/bench/results.json} ./bin/ironic-bench -binary bin/ironic

@@ -30,19 +30,11 @@ var jsonColumns = map[string]bool{
 	"raid_config": true, "target_raid_config": true, "network_data": true,
 }
 
-// floorResult is the physical limit of one list request: one query and
-// the encoding of its rows, with no HTTP, routing, policy or rendering
-// rules.
-type floorResult struct {
-	single latency       // one at a time
-	cpu    time.Duration // per operation, one at a time
-	rate   float64       // GOMAXPROCS at once, per second
-	bytes  int
-}
-
 // measureFloor times the query + encoding sequentially for d/2 and then
 // with one goroutine per CPU for d/2 (the server has the same CPUs).
-func measureFloor(ctx context.Context, driver, dsn, kind, base string, d time.Duration) (*floorResult, error) {
+// The floor is the physical limit of one list request: one query and the
+// encoding of its rows, with no HTTP, routing, policy or rendering rules.
+func measureFloor(ctx context.Context, driver, dsn, kind, base string, d time.Duration) (*Floor, error) {
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
@@ -56,7 +48,7 @@ func measureFloor(ctx context.Context, driver, dsn, kind, base string, d time.Du
 	if err != nil {
 		return nil, err
 	}
-	res := &floorResult{bytes: len(out)}
+	res := &Floor{Query: query, Bytes: len(out)}
 
 	var samples []time.Duration
 	cpu0, err := selfCPU()
@@ -75,8 +67,9 @@ func measureFloor(ctx context.Context, driver, dsn, kind, base string, d time.Du
 	if err != nil {
 		return nil, err
 	}
-	res.cpu = (cpu1 - cpu0) / time.Duration(len(samples))
-	res.single = summarize(samples)
+	res.CPU = (cpu1 - cpu0) / time.Duration(len(samples))
+	single := summarize(samples)
+	res.P50, res.P99 = single.p50, single.p99
 
 	var (
 		wg    sync.WaitGroup
@@ -109,7 +102,7 @@ func measureFloor(ctx context.Context, driver, dsn, kind, base string, d time.Du
 	if ferr != nil {
 		return nil, ferr
 	}
-	res.rate = float64(count) / time.Since(start).Seconds()
+	res.Rate = float64(count) / time.Since(start).Seconds()
 	return res, nil
 }
 

@@ -98,17 +98,10 @@ func nodeBody(i int) []byte {
 	return b
 }
 
-// createResult is the enrolment figure.
-type createResult struct {
-	nodes   int
-	elapsed time.Duration
-	lat     latency
-}
-
 // createNodes enrols n nodes with conc concurrent POSTs and returns their
 // UUIDs. The first POST is retried for up to 60 s: in api mode the API
 // answers before the conductor has registered its hardware types.
-func createNodes(ctx context.Context, base string, n, conc int, logf func(string, ...any)) ([]string, *createResult, error) {
+func createNodes(ctx context.Context, base string, n, conc int, logf func(string, ...any)) ([]string, *Create, error) {
 	client := newClient(conc)
 	first, err := createFirst(ctx, client, base)
 	if err != nil {
@@ -170,7 +163,8 @@ func createNodes(ctx context.Context, base string, n, conc int, logf func(string
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return uuids, &createResult{nodes: n - 1, elapsed: elapsed, lat: summarize(slices.Concat(samples...))}, nil
+	lat := summarize(slices.Concat(samples...))
+	return uuids, &Create{Nodes: n - 1, Elapsed: elapsed, P50: lat.p50, P99: lat.p99}, nil
 }
 
 func createFirst(ctx context.Context, client *http.Client, base string) (string, error) {
@@ -210,8 +204,11 @@ func truncate(b []byte) string {
 // request is one of the five measured requests; build returns the
 // method, path and body of one instance of it.
 type request struct {
+	key     string
 	name    string
 	version string
+	// listPath is a list request's path without its limit.
+	listPath string
 	// list requests are compared with the SQL+JSON floor of this kind.
 	floor string
 	build func(r *rand.Rand, uuids []string) (string, string, []byte)
@@ -222,42 +219,19 @@ func requests() []request {
 		return func(*rand.Rand, []string) (string, string, []byte) { return http.MethodGet, path, nil }
 	}
 	return []request{
-		{name: "`GET /v1/nodes` (1,000 per page)", version: "1.78", floor: "list", build: fixed("/v1/nodes?limit=1000")},
-		{name: "`GET /v1/nodes/detail` (1,000 per page)", version: "1.78", floor: "detail", build: fixed("/v1/nodes/detail?limit=1000")},
-		{name: "`GET /v1/nodes?fields=<Nova's 11 fields>`", version: "1.46", floor: "nova", build: fixed("/v1/nodes?fields=" + novaFields)},
-		{name: "`GET /v1/nodes/{uuid}` (random node)", version: "1.78", build: func(r *rand.Rand, uuids []string) (string, string, []byte) {
+		{key: "list", name: "`GET /v1/nodes` (1,000 per page)", version: "1.78", floor: "list", listPath: "/v1/nodes", build: fixed("/v1/nodes?limit=1000")},
+		{key: "detail", name: "`GET /v1/nodes/detail` (1,000 per page)", version: "1.78", floor: "detail", listPath: "/v1/nodes/detail", build: fixed("/v1/nodes/detail?limit=1000")},
+		// Nova sends no limit: the server's max_limit of 1,000 applies.
+		{key: "nova", name: "`GET /v1/nodes?fields=<Nova's 11 fields>`", version: "1.46", floor: "nova", listPath: "/v1/nodes?fields=" + novaFields, build: fixed("/v1/nodes?fields=" + novaFields)},
+		{key: "show", name: "`GET /v1/nodes/{uuid}` (random node)", version: "1.78", build: func(r *rand.Rand, uuids []string) (string, string, []byte) {
 			return http.MethodGet, "/v1/nodes/" + uuids[r.IntN(len(uuids))], nil
 		}},
-		{name: "`PATCH /v1/nodes/{uuid}` (replace /extra/foo, random node)", version: "1.78", build: func(r *rand.Rand, uuids []string) (string, string, []byte) {
+		{key: "patch", name: "`PATCH /v1/nodes/{uuid}` (replace /extra/foo, random node)", version: "1.78", build: func(r *rand.Rand, uuids []string) (string, string, []byte) {
 			body := fmt.Appendf(nil, `[{"op": "replace", "path": "/extra/foo", "value": "v%d"}]`, r.Uint32())
 			return http.MethodPatch, "/v1/nodes/" + uuids[r.IntN(len(uuids))], body
 		}},
 	}
 }
-
-// loadResult is one row of the table.
-type loadResult struct {
-	req      request
-	requests int
-	errors   int
-	firstErr string
-	elapsed  time.Duration
-	bytes    int64
-	lat      latency
-	// cpu is the server processes' CPU time during the run.
-	cpu time.Duration
-}
-
-// cpuPerRequest is the server's CPU cost of one answer, which other load
-// on the machine does not inflate the way it inflates latency.
-func (l *loadResult) cpuPerRequest() time.Duration {
-	if l.requests == 0 {
-		return 0
-	}
-	return l.cpu / time.Duration(l.requests)
-}
-
-func (l *loadResult) rate() float64 { return float64(l.requests) / l.elapsed.Seconds() }
 
 // check sends the request once and verifies its answer, so that a table
 // never reports the speed of an error page.
@@ -288,7 +262,7 @@ func check(ctx context.Context, base string, req request, uuids []string) (int, 
 // drive runs conc closed-loop workers against one request for d, as
 // wrk -c conc -d d does: each worker sends its next request when the
 // previous answer has been read.
-func drive(ctx context.Context, base string, req request, uuids []string, conc int, d time.Duration) *loadResult {
+func drive(ctx context.Context, base string, req request, uuids []string, conc int, d time.Duration) *Load {
 	client := newClient(conc)
 	defer client.CloseIdleConnections()
 	type worker struct {
@@ -330,18 +304,19 @@ func drive(ctx context.Context, base string, req request, uuids []string, conc i
 		})
 	}
 	wg.Wait()
-	res := &loadResult{req: req, elapsed: time.Since(start)}
+	res := &Load{Key: req.key, Name: req.name, Version: req.version, Elapsed: time.Since(start)}
 	var all []time.Duration
 	for _, w := range workers {
 		all = append(all, w.samples...)
-		res.errors += w.errors
-		res.bytes += w.bytes
-		if res.firstErr == "" {
-			res.firstErr = w.firstErr
+		res.Errors += w.errors
+		res.Bytes += w.bytes
+		if res.FirstErr == "" {
+			res.FirstErr = w.firstErr
 		}
 	}
-	res.requests = len(all)
-	res.lat = summarize(all)
+	res.Requests = len(all)
+	lat := summarize(all)
+	res.P50, res.P99 = lat.p50, lat.p99
 	return res
 }
 

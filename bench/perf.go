@@ -28,7 +28,7 @@ func startPerf(ctx context.Context, s *settings, backend string, req request, d 
 	for i, p := range d.procs {
 		pids[i] = strconv.Itoa(p.cmd.Process.Pid)
 	}
-	name := backend + "-" + rowKey(req)
+	name := backend + "-" + req.key
 	p := &profiler{
 		data:   filepath.Join(s.perfDir, name+".perf.data"),
 		report: filepath.Join(s.perfDir, name+".perf.txt"),

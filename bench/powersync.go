@@ -24,33 +24,52 @@ const powerSyncEvery = 1
 // powerSyncTask is the power sync's label in the periodic task metrics.
 const powerSyncTask = `task="_sync_power_states"`
 
-type powerSyncResult struct {
-	// pass is the pass's duration as the conductor measured it.
-	pass time.Duration
-	// cpu is the process's CPU from up to the end of the pass: the pass
-	// and the idle second before it.
-	cpu      time.Duration
-	rss, hwm int // KiB, of the restarted process
-}
-
-func measurePowerSync(ctx context.Context, s *settings, d *deployment) (*powerSyncResult, error) {
+// restartConductor stops the process running the conductor, runs prep
+// on the database while no conductor runs, and starts it again with the
+// power sync every syncInterval seconds (0: off).
+func restartConductor(ctx context.Context, s *settings, d *deployment, syncInterval int, prep func(*sql.DB) error) (*process, error) {
 	old := d.procs[d.conductor]
 	old.stop()
-	if err := manageEnrolled(ctx, d); err != nil {
+	if prep != nil {
+		db, err := sql.Open(d.sqlDriver, d.sqlWriteDSN)
+		if err != nil {
+			return nil, fmt.Errorf("database: %w", err)
+		}
+		err = prep(db)
+		db.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := d.writeConf(syncInterval); err != nil {
 		return nil, err
 	}
-	if err := d.writeConf(powerSyncEvery); err != nil {
-		return nil, err
-	}
-	p, err := startProcess(old.name+"-sync", d.dir, s.binary, d.conductorArgs...)
+	p, err := startProcess(old.name, d.dir, s.binary, d.conductorArgs...)
 	if err != nil {
 		return nil, err
 	}
 	d.procs[d.conductor] = p
+	if d.onStart != nil {
+		d.onStart(p)
+	}
 	if err := waitHTTP(ctx, d.conductorMetrics, p); err != nil {
 		return nil, err
 	}
-	cpu0, err := p.cpu()
+	if err := waitHTTP(ctx, d.base+"/v1/", d.procs...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// measurePowerSync restarts the conductor with the sync on, after prep
+// (moving the enrolled nodes to manageable), and follows it until its
+// first pass ends.
+func measurePowerSync(ctx context.Context, s *settings, d *deployment, prep func(*sql.DB) error) (*Sync, error) {
+	p, err := restartConductor(ctx, s, d, powerSyncEvery, prep)
+	if err != nil {
+		return nil, err
+	}
+	cpu0, err := treeCPU(p.pid())
 	if err != nil {
 		return nil, err
 	}
@@ -61,15 +80,11 @@ func measurePowerSync(ctx context.Context, s *settings, d *deployment) (*powerSy
 			return nil, err
 		}
 		if runs >= 1 {
-			cpu1, err := p.cpu()
+			cpu1, err := treeCPU(p.pid())
 			if err != nil {
 				return nil, err
 			}
-			rss, hwm, err := p.memory()
-			if err != nil {
-				return nil, err
-			}
-			return &powerSyncResult{pass: time.Duration(seconds * float64(time.Second)), cpu: cpu1 - cpu0, rss: rss, hwm: hwm}, nil
+			return &Sync{Pass: time.Duration(seconds * float64(time.Second)), CPU: cpu1 - cpu0}, nil
 		}
 		if p.exited() {
 			return nil, fmt.Errorf("%s exited: %v\n%s", p.name, p.err, p.logTail())
@@ -88,12 +103,7 @@ func measurePowerSync(ctx context.Context, s *settings, d *deployment) (*powerSy
 // manageEnrolled moves the enrolled nodes to manageable, as `manage`
 // would, in the database while no conductor runs: the sync skips nodes in
 // enroll, and the pass is to read every node's power state.
-func manageEnrolled(ctx context.Context, d *deployment) error {
-	db, err := sql.Open(d.sqlDriver, d.sqlWriteDSN)
-	if err != nil {
-		return fmt.Errorf("manage nodes: %w", err)
-	}
-	defer db.Close()
+func manageEnrolled(ctx context.Context, db *sql.DB) error {
 	if _, err := db.ExecContext(ctx, "UPDATE nodes SET provision_state = 'manageable' WHERE provision_state = 'enroll'"); err != nil {
 		return fmt.Errorf("manage nodes: %w", err)
 	}

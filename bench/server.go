@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -102,57 +101,16 @@ func (p *process) logTail() string {
 	return string(b)
 }
 
-// memory reads VmRSS and VmHWM (peak) of the process in KiB.
-func (p *process) memory() (rss, hwm int, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, 0, fmt.Errorf("%s memory: %w", p.name, err)
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(val), " kB"))
-		switch key {
-		case "VmRSS":
-			rss = kb
-		case "VmHWM":
-			hwm = kb
-		}
-	}
-	return rss, hwm, nil
-}
+// pid is the process's id.
+func (p *process) pid() int { return p.cmd.Process.Pid }
 
-// cpu is the user+system CPU time the process has used so far.
-func (p *process) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, fmt.Errorf("%s cpu: %w", p.name, err)
-	}
-	// The command name, in parentheses, may hold spaces: fields are
-	// counted after its closing parenthesis (state is field 3).
-	i := strings.LastIndexByte(string(b), ')')
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("%s cpu: short /proc stat", p.name)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("%s cpu: bad /proc stat", p.name)
-	}
-	// USER_HZ is 100 on every Linux ABI Go supports.
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
-}
-
-// cpuTotal sums cpu over the deployment's processes.
+// cpuTotal sums the CPU of the deployment's processes and their children.
 func (d *deployment) cpuTotal() (time.Duration, error) {
 	var total time.Duration
 	for _, p := range d.procs {
-		c, err := p.cpu()
+		c, err := treeCPU(p.pid())
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("%s: %w", p.name, err)
 		}
 		total += c
 	}
@@ -231,6 +189,9 @@ type deployment struct {
 	conductor        int
 	conductorArgs    []string
 	conductorMetrics string
+	// onStart is told of every process started after the deployment
+	// (the restarted conductor), for the memory tracker.
+	onStart func(*process)
 }
 
 func (d *deployment) stop() {
