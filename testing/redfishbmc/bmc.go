@@ -102,6 +102,9 @@ type BMC struct {
 
 	adapters     []*NetworkAdapter
 	startOnReset bool
+
+	// dell, when set, makes the BMC an iDRAC (dell.go).
+	dell *dellOEM
 }
 
 // New returns an emulator with no systems, no authentication and plain

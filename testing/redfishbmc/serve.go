@@ -173,6 +173,9 @@ func (b *BMC) credentialsMatch(user, pass string) bool {
 }
 
 func (b *BMC) route(r *http.Request, path string, body []byte) response {
+	if resp, ok := b.dellRoute(r, path, body); ok {
+		return resp
+	}
 	if !b.authorized(r, path) {
 		return redfishError(http.StatusUnauthorized, "Base.1.8.NoValidSession",
 			"There is no valid session established with the implementation.")

@@ -200,13 +200,19 @@ func (s *system) bootField(name string) string {
 }
 
 // links returns the @odata.id list of Links.<name>.
+// Links is read member by member: other members, such as a vendor's Oem
+// object (iDRAC's Links.Oem.Dell), are not lists.
 func (s *system) links(name string) []string {
-	var links map[string][]common.Link
+	var links map[string]json.RawMessage
 	if json.Unmarshal(s.raw["Links"], &links) != nil {
 		return nil
 	}
-	out := make([]string, 0, len(links[name]))
-	for _, l := range links[name] {
+	var list []common.Link
+	if json.Unmarshal(links[name], &list) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, l := range list {
 		if l != "" {
 			out = append(out, l.String())
 		}

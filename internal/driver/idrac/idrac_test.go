@@ -1,0 +1,240 @@
+package idrac
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/redfish"
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/states"
+	"github.com/openkeel/ironic/testing/fakeclock"
+	"github.com/openkeel/ironic/testing/redfishbmc"
+)
+
+const (
+	user     = "root"
+	password = "calvin-S3cret"
+	sysID    = "System.Embedded.1"
+)
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// fixture is an emulated iDRAC with the idrac interfaces pointed at it,
+// every wait instant.
+type fixture struct {
+	bmc  *redfishbmc.BMC
+	mgmt *Management
+	raid *RAID
+	d    *dell
+	task *driver.Task
+	ctx  context.Context
+}
+
+func newFixture(t *testing.T, bmc *redfishbmc.BMC) *fixture {
+	t.Helper()
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ro := redfish.DefaultOptions()
+	ro.Clock, ro.Log = fakeclock.NewWallInstant(), log
+	r := driver.NewRegistry()
+	if err := Register(r, ro, redfish.DefaultBootOptions(), DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	impl := func(k driver.Kind, name string) driver.Interface {
+		i, ok := r.Implementation(k, name)
+		if !ok {
+			t.Fatalf("%s/%s not registered", k, name)
+		}
+		return i
+	}
+	f := &fixture{bmc: bmc, ctx: context.Background(),
+		mgmt: impl(driver.KindManagement, "idrac-redfish").(*Management),
+		raid: impl(driver.KindRAID, "idrac-redfish").(*RAID)}
+	f.d = f.mgmt.dell
+	n := &model.Node{UUID: "0d5c3a8e-55d1-4c62-9f0e-5b1f3f7c2a10", Driver: "idrac", ProvisionState: states.Cleaning,
+		DriverInfo: map[string]any{"redfish_address": bmc.URL(), "redfish_system_id": redfishbmc.SystemPath(sysID),
+			"redfish_username": user, "redfish_password": password},
+		DriverInternalInfo: map[string]any{}, Properties: map[string]any{}}
+	f.task = &driver.Task{Node: n, Log: log, Driver: &driver.Interfaces{HardwareType: "idrac",
+		Power: impl(driver.KindPower, "idrac-redfish").(driver.PowerInterface), Management: f.mgmt}}
+	t.Cleanup(func() {
+		if strings.Contains(logs.String(), password) {
+			t.Errorf("the BMC password is in the log")
+		}
+	})
+	return f
+}
+
+func idracBMC(t *testing.T, opts ...redfishbmc.SystemOption) *redfishbmc.BMC {
+	return redfishbmc.New(t).WithDellOEM().WithSessions().WithBasicAuth(user, password).System(sysID, opts...)
+}
+
+func (f *fixture) step(t *testing.T, iface driver.StepRunner, name string, args map[string]any) string {
+	t.Helper()
+	state, err := iface.StepHandlers()[name](f.ctx, f.task, args)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return state
+}
+
+// The job queue is cleared through DellJobService, the iDRAC reset waits
+// for the iDRAC to go away, come back and report its Lifecycle Controller
+// ready, and known_good_state does both.
+func TestJobQueueAndReset(t *testing.T) {
+	bmc := idracBMC(t, redfishbmc.PowerState(redfishbmc.On))
+	f := newFixture(t, bmc)
+	bmc.DellQueueJob("Configure: BIOS.Setup.1-1")
+	f.step(t, f.mgmt, "clear_job_queue", nil)
+	if jobs := bmc.DellJobs(); len(jobs) != 0 {
+		t.Fatalf("jobs after clear_job_queue: %+v", jobs)
+	}
+	f.step(t, f.mgmt, "reset_idrac", nil)
+	if n := bmc.DellResets(); n != 1 {
+		t.Fatalf("%d resets", n)
+	}
+	bmc.DellQueueJob("Configure: BIOS.Setup.1-1")
+	f.step(t, f.mgmt, "known_good_state", nil)
+	if n, jobs := bmc.DellResets(), bmc.DellJobs(); n != 2 || len(jobs) != 0 {
+		t.Fatalf("after known_good_state: %d resets, jobs %+v", n, jobs)
+	}
+}
+
+// A BMC without the Dell OEM fails the steps with upstream's message while
+// cleaning; while verifying the failure is only logged.
+func TestStepsWithoutDellOEM(t *testing.T) {
+	bmc := redfishbmc.New(t).WithBasicAuth(user, password).System(sysID)
+	f := newFixture(t, bmc)
+	_, err := f.mgmt.StepHandlers()["clear_job_queue"](f.ctx, f.task, nil)
+	if !errs.Is(err, errs.ClassRedfishError) || !strings.Contains(err.Error(), "Search for Sushy OEM extension in 'sushy' package failed") {
+		t.Fatalf("error %v", err)
+	}
+	f.task.Node.ProvisionState = states.Verifying
+	for _, step := range []string{"clear_job_queue", "reset_idrac", "known_good_state"} {
+		if _, err := f.mgmt.StepHandlers()[step](f.ctx, f.task, nil); err != nil {
+			t.Fatalf("%s while verifying: %v", step, err)
+		}
+	}
+}
+
+// The boot from the virtual CD is a configuration import whose job sets
+// a one-time boot from the CD; a refusal for a pending configuration
+// power cycles the system once, one for a running job is retried.
+func TestVirtualBootDeviceByImport(t *testing.T) {
+	for _, tc := range []struct {
+		name, fault string
+		cycles      int
+	}{
+		{name: "accepted"},
+		{name: "configuration pending", fault: "LC068", cycles: 1},
+		{name: "job running", fault: "RAC0679"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bmc := idracBMC(t, redfishbmc.PowerState(redfishbmc.On))
+			f := newFixture(t, bmc)
+			if tc.fault != "" {
+				bmc.DellFailNextImport(tc.fault)
+			}
+			resets := len(bmc.Snapshot(sysID).Resets)
+			if err := f.d.setVirtualBootDevice(f.ctx, f.task, nil, "cdrom", false); err != nil {
+				t.Fatal(err)
+			}
+			s := bmc.Snapshot(sysID)
+			if s.BootTarget != "Cd" || s.BootEnabled != "Once" {
+				t.Fatalf("boot %s %s", s.BootTarget, s.BootEnabled)
+			}
+			if got := len(s.Resets) - resets; got != tc.cycles*2 {
+				t.Fatalf("%d resets (%v), want a power cycle %d times", got, s.Resets, tc.cycles)
+			}
+			if jobs := bmc.DellJobs(); len(jobs) != 1 || jobs[0].JobState != "Completed" {
+				t.Fatalf("jobs %+v", jobs)
+			}
+		})
+	}
+}
+
+// An iDRAC that keeps showing ejected media for a while and refuses
+// inserts meanwhile gets the image after the eject and retries.
+func TestVirtualMediaInsertAfterSlowEject(t *testing.T) {
+	bmc := idracBMC(t, redfishbmc.PowerState(redfishbmc.On))
+	f := newFixture(t, bmc)
+	if err := f.mgmt.AttachVirtualMedia(f.ctx, f.task, "cdrom", "http://127.0.0.1:1/old.iso"); err != nil {
+		t.Fatal(err)
+	}
+	bmc.DellStaleEject(2)
+	if err := f.mgmt.AttachVirtualMedia(f.ctx, f.task, "cdrom", "http://127.0.0.1:1/new.iso"); err != nil {
+		t.Fatal(err)
+	}
+	if got := bmc.StartBoot(sysID).Media; got != "http://127.0.0.1:1/new.iso" {
+		t.Fatalf("media %q", got)
+	}
+	if err := f.mgmt.DetachVirtualMedia(f.ctx, f.task, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIDRACVersion(t *testing.T) {
+	for model, want := range map[string]int{"17G Monolithic": 10, "16G Monolithic": 9, "14G Monolithic": 9,
+		"13G Modular": 8, "12G": 8, "11G": 0, "": 0, "iDRAC": 0} {
+		if got := idracVersion(model); got != want {
+			t.Errorf("idracVersion(%q) = %d, want %d", model, got, want)
+		}
+	}
+}
+
+// create_configuration converts the non-RAID drives of the new volume to
+// RAID mode through DellRaidService first, then creates the volume;
+// delete_configuration removes it.
+func TestRAIDConvertsDrivesBeforeCreate(t *testing.T) {
+	drives := []redfishbmc.RAIDDrive{
+		{ID: "Disk.Bay.0", CapacityBytes: 480 << 30, MediaType: "SSD", Protocol: "SATA"},
+		{ID: "Disk.Bay.1", CapacityBytes: 480 << 30, MediaType: "SSD", Protocol: "SATA"},
+	}
+	bmc := idracBMC(t, redfishbmc.PowerState(redfishbmc.On), redfishbmc.RAIDController(drives...)).
+		DellNonRAIDDrives(sysID, "Disk.Bay.0", "Disk.Bay.1")
+	bmc.DellRealtimeNotReady(2)
+	f := newFixture(t, bmc)
+	f.task.Node.TargetRAIDConfig = map[string]any{"logical_disks": []any{map[string]any{
+		"size_gb": "MAX", "raid_level": "1", "is_root_volume": true, "physical_disks": []any{"Disk.Bay.0", "Disk.Bay.1"}}}}
+	if state := f.step(t, f.raid, "create_configuration", map[string]any{}); state != "" {
+		t.Fatalf("state %q", state)
+	}
+	if left := bmc.DellNonRAIDDrivesOf(sysID); len(left) != 0 {
+		t.Fatalf("drives still in non-RAID mode: %v", left)
+	}
+	vols := bmc.RAIDVolumesOf(sysID)
+	if len(vols) != 1 || vols[0].RAIDType != "RAID1" {
+		t.Fatalf("volumes %+v", vols)
+	}
+	if jobs := bmc.DellJobs(); len(jobs) != 1 || jobs[0].JobType != "RealTimeNoRebootConfiguration" || jobs[0].JobState != "Completed" {
+		t.Fatalf("jobs %+v", jobs)
+	}
+	if lds, _ := f.task.Node.RAIDConfig["logical_disks"].([]any); len(lds) != 1 {
+		t.Fatalf("raid_config %v", f.task.Node.RAIDConfig)
+	}
+	f.step(t, f.raid, "delete_configuration", map[string]any{})
+	if vols := bmc.RAIDVolumesOf(sysID); len(vols) != 0 {
+		t.Fatalf("volumes after delete %+v", vols)
+	}
+}
