@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -57,8 +58,11 @@ func newFixture(t *testing.T, bmc *redfishbmc.BMC) *fixture {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ro := redfish.DefaultOptions()
 	ro.Clock, ro.Log = fakeclock.NewWallInstant(), log
+	bo := redfish.DefaultBootOptions()
+	// The BMC reads the deploy ISO from its URL.
+	bo.DownloadSource = "http"
 	r := driver.NewRegistry()
-	if err := Register(r, ro, redfish.DefaultBootOptions(), DefaultOptions()); err != nil {
+	if err := Register(r, ro, bo, DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
 	impl := func(k driver.Kind, name string) driver.Interface {
@@ -236,5 +240,44 @@ func TestRAIDConvertsDrivesBeforeCreate(t *testing.T) {
 	f.step(t, f.raid, "delete_configuration", map[string]any{})
 	if vols := bmc.RAIDVolumesOf(sysID); len(vols) != 0 {
 		t.Fatalf("volumes after delete %+v", vols)
+	}
+}
+
+// The deploy ISO goes into the virtual CD after the slow eject of what was
+// there, the next boot is set from the CD by a configuration import (with
+// a pending configuration cleared by a power cycle), and cleaning up
+// ejects it.
+func TestVirtualMediaBootRamdisk(t *testing.T) {
+	bmc := idracBMC(t, redfishbmc.PowerState(redfishbmc.On))
+	f := newFixture(t, bmc)
+	boot := &VirtualMediaBoot{VirtualMediaBoot: f.d.set.VirtualMedia}
+	f.task.Driver.Boot = boot
+	const iso = "http://127.0.0.1:1/deploy.iso"
+	f.task.Node.DriverInfo["deploy_iso"] = iso
+	if err := f.mgmt.AttachVirtualMedia(f.ctx, f.task, "cdrom", "http://127.0.0.1:1/stale.iso"); err != nil {
+		t.Fatal(err)
+	}
+	bmc.DellStaleEject(2)
+	bmc.DellFailNextImport("LC068")
+	const insert = "/redfish/v1/Managers/iDRAC.Embedded.1/VirtualMedia/Cd/Actions/VirtualMedia.InsertMedia"
+	inserts := bmc.Count(http.MethodPost, insert)
+	if err := boot.PrepareRamdisk(f.ctx, f.task, map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := bmc.Count(http.MethodPost, insert) - inserts; n < 2 {
+		t.Fatalf("%d inserts: the insert refused during the slow eject was not retried", n)
+	}
+	s := bmc.Snapshot(sysID)
+	if s.BootTarget != "Cd" || s.BootEnabled != "Once" {
+		t.Fatalf("boot %s %s", s.BootTarget, s.BootEnabled)
+	}
+	if got := bmc.StartBoot(sysID); got.Target != "Cd" || got.Media != iso {
+		t.Fatalf("the system boots %+v", got)
+	}
+	if err := boot.CleanUpRamdisk(f.ctx, f.task); err != nil {
+		t.Fatal(err)
+	}
+	if got := bmc.StartBoot(sysID).Media; got != "" {
+		t.Fatalf("media after clean up %q", got)
 	}
 }
