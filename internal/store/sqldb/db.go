@@ -128,11 +128,11 @@ func (db *DB) InReadTx(ctx context.Context, fn func(*sql.Tx) error) error {
 func (db *DB) tx(ctx context.Context, opts *sql.TxOptions, fn func(*sql.Tx) error) error {
 	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
+		return uncommitted(fmt.Errorf("begin transaction: %w", err))
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return uncommitted(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit transaction: %w", err)

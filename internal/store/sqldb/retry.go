@@ -85,12 +85,17 @@ const (
 )
 
 // IsRetryable reports whether err is a lock conflict that a fresh
-// transaction may not hit: MySQL deadlock (1213) or lock-wait timeout (1205),
-// SQLite BUSY or LOCKED.
+// transaction may not hit: MySQL deadlock (1213, also Galera's
+// certification failure) or lock-wait timeout (1205), SQLite BUSY or
+// LOCKED; or a failure after which nothing was kept and another node or
+// connection may serve (see retry_conn.go).
 func IsRetryable(err error) bool {
+	if connectionRetryable(err) {
+		return true
+	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
-		return me.Number == mysqlDeadlock || me.Number == mysqlLockWaitTimeout
+		return mysqlRetryable(me.Number)
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
