@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/allocation"
+	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/api/chassis"
 	"github.com/openkeel/ironic/internal/api/conductors"
 	"github.com/openkeel/ironic/internal/api/deploytemplate"
@@ -41,6 +42,8 @@ import (
 	"github.com/openkeel/ironic/internal/logging"
 	"github.com/openkeel/ironic/internal/metrics"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/nova"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/rpc/jsonrpc"
 	"github.com/openkeel/ironic/internal/rpc/ringmgr"
@@ -111,11 +114,18 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 	if err != nil {
 		return nil, err
 	}
+	notifier, err := notify.FromConfig(cfg, notify.ServiceConductor, log, apiutil.MaskDict, s.metrics)
+	if err != nil {
+		return nil, err
+	}
 	opts := conductor.Options{Store: s.store, Drivers: drivers, Config: cfg, Logger: log, Pool: pool,
 		ObservePeriodic: func(r conductor.PeriodicRun) {
 			periodics.Observe(r.Name, r.Interval, r.Due, r.Started, r.Duration)
 		},
-		ObserveLock: hardware.ObserveLock}
+		ObserveLock: hardware.ObserveLock,
+		Notifier:    notifier,
+		Nova:        nova.FromConfig(cfg, log, globalRequestID),
+	}
 	if m == modeConductor {
 		// Several conductors share the nodes: periodic tasks only touch
 		// the ones the ring gives this host.
@@ -370,4 +380,17 @@ func rpcFlow(host string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// globalRequestID is the id of the request a conductor call serves, sent
+// to Nova so that its logs join up with ours (upstream context.global_id).
+func globalRequestID(ctx context.Context) string {
+	rc := rpc.RequestContextFrom(ctx)
+	if rc == nil {
+		return ""
+	}
+	if rc.GlobalRequestID != "" {
+		return rc.GlobalRequestID
+	}
+	return rc.RequestID
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/nova"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
@@ -60,6 +62,11 @@ type Options struct {
 	ObservePeriodic func(PeriodicRun)
 	// ObserveLock, when set, hears of every exclusive node lock taken.
 	ObserveLock task.LockObserver
+	// Notifier sends the conductor's versioned notifications; none are
+	// sent when nil. Stop closes it, flushing what the broker takes.
+	Notifier *notify.Notifier
+	// Nova receives power-update events; none are sent when nil.
+	Nova *nova.Client
 }
 
 // Conductor is one conductor service.
@@ -75,6 +82,10 @@ type Conductor struct {
 	tasks   *task.Manager
 	owns    func(n *model.Node) bool
 	observe func(PeriodicRun)
+	// notifier and nova carry what the conductor tells the rest of the
+	// cloud (notify.go).
+	notifier *notify.Notifier
+	nova     *nova.Client
 
 	// priorityOverrides are the step priority overrides of the kinds
 	// that have them ([conductor]/clean_step_priority_override and
@@ -102,6 +113,7 @@ func New(o Options) (*Conductor, error) {
 	c := &Conductor{
 		store: o.Store, drivers: o.Drivers, cfg: o.Config, host: o.Host, group: o.Group,
 		log: o.Logger, clock: o.Clock, pool: o.Pool, owns: o.Owns, observe: o.ObservePeriodic, powerFails: map[string]int{},
+		notifier: o.Notifier, nova: o.Nova,
 	}
 	if c.host == "" {
 		c.host = o.Config.StringOf(config.DefaultHost)
@@ -149,7 +161,7 @@ func New(o Options) (*Conductor, error) {
 	settings := task.SettingsFromConfig(o.Config)
 	settings.Host = c.host
 	c.tasks = task.NewManager(o.Store, o.Drivers, settings,
-		task.WithClock(c.clock), task.WithLogger(c.log), task.WithHistory(hist), task.WithLockObserver(o.ObserveLock))
+		task.WithClock(c.clock), task.WithLogger(c.log), task.WithHistory(hist), task.WithLockObserver(o.ObserveLock), task.WithNotifier(o.Notifier))
 	return c, nil
 }
 
@@ -170,8 +182,9 @@ func (c *Conductor) Tasks() *task.Manager { return c.tasks }
 // types are enabled, clears the target power states and reservations this
 // host left behind, registers the conductor row (updating a row left
 // online by an unclean stop) with its hardware interfaces, fails the
-// nodes left in STUCK_STATES_TREATED_AS_FAIL, and starts the keepalive
-// and the periodic tasks, which run until Stop.
+// nodes left in STUCK_STATES_TREATED_AS_FAIL, starts the keepalive and
+// the periodic tasks, which run until Stop, and starts the consoles of its
+// console_enabled nodes (console_start.go).
 func (c *Conductor) Start(ctx context.Context) error {
 	c.mu.Lock()
 	if c.started {
@@ -225,6 +238,11 @@ func (c *Conductor) Start(ctx context.Context) error {
 		c.keepalive(loopCtx)
 	}()
 	c.startPeriodics(loopCtx)
+	c.loops.Add(1)
+	go func() {
+		defer c.loops.Done()
+		c.startConsoles(loopCtx)
+	}()
 	c.log.InfoContext(ctx, "successfully started conductor")
 	return nil
 }
@@ -291,6 +309,7 @@ func (c *Conductor) Stop(ctx context.Context) error {
 	if _, err := c.store.ClearNodeReservationsForConductor(context.WithoutCancel(ctx), c.host); err != nil {
 		errsOut = append(errsOut, fmt.Errorf("release locks of %s: %w", c.host, err))
 	}
+	c.notifier.Close()
 	c.log.InfoContext(ctx, "successfully stopped conductor")
 	return errors.Join(errsOut...)
 }

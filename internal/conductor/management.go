@@ -7,6 +7,7 @@ import (
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 )
@@ -251,6 +252,7 @@ func (c *Conductor) SetConsoleMode(ctx context.Context, _ string, nodeID string,
 	}
 	t.SetSpawnErrorHook(task.SpawnErrorHandler("setting console mode"))
 	t.SpawnAfter(c.spawner(), task.Work{Name: "_set_console_mode", Fn: func(ctx context.Context, t *task.Task) error {
+		c.emitConsoleSet(ctx, t, notify.StatusStart)
 		dt := t.DriverTask()
 		var err error
 		op := "enabling"
@@ -262,11 +264,19 @@ func (c *Conductor) SetConsoleMode(ctx context.Context, _ string, nodeID string,
 		}
 		if err != nil {
 			record(ctx, t, fmt.Sprintf("Error %s the console on node %s. Reason: %s", op, t.Node.UUID, err), states.HistoryConsole, true)
-			return t.Save(ctx)
+			if err := t.Save(ctx); err != nil {
+				return err
+			}
+			c.emitConsoleSet(ctx, t, notify.StatusError)
+			return nil
 		}
 		t.Node.ConsoleEnabled = enabled
 		t.Node.LastError = nil
-		return t.Save(ctx)
+		if err := t.Save(ctx); err != nil {
+			return err
+		}
+		c.emitConsoleSet(ctx, t, notify.StatusEnd)
+		return nil
 	}})
 	return t.End()
 }

@@ -131,7 +131,11 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count in
 			logClearLastError(ctx, t, "no previous known state")
 			n.LastError = nil
 		}
-		return 0, t.Save(ctx)
+		if err := t.Save(ctx); err != nil {
+			return 0, err
+		}
+		c.powerStateCorrected(ctx, t, states.NoState)
+		return 0, nil
 	}
 	if count > maxRetries {
 		return count, c.powerSyncRetriesExceeded(ctx, t, actual, nil)
@@ -150,8 +154,13 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, t *task.Task, count in
 	}
 	t.Log().WarnContext(ctx, "during sync_power_state, node state does not match expected state, updating recorded state",
 		"actual", actual, "state", n.PowerState)
+	old := n.PowerState
 	n.PowerState = actual
-	return count, t.Save(ctx)
+	if err := t.Save(ctx); err != nil {
+		return count, err
+	}
+	c.powerStateCorrected(ctx, t, old)
+	return count, nil
 }
 
 // logClearLastError says why the sync drops the node's last_error, and
@@ -185,6 +194,7 @@ func (c *Conductor) powerSyncRetriesExceeded(ctx context.Context, t *task.Task, 
 	if cause != nil {
 		msg += " Error: " + cause.Error()
 	}
+	old := n.PowerState
 	n.PowerState = actual
 	record(ctx, t, msg, states.HistoryMonitoring, true)
 	if !n.Maintenance {
@@ -192,7 +202,13 @@ func (c *Conductor) powerSyncRetriesExceeded(ctx context.Context, t *task.Task, 
 		n.Maintenance, n.MaintenanceReason, n.Fault = true, &msg, &f
 	}
 	t.Log().ErrorContext(ctx, msg)
-	return t.Save(ctx)
+	if err := t.Save(ctx); err != nil {
+		return err
+	}
+	if old != actual {
+		c.powerStateCorrected(ctx, t, old)
+	}
+	return nil
 }
 
 // PowerFailureRecovery takes nodes out of maintenance once the power
@@ -219,9 +235,16 @@ func (c *Conductor) PowerFailureRecovery(ctx context.Context) {
 			return true, err
 		}
 		n = t.Node
+		old := n.PowerState
 		n.PowerState = actual
 		n.Maintenance, n.MaintenanceReason, n.Fault = false, nil, nil
+		if err := t.Save(ctx); err != nil {
+			return true, err
+		}
 		t.Log().InfoContext(ctx, "node is recovered from power failure", "state", actual)
-		return true, t.Save(ctx)
+		if old != actual {
+			c.powerStateCorrected(ctx, t, old)
+		}
+		return true, nil
 	})
 }

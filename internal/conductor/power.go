@@ -9,6 +9,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -79,6 +80,7 @@ func (c *Conductor) nodePowerAction(ctx context.Context, t *task.Task, newState 
 	if err := t.RequireExclusive(); err != nil {
 		return err
 	}
+	c.emitPowerSet(ctx, t, notify.StatusStart, newState)
 	n := t.Node
 	target := powerTarget(newState)
 	if target == states.PowerOff && n.DisablePowerOff {
@@ -125,6 +127,7 @@ func (c *Conductor) nodePowerAction(ctx context.Context, t *task.Task, newState 
 		msg := fmt.Sprintf("Failed to change power state to '%s' by '%s': %s", pyNone(target), newState, err)
 		record(ctx, t, msg, "", true)
 		save(ctx, t)
+		c.emitPowerSet(ctx, t, notify.StatusError, newState)
 		return err
 	}
 	n.PowerState = target
@@ -132,6 +135,10 @@ func (c *Conductor) nodePowerAction(ctx context.Context, t *task.Task, newState 
 	if err := t.Save(ctx); err != nil {
 		return err
 	}
+	if n.InstanceUUID != nil && *n.InstanceUUID != "" {
+		c.nova.PowerUpdate(ctx, *n.InstanceUUID, target)
+	}
+	c.emitPowerSet(ctx, t, notify.StatusEnd, newState)
 	t.Log().InfoContext(ctx, "successfully set node power state", "target_state", target, "action", newState)
 	if target == states.PowerOff && n.ProvisionState == states.Active {
 		if err := t.Driver.Storage.DetachVolumes(ctx, t.DriverTask()); err != nil {
@@ -154,6 +161,7 @@ func (c *Conductor) canSkipPowerChange(ctx context.Context, t *task.Task, newSta
 		record(ctx, t, fmt.Sprintf("Failed to change power state to '%s': %s", newState, err), "", true)
 		n.TargetPowerState = states.NoState
 		save(ctx, t)
+		c.emitPowerSet(ctx, t, notify.StatusError, newState)
 		return false, err
 	}
 	same := (cur == states.PowerOn && newState == states.PowerOn) ||
@@ -167,6 +175,7 @@ func (c *Conductor) canSkipPowerChange(ctx context.Context, t *task.Task, newSta
 	if err := t.Save(ctx); err != nil {
 		return false, err
 	}
+	c.emitPowerSet(ctx, t, notify.StatusEnd, newState)
 	return true, nil
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/logging"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/store"
 )
 
@@ -80,6 +81,8 @@ type Manager struct {
 	log      *slog.Logger
 	observe  LockObserver
 	releases releases
+	// notifier sends the provision notifications; nil sends none.
+	notifier *notify.Notifier
 }
 
 // releases wakes the tasks of this conductor waiting for a node's lock
@@ -133,6 +136,10 @@ func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.log = l } }
 // WithHistory sets where node history events are written; without it no
 // history is recorded.
 func WithHistory(h History) Option { return func(m *Manager) { m.history = h } }
+
+// WithNotifier sends provision notifications through n as well as to
+// the log.
+func WithNotifier(n *notify.Notifier) Option { return func(m *Manager) { m.notifier = n } }
 
 // WithLockObserver reports lock acquisitions to o (the conductor's
 // metrics).

@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/states"
 )
 
 // Provision notifications are upstream's versioned notifications
-// baremetal.node.provision_set.{start,end,success,error}. Without a message
-// bus they are structured log records: the message is the event type, and
-// the attributes are the notification's envelope (event_type, publisher_id,
-// priority) and a "payload" group with the fields of upstream's
+// baremetal.node.provision_set.{start,end,success,error}. They are sent
+// through the manager's notifier (WithNotifier) and are also structured
+// log records: the message is the event type, and the attributes are the
+// notification's envelope (event_type, publisher_id, priority) and a
+// "payload" group with the fields of upstream's
 // NodeSetProvisionStatePayload that carry no secrets.
 
 // Notification statuses, the last part of the event type.
@@ -39,6 +41,8 @@ type notification struct {
 	// log is the task's logger, so that a notification sent after the
 	// task moved to a worker still names the node and the request.
 	log *slog.Logger
+	// versioned is the notifier's form, built from the node as saved.
+	versioned *notify.Notification
 }
 
 // provisionStatus classifies a transition as upstream does: fail and
@@ -71,6 +75,14 @@ func (t *Task) provisionNotification(event, prevState, prevTarget string) *notif
 		slog.String("publisher_id", "ironic-conductor."+t.m.settings.Host),
 		slog.String("priority", note.priority),
 		slog.Group("payload", payloadAttrs(n, event, prevState, prevTarget)...),
+	}
+	level := notify.LevelInfo
+	if status == StatusError {
+		level = notify.LevelError
+	}
+	if t.m.notifier.Enabled(level) {
+		note.versioned = &notify.Notification{Level: level, Object: "node", Action: "provision_set", Status: notify.Status(status),
+			Payload: t.m.notifier.NodeSetProvisionStatePayload(n, prevState, prevTarget, event)}
 	}
 	return note
 }
@@ -129,4 +141,7 @@ func timeOrNil(t *time.Time) any {
 
 func (m *Manager) emit(ctx context.Context, note *notification) {
 	note.log.LogAttrs(ctx, note.level, ProvisionSetEventType(note.status), note.attrs...)
+	if note.versioned != nil {
+		m.notifier.Emit(ctx, *note.versioned)
+	}
 }
