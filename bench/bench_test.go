@@ -199,7 +199,7 @@ func TestParseSizes(t *testing.T) {
 func TestCloneStatementKeepsEveryColumnButTheId(t *testing.T) {
 	cols := []string{"id", "uuid", "name", "provision_state", "driver_internal_info", "reservation", "extra"}
 	for _, driver := range []string{"sqlite", "mysql"} {
-		q, deltas := cloneStatement(driver, cols)
+		q, deltas := cloneStatement(driver, "nodes", cols)
 		if deltas != 2 || strings.Count(q, "?") != 6 {
 			t.Errorf("%s: %d deltas, %d placeholders: %s", driver, deltas, strings.Count(q, "?"), q)
 		}
@@ -226,7 +226,7 @@ func TestGrowFleetClonesTemplates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tmpl, err := readTemplates(ctx, db)
+	tmpl, err := readTemplates(ctx, "sqlite", db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,10 +19,24 @@ type templates struct {
 	minID, count int
 	// state and internalInfo are the first row's at creation.
 	state, internalInfo string
+	// source is the table clones are read from: nodes itself on SQLite;
+	// on MariaDB a copy made at creation, because an INSERT ... SELECT
+	// from its own table goes through a temporary table on disk.
+	source string
 }
 
-func readTemplates(ctx context.Context, db *sql.DB) (*templates, error) {
-	t := &templates{}
+// templateCopy is the MariaDB copy of the templates, in the throw-away
+// database.
+const templateCopy = "bench_node_templates"
+
+func readTemplates(ctx context.Context, driver string, db *sql.DB) (*templates, error) {
+	t := &templates{source: "nodes"}
+	if driver == "mysql" {
+		t.source = templateCopy
+		if _, err := db.ExecContext(ctx, "CREATE TABLE "+templateCopy+" AS SELECT * FROM nodes"); err != nil {
+			return nil, fmt.Errorf("templates: %w", err)
+		}
+	}
 	if err := db.QueryRowContext(ctx, "SELECT MIN(id), COUNT(*) FROM nodes").Scan(&t.minID, &t.count); err != nil {
 		return nil, fmt.Errorf("templates: %w", err)
 	}
@@ -49,7 +63,7 @@ const cloneBatch = 5000
 // [?, ?] (last two arguments) with index id + delta (first arguments).
 // uuid and name follow the index: bench-NNNNNN like the API-created ones,
 // and a fixed-prefix UUID.
-func cloneStatement(driver string, columns []string) (string, int) {
+func cloneStatement(driver, source string, columns []string) (string, int) {
 	var uuidExpr, nameExpr string
 	if driver == "mysql" {
 		uuidExpr = "CONCAT('b0000000-0000-4000-8000-', LPAD(LOWER(HEX(id + ?)), 12, '0'))"
@@ -81,8 +95,8 @@ func cloneStatement(driver string, columns []string) (string, int) {
 		cols = append(cols, c)
 		exprs = append(exprs, e)
 	}
-	return fmt.Sprintf("INSERT INTO nodes (%s) SELECT %s FROM nodes WHERE id BETWEEN ? AND ? ORDER BY id",
-		strings.Join(cols, ", "), strings.Join(exprs, ", ")), deltas
+	return fmt.Sprintf("INSERT INTO nodes (%s) SELECT %s FROM %s WHERE id BETWEEN ? AND ? ORDER BY id",
+		strings.Join(cols, ", "), strings.Join(exprs, ", "), source), deltas
 }
 
 // growFleet clones templates until the table holds want nodes.
@@ -100,7 +114,7 @@ func growFleet(ctx context.Context, driver string, db *sql.DB, t *templates, wan
 	if err != nil {
 		return fmt.Errorf("grow fleet: %w", err)
 	}
-	query, deltas := cloneStatement(driver, columns)
+	query, deltas := cloneStatement(driver, t.source, columns)
 	for have < want {
 		n := min(want-have, t.count, cloneBatch)
 		var args []any

@@ -86,7 +86,7 @@ func runBackend(ctx context.Context, s *settings, name string, logf func(string,
 		return nil, fmt.Errorf("database: %w", err)
 	}
 	defer db.Close()
-	tmpl, err := readTemplates(ctx, db)
+	tmpl, err := readTemplates(ctx, d.sqlDriver, db)
 	if err != nil {
 		return nil, err
 	}

@@ -204,7 +204,9 @@ func (d *deployment) stop() {
 }
 
 // startSQLite runs the all-in-one service on a SQLite file in dir. Every
-// listener (API, http_root file server) is on a free port.
+// listener (API, http_root file server) is on a free port. Both
+// deployments let agents call back over plain HTTP (require_tls off): the
+// fake agents of the heartbeat load are on the loopback.
 func startSQLite(ctx context.Context, s *settings, dir string) (*deployment, error) {
 	port, err := freePort()
 	if err != nil {
@@ -223,7 +225,7 @@ func startSQLite(ctx context.Context, s *settings, dir string) (*deployment, err
 		sqlWriteDSN: "file:" + dbPath + "?_pragma=busy_timeout(10000)",
 		dir:         dir,
 		writeConf: func(syncInterval int) error {
-			text := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n\n[conductor]\nsync_power_state_interval = %d\n\n[database]\nconnection = sqlite:///%s\n\n[deploy]\nhttp_url = http://127.0.0.1:%d\n",
+			text := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n\n[agent]\nrequire_tls = false\n\n[conductor]\nsync_power_state_interval = %d\n\n[database]\nconnection = sqlite:///%s\n\n[deploy]\nhttp_url = http://127.0.0.1:%d\n",
 				port, syncInterval, dbPath, filesPort)
 			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 				return fmt.Errorf("config: %w", err)
@@ -313,6 +315,9 @@ auth_strategy = noauth
 [api]
 host_ip = 127.0.0.1
 port = %d
+
+[agent]
+require_tls = false
 
 [conductor]
 sync_power_state_interval = %d
