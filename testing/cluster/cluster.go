@@ -57,6 +57,14 @@ type Options struct {
 	// Config is ironic.conf text added to every process's file (sections
 	// may repeat: later values win, as in oslo.config).
 	Config string
+	// APIs is how many API processes run, one when zero. The first is
+	// the cluster's API; all are in APIs.
+	APIs int
+	// ConductorConfig and APIConfig, when set, give ironic.conf text added
+	// after Config to conductor i's or API i's file: a conductor group, a
+	// database connection of its own (processes spread over the nodes of
+	// a Galera cluster).
+	ConductorConfig, APIConfig func(i int) string
 }
 
 // Cluster is a running deployment.
@@ -67,6 +75,7 @@ type Cluster struct {
 	opts       Options
 	apiPort    int
 	API        *Process
+	APIs       []*Process
 	Conductors []*Process
 }
 
@@ -84,6 +93,8 @@ type Process struct {
 	log  string
 	cmd  *exec.Cmd
 	done chan struct{}
+	// url is an API process's base URL.
+	url string
 }
 
 // Start runs dbsync, the conductors and the API, and waits until the API
@@ -125,24 +136,44 @@ connection = %s
 		port := freePort(t)
 		host := fmt.Sprintf("127.0.0.1:%d", port)
 		conf := common + fmt.Sprintf("[DEFAULT]\nhost = %s\n[json_rpc]\nport = %d\n", host, port)
+		if opts.ConductorConfig != nil {
+			conf += opts.ConductorConfig(i) + "\n"
+		}
 		p := c.newProcess(fmt.Sprintf("conductor-%d", i), host, conf, "conductor")
 		c.Conductors = append(c.Conductors, p)
 		p.start(t)
 	}
-	c.apiPort = freePort(t)
-	c.API = c.newProcess("api", "", common+fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n", c.apiPort), "api")
-	c.API.start(t)
+	for i := range max(opts.APIs, 1) {
+		port := freePort(t)
+		conf := common + fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n", port)
+		if opts.APIConfig != nil {
+			conf += opts.APIConfig(i) + "\n"
+		}
+		name := "api"
+		if i > 0 {
+			name = fmt.Sprintf("api-%d", i)
+		}
+		p := c.newProcess(name, "", conf, "api")
+		p.url = fmt.Sprintf("http://127.0.0.1:%d", port)
+		if i == 0 {
+			c.API, c.apiPort = p, port
+		}
+		c.APIs = append(c.APIs, p)
+		p.start(t)
+	}
 	t.Cleanup(func() {
-		for _, p := range append([]*Process{c.API}, c.Conductors...) {
+		for _, p := range append(append([]*Process(nil), c.APIs...), c.Conductors...) {
 			p.stop()
 		}
 		if t.Failed() {
-			for _, p := range append([]*Process{c.API}, c.Conductors...) {
+			for _, p := range append(append([]*Process(nil), c.APIs...), c.Conductors...) {
 				t.Logf("--- %s output (last 40 lines):\n%s", p.Name, tail(p.Output(), 40))
 			}
 		}
 	})
-	c.waitAPI()
+	for _, p := range c.APIs {
+		c.WaitAPI(p)
+	}
 	c.waitConductors()
 	return c
 }
@@ -173,6 +204,8 @@ http_url = http://127.0.0.1:%d
 %s
 `, c.apiPort, opts.Database, filepath.Join(c.dir, "httpboot"), freePort(t), opts.Config)
 	c.API = c.newProcess("all-in-one", "", conf, "all-in-one")
+	c.API.url = c.URL()
+	c.APIs = []*Process{c.API}
 	c.API.start(t)
 	t.Cleanup(func() {
 		c.API.stop()
@@ -180,7 +213,7 @@ http_url = http://127.0.0.1:%d
 			t.Logf("--- %s output (last 40 lines):\n%s", c.API.Name, tail(c.API.Output(), 40))
 		}
 	})
-	c.waitAPI()
+	c.WaitAPI(c.API)
 	return c
 }
 
@@ -196,10 +229,15 @@ func (c *Cluster) newProcess(name, host, conf string, args ...string) *Process {
 // URL is the API's base URL.
 func (c *Cluster) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.apiPort) }
 
-func (c *Cluster) waitAPI() {
+// URL is an API process's base URL, empty for a conductor.
+func (p *Process) URL() string { return p.url }
+
+// WaitAPI waits until the API process p answers, after Start or a
+// Restart.
+func (c *Cluster) WaitAPI(p *Process) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(c.URL() + "/v1")
+		resp, err := http.Get(p.URL() + "/v1")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -208,7 +246,7 @@ func (c *Cluster) waitAPI() {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	c.t.Fatalf("API never answered:\n%s", c.API.Output())
+	c.t.Fatalf("%s never answered:\n%s", p.Name, p.Output())
 }
 
 // waitConductors waits until every conductor says it has started, which

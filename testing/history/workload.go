@@ -22,10 +22,18 @@ import (
 type Workload struct {
 	// BaseURL is the API's address, e.g. http://127.0.0.1:6385.
 	BaseURL string
+	// BaseURLs, when set, are several APIs behind one service (a load
+	// balancer): client i starts on BaseURLs[i mod len] and moves to the
+	// next after a request without an answer, as a balancer's health
+	// check would take a dead API out.
+	BaseURLs []string
 	// Clients is how many clients send requests at the same time.
 	Clients int
 	// Duration is how long they send them.
 	Duration time.Duration
+	// Stop, when set, ends the run early once closed: a test whose faults
+	// take as long as they take. The final reads still run.
+	Stop <-chan struct{}
 	// Seed makes each client's choice of operations reproducible (their
 	// interleaving is not).
 	Seed uint64
@@ -93,9 +101,9 @@ func (w Workload) Run(ctx context.Context, nodes []string) ([]porcupine.Operatio
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &client{id: id, w: w, hc: hc, rec: rec, nodes: nodes,
+			c := &client{id: id, w: w, hc: hc, rec: rec, nodes: nodes, api: id,
 				rnd: rand.New(rand.NewPCG(w.Seed, uint64(id)))}
-			for time.Now().Before(deadline) && ctx.Err() == nil {
+			for time.Now().Before(deadline) && ctx.Err() == nil && !closed(w.Stop) {
 				c.run(ctx, c.next())
 			}
 		}()
@@ -107,6 +115,16 @@ func (w Workload) Run(ctx context.Context, nodes []string) ([]porcupine.Operatio
 		final.run(ctx, Input{Node: i, Kind: Read})
 	}
 	return rec.ops, rec.stats
+}
+
+// closed reports whether ch is closed; a nil channel never is.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 type recorder struct {
@@ -135,6 +153,16 @@ type client struct {
 	nodes []string
 	rnd   *rand.Rand
 	seq   int
+	// api indexes w.BaseURLs (modulo their number).
+	api int
+}
+
+// base is the API the client sends to.
+func (c *client) base() string {
+	if len(c.w.BaseURLs) == 0 {
+		return c.w.BaseURL
+	}
+	return c.w.BaseURLs[c.api%len(c.w.BaseURLs)]
 }
 
 // next picks an operation. Reads and patches dominate, as in a real
@@ -191,7 +219,7 @@ func (c *client) next() Input {
 func (c *client) run(ctx context.Context, in Input) {
 	method, path, body := request(c.nodes[in.Node], in)
 	call := c.rec.now()
-	status, data, retryAfter, err := send(ctx, c.hc, method, c.w.BaseURL+path, body)
+	status, data, retryAfter, err := send(ctx, c.hc, method, c.base()+path, body)
 	ret := c.rec.now()
 	op := porcupine.Operation{ClientId: c.id, Input: in, Call: call, Return: ret}
 	out := Output{Status: status}
@@ -201,6 +229,7 @@ func (c *client) run(ctx context.Context, in Input) {
 		// The request may still be carried out after we gave up on it.
 		out.Unknown, out.Detail, op.Return = true, err.Error(), Infinity
 		stat = kindNames[in.Kind] + " no answer"
+		c.api++
 	case status >= 500:
 		// The API answered: whatever the conductor did, it did before.
 		out.Unknown, out.Detail = true, fault(data)

@@ -77,7 +77,26 @@ func (p *Proxy) Cut() {
 		}
 		c.Close()
 	}
-	p.t.Logf("tcpproxy %s: cut from %s (%d connections reset)", p.addr, p.target, len(conns)/2)
+	p.t.Logf("tcpproxy %s: cut from %s (%d connections reset)", p.addr, p.Target(), len(conns)/2)
+}
+
+// Retarget sends new connections to target instead, as a proxy or a
+// virtual IP in front of a Galera cluster fails over to another node;
+// connections already open stay with the old peer (Cut them to move
+// their clients too).
+func (p *Proxy) Retarget(target string) {
+	p.mu.Lock()
+	old := p.target
+	p.target = target
+	p.mu.Unlock()
+	p.t.Logf("tcpproxy %s: retargeted from %s to %s", p.addr, old, target)
+}
+
+// Target is where new connections go.
+func (p *Proxy) Target() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.target
 }
 
 // Restore lets connections reach the peer again, on the same address.
@@ -127,9 +146,10 @@ func (p *Proxy) serveLocked(ln net.Listener) {
 // forward pipes c to a new connection to the target until either side
 // closes or the proxy is cut.
 func (p *Proxy) forward(c net.Conn) {
-	up, err := net.Dial("tcp", p.target)
+	target := p.Target()
+	up, err := net.Dial("tcp", target)
 	if err != nil {
-		p.t.Logf("tcpproxy %s: dial %s: %v", p.addr, p.target, err)
+		p.t.Logf("tcpproxy %s: dial %s: %v", p.addr, target, err)
 		c.Close()
 		return
 	}
