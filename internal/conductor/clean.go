@@ -72,6 +72,9 @@ func (c *Conductor) startCleanSteps(ctx context.Context, t *task.Task, st driver
 // do_node_clean): refused in maintenance; power and network are validated
 // now for quick feedback; the clean event keeps manageable as the target.
 func (c *Conductor) DoNodeClean(ctx context.Context, _ string, nodeID string, cleanSteps []map[string]any, disableRamdisk bool) error {
+	if err := c.concurrentActionLimit(ctx, actionCleaning); err != nil {
+		return err
+	}
 	t, err := c.acquire(ctx, nodeID, "node manual cleaning", false)
 	if err != nil {
 		return err

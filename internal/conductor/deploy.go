@@ -64,6 +64,9 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, _ string, nodeID string, r
 	if rebuild {
 		event = states.EventRebuild
 	}
+	if err := c.concurrentActionLimit(ctx, actionProvisioning); err != nil {
+		return err
+	}
 	t, err := c.acquire(ctx, nodeID, "node deployment", false)
 	if err != nil {
 		return err

@@ -17,6 +17,9 @@ import (
 // refused for a protected node; the worker tears the instance down, then
 // the node goes through (automated) cleaning towards available.
 func (c *Conductor) DoNodeTearDown(ctx context.Context, _ string, nodeID string) error {
+	if err := c.concurrentActionLimit(ctx, actionUnprovisioning); err != nil {
+		return err
+	}
 	t, err := c.acquire(ctx, nodeID, "node tear down", false)
 	if err != nil {
 		return err
