@@ -11,7 +11,6 @@ import (
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apitest"
-	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
 )
 
@@ -52,13 +51,13 @@ func benchNodeBody(i int) string {
 	return string(b)
 }
 
-// fullRowStore answers ListNodeColumns with every column, as the list
-// did before it read only what it renders: the reference for the
-// narrower queries.
+// fullRowStore answers ListNodeRows with every column, as the list did
+// before it read only what it renders: the reference for the narrower
+// queries.
 type fullRowStore struct{ store.Store }
 
-func (s fullRowStore) ListNodeColumns(ctx context.Context, f store.NodeFilter, o store.ListOptions, _ []string) ([]*model.Node, error) {
-	return s.ListNodes(ctx, f, o)
+func (s fullRowStore) ListNodeRows(ctx context.Context, f store.NodeFilter, o store.ListOptions, _ []string) ([]store.NodeRow, error) {
+	return s.Store.ListNodeRows(ctx, f, o, nil)
 }
 
 // listEnv is an env with n nodes and a second handler reading full rows
