@@ -270,7 +270,7 @@ func TestSpliceMarkdownKeepsWhatSurroundsTheMarkers(t *testing.T) {
 func TestChartsAreWellFormedSVG(t *testing.T) {
 	for name, doc := range map[string]string{
 		"bars":  barChart("CPU <per> request", "ms", []string{"list", "show"}, []barSeries{{"upstream", []float64{400, 20}}, {"ours", []float64{30, 0}}}, true),
-		"lines": lineChart("RSS & phases", "s", "MiB", []lineSeries{{name: "api", points: [][2]float64{{0, 30}, {5, 60}}}, {name: "cond", dashed: true, points: [][2]float64{{1, 20}}}}, false, false, []vmark{{0, "creation"}, {0.01, "too close"}, {4, "list"}}),
+		"lines": lineChart("RSS & phases", "s", "MiB", []lineSeries{{name: "api", points: [][2]float64{{0, 30}, {5, 60}}}, {name: "cond", color: 1, dashed: true, points: [][2]float64{{1, 20}}}, {color: 1, points: [][2]float64{{2, 20}}}}, false, false, []vmark{{0, "creation"}, {0.01, "too close"}, {4, "list"}}),
 		"empty": lineChart("nothing", "x", "y", nil, true, true, nil),
 	} {
 		dec := xml.NewDecoder(strings.NewReader(doc))

@@ -594,8 +594,11 @@ func fleetChart(r *Run) string {
 		if be == nil || len(be.Sizes) < 2 {
 			continue
 		}
-		for _, key := range requestKeys {
-			s := lineSeries{name: key + " " + name, dashed: name == "mariadb"}
+		for i, key := range requestKeys {
+			s := lineSeries{name: key, color: i, dashed: name == "mariadb"}
+			if name == "mariadb" && r.backend("sqlite") != nil {
+				s.name = ""
+			}
 			for _, sr := range be.Sizes {
 				if l := sr.load(key); l != nil && l.Requests > 0 {
 					s.points = append(s.points, [2]float64{float64(sr.Nodes), float64(l.CPUPerRequest()) / float64(time.Millisecond)})
@@ -607,7 +610,7 @@ func fleetChart(r *Run) string {
 	if len(series) == 0 {
 		return ""
 	}
-	return lineChart("Server CPU per request against fleet size (log scale)", "nodes in the fleet", "CPU ms per request", series, true, true, nil)
+	return lineChart("CPU per request against fleet size (solid SQLite, dashed MariaDB)", "nodes in the fleet (log scale)", "CPU ms per request", series, true, true, nil)
 }
 
 // pageReport is the page-size table and chart.
@@ -639,8 +642,11 @@ func pageReport(r *Run) (string, string) {
 				fmt.Fprintf(&b, "| %d | %s | %s |\n", limit, strings.Join(cells, " | "), strings.Join(per, " | "))
 			}
 			b.WriteString("\n")
-			for _, key := range []string{"list", "detail", "nova"} {
-				s := lineSeries{name: key + " " + name, dashed: name == "mariadb"}
+			for i, key := range []string{"list", "detail", "nova"} {
+				s := lineSeries{name: key, color: i, dashed: name == "mariadb"}
+				if name == "mariadb" && r.backend("sqlite") != nil {
+					s.name = ""
+				}
 				for _, pp := range sr.Pages {
 					if pp.Key == key {
 						s.points = append(s.points, [2]float64{float64(pp.Limit), float64(pp.CPU) / float64(time.Millisecond)})
@@ -653,18 +659,18 @@ func pageReport(r *Run) (string, string) {
 	if len(series) == 0 {
 		return "", ""
 	}
-	return lineChart("Server CPU per list request against page size", "nodes per page (limit)", "CPU ms per request", series, false, false, nil), b.String()
+	return lineChart("CPU per list request against page size (solid SQLite, dashed MariaDB)", "nodes per page (limit)", "CPU ms per request", series, false, false, nil), b.String()
 }
 
 // syncChart plots the power-sync pass's CPU against fleet size.
 func syncChart(r *Run) string {
 	var series []lineSeries
-	for _, name := range []string{"sqlite", "mariadb"} {
+	for i, name := range []string{"sqlite", "mariadb"} {
 		be := r.backend(name)
 		if be == nil {
 			continue
 		}
-		s := lineSeries{name: "pass CPU-s " + name}
+		s := lineSeries{name: "pass CPU-s " + name, color: i}
 		for _, sr := range be.Sizes {
 			if sr.Sync != nil {
 				s.points = append(s.points, [2]float64{float64(sr.Sync.Nodes), sr.Sync.CPU.Seconds()})
@@ -677,7 +683,7 @@ func syncChart(r *Run) string {
 	if len(series) == 0 {
 		return ""
 	}
-	series = append(series, lineSeries{name: "goal: 5 CPU-s at 50,000", dashed: true, points: [][2]float64{{0, 0}, {50000, goalSyncCPU}, {100000, 2 * goalSyncCPU}}})
+	series = append(series, lineSeries{name: "goal: 5 CPU-s at 50,000", color: 3, dashed: true, points: [][2]float64{{0, 0}, {50000, goalSyncCPU}, {100000, 2 * goalSyncCPU}}})
 	return lineChart("Power-sync pass: conductor CPU against fleet size", "nodes", "CPU seconds per pass", series, false, false, nil)
 }
 
@@ -693,8 +699,10 @@ func rssChart(be *BackendRun) string {
 		ls.points = append(ls.points, [2]float64{s.At.Seconds(), float64(s.KiB) / 1024})
 	}
 	var series []lineSeries
-	for _, name := range slices.Sorted(maps.Keys(byProc)) {
-		series = append(series, *byProc[name])
+	for i, name := range slices.Sorted(maps.Keys(byProc)) {
+		ls := *byProc[name]
+		ls.color = i
+		series = append(series, ls)
 	}
 	var marks []vmark
 	for _, p := range be.Phases {

@@ -30,9 +30,11 @@ type barSeries struct {
 	values []float64
 }
 
-// lineSeries is one line of a line chart.
+// lineSeries is one line of a line chart: color indexes the palette; a
+// series without a name has no legend entry (it shares one).
 type lineSeries struct {
 	name   string
+	color  int
 	dashed bool
 	points [][2]float64
 }
@@ -69,13 +71,16 @@ func (d *svgDoc) line(x1, y1, x2, y2 float64, stroke string, width float64, dash
 	fmt.Fprintf(&d.b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%.1f"%s/>`+"\n", x1, y1, x2, y2, stroke, width, extra)
 }
 
-func (d *svgDoc) legend(names []string, dashed []bool) {
+func (d *svgDoc) legend(names []string, colors []int, dashed []bool) {
 	x := float64(padL)
 	y := float64(chartH - 14)
 	for i, n := range names {
-		c := palette[i%len(palette)]
+		if n == "" {
+			continue
+		}
+		c := palette[colors[i]%len(palette)]
 		dash := ""
-		if i < len(dashed) && dashed[i] {
+		if dashed[i] {
 			dash = "5,3"
 		}
 		d.line(x, y-4, x+18, y-4, c, 4, dash)
@@ -215,10 +220,11 @@ func barChart(title, yLabel string, categories []string, series []barSeries, log
 	}
 	d.line(padL, base, chartW-padR, base, "#444", 1, "")
 	names := make([]string, len(series))
+	colors := make([]int, len(series))
 	for i, s := range series {
-		names[i] = s.name
+		names[i], colors[i] = s.name, i
 	}
-	d.legend(names, nil)
+	d.legend(names, colors, make([]bool, len(series)))
 	return d.String()
 }
 
@@ -270,10 +276,11 @@ func lineChart(title, xLabel, yLabel string, series []lineSeries, logX, logY boo
 		}
 	}
 	names := make([]string, len(series))
+	colors := make([]int, len(series))
 	dashed := make([]bool, len(series))
 	for i, s := range series {
-		names[i], dashed[i] = s.name, s.dashed
-		c := palette[i%len(palette)]
+		names[i], colors[i], dashed[i] = s.name, s.color, s.dashed
+		c := palette[s.color%len(palette)]
 		var pts []string
 		for _, p := range s.points {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x.at(p[0]), y.at(p[1])))
@@ -290,6 +297,6 @@ func lineChart(title, xLabel, yLabel string, series []lineSeries, logX, logY boo
 			}
 		}
 	}
-	d.legend(names, dashed)
+	d.legend(names, colors, dashed)
 	return d.String()
 }
