@@ -35,11 +35,20 @@ func (p *process) stop() {
 	p.cleanups = nil
 }
 
+// TokenEnv names the environment variable that may carry the
+// pre-generated agent token, which keeps it out of the process's
+// arguments (readable by every user of the machine).
+const TokenEnv = "IPA_AGENT_TOKEN"
+
 type processOptions struct {
 	apiURL, token, inspectionData, failStep string
-	macs                                    []string
-	tls, noHeartbeat, wrongToken            bool
-	interval, powerOffDelay                 time.Duration
+	// inspectionURL is ipa-inspection-callback-url; apiURL's
+	// /v1/continue_inspection when empty.
+	inspectionURL                string
+	macs                         []string
+	tls, noHeartbeat, wrongToken bool
+	interval, powerOffDelay      time.Duration
+	bootDelay                    time.Duration
 }
 
 func parseProcess(name string, args []string, stderr io.Writer) (processOptions, error) {
@@ -48,8 +57,10 @@ func parseProcess(name string, args []string, stderr io.Writer) (processOptions,
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.apiURL, "api-url", "", "Ironic API root (ipa-api-url)")
 	macs := fs.String("mac", "", "comma-separated MAC addresses of the machine")
-	fs.StringVar(&o.token, "token", "", "pre-generated agent token (ipa-agent-token)")
+	fs.StringVar(&o.token, "token", "", "pre-generated agent token (ipa-agent-token); $"+TokenEnv+" when not given")
 	fs.StringVar(&o.inspectionData, "inspection-data", "", "JSON file of {\"inventory\", \"plugin_data\"} to send to /v1/continue_inspection first")
+	fs.StringVar(&o.inspectionURL, "inspection-callback-url", "", "where the inspection data goes (ipa-inspection-callback-url); the API's /v1/continue_inspection by default")
+	fs.DurationVar(&o.bootDelay, "boot-delay", 0, "time the ramdisk takes to boot before its API answers and it calls Ironic")
 	fs.StringVar(&o.failStep, "fail-step", "", "name of a clean, deploy or service step that fails")
 	fs.BoolVar(&o.tls, "tls", false, "serve HTTPS and send the certificate as agent_verify_ca")
 	fs.BoolVar(&o.noHeartbeat, "no-heartbeat", false, "look the node up but never heartbeat")
@@ -63,6 +74,9 @@ func parseProcess(name string, args []string, stderr io.Writer) (processOptions,
 		return o, errors.New("-api-url and -mac are required")
 	}
 	o.macs = strings.Split(*macs, ",")
+	if o.token == "" {
+		o.token = os.Getenv(TokenEnv)
+	}
 	return o, nil
 }
 
@@ -80,6 +94,9 @@ func failingStep(kind, name string) Handler {
 }
 
 func runProcess(ctx context.Context, p *process, o processOptions, stdout io.Writer) error {
+	if !sleepCtx(ctx, o.bootDelay) {
+		return nil
+	}
 	agent := New(p)
 	if o.tls {
 		agent.WithTLS()
@@ -109,7 +126,11 @@ func runProcess(ctx context.Context, p *process, o processOptions, stdout io.Wri
 		if err := json.Unmarshal(raw, &data); err != nil {
 			return fmt.Errorf("decode inspection data: %w", err)
 		}
-		if _, err := client.ContinueInspection(ctx, data.Inventory, data.PluginData); err != nil {
+		inspector := client
+		if o.inspectionURL != "" {
+			inspector = &IronicClient{BaseURL: strings.TrimSuffix(o.inspectionURL, "/v1/continue_inspection"), Token: o.token}
+		}
+		if _, err := inspector.ContinueInspection(ctx, data.Inventory, data.PluginData); err != nil {
 			p.Logf("continue_inspection: %v", err)
 		}
 	}
@@ -135,20 +156,38 @@ func runProcess(ctx context.Context, p *process, o processOptions, stdout io.Wri
 	if o.wrongToken {
 		client.Token = "not-" + client.Token
 	}
+	// The machine's power is looked at more often than it heartbeats,
+	// so that it goes off when its flush ends, not at the next beat.
+	look := min(o.interval, powerLook)
+	var next time.Time
 	for {
 		if agent.PoweredOff() {
 			p.Logf("powered off after standby.power_off")
+			// What a BMC, or the lab's machine, reads.
+			fmt.Fprintln(stdout, PoweredOffLine)
 			<-ctx.Done()
 			return nil
 		}
-		if err := client.Heartbeat(ctx, node, agent.URL(), agent.CAPEM()); err != nil && ctx.Err() == nil {
-			p.Logf("heartbeat: %v", err)
+		if now := time.Now(); !now.Before(next) {
+			if err := client.Heartbeat(ctx, node, agent.URL(), agent.CAPEM()); err != nil && ctx.Err() == nil {
+				p.Logf("heartbeat: %v", err)
+			}
+			next = now.Add(o.interval)
 		}
-		if !sleepCtx(ctx, o.interval) {
+		if !sleepCtx(ctx, look) {
 			return nil
 		}
 	}
 }
+
+// powerLook is how often a running agent process checks whether its
+// machine has gone off.
+const powerLook = 100 * time.Millisecond
+
+// PoweredOffLine is what the process writes to stdout once its machine
+// is off after standby.power_off: the lab's machine then reports its
+// power off, as a server's BMC sees its OS shut it down.
+const PoweredOffLine = "POWERED_OFF"
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
 	select {
@@ -170,10 +209,12 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 //	NAME -api-url http://127.0.0.1:6385 -mac 52:54:00:12:34:56 [-tls]
 //	     [-token T] [-inspection-data data.json]
 //	     [-fail-step erase_devices_metadata] [-no-heartbeat] [-wrong-token]
-//	     [-power-off-delay 2s] [-heartbeat-interval 1s]
+//	     [-power-off-delay 2s] [-heartbeat-interval 1s] [-boot-delay 3s]
+//	     [-inspection-callback-url URL]
 //
-// Once listening it writes "IPA_URL=<url>" to stdout; its log goes to
-// stderr.
+// It stays silent for -boot-delay, as a ramdisk booting. Once listening
+// it writes "IPA_URL=<url>" to stdout, and PoweredOffLine once the
+// machine is off; its log goes to stderr.
 func Main(ctx context.Context, name string, args []string, stdout, stderr io.Writer) error {
 	p := &process{log: log.New(stderr, name+": ", log.LstdFlags)}
 	o, err := parseProcess(name, args, stderr)

@@ -103,6 +103,9 @@ type BMC struct {
 	adapters     []*NetworkAdapter
 	startOnReset bool
 
+	// ramdisk is how the machines run their ramdisk (RunMachines).
+	ramdisk RamdiskConfig
+
 	// dell, when set, makes the BMC an iDRAC (dell.go).
 	dell *dellOEM
 }

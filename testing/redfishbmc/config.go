@@ -1,10 +1,12 @@
 package redfishbmc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
 	"net"
+	"time"
 )
 
 // Config describes an emulator that runs on its own. cmd/redfishbmc reads
@@ -24,6 +26,39 @@ type Config struct {
 	// test injects faults into the process.
 	Control bool           `json:"control"`
 	Systems []SystemConfig `json:"systems"`
+	// Ramdisk is how the machines behind the BMC run the ramdisk they
+	// boot; only a Main given a RamdiskStarter boots them (machines.go).
+	Ramdisk RamdiskConfig `json:"ramdisk"`
+}
+
+// RamdiskConfig tunes the ramdisk a machine boots; zero values leave the
+// starter's defaults.
+type RamdiskConfig struct {
+	// BootDelay is how long the ramdisk takes from power-on to its first
+	// call to the API (a real one takes minutes).
+	BootDelay Duration `json:"boot_delay"`
+	// HeartbeatInterval is the time between the agent's heartbeats.
+	HeartbeatInterval Duration `json:"heartbeat_interval"`
+	// PowerOffDelay is how long the agent takes from standby.power_off
+	// to the machine being off (it syncs and flushes the disks).
+	PowerOffDelay Duration `json:"power_off_delay"`
+}
+
+// Duration is a time.Duration written as Go writes it in JSON ("1.5s").
+type Duration time.Duration
+
+// UnmarshalJSON reads "1.5s".
+func (d *Duration) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("a duration is a string such as \"2s\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
 }
 
 // SystemConfig is one system of a Config.
@@ -40,6 +75,8 @@ type SystemConfig struct {
 	NICs         []NICConfig    `json:"nics"`
 	Bios         map[string]any `json:"bios"`
 	RAIDDrives   []RAIDDrive    `json:"raid_drives"`
+	// PowerDelay is how long a power transition takes (PowerDelay).
+	PowerDelay Duration `json:"power_delay"`
 }
 
 // NICConfig is one EthernetInterface; State defaults to "Enabled", a
@@ -73,6 +110,7 @@ func Build(c Config, l *log.Logger) (*BMC, error) {
 	if c.Control {
 		b.WithControl()
 	}
+	b.ramdisk = c.Ramdisk
 	seen := map[string]bool{}
 	for i, s := range c.Systems {
 		if s.ID == "" {
@@ -130,6 +168,12 @@ func (s SystemConfig) options() ([]SystemOption, error) {
 			state = "Enabled"
 		}
 		opts = append(opts, EthernetInterface(id, n.MAC, state), NICSpeed(id, n.SpeedMbps))
+	}
+	if s.PowerDelay < 0 {
+		return nil, fmt.Errorf("power_delay %s is negative", time.Duration(s.PowerDelay))
+	}
+	if s.PowerDelay > 0 {
+		opts = append(opts, PowerDelay(time.Duration(s.PowerDelay)))
 	}
 	if s.Bios != nil {
 		opts = append(opts, Bios(s.Bios))

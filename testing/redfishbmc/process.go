@@ -9,7 +9,13 @@ import (
 	"io"
 	"log"
 	"os"
+	"sync"
+	"time"
 )
+
+// machinePoll is how often the machines of Main look at their BMC: a
+// server reacts to its power within a fraction of a second.
+const machinePoll = 100 * time.Millisecond
 
 // Main runs an emulator as a process until ctx ends: cmd/redfishbmc and
 // `ironic lab bmc` are this, under two names. It reads a Config as JSON
@@ -17,8 +23,10 @@ import (
 // command line), writes "URL <base URL>" to stdout once it listens, and
 // logs every request to stderr with credentials left out. With
 // "control": true, faults are injected through the control API under
-// /emulator/ (BMC.WithControl).
-func Main(ctx context.Context, name string, args []string, stdout, stderr io.Writer) error {
+// /emulator/ (BMC.WithControl). Given a RamdiskStarter, the systems
+// behave as servers that boot the ramdisk of the ISO inserted
+// (RunMachines, `ironic lab bmc`); without one they only keep state.
+func Main(ctx context.Context, name string, args []string, stdout, stderr io.Writer, start ...RamdiskStarter) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", "", "JSON file holding the emulator's configuration")
@@ -46,8 +54,18 @@ func Main(ctx context.Context, name string, args []string, stdout, stderr io.Wri
 		return err
 	}
 	fmt.Fprintf(stdout, "URL %s\n", url)
+	var machines sync.WaitGroup
+	for _, s := range start {
+		machines.Add(1)
+		go func() {
+			defer machines.Done()
+			bmc.RunMachines(ctx, machinePoll, s)
+		}()
+	}
 	<-ctx.Done()
 	logger.Printf("%s: stopping", name)
+	// The ramdisks stop first: their machines lose power with the BMC.
+	machines.Wait()
 	bmc.Close()
 	return nil
 }

@@ -19,7 +19,10 @@ type System struct {
 	// settleAfter is how many GETs of the system a power transition takes;
 	// the old state is reported until then.
 	settleAfter int
-	pending     *transition
+	// powerDelay is how long a power transition takes on the BMC's
+	// clock; the old state is reported until then.
+	powerDelay time.Duration
+	pending    *transition
 
 	BootTarget  string
 	BootEnabled string
@@ -56,9 +59,12 @@ type System struct {
 	hw hardware
 }
 
+// transition is a power change under way; it completes after polls GETs
+// (when counted) or at due (when set), whichever comes first.
 type transition struct {
 	target string
 	polls  int
+	due    time.Time
 }
 
 type secureBoot struct {
@@ -125,6 +131,11 @@ func PowerState(state string) SystemOption { return func(s *System) { s.PowerSta
 // SettleAfter makes power transitions take effect only after n GETs of the
 // system, so clients have to wait for the state to settle.
 func SettleAfter(n int) SystemOption { return func(s *System) { s.settleAfter = n } }
+
+// PowerDelay makes power transitions take d, as a server does between
+// the BMC's command and its power supply's: clients, and the machine
+// behind the BMC, see the old state until then.
+func PowerDelay(d time.Duration) SystemOption { return func(s *System) { s.powerDelay = d } }
 
 // Manufacturer sets the system's Manufacturer.
 func Manufacturer(m string) SystemOption { return func(s *System) { s.Manufacturer = m } }
@@ -200,7 +211,7 @@ func (s *System) reset(resetType string) bool {
 		// A restart passes through off; with settling the client sees
 		// it off for a while before it comes back.
 		target = On
-		if s.settleAfter > 0 {
+		if s.settleAfter > 0 || s.powerDelay > 0 {
 			s.PowerState = Off
 		}
 	case "Nmi":
@@ -213,8 +224,11 @@ func (s *System) reset(resetType string) bool {
 	if s.bootModeAfterReboot && s.pendingBootMode != "" && target == On {
 		s.BootMode, s.pendingBootMode = s.pendingBootMode, ""
 	}
-	if s.settleAfter > 0 && target != s.PowerState {
+	if (s.settleAfter > 0 || s.powerDelay > 0) && target != s.PowerState {
 		s.pending = &transition{target: target, polls: s.settleAfter}
+		if s.powerDelay > 0 {
+			s.pending.due = time.Now().Add(s.powerDelay)
+		}
 		return true
 	}
 	s.pending = nil
@@ -235,9 +249,23 @@ func (s *System) poll() {
 	if s.pending == nil {
 		return
 	}
-	s.pending.polls--
-	if s.pending.polls <= 0 {
-		s.PowerState = s.pending.target
+	if s.settleAfter > 0 {
+		s.pending.polls--
+	}
+	s.settle()
+}
+
+// settle completes the pending transition once its GETs are counted or
+// its time has come.
+func (s *System) settle() {
+	p := s.pending
+	if p == nil {
+		return
+	}
+	counted := s.settleAfter > 0 && p.polls <= 0
+	timed := !p.due.IsZero() && !time.Now().Before(p.due)
+	if counted || timed {
+		s.PowerState = p.target
 		s.pending = nil
 	}
 }
@@ -262,14 +290,18 @@ func (s *System) copy() System {
 func (b *BMC) Snapshot(id string) System {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.mustSystem(id).copy()
+	s := b.mustSystem(id)
+	s.settle()
+	return s.copy()
 }
 
 // Power returns the system's current power state as Redfish reports it.
 func (b *BMC) Power(id string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.mustSystem(id).PowerState
+	s := b.mustSystem(id)
+	s.settle()
+	return s.PowerState
 }
 
 // SetPower changes the power state behind the client's back.
