@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -94,7 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return finish(r, s, stdout)
 	}
-	r := &Run{Started: time.Now(), Machine: machine(), Command: s.command, Duration: s.duration, Conc: s.loadConcurrency, Agents: slices.Max(s.agents)}
+	r := &Run{Started: time.Now(), Machine: machine(), Command: s.command, Commit: headCommit(), Duration: s.duration, Conc: s.loadConcurrency, Agents: slices.Max(s.agents)}
 	backends := slices.Clone(s.backends)
 	switch {
 	case s.upstream == "off":
@@ -152,6 +153,16 @@ func finish(r *Run, s *settings, stdout io.Writer) error {
 		return nil
 	}
 	return writeReport(r, s.markdown, s.chartDir)
+}
+
+// headCommit names the checkout's HEAD; the binary may hold uncommitted
+// edits of the working tree besides.
+func headCommit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func firstLine(s string) string {

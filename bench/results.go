@@ -18,6 +18,7 @@ type Run struct {
 	Finished time.Time     `json:"finished"`
 	Machine  string        `json:"machine"`
 	Command  string        `json:"command"`
+	Commit   string        `json:"commit"`   // of the tree the bench ran in
 	LoadAvg  []string      `json:"load_avg"` // at the start of each backend and at the end
 	Duration time.Duration `json:"duration"`
 	Conc     int           `json:"concurrency"`
