@@ -99,13 +99,14 @@ func checkHardwareTypes(cfg *config.Config) checkResult {
 }
 
 // checkUnknownOptions lists what the configuration files say that no
-// option is: oslo.config ignores it, so a misspelt option keeps its
-// default.
+// option is (oslo.config ignores it, so a misspelt option keeps its
+// default) and the options they set that have no effect here.
 func checkUnknownOptions(cfg *config.Config) checkResult {
 	var lines []string
 	for _, u := range cfg.Unknown() {
 		lines = append(lines, u.String())
 	}
+	lines = append(lines, ineffectiveOptions(cfg)...)
 	if len(lines) > 0 {
 		return checkResult{1, strings.Join(lines, "\n")}
 	}

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/openkeel/ironic/internal/config"
+)
+
+// ineffectiveOptions says, one line each, which options the files set that
+// change nothing here: those of internal/config/unread.go set away from
+// their default, and rpc_transport = oslo, which the mode overrides (the
+// API and conductors talk JSON-RPC until oslo.messaging RPC exists).
+func ineffectiveOptions(cfg *config.Config) []string {
+	var lines []string
+	if cfg.IsSetOf(config.DefaultRPCTransport) && cfg.StringOf(config.DefaultRPCTransport) == "oslo" {
+		lines = append(lines, "option [DEFAULT]/rpc_transport = oslo has no effect in openkeel (not yet implemented (issue #28): "+
+			"the API and conductors talk JSON-RPC, the all-in-one calls in-process)")
+	}
+	for _, i := range cfg.Ineffective() {
+		lines = append(lines, i.String())
+	}
+	return lines
+}
+
+// warnIneffective logs each option a file sets that changes nothing, so
+// that an operator who relies on one learns it at start-up.
+func warnIneffective(cfg *config.Config, log *slog.Logger) {
+	for _, line := range ineffectiveOptions(cfg) {
+		log.Warn(line)
+	}
+}
