@@ -20,6 +20,9 @@ import (
 // dellManagerID is the iDRAC's manager Id.
 const dellManagerID = "iDRAC.Embedded.1"
 
+// dellControllerID is the FQDD of the RAID controller.
+const dellControllerID = "RAID.Integrated.1-1"
+
 // resetDrops is how many requests an iDRAC being reset drops.
 const resetDrops = 4
 
@@ -36,6 +39,11 @@ type dellOEM struct {
 	importFaults []string
 	// nonRAID are drives in non-RAID mode, by system.
 	nonRAID map[string][]string
+	// foreign marks the systems whose RAID controller sees a foreign
+	// configuration; controllerMode is the Dell ControllerMode of a
+	// system's RAID controller ("" shows no Controllers collection).
+	foreign        map[string]bool
+	controllerMode map[string]string
 	// staleEject is how many requests a slot keeps showing ejected media;
 	// ejecting counts them down per slot.
 	staleEject int
@@ -66,7 +74,8 @@ type DellJobInfo struct {
 func (b *BMC) WithDellOEM() *BMC {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.dell = &dellOEM{model: "14G Monolithic", nonRAID: map[string][]string{}, ejecting: map[string]*staleMedia{}}
+	b.dell = &dellOEM{model: "14G Monolithic", nonRAID: map[string][]string{}, ejecting: map[string]*staleMedia{},
+		foreign: map[string]bool{}, controllerMode: map[string]string{}}
 	b.manager.ID = dellManagerID
 	b.vendor = "Dell"
 	return b
@@ -97,6 +106,41 @@ func (b *BMC) DellNonRAIDDrivesOf(system string) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.mustDell().nonRAID[system])
+}
+
+// DellForeignConfig gives a system's RAID controller a foreign
+// configuration, which ClearForeignConfig clears with a RAIDConfiguration
+// job.
+func (b *BMC) DellForeignConfig(system string) *BMC {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mustDell().foreign[system] = true
+	return b
+}
+
+// DellControllerMode gives a system's RAID controller a Controllers
+// collection whose controller reports this Dell ControllerMode ("HBA" for a
+// PERC in non-RAID mode); a PATCH to RAID mode runs as a job.
+func (b *BMC) DellControllerMode(system, mode string) *BMC {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mustDell().controllerMode[system] = mode
+	return b
+}
+
+// DellControllerModeOf is the ControllerMode of a system's RAID controller.
+func (b *BMC) DellControllerModeOf(system string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mustDell().controllerMode[system]
+}
+
+// DellForeignConfigOf tells whether a system's controller still sees a
+// foreign configuration.
+func (b *BMC) DellForeignConfigOf(system string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mustDell().foreign[system]
 }
 
 // DellFailNextImport has the next configuration import refused with a
@@ -535,7 +579,52 @@ func (b *BMC) dellSystemRoute(r *http.Request, path string, body []byte) (respon
 		return response{status: http.StatusAccepted, headers: map[string]string{
 			"Location": root + "/Managers/" + dellManagerID + "/Jobs/" + j.id}, body: map[string]any{}}, true
 	case path == raidSvc+"/Actions/DellRaidService.ClearForeignConfig" && r.Method == http.MethodPost:
-		return dellError(http.StatusBadRequest, "IDRAC.2.8.STOR018", "No foreign configuration found."), true
+		if !d.foreign[s.ID] {
+			return dellError(http.StatusBadRequest, "IDRAC.2.8.STOR018", "No foreign configuration found."), true
+		}
+		j := d.newJob("Clear foreign configuration", "RAIDConfiguration", max(b.taskPolls, defaultTaskPolls),
+			func() { d.foreign[s.ID] = false })
+		return response{status: http.StatusAccepted, headers: map[string]string{
+			"Location": root + "/Managers/" + dellManagerID + "/Jobs/" + j.id}, body: map[string]any{}}, true
+	case sub == "Storage/1" && r.Method == http.MethodGet && s.hw.raid != nil && d.controllerMode[s.ID] != "":
+		resp, ok := b.raidRoute(r, s, sub, path, body)
+		if ok {
+			resp.body.(map[string]any)["Controllers"] = link(path + "/Controllers")
+		}
+		return resp, ok
+	case sub == "Storage/1/Controllers" && d.controllerMode[s.ID] != "":
+		return b.getOnly(r, func() any {
+			return collection(path, "StorageControllerCollection", path+"/"+dellControllerID)
+		}), true
+	case sub == "Storage/1/Controllers/"+dellControllerID && d.controllerMode[s.ID] != "":
+		switch r.Method {
+		case http.MethodGet:
+			return response{status: http.StatusOK, body: map[string]any{"@odata.id": path,
+				"@odata.type": "#StorageController.v1_2_0.StorageController", "Id": dellControllerID,
+				"Name": "PERC H730P Mini", "SupportedRAIDTypes": []any{"RAID0", "RAID1"},
+				"Oem": map[string]any{"Dell": map[string]any{"DellStorageController": map[string]any{
+					"ControllerMode": d.controllerMode[s.ID]}}}}}, true
+		case http.MethodPatch:
+			var req struct {
+				Oem struct {
+					Dell struct {
+						DellStorageController struct{ ControllerMode string }
+					}
+				}
+			}
+			if resp, ok := decode(body, &req); !ok {
+				return resp, true
+			}
+			mode := req.Oem.Dell.DellStorageController.ControllerMode
+			if mode != "RAID" && mode != "HBA" {
+				return dellError(http.StatusBadRequest, "IDRAC.2.8.SYS426", "Invalid ControllerMode "+mode), true
+			}
+			j := d.newJob("Configure: "+dellControllerID, "RAIDConfiguration", max(b.taskPolls, defaultTaskPolls),
+				func() { d.controllerMode[s.ID] = mode })
+			return response{status: http.StatusAccepted, headers: map[string]string{
+				"Location": taskServiceURI + "/Tasks/" + j.id}, body: map[string]any{}}, true
+		}
+		return methodNotAllowed(), true
 	case strings.HasPrefix(sub, "Storage/1/Drives/") && r.Method == http.MethodGet && s.hw.raid != nil:
 		drive := strings.TrimPrefix(sub, "Storage/1/Drives/")
 		resp, ok := b.raidRoute(r, s, sub, path, body)

@@ -281,3 +281,46 @@ func TestVirtualMediaBootRamdisk(t *testing.T) {
 		t.Fatalf("media after clean up %q", got)
 	}
 }
+
+// After a RAID deletion the foreign configuration is cleared by a job that
+// needs a reboot, polled until done, then the PERC in HBA mode is switched
+// to RAID mode by another job after a reboot, and the step is done.
+func TestRAIDDeleteClearsForeignConfigAndConvertsController(t *testing.T) {
+	bmc := idracBMC(t, redfishbmc.PowerState(redfishbmc.On),
+		redfishbmc.RAIDController(redfishbmc.RAIDDrive{ID: "Disk.Bay.0", CapacityBytes: 480 << 30, MediaType: "SSD", Protocol: "SATA"})).
+		DellForeignConfig(sysID).DellControllerMode(sysID, "HBA")
+	f := newFixture(t, bmc)
+	n := f.task.Node
+	n.DriverInternalInfo[model.DIICleaningDisableRamdisk] = true
+	resets := len(bmc.Snapshot(sysID).Resets)
+	if state := f.step(t, f.raid, "delete_configuration", map[string]any{}); state != states.CleanWait {
+		t.Fatalf("state %q", state)
+	}
+	if n.DriverInternalInfo[raidConfigSubstep] != substepClearForeign || len(taskMonitorURIs(n)) != 1 {
+		t.Fatalf("driver_internal_info %v", n.DriverInternalInfo)
+	}
+	if !f.raid.AsyncStepPending(n) {
+		t.Fatal("the iDRAC jobs are not pending")
+	}
+	for i := 0; ; i++ {
+		if i == 10 {
+			t.Fatalf("still polling: %v", n.DriverInternalInfo)
+		}
+		status, err := f.raid.PollAsyncStep(f.ctx, f.task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status == driver.AsyncStepDone {
+			break
+		}
+	}
+	if bmc.DellForeignConfigOf(sysID) || bmc.DellControllerModeOf(sysID) != "RAID" {
+		t.Fatalf("foreign %v, mode %s", bmc.DellForeignConfigOf(sysID), bmc.DellControllerModeOf(sysID))
+	}
+	if got := len(bmc.Snapshot(sysID).Resets) - resets; got == 0 {
+		t.Fatal("the controller conversion did not reboot the node")
+	}
+	if f.raid.AsyncStepPending(n) {
+		t.Fatalf("still pending: %v", n.DriverInternalInfo)
+	}
+}

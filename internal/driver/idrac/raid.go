@@ -51,7 +51,7 @@ func (r *RAID) Steps() []driver.StepSpec {
 }
 
 // StepHandlers are the redfish handlers, each after the wait for
-// real-time readiness.
+// real-time readiness; a deletion is followed by postDelete.
 func (r *RAID) StepHandlers() map[string]driver.StepFunc {
 	out := maps.Clone(r.RAID.StepHandlers())
 	for name, fn := range out {
@@ -59,7 +59,11 @@ func (r *RAID) StepHandlers() map[string]driver.StepFunc {
 			if err := r.dell.waitRealtimeReady(ctx, task); err != nil {
 				return "", err
 			}
-			return fn(ctx, task, args)
+			state, err := fn(ctx, task, args)
+			if err != nil || name != "delete_configuration" {
+				return state, err
+			}
+			return r.postDelete(ctx, task, state)
 		}
 	}
 	return out

@@ -26,14 +26,22 @@ type Options struct {
 	// RAIDJobTimeout bounds the wait for a RAID job started inside a step
 	// (the conversion of drives to RAID mode): [drac]/raid_job_timeout.
 	RAIDJobTimeout time.Duration
+	// QueryRAIDConfigJobStatusInterval is the period of the poll of the
+	// iDRAC jobs a RAID step left: [drac]/query_raid_config_job_status_interval.
+	QueryRAIDConfigJobStatusInterval time.Duration
 }
 
 // DefaultOptions are the [drac] defaults.
-func DefaultOptions() Options { return Options{RAIDJobTimeout: 300 * time.Second} }
+func DefaultOptions() Options {
+	return Options{RAIDJobTimeout: 300 * time.Second, QueryRAIDConfigJobStatusInterval: 120 * time.Second}
+}
 
 // OptionsFromConfig reads [drac].
 func OptionsFromConfig(c *config.Config) Options {
-	return Options{RAIDJobTimeout: time.Duration(c.IntOf(config.DracRAIDJobTimeout)) * time.Second}
+	return Options{
+		RAIDJobTimeout:                   time.Duration(c.IntOf(config.DracRAIDJobTimeout)) * time.Second,
+		QueryRAIDConfigJobStatusInterval: time.Duration(c.IntOf(config.DracQueryRAIDConfigJobStatusInterval)) * time.Second,
+	}
 }
 
 // Register adds the idrac-redfish implementations of power, management,

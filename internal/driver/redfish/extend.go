@@ -8,6 +8,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/model"
 )
 
 // Extensions are the points where a vendor hardware type built on these
@@ -186,4 +187,48 @@ func (e *HTTPError) MessageIDs() []string {
 		out = append(out, i.MessageId)
 	}
 	return out
+}
+
+// SetAsyncStepFlags is upstream set_async_step_flags with every flag
+// given, for the flow the node is in (cleaning, deployment, servicing).
+func SetAsyncStepFlags(n *model.Node, reboot, skipCurrentStep, polling bool) {
+	setAsyncStepFlags(n, &reboot, &skipCurrentStep, &polling)
+}
+
+// AsyncWaitState is upstream get_async_step_return_state: the wait state
+// of the node's flow.
+func AsyncWaitState(n *model.Node) string { return flagsOf(n).wait }
+
+// RamdiskDisabled is upstream is_ramdisk_disabled for the node's flow.
+func RamdiskDisabled(n *model.Node) bool {
+	f := flagsOf(n)
+	if f.disableRamdisk == "" {
+		return false
+	}
+	off, _ := n.InternalInfo().Bool(f.disableRamdisk)
+	return off
+}
+
+// RebootToFinishStep is upstream reboot_to_finish_step.
+func RebootToFinishStep(ctx context.Context, task *driver.Task) (string, error) {
+	return rebootToFinishStep(ctx, task)
+}
+
+// TaskState is what a task monitor tells of a BMC task.
+type TaskState struct {
+	// Processing is true while the monitor answers 202.
+	Processing bool
+	// State and Status are the task's TaskState and TaskStatus.
+	State, Status string
+	// Messages are the task's messages' texts.
+	Messages []string
+}
+
+// TaskMonitor reads a task monitor (or task) URI.
+func (s *Session) TaskMonitor(uri string) (TaskState, error) {
+	t, err := getTaskMonitor(s.cl, uri)
+	if err != nil {
+		return TaskState{}, err
+	}
+	return TaskState{Processing: t.processing, State: t.state, Status: t.status, Messages: t.messages}, nil
 }
