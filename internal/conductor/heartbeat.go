@@ -27,9 +27,16 @@ import (
 // under the lock sees the node this worker then writes over. Nothing
 // lets the reservation prove the first read current instead: the nodes
 // table, upstream's schema, has no row version, and updated_at is kept
-// to the second. Upstream's upgrade_lock reloads the node the same way.
-// What the early return saves is the reservation and its read for
-// heartbeats that need no action.
+// to the second. Upstream's upgrade_lock reloads the node the same way;
+// here the reservation and that read are one transaction. What the early
+// return saves is that transaction for heartbeats that need no action.
+//
+// Upstream saves the agent's URL, version and heartbeat time at once; here
+// they wait for the flow's next save, or are written with the release
+// when the flow saves nothing (a step still running on the agent): one
+// write transaction less per heartbeat, and the same node in the
+// database once the lock is dropped, since no one else writes it while
+// this worker holds the lock.
 func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc.HeartbeatArgs) error {
 	if !c.heartbeatAllowed(ctx, t) {
 		t.Log().ErrorContext(ctx, "heartbeat from node in unsupported provision state, not taking any action", "state", t.Node.ProvisionState)
@@ -48,7 +55,7 @@ func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc
 	}
 	n.InternalInfo().Set(model.DIIAgentVersion, args.AgentVersion)
 	n.InternalInfo().Set(model.DIIAgentLastHeartbeat, c.clock.Now().UTC().Format(driver.AgentHeartbeatLayout))
-	if err := t.Save(ctx); err != nil {
+	if err := t.SaveLater(); err != nil {
 		return err
 	}
 	if n.Maintenance {

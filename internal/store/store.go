@@ -39,6 +39,9 @@ type Store interface {
 	// ListNodeSummaries is ListNodes reading only the columns of a
 	// NodeSummary, for the periodic tasks.
 	ListNodeSummaries(ctx context.Context, f NodeFilter, o ListOptions) ([]NodeSummary, error)
+	// ReadNodes reads at most NodeReadBatch nodes by id in one go, for
+	// the periodic tasks.
+	ReadNodes(ctx context.Context, ids []int64) ([]*model.Node, error)
 	GetNodeByPortAddresses(ctx context.Context, addresses []string) (*model.Node, error)
 	TouchNodeProvisioning(ctx context.Context, nodeID int64) error
 	CheckNodeList(ctx context.Context, idents []string, project string) (map[string]string, error)
@@ -46,6 +49,9 @@ type Store interface {
 	// The node lock.
 	ReserveNode(ctx context.Context, tag string, nodeID int64) (*model.Node, error)
 	ReleaseNode(ctx context.Context, tag string, nodeID int64) error
+	// SaveAndReleaseNode is a task's last save and its release in one
+	// write transaction.
+	SaveAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) error
 	ClearNodeReservationsForConductor(ctx context.Context, hostname string) ([]string, error)
 	ClearNodeTargetPowerState(ctx context.Context, hostname string) ([]string, error)
 

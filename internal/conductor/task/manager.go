@@ -179,8 +179,22 @@ type AcquireOptions struct {
 // Acquire loads the node named by ident (an integer id or a UUID) and
 // takes its lock. Errors: NodeNotFound, InvalidIdentity, NodeLocked, and
 // the driver resolver's (DriverNotFound, InterfaceNotFoundInEntrypoint…).
+//
+// A shared task reads the node once. An exclusive one reads it once too,
+// in the reservation's transaction: before it, only the node's id and
+// holder are looked up (none for an integer id), so that a node another
+// conductor holds is refused without taking the write lock.
 func (m *Manager) Acquire(ctx context.Context, ident string, opts AcquireOptions) (*Task, error) {
-	node, err := m.getNode(ctx, ident)
+	var (
+		node *model.Node
+		held *string
+		err  error
+	)
+	if opts.Shared {
+		node, err = m.getNode(ctx, ident)
+	} else {
+		node, held, err = m.lockTarget(ctx, ident)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -200,17 +214,46 @@ func (m *Manager) Acquire(ctx context.Context, ident string, opts AcquireOptions
 	}
 	t.log.DebugContext(ctx, "attempting to get lock on node", "type", t.lockType(), "purpose", purpose)
 	if !opts.Shared {
-		node, err = t.lock(ctx, node)
+		node, err = t.lock(ctx, node.ID, node.UUID, held)
 		if err != nil {
 			return nil, err
 		}
 	}
+	return m.setUp(t, node, opts)
+}
+
+// SharedFrom is Acquire of a shared task on a node the caller has just
+// read, for periodic tasks that read their nodes a batch at a time
+// instead of one read each: the task is exactly Acquire's, with n as the
+// node it read.
+func (m *Manager) SharedFrom(ctx context.Context, n *model.Node, opts AcquireOptions) (*Task, error) {
+	opts.Shared = true
+	purpose := opts.Purpose
+	if purpose == "" {
+		purpose = "unspecified action"
+	}
+	t := &Task{
+		m:       m,
+		base:    context.WithoutCancel(ctx),
+		shared:  true,
+		purpose: purpose,
+		retry:   !opts.NoRetry,
+		patient: opts.Patient,
+		tries:   opts.RetryAttempts,
+		log:     taskLogger(ctx, m.log, n.UUID),
+	}
+	return m.setUp(t, n, opts)
+}
+
+// setUp makes node the task's and resolves its state machine and driver.
+func (m *Manager) setUp(t *Task, node *model.Node, opts AcquireOptions) (*Task, error) {
 	t.held = m.clock.Now()
 	t.Node = node
 	if err := t.initFSM(); err != nil {
 		return nil, t.abandon(err)
 	}
 	if m.drivers != nil && !opts.NoDriver {
+		var err error
 		t.Driver, err = m.drivers.ForNode(t.Node)
 		if err != nil {
 			return nil, t.abandon(err)
@@ -264,6 +307,29 @@ func (m *Manager) getNode(ctx context.Context, ident string) (*model.Node, error
 		return nil, fmt.Errorf("load node %s: %w", ident, err)
 	}
 	return n, nil
+}
+
+// lockTarget finds the node an exclusive acquire reserves: a stub with
+// its id and UUID, and its holder as last seen. An integer identity is
+// the id itself and costs no read (the reservation's read answers
+// NodeNotFound); a UUID is looked up in the node's summary.
+func (m *Manager) lockTarget(ctx context.Context, ident string) (*model.Node, *string, error) {
+	if id, perr := strconv.ParseInt(ident, 10, 64); perr == nil {
+		return &model.Node{ID: id, UUID: ident}, nil, nil
+	}
+	u, perr := uuid.Parse(ident)
+	if perr != nil {
+		return nil, nil, errs.New(errs.ClassInvalidIdentity, map[string]any{"identity": ident})
+	}
+	want := u.String()
+	found, err := m.store.ListNodeSummaries(ctx, store.NodeFilter{UUID: &want, IncludeChildren: true}, store.ListOptions{Limit: 1})
+	if err != nil {
+		return nil, nil, fmt.Errorf("load node %s: %w", ident, err)
+	}
+	if len(found) == 0 {
+		return nil, nil, errs.NodeNotFound(ident)
+	}
+	return &model.Node{ID: found[0].ID, UUID: found[0].UUID}, found[0].Reservation, nil
 }
 
 // storeError turns the store's lock errors into Ironic's classes.

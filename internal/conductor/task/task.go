@@ -42,6 +42,10 @@ type Task struct {
 	// saved is a deep copy of Node as last loaded or written; Save writes
 	// the columns that differ from it.
 	saved model.Node
+	// pending is the node as SaveLater found it, written by the next save
+	// (which writes Node, so also what pending holds) or, when none comes,
+	// with the release; nil when nothing waits.
+	pending *model.Node
 
 	spawn       *pendingSpawn
 	errHook     SpawnErrorHook
@@ -129,8 +133,9 @@ func invalidState(err error) error {
 }
 
 // lock reserves the node with upstream's retry policy and returns it as
-// reloaded by the reservation.
-func (t *Task) lock(ctx context.Context, node *model.Node) (*model.Node, error) {
+// read by the reservation. held, when not nil, is the holder a read just
+// before found: the first try then fails without a write.
+func (t *Task) lock(ctx context.Context, id int64, uuid string, held *string) (*model.Node, error) {
 	m := t.m
 	attempts := m.settings.RetryAttempts
 	if t.tries > 0 {
@@ -161,14 +166,21 @@ func (t *Task) lock(ctx context.Context, node *model.Node) (*model.Node, error) 
 			t.log.WarnContext(ctx, "exceeded the normal maximum time window to reserve the node",
 				"purpose", t.purpose, "seconds", elapsed.Seconds())
 		}
-		released := m.releases.signal(node.ID)
-		n, err := m.store.ReserveNode(ctx, m.settings.Host, node.ID)
+		released := m.releases.signal(id)
+		var n *model.Node
+		var err error
+		if held != nil {
+			err = &store.NodeLockedError{Node: uuid, Host: *held}
+			held = nil
+		} else {
+			n, err = m.store.ReserveNode(ctx, m.settings.Host, id)
+		}
 		if err == nil {
 			t.log.DebugContext(ctx, "node reserved", "purpose", t.purpose, "seconds", m.clock.Now().Sub(start).Seconds())
 			observe("ok")
 			return n, nil
 		}
-		err = storeError(err, "reserve node "+node.UUID)
+		err = storeError(err, "reserve node "+uuid)
 		locked := errs.Is(err, errs.ClassNodeLocked)
 		if locked {
 			conflicts++
@@ -237,7 +249,7 @@ func (t *Task) UpgradeLock(ctx context.Context, opts UpgradeOptions) error {
 	}
 	t.log.DebugContext(ctx, "upgrading shared lock to an exclusive one", "purpose", t.purpose,
 		"held_seconds", t.m.clock.Now().Sub(t.held).Seconds())
-	n, err := t.lock(ctx, t.Node)
+	n, err := t.lock(ctx, t.Node.ID, t.Node.UUID, nil)
 	if err != nil {
 		return err
 	}
@@ -255,7 +267,7 @@ func (t *Task) DowngradeLock(ctx context.Context) error {
 	if t.shared {
 		return nil
 	}
-	if err := t.m.store.ReleaseNode(ctx, t.m.settings.Host, t.Node.ID); err != nil {
+	if err := t.releaseNode(ctx); err != nil {
 		return storeError(err, "release node "+t.Node.UUID)
 	}
 	t.m.releases.notify(t.Node.ID)
@@ -275,8 +287,12 @@ func (t *Task) reload(n *model.Node) error {
 	return t.initFSM()
 }
 
-// Refresh reloads the node from the database.
+// Refresh reloads the node from the database, after writing what
+// SaveLater left waiting.
 func (t *Task) Refresh(ctx context.Context) error {
+	if err := t.flushPending(ctx); err != nil {
+		return err
+	}
 	n, err := t.m.store.GetNodeByID(ctx, t.Node.ID)
 	if err != nil {
 		return storeError(err, "reload node "+t.Node.UUID)
@@ -320,7 +336,62 @@ func (t *Task) save(ctx context.Context, always ...string) error {
 	}
 	*t.Node = *n
 	t.snapshot()
+	t.pending = nil
 	return nil
+}
+
+// SaveLater marks what changed on Node so far to be written by the task's
+// next save or, when none comes, in the same transaction as the release
+// (store.SaveAndReleaseNode): a worker that records something and may
+// save again (a heartbeat's agent fields, then the flow's step) writes
+// once instead of twice, and the lock's holder is the only one who could
+// tell the difference. Changes made after SaveLater are not written at
+// release unless a save or another SaveLater takes them. It requires an
+// exclusive lock.
+func (t *Task) SaveLater() error {
+	if err := t.RequireExclusive(); err != nil {
+		return err
+	}
+	c := cloneNode(t.Node)
+	t.pending = &c
+	return nil
+}
+
+// pendingColumns names the columns SaveLater left to write.
+func (t *Task) pendingColumns() []string {
+	if t.pending == nil {
+		return nil
+	}
+	return changedColumns(&t.saved, t.pending)
+}
+
+// flushPending writes what SaveLater left waiting, before the node is
+// read again.
+func (t *Task) flushPending(ctx context.Context) error {
+	fields := t.pendingColumns()
+	if len(fields) == 0 {
+		t.pending = nil
+		return nil
+	}
+	host := t.m.settings.Host
+	if _, err := t.m.store.UpdateNodeIf(ctx, t.pending, store.NodeCondition{Reservation: &host}, fields...); err != nil {
+		return storeError(err, "save node "+t.Node.UUID)
+	}
+	t.pending = nil
+	return nil
+}
+
+// releaseNode drops the reservation, with what SaveLater left waiting
+// written in the same transaction.
+func (t *Task) releaseNode(ctx context.Context) error {
+	host := t.m.settings.Host
+	fields := t.pendingColumns()
+	pending := t.pending
+	t.pending = nil
+	if len(fields) == 0 {
+		return t.m.store.ReleaseNode(ctx, host, t.Node.ID)
+	}
+	return t.m.store.SaveAndReleaseNode(ctx, host, pending, fields...)
 }
 
 func containsString(list []string, s string) bool {
@@ -365,7 +436,7 @@ func (t *Task) release() error {
 	}
 	var err error
 	if !t.shared {
-		err = t.m.store.ReleaseNode(t.base, t.m.settings.Host, t.Node.ID)
+		err = t.releaseNode(t.base)
 		if errors.Is(err, store.ErrNotFound) {
 			err = nil
 		}
