@@ -1,7 +1,6 @@
 package apiutil
 
 import (
-	"bytes"
 	"regexp"
 	"strings"
 )
@@ -99,15 +98,47 @@ func IsSecretKey(k string) bool {
 	return false
 }
 
-// holdsSanitizeKey reports whether lower, lower-cased text, contains one
-// of sanitizeKeys.
-func holdsSanitizeKey(lower []byte) bool {
+// sanitizeByFirst lists sanitizeKeys by their first byte, built once at
+// start: holdsSanitizeKey tries at each position only the keys that can
+// start there rather than searching the text once per key.
+var sanitizeByFirst = func() (idx [256][]string) {
 	for _, k := range sanitizeKeys {
-		if bytes.Contains(lower, []byte(k)) {
-			return true
+		idx[k[0]] = append(idx[k[0]], k)
+	}
+	return idx
+}()
+
+// holdsSanitizeKey reports whether ASCII text s, lower-cased, contains one
+// of sanitizeKeys.
+func holdsSanitizeKey(s []byte) bool {
+	for i := range s {
+		for _, k := range sanitizeByFirst[asciiLower(s[i])] {
+			if hasLowerPrefix(s[i:], k) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+func asciiLower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasLowerPrefix reports whether s, lower-cased, starts with k.
+func hasLowerPrefix(s []byte, k string) bool {
+	if len(s) < len(k) {
+		return false
+	}
+	for j := 0; j < len(k); j++ {
+		if asciiLower(s[j]) != k[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // MaskDict is oslo.utils' mask_dict_password with Secret: a copy of m

@@ -39,9 +39,8 @@ type ColumnWriter struct {
 	// their order; key, the key being read.
 	keys [][]byte
 	key  []byte
-	// str holds a decoded string value being checked for secrets; lower,
-	// its lower-case form.
-	str, lower []byte
+	// str holds a decoded string value being checked for secrets.
+	str []byte
 }
 
 // AppendObject appends the column text raw ("" or "null" for a NULL
@@ -297,34 +296,29 @@ func (p *pyScanner) maskedString(b []byte) ([]byte, bool) {
 }
 
 // mayHoldSecret is MaskPassword's test of whether any pattern can apply
-// to s, lower-casing s once (without allocating when it is ASCII).
+// to s, without lower-casing s into a new string when it is ASCII.
 func (c *ColumnWriter) mayHoldSecret(s []byte) bool {
-	c.lower = c.lower[:0]
-	for _, ch := range s {
-		if ch >= utf8.RuneSelf {
-			return true
-		}
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		c.lower = append(c.lower, ch)
+	if !isASCII(s) {
+		return true
 	}
-	return holdsSanitizeKey(c.lower)
+	return holdsSanitizeKey(s)
 }
 
 // isSecretKey is IsSecretKey of a decoded key.
 func (c *ColumnWriter) isSecretKey(k []byte) bool {
-	c.lower = c.lower[:0]
-	for _, ch := range k {
-		if ch >= utf8.RuneSelf {
-			return IsSecretKey(string(k))
-		}
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		c.lower = append(c.lower, ch)
+	if !isASCII(k) {
+		return IsSecretKey(string(k))
 	}
-	return holdsSanitizeKey(c.lower)
+	return holdsSanitizeKey(k)
+}
+
+func isASCII(s []byte) bool {
+	for _, ch := range s {
+		if ch >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *pyScanner) array(b []byte, depth int) ([]byte, bool) {

@@ -41,20 +41,39 @@ type pageBuffer struct {
 // usual size is let go rather than held by the pool.
 const maxPooledPage = 8 << 20
 
-func (h *handlers) getPage() *pageBuffer {
-	if p, ok := h.pages.Get().(*pageBuffer); ok {
-		return p
+// getPage returns a buffer for a page of nodes. The pool loses its
+// buffers at garbage collections; a new buffer is then sized from the
+// bytes per node of the last page written, rather than grown by doubling
+// through copies of itself.
+func (h *handlers) getPage(plan *pagePlan, nodes int) *pageBuffer {
+	p, ok := h.pages.Get().(*pageBuffer)
+	if !ok {
+		p = &pageBuffer{}
 	}
-	return &pageBuffer{}
+	if want := nodes*int(h.pageNodeBytes[plan.sizeClass()].Load()) + 1024; cap(p.b) < want {
+		p.b = make([]byte, 0, min(want, maxPooledPage))
+	}
+	return p
 }
 
-func (h *handlers) putPage(p *pageBuffer) {
+// putPage returns p to the pool and records the page's bytes per node.
+func (h *handlers) putPage(plan *pagePlan, p *pageBuffer, nodes int) {
+	if nodes > 0 {
+		h.pageNodeBytes[plan.sizeClass()].Store(int64(len(p.b)/nodes + 1))
+	}
 	if cap(p.b) > maxPooledPage {
 		return
 	}
 	p.b = p.b[:0]
 	h.pages.Put(p)
 }
+
+// pageSizeClasses is how many sizes of node getPage tells apart: pages
+// are told apart by their number of fields (a list, Nova's fields, a
+// detail page), the last class holding every larger count.
+const pageSizeClasses = 80
+
+func (p *pagePlan) sizeClass() int { return min(len(p.fields), pageSizeClasses-1) }
 
 // fieldKind is how a page field's value is found.
 type fieldKind int
@@ -253,8 +272,8 @@ func (h *handlers) writePage(ctx context.Context, w http.ResponseWriter, rc *api
 	if err != nil {
 		return err
 	}
-	pb := h.getPage()
-	defer h.putPage(pb)
+	pb := h.getPage(plan, len(rows))
+	defer func() { h.putPage(plan, pb, len(rows)) }()
 	b := append(pb.b[:0], `{"nodes": [`...)
 	for i := range rows {
 		if i > 0 {
@@ -287,14 +306,16 @@ func (h *handlers) appendNode(ctx context.Context, b []byte, cw *apiutil.ColumnW
 		return b, p.queryErr
 	}
 	n := &row.Node
-	var conductor, allocation, chassis any
+	var conductor, allocation string
+	var hasConductor, hasAllocation bool
+	var chassis any
 	for i := range p.fields {
 		var err error
 		switch p.fields[i].kind {
 		case kindConductor:
-			conductor, err = h.conductorOf(ctx, n)
+			conductor, hasConductor, err = h.conductorOf(ctx, n)
 		case kindAllocation:
-			allocation, err = h.allocationUUID(ctx, n)
+			allocation, hasAllocation, err = h.allocationUUID(ctx, n)
 		case kindChassis:
 			chassis, err = h.chassisUUID(ctx, n)
 		}
@@ -324,11 +345,15 @@ func (h *handlers) appendNode(ctx context.Context, b []byte, cw *apiutil.ColumnW
 		case kindSubLinks:
 			b = appendLinks(b, p, n.UUID, f.sub)
 		case kindConductor:
-			b = appendOptValue(b, conductor)
+			b = appendOptString(b, optional(conductor, hasConductor))
 		case kindAllocation:
-			b = appendOptValue(b, allocation)
+			b = appendOptString(b, optional(allocation, hasAllocation))
 		case kindChassis:
-			b = appendOptValue(b, chassis)
+			if s, ok := chassis.(string); ok {
+				b = pyfmt.AppendJSONString(b, s)
+			} else {
+				b = append(b, "null"...)
+			}
 		}
 		if err != nil {
 			return b, fmt.Errorf("node %s field %s: %w", n.UUID, f.name, err)
@@ -337,40 +362,41 @@ func (h *handlers) appendNode(ctx context.Context, b []byte, cw *apiutil.ColumnW
 	return append(b, '}'), nil
 }
 
-// conductorOf is convert's conductor: the host, or nil when none can
-// take the node now.
-func (h *handlers) conductorOf(ctx context.Context, n *model.Node) (any, error) {
-	host, err := h.Topics.GetConductorFor(ctx, n)
+// conductorOf is convert's conductor: the host, none (ok false) when no
+// conductor can take the node now.
+func (h *handlers) conductorOf(ctx context.Context, n *model.Node) (host string, ok bool, err error) {
+	host, err = h.Topics.GetConductorFor(ctx, n)
 	if err != nil {
 		if !errs.Is(err, errs.ClassNoValidHost) && !errs.Is(err, errs.ClassTemporaryFailure) {
-			return nil, err
+			return "", false, err
 		}
-		return nil, nil
+		return "", false, nil
 	}
-	return host, nil
+	return host, true, nil
 }
 
-// allocationUUID is convert's allocation_uuid: nil without an allocation
-// or when it is gone.
-func (h *handlers) allocationUUID(ctx context.Context, n *model.Node) (any, error) {
+// allocationUUID is convert's allocation_uuid: none (ok false) without
+// an allocation or when it is gone.
+func (h *handlers) allocationUUID(ctx context.Context, n *model.Node) (uuid string, ok bool, err error) {
 	if n.AllocationID == nil {
-		return nil, nil
+		return "", false, nil
 	}
 	a, err := h.Store.GetAllocationByID(ctx, *n.AllocationID)
 	switch {
 	case err == nil:
-		return a.UUID, nil
+		return a.UUID, true, nil
 	case errors.Is(err, store.ErrNotFound):
-		return nil, nil
+		return "", false, nil
 	}
-	return nil, fmt.Errorf("allocation of node %s: %w", n.UUID, err)
+	return "", false, fmt.Errorf("allocation of node %s: %w", n.UUID, err)
 }
 
-func appendOptValue(b []byte, v any) []byte {
-	if s, ok := v.(string); ok {
-		return pyfmt.AppendJSONString(b, s)
+// optional is s when ok, else nil.
+func optional(s string, ok bool) *string {
+	if !ok {
+		return nil
 	}
-	return append(b, "null"...)
+	return &s
 }
 
 // appendLinks writes the self and bookmark links of the node (sub "") or

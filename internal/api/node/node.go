@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
@@ -71,8 +72,10 @@ type handlers struct {
 	// with under [inventory]/data_backend swift, on first use.
 	swiftOnce sync.Once
 	swift     *swift.Client
-	// pages holds the buffers list pages are written into (listrender.go).
-	pages sync.Pool
+	// pages holds the buffers list pages are written into, and
+	// pageNodeBytes the size per node of the last one (listrender.go).
+	pages         sync.Pool
+	pageNodeBytes [pageSizeClasses]atomic.Int64
 }
 
 // Register adds the handlers of every node route to m.
