@@ -212,7 +212,7 @@ func report(r *Run, mdPath, chartDir string) (string, []chart) {
 	b.WriteString("### Conductor: power sync and heartbeats\n\n")
 	b.WriteString("A power-sync pass is measured on its own: the conductor restarted with `sync_power_state_interval = 1`, followed through its `/metrics` to the end of its first pass " +
 		"(CPU from its start, so start-up is included); fake power answers at once, so this is the conductor's own cost. Heartbeats go through `POST /v1/heartbeat/{node}` " +
-		"(API, and JSON-RPC to the conductor in split mode) for nodes in `deploy wait` with an agent token: shared lock, token check, lock upgrade, the agent's fields saved. " +
+		"(API, and JSON-RPC to the conductor in split mode) for nodes in `wait call-back` (deploy wait) with an agent token: shared lock, token check, lock upgrade, the agent's fields saved. " +
 		"Each agent heartbeats its own nodes in turn, the next when the answer (202) has come.\n\n")
 	b.WriteString("| backend | nodes | pass s | pass CPU-s | µs CPU/node | pro rata at 50,000 | heartbeats/s | CPU ms/heartbeat | heartbeat p99 ms | 503 busy | errors |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, be := range ours {
@@ -236,7 +236,9 @@ func report(r *Run, mdPath, chartDir string) (string, []chart) {
 
 	// Memory.
 	b.WriteString("### Memory\n\nPeak RSS (VmHWM, reset through `/proc/<pid>/clear_refs` at the start of each phase) of each server process, MiB. " +
-		"Phases: creation through the API, each request type with the load's clients, the page-size sweep, a power-sync pass (a freshly started conductor), heartbeats.\n\n")
+		"Phases: creation through the API, each request type with the load's clients, the page-size sweep, a power-sync pass (a freshly started conductor), heartbeats. " +
+		"A phase's peak starts from the RSS the previous phase left (Go returns freed heap to the system lazily), so a light phase after detail shows detail's residue; " +
+		"the timeline charts show the same.\n\n")
 	for _, be := range r.Backends {
 		if be.Skipped != "" || len(be.Phases) == 0 {
 			continue
