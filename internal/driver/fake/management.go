@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
 )
 
 // Boot devices, indicator states and components used by fake management
@@ -33,7 +34,26 @@ var (
 	_ driver.ManagementInterface = (*Management)(nil)
 	_ driver.IndicatorLister     = (*Management)(nil)
 	_ driver.IndicatorGetter     = (*Management)(nil)
+	_ driver.NodeHealthGetter    = (*Management)(nil)
 )
+
+// DriverInfoHealth is the driver_info key whose value GetNodeHealth
+// answers: openkeel's knob for tests of health monitoring, which
+// upstream's fake management does not support.
+const DriverInfoHealth = "fake_health"
+
+// GetNodeHealth answers driver_info's fake_health; without it, health
+// monitoring is unsupported, as upstream's fake.
+func (m *Management) GetNodeHealth(ctx context.Context, task *driver.Task) (string, error) {
+	if err := m.delay.sleep(ctx); err != nil {
+		return "", err
+	}
+	h, ok := task.Node.DriverInfo[DriverInfoHealth].(string)
+	if !ok {
+		return "", errs.New(errs.ClassUnsupportedDriverExtension, map[string]any{"driver": task.Node.Driver, "extension": "get_node_health"})
+	}
+	return h, nil
+}
 
 // GetSupportedBootDevices answers PXE only.
 func (m *Management) GetSupportedBootDevices(context.Context, *driver.Task) ([]string, error) {
