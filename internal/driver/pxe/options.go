@@ -39,6 +39,12 @@ type Options struct {
 	// Conductor-wide agent images ([conductor]/deploy_kernel, …), used
 	// when the node's driver_info names neither of the pair.
 	DeployKernel, DeployRamdisk, RescueKernel, RescueRamdisk string
+	// The same by the node's cpu_arch ([conductor]/deploy_kernel_by_arch,
+	// …), between the node's pair and the conductor-wide one.
+	DeployKernelByArch, DeployRamdiskByArch, RescueKernelByArch, RescueRamdiskByArch map[string]string
+	// ConfigTemplateByArch is [pxe]/pxe_config_template_by_arch: a PXE
+	// (not iPXE) template by the node's cpu_arch, before the boot mode's.
+	ConfigTemplateByArch map[string]string
 	// Debug is [DEFAULT]/debug (ipa-debug=1).
 	Debug bool
 	// Cache holds the master copies of kernels and ramdisks
@@ -111,6 +117,11 @@ func OptionsFromConfig(c *config.Config) Options {
 		DeployRamdisk:          c.StringOf(config.ConductorDeployRamdisk),
 		RescueKernel:           c.StringOf(config.ConductorRescueKernel),
 		RescueRamdisk:          c.StringOf(config.ConductorRescueRamdisk),
+		DeployKernelByArch:     c.DictOf(config.ConductorDeployKernelByArch),
+		DeployRamdiskByArch:    c.DictOf(config.ConductorDeployRamdiskByArch),
+		RescueKernelByArch:     c.DictOf(config.ConductorRescueKernelByArch),
+		RescueRamdiskByArch:    c.DictOf(config.ConductorRescueRamdiskByArch),
+		ConfigTemplateByArch:   c.DictOf(config.PXEPXEConfigTemplateByArch),
 		Debug:                  c.BoolOf(config.DefaultDebug),
 		CacheDir:               c.StringOf(config.PXETFTPMasterPath),
 		CacheSize:              int64(c.IntOf(config.PXEImageCacheSize)) << 20,

@@ -213,13 +213,19 @@ func mode(n *model.Node) string {
 }
 
 // kernelRamdisk is upstream parse_driver_info: the pair from driver_info,
-// or, when the node names neither, from the configuration.
+// or, when the node names neither, from the configuration: the pair of
+// the node's cpu_arch, else the conductor-wide one.
 func (b *Boot) kernelRamdisk(n *model.Node, mode string) (kernel, ramdisk string, err error) {
 	kernel, ramdisk = strField(n.DriverInfo, mode+"_kernel"), strField(n.DriverInfo, mode+"_ramdisk")
 	if kernel == "" && ramdisk == "" {
 		kernel, ramdisk = b.opts.DeployKernel, b.opts.DeployRamdisk
+		kernels, ramdisks := b.opts.DeployKernelByArch, b.opts.DeployRamdiskByArch
 		if mode == "rescue" {
 			kernel, ramdisk = b.opts.RescueKernel, b.opts.RescueRamdisk
+			kernels, ramdisks = b.opts.RescueKernelByArch, b.opts.RescueRamdiskByArch
+		}
+		if k, r, ok := driver.KernelRamdiskByArch(n, kernels, ramdisks); ok {
+			kernel, ramdisk = k, r
 		}
 	}
 	var missing []string
@@ -420,11 +426,17 @@ func kernelAppendParams(n *model.Node, def string) string {
 func (b *Boot) grub(n *model.Node) bool { return !b.ipxe && b.bootMode(n) == "uefi" }
 
 // configTemplate is the node's template: the operator's file when
-// configured, else the embedded one for the loader.
+// configured (for PXE, the one of the node's cpu_arch first, as upstream's
+// get_pxe_config_template), else the embedded one for the loader.
 func (b *Boot) configTemplate(n *model.Node) (name, override string) {
+	byArch := b.opts.ConfigTemplateByArch[driver.CPUArch(n)]
 	switch {
 	case b.ipxe:
 		return "ipxe_config.tmpl", b.opts.IPXEConfigTemplate
+	case b.grub(n) && byArch != "":
+		return "grub.tmpl", byArch
+	case byArch != "":
+		return "pxelinux.tmpl", byArch
 	case b.grub(n):
 		return "grub.tmpl", b.opts.UEFIPXEConfigTemplate
 	default:

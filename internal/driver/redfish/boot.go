@@ -54,6 +54,9 @@ type BootOptions struct {
 	// Conductor-wide agent images ([conductor]/deploy_kernel, …,
 	// bootloader), used when the node has none.
 	DeployKernel, DeployRamdisk, RescueKernel, RescueRamdisk, Bootloader string
+	// The same by the node's cpu_arch ([conductor]/deploy_kernel_by_arch,
+	// …, bootloader_by_arch), before the conductor-wide ones.
+	DeployKernelByArch, DeployRamdiskByArch, RescueKernelByArch, RescueRamdiskByArch, BootloaderByArch map[string]string
 	// APICAFile is [agent]/api_ca_file, put on the ISO for the agent.
 	APICAFile string
 	// Debug is [DEFAULT]/debug (ipa-debug=1).
@@ -126,6 +129,11 @@ func BootOptionsFromConfig(c *config.Config) BootOptions {
 		RescueKernel:        c.StringOf(config.ConductorRescueKernel),
 		RescueRamdisk:       c.StringOf(config.ConductorRescueRamdisk),
 		Bootloader:          c.StringOf(config.ConductorBootloader),
+		DeployKernelByArch:  c.DictOf(config.ConductorDeployKernelByArch),
+		DeployRamdiskByArch: c.DictOf(config.ConductorDeployRamdiskByArch),
+		RescueKernelByArch:  c.DictOf(config.ConductorRescueKernelByArch),
+		RescueRamdiskByArch: c.DictOf(config.ConductorRescueRamdiskByArch),
+		BootloaderByArch:    c.DictOf(config.ConductorBootloaderByArch),
 		APICAFile:           c.StringOf(config.AgentAPICAFile),
 		Debug:               c.BoolOf(config.DefaultDebug),
 		Image:               image.OptionsFromConfig(c),
@@ -263,9 +271,16 @@ func (b *VirtualMediaBoot) parseDriverInfo(n *model.Node) (deployInfo, error) {
 		if d.kernel == "" || d.ramdisk == "" {
 			// A pair half from the node and half from the configuration
 			// is an operator's mistake: take both from the configuration.
+			// Upstream's get_agent_kernel_ramdisk: the pair of the
+			// node's cpu_arch, else the conductor-wide pair.
 			d.kernel, d.ramdisk = b.opts.DeployKernel, b.opts.DeployRamdisk
+			kernels, ramdisks := b.opts.DeployKernelByArch, b.opts.DeployRamdiskByArch
 			if d.mode == "rescue" {
 				d.kernel, d.ramdisk = b.opts.RescueKernel, b.opts.RescueRamdisk
+				kernels, ramdisks = b.opts.RescueKernelByArch, b.opts.RescueRamdiskByArch
+			}
+			if k, r, ok := driver.KernelRamdiskByArch(n, kernels, ramdisks); ok {
+				d.kernel, d.ramdisk = k, r
 			}
 		}
 		var missing []string
@@ -281,6 +296,9 @@ func (b *VirtualMediaBoot) parseDriverInfo(n *model.Node) (deployInfo, error) {
 		}
 	}
 	d.bootloader = strField(di, "bootloader")
+	if d.bootloader == "" {
+		d.bootloader = b.opts.BootloaderByArch[driver.CPUArch(n)]
+	}
 	if d.bootloader == "" {
 		d.bootloader = b.opts.Bootloader
 	}
