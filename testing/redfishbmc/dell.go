@@ -37,6 +37,8 @@ type dellOEM struct {
 	resets                 int
 	// importFaults are MessageIds the next imports are refused with.
 	importFaults []string
+	// jobFailures are the messages the next jobs fail with.
+	jobFailures []string
 	// nonRAID are drives in non-RAID mode, by system.
 	nonRAID map[string][]string
 	// foreign marks the systems whose RAID controller sees a foreign
@@ -153,6 +155,15 @@ func (b *BMC) DellFailNextImport(messageID string) {
 	d.importFaults = append(d.importFaults, messageID)
 }
 
+// DellFailNextJob has the next job the iDRAC creates end Failed with
+// message.
+func (b *BMC) DellFailNextJob(message string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d := b.mustDell()
+	d.jobFailures = append(d.jobFailures, message)
+}
+
 // DellRealtimeNotReady has the next n status requests report real-time
 // operations NotReady.
 func (b *BMC) DellRealtimeNotReady(n int) {
@@ -208,6 +219,9 @@ func (d *dellOEM) newJob(name, jobType string, polls int, onDone func()) *dellJo
 	d.nextJob++
 	j := &dellJob{id: fmt.Sprintf("JID_%012d", 900000000000+d.nextJob), name: name, jobType: jobType,
 		state: "Scheduled", message: "Task successfully scheduled.", pollsLeft: polls, onDone: onDone}
+	if len(d.jobFailures) > 0 {
+		j.fail, d.jobFailures = d.jobFailures[0], d.jobFailures[1:]
+	}
 	d.jobs = append(d.jobs, j)
 	return j
 }

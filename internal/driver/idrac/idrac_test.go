@@ -324,3 +324,30 @@ func TestRAIDDeleteClearsForeignConfigAndConvertsController(t *testing.T) {
 		t.Fatalf("still pending: %v", n.DriverInternalInfo)
 	}
 }
+
+// A failed controller conversion job fails the step with upstream's
+// message and forgets the jobs.
+func TestRAIDControllerConversionJobFails(t *testing.T) {
+	bmc := idracBMC(t, redfishbmc.PowerState(redfishbmc.On),
+		redfishbmc.RAIDController(redfishbmc.RAIDDrive{ID: "Disk.Bay.0", CapacityBytes: 480 << 30, MediaType: "SSD", Protocol: "SATA"})).
+		DellControllerMode(sysID, "HBA")
+	f := newFixture(t, bmc)
+	n := f.task.Node
+	n.DriverInternalInfo[model.DIICleaningDisableRamdisk] = true
+	bmc.DellFailNextJob("Unable to change the controller mode.")
+	if state := f.step(t, f.raid, "delete_configuration", map[string]any{}); state != states.CleanWait {
+		t.Fatalf("state %q", state)
+	}
+	uris := taskMonitorURIs(n)
+	var err error
+	for i := 0; i < 10 && err == nil; i++ {
+		_, err = f.raid.PollAsyncStep(f.ctx, f.task)
+	}
+	want := "Failed RAID configuration tasks: Task " + uris[0] + ". Message: 'Unable to change the controller mode.'."
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %s", err, want)
+	}
+	if f.raid.AsyncStepPending(n) || bmc.DellControllerModeOf(sysID) != "HBA" {
+		t.Fatalf("after the failure: %v, mode %s", n.DriverInternalInfo, bmc.DellControllerModeOf(sysID))
+	}
+}
