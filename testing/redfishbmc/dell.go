@@ -46,6 +46,12 @@ type dellOEM struct {
 	// system's RAID controller ("" shows no Controllers collection).
 	foreign        map[string]bool
 	controllerMode map[string]string
+	// serviceTags are the systems' SKU; switchConnections their NICs'
+	// DellSwitchConnections; legacyPXE the NICs whose LegacyBootProto is
+	// PXE in the exported configuration.
+	serviceTags       map[string]string
+	switchConnections map[string][]DellSwitchConnection
+	legacyPXE         map[string][]string
 	// staleEject is how many requests a slot keeps showing ejected media;
 	// ejecting counts them down per slot.
 	staleEject int
@@ -64,6 +70,9 @@ type dellJob struct {
 	pollsLeft         int
 	fail              string
 	onDone            func()
+	// result is what the job's task answers once completed (an exported
+	// configuration), instead of the job.
+	result map[string]any
 }
 
 // DellJobInfo is what tests read of a job.
@@ -77,7 +86,8 @@ func (b *BMC) WithDellOEM() *BMC {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.dell = &dellOEM{model: "14G Monolithic", nonRAID: map[string][]string{}, ejecting: map[string]*staleMedia{},
-		foreign: map[string]bool{}, controllerMode: map[string]string{}}
+		foreign: map[string]bool{}, controllerMode: map[string]string{}, serviceTags: map[string]string{},
+		switchConnections: map[string][]DellSwitchConnection{}, legacyPXE: map[string][]string{}}
 	b.manager.ID = dellManagerID
 	b.vendor = "Dell"
 	return b
@@ -143,6 +153,37 @@ func (b *BMC) DellForeignConfigOf(system string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.mustDell().foreign[system]
+}
+
+// DellSwitchConnection is what the iDRAC learnt over LLDP of the switch
+// port a NIC is cabled to ("No Link" when none).
+type DellSwitchConnection struct {
+	FQDD, SwitchConnectionID, SwitchPortConnectionID string
+}
+
+// DellServiceTag sets a system's SKU, the Dell service tag.
+func (b *BMC) DellServiceTag(system, tag string) *BMC {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mustDell().serviceTags[system] = tag
+	return b
+}
+
+// DellSwitchConnections sets a system's DellSwitchConnections.
+func (b *BMC) DellSwitchConnections(system string, conns ...DellSwitchConnection) *BMC {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mustDell().switchConnections[system] = conns
+	return b
+}
+
+// DellLegacyPXE sets which NICs (EthernetInterface Ids) boot with PXE in
+// legacy BIOS mode, as the exported NIC configuration shows.
+func (b *BMC) DellLegacyPXE(system string, nics ...string) *BMC {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mustDell().legacyPXE[system] = nics
+	return b
 }
 
 // DellFailNextImport has the next configuration import refused with a
@@ -339,6 +380,13 @@ func (b *BMC) decorateManager(m map[string]any, mgr string) {
 		"Jobs":                 link(mgr + "/Jobs"),
 	}}
 	m["Actions"] = map[string]any{"Oem": map[string]any{
+		"#OemManager.ExportSystemConfiguration": map[string]any{
+			"target":                               mgr + "/Actions/Oem/EID_674_Manager.ExportSystemConfiguration",
+			"ExportFormat@Redfish.AllowableValues": []any{"XML", "JSON"},
+			"ExportUse@Redfish.AllowableValues":    []any{"Default", "Clone", "Replace"},
+			"ShareParameters": map[string]any{"Target@Redfish.AllowableValues": []any{
+				"ALL", "IDRAC", "BIOS", "NIC", "RAID"}},
+		},
 		"#OemManager.ImportSystemConfiguration": map[string]any{
 			"target":                               mgr + "/Actions/Oem/EID_674_Manager.ImportSystemConfiguration",
 			"ShutdownType@Redfish.AllowableValues": []any{"Graceful", "Forced", "NoReboot"},
@@ -433,6 +481,11 @@ func (b *BMC) dellManagerRoute(r *http.Request, mgr, path string, body []byte) r
 			return methodNotAllowed()
 		}
 		return b.dellImport(body)
+	case "/Actions/Oem/EID_674_Manager.ExportSystemConfiguration":
+		if !post() {
+			return methodNotAllowed()
+		}
+		return b.dellExport(body)
 	}
 	if id, ok := strings.CutPrefix(path, mgr+"/Jobs/"); ok {
 		return b.dellJobRoute(r, path, id, false)
@@ -454,6 +507,9 @@ func (b *BMC) dellJobRoute(r *http.Request, path, id string, asTask bool) respon
 	if asTask && !j.done() {
 		return response{status: http.StatusAccepted, headers: map[string]string{"Location": path, "Retry-After": "1"},
 			body: j.render(path)}
+	}
+	if asTask && j.state == "Completed" && j.result != nil {
+		return response{status: http.StatusOK, body: j.result}
 	}
 	return response{status: http.StatusOK, body: j.render(path)}
 }
@@ -513,6 +569,36 @@ func (b *BMC) dellImport(body []byte) response {
 	return response{status: http.StatusAccepted, headers: map[string]string{"Location": loc}, body: map[string]any{}}
 }
 
+// dellExport is ExportSystemConfiguration in JSON; the NIC target
+// exports each EthernetInterface's LegacyBootProto.
+func (b *BMC) dellExport(body []byte) response {
+	var req struct {
+		ShareParameters struct{ Target string }
+		ExportFormat    string
+	}
+	if resp, ok := decode(body, &req); !ok {
+		return resp
+	}
+	if req.ExportFormat != "JSON" || (req.ShareParameters.Target != "NIC" && req.ShareParameters.Target != "ALL") {
+		return dellError(http.StatusBadRequest, "IDRAC.2.8.SYS041", "The emulator exports the NIC configuration in JSON only.")
+	}
+	var comps []any
+	for _, id := range b.order {
+		for _, nic := range b.systems[id].NICs {
+			proto := "NONE"
+			if slices.Contains(b.dell.legacyPXE[id], nic.ID) {
+				proto = "PXE"
+			}
+			comps = append(comps, map[string]any{"FQDD": nic.ID, "Attributes": []any{
+				map[string]any{"Name": "LegacyBootProto", "Value": proto, "Set On Import": "True", "Comment": "Read and Write"}}})
+		}
+	}
+	j := b.dell.newJob("Export Configuration", "ExportConfiguration", max(b.taskPolls, defaultTaskPolls), nil)
+	j.result = map[string]any{"SystemConfiguration": map[string]any{"Model": b.dell.model, "Components": comps}}
+	return response{status: http.StatusAccepted, headers: map[string]string{"Location": taskServiceURI + "/Tasks/" + j.id},
+		body: map[string]any{}}
+}
+
 // dellVirtualMedia plays the iDRAC's slow eject: for a while after an
 // eject the slot still shows the image and refuses inserts with a 500.
 func (b *BMC) dellVirtualMedia(r *http.Request, path string, body []byte) (response, bool) {
@@ -568,7 +654,19 @@ func (b *BMC) dellSystemRoute(r *http.Request, path string, body []byte) (respon
 			m["Links"] = links
 		}
 		links["Oem"] = map[string]any{"Dell": map[string]any{"DellRaidService": link(raidSvc)}}
+		if tag := d.serviceTags[s.ID]; tag != "" {
+			m["SKU"] = tag
+		}
 		return resp, true
+	case sub == "NetworkPorts/Oem/Dell/DellSwitchConnections":
+		return b.getOnly(r, func() any {
+			members := []any{}
+			for _, c := range d.switchConnections[s.ID] {
+				members = append(members, map[string]any{"@odata.id": path + "/" + c.FQDD, "FQDD": c.FQDD,
+					"SwitchConnectionID": c.SwitchConnectionID, "SwitchPortConnectionID": c.SwitchPortConnectionID})
+			}
+			return map[string]any{"@odata.id": path, "Members": members, "Members@odata.count": len(members)}
+		}), true
 	case path == raidSvc:
 		return b.getOnly(r, func() any {
 			acts := map[string]any{}

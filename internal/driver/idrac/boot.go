@@ -52,8 +52,8 @@ func bootConfigProfile(manager, device string, persistent bool) string {
 // of bootConfigProfile, followed to its end. An import the iDRAC refuses
 // because a configuration is pending gets the system power cycled once; one
 // refused because a job runs is tried again, importAttempts times at most.
-func (d *dell) setVirtualBootDevice(ctx context.Context, task *driver.Task, _ *redfish.Session, device string, persistent bool) error {
-	return d.execOEM(ctx, task, "set virtual boot device", func(ctx context.Context, s *redfish.Session, mgr *dellManager) error {
+func (d *dell) setVirtualBootDevice(ctx context.Context, task *driver.Task, s *redfish.Session, device string, persistent bool) error {
+	return d.execOEMOn(ctx, task, s, "set virtual boot device", func(ctx context.Context, s *redfish.Session, mgr *dellManager) error {
 		target, err := mgr.action("#OemManager.ImportSystemConfiguration")
 		if err != nil {
 			return err

@@ -3,6 +3,7 @@ package idrac
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -161,7 +162,10 @@ func TestVirtualBootDeviceByImport(t *testing.T) {
 				bmc.DellFailNextImport(tc.fault)
 			}
 			resets := len(bmc.Snapshot(sysID).Resets)
-			if err := f.d.setVirtualBootDevice(f.ctx, f.task, nil, "cdrom", false); err != nil {
+			err := f.d.set.WithSession(f.ctx, f.task, func(s *redfish.Session) error {
+				return f.d.setVirtualBootDevice(f.ctx, f.task, s, "cdrom", false)
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
 			s := bmc.Snapshot(sysID)
@@ -349,5 +353,50 @@ func TestRAIDControllerConversionJobFails(t *testing.T) {
 	}
 	if f.raid.AsyncStepPending(n) || bmc.DellControllerModeOf(sysID) != "HBA" {
 		t.Fatalf("after the failure: %v, mode %s", n.DriverInternalInfo, bmc.DellControllerModeOf(sysID))
+	}
+}
+
+// Out-of-band inspection of a Dell system: the service tag is the serial
+// number, the PXE interface comes from the UEFI PxeDev settings or, in
+// legacy BIOS mode, from the exported NIC configuration, and LLDP from the
+// iDRAC's switch connections.
+func TestInspectDellInventory(t *testing.T) {
+	const nic1, nic2 = "NIC.Integrated.1-1-1", "NIC.Integrated.1-2-1"
+	const mac1, mac2 = "b0:7b:25:00:00:01", "b0:7b:25:00:00:02"
+	for _, tc := range []struct{ mode, pxe string }{{"UEFI", mac2}, {"Legacy", mac1}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			bmc := idracBMC(t, redfishbmc.PowerState(redfishbmc.On), redfishbmc.BootMode(tc.mode),
+				redfishbmc.SerialNumber("CN7016300A0042"),
+				redfishbmc.Processor(redfishbmc.CPU{Arch: "x86", Cores: 4, Threads: 8, Model: "Xeon"}),
+				redfishbmc.MemoryGiB(16), redfishbmc.StorageDrive(100<<30),
+				redfishbmc.EthernetInterface(nic1, mac1, "Enabled"), redfishbmc.EthernetInterface(nic2, mac2, "Enabled"),
+				redfishbmc.Bios(map[string]any{"PxeDev1EnDis": "Enabled", "PxeDev1Interface": nic2,
+					"PxeDev2EnDis": "Disabled", "PxeDev2Interface": nic1})).
+				DellServiceTag(sysID, "7XK4Q53").DellLegacyPXE(sysID, nic1).
+				DellSwitchConnections(sysID,
+					redfishbmc.DellSwitchConnection{FQDD: nic1, SwitchConnectionID: "f4:8e:38:aa:bb:cc", SwitchPortConnectionID: "ethernet1/1/7"},
+					redfishbmc.DellSwitchConnection{FQDD: nic2, SwitchConnectionID: "No Link", SwitchPortConnectionID: "No Link"})
+			f := newFixture(t, bmc)
+			inspect := &Inspect{Inspect: f.d.set.Inspect}
+			var inventory, plugin map[string]any
+			_, err := inspect.InspectOutOfBand(f.ctx, f.task, func(_ context.Context, inv, pd map[string]any) error {
+				inventory, plugin = inv, pd
+				f.task.Node.Properties["cpu_arch"] = "x86_64"
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := inventory["system_vendor"].(map[string]any)["serial_number"]; v != "7XK4Q53" {
+				t.Errorf("serial number %v", v)
+			}
+			if v := inventory["boot"].(map[string]any)["pxe_interface"]; v != tc.pxe {
+				t.Errorf("pxe_interface %v, want %s", v, tc.pxe)
+			}
+			want := map[string]any{nic1: map[string]any{"switch_chassis_id": "f4:8e:38:aa:bb:cc", "switch_port_id": "ethernet1/1/7"}}
+			if got := plugin["parsed_lldp"]; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("parsed_lldp %v", got)
+			}
+		})
 	}
 }

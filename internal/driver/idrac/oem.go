@@ -101,42 +101,45 @@ type oemCall func(ctx context.Context, s *redfish.Session, m *dellManager) error
 // the Dell OEM fails at once; Redfish errors of one manager move on to the
 // next, and when all fail the error lists each manager's.
 func (d *dell) execOEM(ctx context.Context, task *driver.Task, process string, fn oemCall) error {
-	return d.set.WithSession(ctx, task, func(s *redfish.Session) error {
-		paths := s.Managers()
-		if len(paths) == 0 {
-			return redfishError("System %s has no managers", s.SystemUUID())
+	return d.set.WithSession(ctx, task, func(s *redfish.Session) error { return d.execOEMOn(ctx, task, s, process, fn) })
+}
+
+// execOEMOn is execOEM on a session the caller holds.
+func (d *dell) execOEMOn(ctx context.Context, task *driver.Task, s *redfish.Session, process string, fn oemCall) error {
+	paths := s.Managers()
+	if len(paths) == 0 {
+		return redfishError("System %s has no managers", s.SystemUUID())
+	}
+	log := task.Logger().With("node", task.Node.UUID, "process", process)
+	var msgs []any
+	for _, p := range paths {
+		var m dellManager
+		if err := s.GetJSON(p, &m); err != nil {
+			return redfishError("%s", err)
 		}
-		log := task.Logger().With("node", task.Node.UUID, "process", process)
-		var msgs []any
-		for _, p := range paths {
-			var m dellManager
-			if err := s.GetJSON(p, &m); err != nil {
-				return redfishError("%s", err)
-			}
-			if _, ok := m.Oem["Dell"]; !ok {
-				msg := fmt.Sprintf("Search for Sushy OEM extension in 'sushy' package failed for node %s. "+
-					"Ensure it is installed. Error: No OEM extension found for vendor Dell in resource %s",
-					task.Node.UUID, m.ODataID)
-				log.Error(msg)
-				return redfishError("%s", msg)
-			}
-			err := fn(ctx, s, &m)
-			if err == nil {
-				log.Info("completed OEM operation", "system", s.SystemUUID(), "manager", m.name())
-				return nil
-			}
-			if !oemFailure(err) {
-				return err
-			}
-			msg := fmt.Sprintf("Manager %s: %s", m.name(), err)
-			log.Debug("OEM operation failed, trying the next manager", "error", msg)
-			msgs = append(msgs, msg)
+		if _, ok := m.Oem["Dell"]; !ok {
+			msg := fmt.Sprintf("Search for Sushy OEM extension in 'sushy' package failed for node %s. "+
+				"Ensure it is installed. Error: No OEM extension found for vendor Dell in resource %s",
+				task.Node.UUID, m.ODataID)
+			log.Error(msg)
+			return redfishError("%s", msg)
 		}
-		msg := fmt.Sprintf("In system %s for node %s all managers failed: %s. Errors: %s",
-			s.SystemUUID(), task.Node.UUID, process, pyfmt.ReprJSON(msgs))
-		log.Error(msg)
-		return redfishError("%s", msg)
-	})
+		err := fn(ctx, s, &m)
+		if err == nil {
+			log.Info("completed OEM operation", "system", s.SystemUUID(), "manager", m.name())
+			return nil
+		}
+		if !oemFailure(err) {
+			return err
+		}
+		msg := fmt.Sprintf("Manager %s: %s", m.name(), err)
+		log.Debug("OEM operation failed, trying the next manager", "error", msg)
+		msgs = append(msgs, msg)
+	}
+	msg := fmt.Sprintf("In system %s for node %s all managers failed: %s. Errors: %s",
+		s.SystemUUID(), task.Node.UUID, process, pyfmt.ReprJSON(msgs))
+	log.Error(msg)
+	return redfishError("%s", msg)
 }
 
 // oemFailure tells the errors sushy raises as SushyError, which

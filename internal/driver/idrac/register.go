@@ -59,6 +59,9 @@ func Register(r *driver.Registry, ropts redfish.Options, boot redfish.BootOption
 		VirtualBootDevice: d.setVirtualBootDevice,
 		AcceptableMediaID: d.acceptableMediaID,
 		BeforeRAIDCreate:  d.convertDrivesToRAID,
+		SystemVendor:      serviceTagAsSerial,
+		PXEPortMACs:       d.pxePortMACs,
+		LLDP:              d.switchLLDP,
 	})
 	for _, i := range []struct {
 		kind driver.Kind
@@ -91,7 +94,9 @@ type BIOS struct{ *redfish.BIOS }
 type Vendor struct{ *redfish.Vendor }
 
 // Inspect is upstream DracRedfishInspect: out-of-band inspection as the
-// redfish interface does it.
+// redfish interface does it, with the service tag as serial number, the
+// PXE interface from the BIOS settings (or the exported NIC configuration
+// in legacy BIOS mode) and LLDP from the iDRAC's switch connections.
 type Inspect struct{ *redfish.Inspect }
 
 // VirtualMediaBoot is upstream DracRedfishVirtualMediaBoot: the redfish

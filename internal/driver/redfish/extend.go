@@ -31,6 +31,17 @@ type Extensions struct {
 	// drives (RAID mode conversion); their sizes are then read again and
 	// the volumes checked against them.
 	BeforeRAIDCreate func(ctx context.Context, task *driver.Task, s *Session, drives map[string][]string) (bool, error)
+	// SystemVendor, when set, amends the inventory's system_vendor
+	// (upstream _get_system_vendor_info).
+	SystemVendor func(s *Session, vendor map[string]any) error
+	// PXEPortMACs, when set, gives the addresses of the ports the system
+	// boots from over the network; the first becomes the inventory's
+	// boot.pxe_interface (upstream _get_pxe_port_macs).
+	PXEPortMACs func(ctx context.Context, task *driver.Task, s *Session, bootMode string) ([]string, error)
+	// LLDP, when set, gives the parsed LLDP of the system's ports in place
+	// of what the NetworkAdapters' ports received; fallback asks for the
+	// standard collection instead (upstream _collect_lldp_data).
+	LLDP func(task *driver.Task, s *Session) (parsed map[string]any, fallback bool)
 }
 
 // Set is one group of the redfish implementations sharing a connection
@@ -232,3 +243,6 @@ func (s *Session) TaskMonitor(uri string) (TaskState, error) {
 	}
 	return TaskState{Processing: t.processing, State: t.state, Status: t.status, Messages: t.messages}, nil
 }
+
+// SystemID is the Id of the node's system.
+func (s *Session) SystemID() string { return s.sys.ID }

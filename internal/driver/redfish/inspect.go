@@ -74,12 +74,20 @@ func (i *Inspect) InspectOutOfBand(ctx context.Context, task *driver.Task,
 	for k, v := range n.Properties {
 		props[k] = v
 	}
-	inventory, err := i.discover(task, sys, props)
+	inventory, err := i.discover(ctx, task, sys, props)
 	if err != nil {
 		return "", err
 	}
 	pluginData := map[string]any{}
-	if lldp := collectLLDP(task, sys); len(lldp) > 0 {
+	lldp := map[string]any{}
+	fallback := true
+	if vendorLLDP := i.core.ext.LLDP; vendorLLDP != nil {
+		lldp, fallback = vendorLLDP(task, &Session{cl: sys.cl, sys: sys})
+	}
+	if fallback {
+		lldp = collectLLDP(task, sys)
+	}
+	if len(lldp) > 0 {
 		pluginData["parsed_lldp"] = lldp
 		task.Logger().Info("collected LLDP data", "node", n.UUID, "interfaces", len(lldp))
 	}
@@ -106,7 +114,7 @@ func (i *Inspect) InspectOutOfBand(ctx context.Context, task *driver.Task,
 }
 
 // discover fills props and returns the inventory.
-func (i *Inspect) discover(task *driver.Task, sys *system, props map[string]any) (map[string]any, error) {
+func (i *Inspect) discover(ctx context.Context, task *driver.Task, sys *system, props map[string]any) (map[string]any, error) {
 	log := task.Logger()
 	inv := map[string]any{}
 	if mem := memoryMB(sys); mem != nil {
@@ -144,14 +152,31 @@ func (i *Inspect) discover(task *driver.Task, sys *system, props map[string]any)
 	if pci := pcieDevices(task, sys); len(pci) > 0 {
 		inv["pci_devices"] = pci
 	}
-	if v := systemVendor(sys); len(v) > 0 {
+	v := systemVendor(sys)
+	if hook := i.core.ext.SystemVendor; hook != nil {
+		if err := hook(&Session{cl: sys.cl, sys: sys}, v); err != nil {
+			return nil, err
+		}
+	}
+	if len(v) > 0 {
 		inv["system_vendor"] = v
 	}
-	if mode, ok := bootModeMap[sys.bootField("BootSourceOverrideMode")]; ok {
+	mode, hasMode := bootModeMap[sys.bootField("BootSourceOverrideMode")]
+	if hasMode {
 		if driver.Capability(task.Node.Properties["capabilities"], "boot_mode") == "" {
 			props["capabilities"] = updatedCapabilities(props["capabilities"], "boot_mode", mode)
 		}
 		inv["boot"] = map[string]any{"current_boot_mode": mode}
+	}
+	if hook := i.core.ext.PXEPortMACs; hook != nil {
+		macs, err := hook(ctx, task, &Session{cl: sys.cl, sys: sys}, mode)
+		if err != nil {
+			return nil, err
+		}
+		// Upstream keeps one address: the inventory has room for one.
+		if boot, ok := inv["boot"].(map[string]any); ok && len(macs) > 0 {
+			boot["pxe_interface"] = macs[0]
+		}
 	}
 	return inv, nil
 }
