@@ -199,7 +199,11 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authorization: %w", err)
 	}
-	handlers := Handlers(s.store, s.rpc, flowTopics{s.router}, s.cfg, s.log, az)
+	notifier, err := notify.FromConfig(s.cfg, notify.ServiceAPI, s.log, apiutil.MaskDict, s.metrics)
+	if err != nil {
+		return nil, err
+	}
+	handlers := Handlers(s.store, s.rpc, flowTopics{s.router}, s.cfg, s.log, az, WithNotifier(notifier))
 	for id, h := range handlers {
 		handlers[id] = withCallerContext(h)
 	}
@@ -293,12 +297,30 @@ type Topics interface {
 	GetTopicForDriver(ctx context.Context, driverName string) (string, error)
 }
 
+// HandlerOption adds an optional dependency to Handlers.
+type HandlerOption func(*handlerOptions)
+
+type handlerOptions struct {
+	notifier *notify.Notifier
+}
+
+// WithNotifier makes the handlers send the API's versioned notifications
+// through n.
+func WithNotifier(n *notify.Notifier) HandlerOption {
+	return func(o *handlerOptions) { o.notifier = n }
+}
+
 // Handlers are the resource handlers of this build by route ID, with the
 // policy hooks of az.
-func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.Config, log *slog.Logger, az *authz.Authz) map[string]api.HandlerFunc {
+func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.Config, log *slog.Logger, az *authz.Authz, opts ...HandlerOption) map[string]api.HandlerFunc {
+	var o handlerOptions
+	for _, f := range opts {
+		f(&o)
+	}
 	handlers := map[string]api.HandlerFunc{}
 	node.Register(handlers, node.Deps{Store: st, Conductor: cond, Topics: topics, Config: cfg, Logger: log,
-		Authorize: az.Node, Show: az.NodeShow, HasRule: az.HasRule, AuthorizeRunbook: az.Runbook, Project: az.NodeProject})
+		Authorize: az.Node, Show: az.NodeShow, HasRule: az.HasRule, AuthorizeRunbook: az.Runbook, Project: az.NodeProject,
+		Notifier: o.notifier})
 	port.Register(handlers, port.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject})
 	portgroup.Register(handlers, portgroup.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject})
 	volume.Register(handlers, volume.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,

@@ -22,6 +22,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/swift"
@@ -64,6 +65,8 @@ type Deps struct {
 	// caller's listings are limited to, nil when it sees every node. nil
 	// means no limit.
 	Project func(r *http.Request) *string
+	// Notifier sends the API's node notifications; nil sends none.
+	Notifier *notify.Notifier
 }
 
 type handlers struct {

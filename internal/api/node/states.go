@@ -12,6 +12,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 )
@@ -215,7 +216,10 @@ func (h *handlers) maintenance(w http.ResponseWriter, r *http.Request, rc *api.R
 	if err := upd.Set("maintenance_reason", reason); err != nil {
 		return err
 	}
-	if _, err := h.Conductor.UpdateNode(r.Context(), topic, n.UUID, upd, false); err != nil {
+	h.notifyNode(r.Context(), n, "maintenance_set", notify.StatusStart)
+	saved, err := h.Conductor.UpdateNode(r.Context(), topic, n.UUID, upd, false)
+	h.notifyOutcome(r.Context(), n, saved, "maintenance_set", err)
+	if err != nil {
 		return err
 	}
 	api.WriteEmpty(w, http.StatusAccepted)

@@ -18,6 +18,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -216,7 +217,9 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
+	h.notifyNode(r.Context(), n, "create", notify.StatusStart)
 	created, err := h.Conductor.CreateNode(r.Context(), topic, n)
+	h.notifyOutcome(r.Context(), n, created, "create", err)
 	if err != nil {
 		return err
 	}
@@ -557,7 +560,13 @@ func (h *handlers) patchOnce(r *http.Request, rc *api.RequestContext, ident stri
 	if err != nil {
 		return nil, err
 	}
-	return h.Conductor.UpdateNode(r.Context(), topic, n.UUID, upd, reset != nil && *reset)
+	h.notifyNode(r.Context(), updated, "update", notify.StatusStart)
+	saved, err := h.Conductor.UpdateNode(r.Context(), topic, n.UUID, upd, reset != nil && *reset)
+	// A write that lost a race with another is applied again, not failed.
+	if !errs.Is(err, errs.ClassNodeChanged) {
+		h.notifyOutcome(r.Context(), updated, saved, "update", err)
+	}
+	return saved, err
 }
 
 // applyPatched is _update_changed_fields: a copy of n with the patched
@@ -640,7 +649,10 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
-	if err := h.Conductor.DestroyNode(r.Context(), topic, n.UUID); err != nil {
+	h.notifyNode(r.Context(), n, "delete", notify.StatusStart)
+	err = h.Conductor.DestroyNode(r.Context(), topic, n.UUID)
+	h.notifyOutcome(r.Context(), n, n, "delete", err)
+	if err != nil {
 		return err
 	}
 	api.WriteEmpty(w, http.StatusNoContent)
