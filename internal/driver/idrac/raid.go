@@ -114,12 +114,6 @@ func (d *dell) waitRealtimeReady(ctx context.Context, task *driver.Task) error {
 	return nil
 }
 
-// storageDoc is the part of a Storage the conversion reads.
-type storageDoc struct {
-	StorageControllers []struct{ Name string }
-	Drives             []odataLink
-}
-
 // convertDrivesToRAID is upstream pre_create_configuration with sushy's
 // change_physical_disk_state(RAID): the drives of each controller that
 // are in non-RAID mode (their volume is a raw device) are converted by
@@ -127,14 +121,18 @@ type storageDoc struct {
 // to [drac]/raid_job_timeout. BOSS controllers have no RAID mode and are
 // left alone.
 func (d *dell) convertDrivesToRAID(ctx context.Context, task *driver.Task, s *redfish.Session, drives map[string][]string) (bool, error) {
+	storages, err := raidStorages(s, false)
+	if err != nil {
+		return false, redfishError("%s", err)
+	}
 	var jobs []string
 	for _, controller := range slices.Sorted(maps.Keys(drives)) {
-		path := s.SystemPath() + "/Storage/" + controller
-		var st storageDoc
-		if err := s.GetJSON(path, &st); err != nil {
-			return false, redfishError("Couldn't find storage by '%s': %s", controller, err)
+		i := slices.IndexFunc(storages, func(st *raidStorage) bool { return st.ID == controller })
+		if i < 0 {
+			return false, redfishError("Couldn't find storage by '%s'", controller)
 		}
-		if len(st.StorageControllers) > 0 && strings.Contains(strings.ToUpper(st.StorageControllers[0].Name), "BOSS") {
+		st := storages[i]
+		if strings.Contains(strings.ToUpper(st.StorageControllers[0].Name), "BOSS") {
 			continue
 		}
 		var raw []string

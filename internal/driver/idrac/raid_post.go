@@ -32,6 +32,7 @@ type raidStorage struct {
 	ODataID            string `json:"@odata.id"`
 	ID                 string `json:"Id"`
 	Controllers        *odataLink
+	Drives             []odataLink
 	StorageControllers []struct {
 		Name               string
 		SupportedRAIDTypes []string
