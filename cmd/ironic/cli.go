@@ -23,6 +23,8 @@ var programs = map[string]string{
 	"ironic-conductor": "conductor",
 	"ironic-dbsync":    "dbsync",
 	"ironic-status":    "status",
+	// The graphical consoles' websocket proxy ([vnc]).
+	"ironic-novncproxy": "novncproxy",
 }
 
 const usage = `usage: ironic [--config-file FILE]... [--config-dir DIR]... [COMMAND]
@@ -37,6 +39,7 @@ commands:
                      create the schema in an empty database
   status upgrade check
                      pre-upgrade readiness checks (exit 0, 1 warning, 2 failure)
+  novncproxy         the noVNC proxy of graphical consoles ([vnc]enabled)
   version            print the program version
   lab bmc -config FILE
                      a Redfish BMC emulator for a laptop lab
@@ -142,6 +145,11 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return serve(ctx, mode(inv.command), inv.load, stderr)
 	case "dbsync":
 		return dbsync(ctx, inv, stdout, stderr)
+	case "novncproxy":
+		if len(inv.args) > 0 {
+			return fmt.Errorf("%w: novncproxy takes no arguments, got %q", errUsage, strings.Join(inv.args, " "))
+		}
+		return runNoVNCProxy(ctx, inv.load, stderr)
 	case "lab":
 		return lab(ctx, inv.args, stdout, stderr)
 	case "status":

@@ -51,9 +51,9 @@ func (m mode) overrides(haveIPMITool bool) map[string]map[string]string {
 				"tftp_root": "ironic-data/tftpboot", "tftp_master_path": "ironic-data/tftpboot/master_images",
 			},
 		}
-	case modeDBSync:
+	case modeDBSync, modeNoVNCProxy:
 		// So that `ironic dbsync upgrade` without a file prepares the
-		// database the all-in-one service uses.
+		// database the all-in-one service uses, and the proxy reads it.
 		return map[string]map[string]string{"database": {"connection": allInOneDatabase}}
 	default:
 		return nil

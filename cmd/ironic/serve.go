@@ -83,6 +83,13 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 		}
 		log.Info("API listening", "address", srv.Addr().String())
 		servers = append(servers, srv)
+		if m == modeAllInOne && cfg.BoolOf(config.VNCEnabled) {
+			proxy, err := noVNCProxyServer(cfg, st.store, log)
+			if err != nil {
+				return err
+			}
+			servers = append(servers, proxy)
+		}
 	}
 	var files *httproot.Server
 	if st.conductor != nil && cfg.StringOf(config.DeployHTTPURL) != "" {
@@ -104,6 +111,7 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 		log.Info("serving http_root", "root", opts.Root, "url", cfg.StringOf(config.DeployHTTPURL))
 	}
 	if st.conductor != nil {
+		stopConsoleContainers(ctx, cfg, log)
 		if err := st.conductor.Start(ctx); err != nil {
 			return fmt.Errorf("conductor: %w", err)
 		}
@@ -122,6 +130,7 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 		if serr := st.conductor.Stop(stopCtx); serr != nil && err == nil {
 			err = fmt.Errorf("conductor stop: %w", serr)
 		}
+		stopConsoleContainers(stopCtx, cfg, log)
 	}
 	if err != nil {
 		return err

@@ -88,7 +88,7 @@ func (c *Conductor) driverPeriodics() []periodic {
 			})
 		}
 	}
-	return out
+	return append(out, c.consoleSessionPeriodics()...)
 }
 
 // DiscardFailedAsyncSteps runs one pass of every driver discarder.

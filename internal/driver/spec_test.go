@@ -11,6 +11,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/driver/graphical"
 	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/spectest"
@@ -243,14 +244,15 @@ func fullRegistry(t *testing.T) *driver.Registry {
 	if err := noop.Register(r); err != nil {
 		t.Fatal(err)
 	}
+	if err := graphical.Register(r, graphical.Options{}); err != nil {
+		t.Fatal(err)
+	}
 	return r
 }
 
 // notYetImplemented lists upstream entry points of the fake and noop modules
 // that this build does not register, with the reason.
-var notYetImplemented = map[string]string{
-	"console/fake-graphical": "needs the graphical console container machinery",
-}
+var notYetImplemented = map[string]string{}
 
 func TestRegisteredInterfacesMatchSpecClasses(t *testing.T) {
 	spec := loadDrivers(t)

@@ -28,7 +28,7 @@ import (
 // Nodes finds a node by UUID (the proxy reads the database directly, as
 // upstream's does with use_rpc_for_database off).
 type Nodes interface {
-	GetNode(ctx context.Context, ident string) (*model.Node, error)
+	GetNodeByUUID(ctx context.Context, uuid string) (*model.Node, error)
 }
 
 // Options configure the proxy ([vnc] and [cors]/allowed_origin).
@@ -185,7 +185,7 @@ func (p *Proxy) authorize(ctx context.Context, node, token string) (*model.Node,
 	if node == "" || token == "" {
 		return nil, errs.New(errs.ClassNotAuthorized, nil)
 	}
-	n, err := p.nodes.GetNode(ctx, node)
+	n, err := p.nodes.GetNodeByUUID(ctx, node)
 	if err != nil || n.UUID != node {
 		return nil, errs.New(errs.ClassNotAuthorized, nil)
 	}

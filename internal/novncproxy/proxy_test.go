@@ -32,7 +32,7 @@ type nodes struct {
 	m  map[string]*model.Node
 }
 
-func (s *nodes) GetNode(_ context.Context, ident string) (*model.Node, error) {
+func (s *nodes) GetNodeByUUID(_ context.Context, ident string) (*model.Node, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, ok := s.m[ident]

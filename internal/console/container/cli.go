@@ -49,15 +49,18 @@ func newCLI(o Options) (*CLI, error) {
 	}
 	c.template = text
 	if _, err := c.args("", "fake"); err != nil {
-		return nil, Error(c.Name(), fmt.Sprintf("Parsing %s failed: %v", o.CommandTemplate, err))
+		name := o.CommandTemplate
+		if name == "" {
+			name = "the built-in container command template"
+		}
+		return nil, Error(c.Name(), fmt.Sprintf("Parsing %s failed: %v", name, err))
 	}
 	return c, nil
 }
 
-// readTemplate reads the operator's template, or the built-in one while
-// the option keeps upstream's default under $pybasedir.
+// readTemplate reads the operator's template, or the built-in one for "".
 func readTemplate(path string) (string, error) {
-	if path == "" || strings.HasPrefix(path, "$pybasedir") {
+	if path == "" {
 		b, err := templates.ReadFile("templates/ironic-console-container.template")
 		return string(b), err
 	}

@@ -13,9 +13,11 @@ import (
 	"github.com/openkeel/ironic/internal/agentclient"
 	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/console/container"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
 	"github.com/openkeel/ironic/internal/driver/fake"
+	"github.com/openkeel/ironic/internal/driver/graphical"
 	"github.com/openkeel/ironic/internal/driver/idrac"
 	"github.com/openkeel/ironic/internal/driver/ipmi"
 	"github.com/openkeel/ironic/internal/driver/network"
@@ -75,6 +77,9 @@ type Options struct {
 	// [neutron]/port_setup_delay.
 	NeutronDHCP    bool
 	PortSetupDelay time.Duration
+	// Graphical configures fake-graphical and redfish-graphical ([vnc]);
+	// a nil Provider is the fake one. Its Redfish options are Redfish's.
+	Graphical graphical.Options
 	// Dnsmasq, with [dhcp]/dhcp_provider dnsmasq, is the provider writing
 	// the PXE boot interfaces' DHCP options for a local dnsmasq; its
 	// ports are Ports.
@@ -96,6 +101,12 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		Redfish:     redfish.OptionsFromConfig(c),
 		RedfishBoot: redfish.BootOptionsFromConfig(c),
 		Drac:        idrac.OptionsFromConfig(c),
+		Graphical: graphical.Options{
+			Provider:       container.NewLazy(container.OptionsFromConfig(c)),
+			TokenTimeout:   time.Duration(c.IntOf(config.VNCTokenTimeout)) * time.Second,
+			ExpireInterval: time.Duration(c.IntOf(config.VNCExpireConsoleSessionInterval)) * time.Second,
+			PublicURL:      c.StringOf(config.VNCPublicURL),
+		},
 		Agent: agent.Options{
 			Client:          agentclient.New(ao),
 			DefaultBootMode: c.StringOf(config.DeployDefaultBootMode),
@@ -268,6 +279,11 @@ func Registry(o Options) (*driver.Registry, error) {
 	}
 	if err := idrac.Register(r, o.Redfish, redfishBoot, o.Drac); err != nil {
 		return nil, fmt.Errorf("idrac interfaces: %w", err)
+	}
+	graphicalOpts := o.Graphical
+	graphicalOpts.Redfish = o.Redfish
+	if err := graphical.Register(r, graphicalOpts); err != nil {
+		return nil, fmt.Errorf("graphical console interfaces: %w", err)
 	}
 	if err := agent.Register(r, o.Agent); err != nil {
 		return nil, fmt.Errorf("agent interfaces: %w", err)
