@@ -263,13 +263,20 @@ func (e *benchEnv) countNodes(b *testing.B, f store.NodeFilter, pred func(*model
 }
 
 // BenchmarkHeartbeat drives ConductorAPI.Heartbeat from concurrent agents
-// over 1,000 nodes in deploy wait; one op is one heartbeat accepted, and
-// the timer stops once every spawned worker has finished. A heartbeat
+// over 1,000 nodes in deploy wait, on SQLite and, with
+// IRONIC_TEST_MYSQL_DSN, on MariaDB; one op is one heartbeat accepted,
+// and the timer stops once every spawned worker has finished. A heartbeat
 // whose node is still locked by the previous one is accepted and skipped
-// by its worker, as upstream; heartbeats/s counts those the deploy
-// interface handled.
+// by its worker, as upstream; handled/s counts those the deploy interface
+// handled (the goal of issue 29: 2,000/s on SQLite, 5,000/s on MariaDB).
 func BenchmarkHeartbeat(b *testing.B) {
-	e := newBenchEnv(b, benchDB(b), "bench-conductor", nil)
+	for _, be := range storetest.Backends(b) {
+		b.Run(be.Name, func(b *testing.B) { benchHeartbeats(b, be.DB) })
+	}
+}
+
+func benchHeartbeats(b *testing.B, db *sqldb.DB) {
+	e := newBenchEnv(b, db, "bench-conductor", nil)
 	const nodes = 1000
 	uuids := e.enroll(b, nodes, states.DeployWait, func(n *model.Node) {
 		n.DeployInterface = "heartbeat"
@@ -279,6 +286,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
 			var next, busy atomic.Int64
 			handled0 := e.hb.handled.Load()
+			cpu0 := processCPU(b)
 			b.ResetTimer()
 			var wg sync.WaitGroup
 			per := b.N / agents
@@ -314,6 +322,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 			b.StopTimer()
 			handled := e.hb.handled.Load() - handled0
 			b.ReportMetric(float64(handled)/b.Elapsed().Seconds(), "handled/s")
+			b.ReportMetric((processCPU(b)-cpu0).Seconds()*1e6/float64(b.N), "cpu-µs/op")
 			b.ReportMetric(float64(int64(b.N)-handled)/float64(b.N), "skipped/op")
 			b.ReportMetric(float64(busy.Load())/float64(b.N), "503/op")
 		})

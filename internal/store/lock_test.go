@@ -198,3 +198,46 @@ func TestReserveNodeRace(t *testing.T) {
 		}
 	})
 }
+
+// TestSaveAndReleaseNode: the save and the release are one write, made
+// only by the lock's holder; a refusal writes nothing.
+func TestSaveAndReleaseNode(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		n := mustNode(t, e, model.Node{DriverInternalInfo: map[string]any{"agent_url": "http://192.0.2.1:9999"}})
+		held, err := e.s.ReserveNode(e.ctx, "host1", n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held.DriverInternalInfo["agent_url"] = "http://192.0.2.2:9999"
+		held.DriverInternalInfo["agent_version"] = "10.0.0"
+		if l := wantErr[*NodeLockedError](t, e.s.SaveAndReleaseNode(e.ctx, "host2", held, "driver_internal_info"), ErrNodeLocked); l.Host != "host1" {
+			t.Errorf("save and release by another host: %+v", l)
+		}
+		got, _ := e.s.GetNodeByID(e.ctx, n.ID)
+		if got.DriverInternalInfo["agent_url"] != "http://192.0.2.1:9999" || model.Deref(got.Reservation) != "host1" {
+			t.Fatalf("a refused save and release wrote: %v %v", got.DriverInternalInfo, got.Reservation)
+		}
+		if err := e.s.SaveAndReleaseNode(e.ctx, "host1", held, "driver_internal_info"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = e.s.GetNodeByID(e.ctx, n.ID)
+		if got.DriverInternalInfo["agent_url"] != "http://192.0.2.2:9999" || got.DriverInternalInfo["agent_version"] != "10.0.0" || got.Reservation != nil {
+			t.Fatalf("after save and release: %v %v", got.DriverInternalInfo, got.Reservation)
+		}
+		wantErr[*NodeNotLockedError](t, e.s.SaveAndReleaseNode(e.ctx, "host1", held, "driver_internal_info"), ErrNodeNotLocked)
+
+		// A provision state change keeps UpdateNodeIf's timestamps.
+		held, err = e.s.ReserveNode(e.ctx, "host1", n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held.ProvisionState = "manageable"
+		if err := e.s.SaveAndReleaseNode(e.ctx, "host1", held, "provision_state"); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = e.s.GetNodeByID(e.ctx, n.ID)
+		if got.ProvisionState != "manageable" || got.ProvisionUpdatedAt == nil || got.Reservation != nil {
+			t.Fatalf("after a state change: %q %v %v", got.ProvisionState, got.ProvisionUpdatedAt, got.Reservation)
+		}
+	})
+}

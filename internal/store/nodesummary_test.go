@@ -47,3 +47,36 @@ func TestListNodeSummaries(t *testing.T) {
 		wantErr[*InvalidParameterError](t, err, ErrInvalidParameter)
 	})
 }
+
+// TestReadNodes: a batch is read whole, traits and tags included, in id
+// order; ids gone are left out and a batch too long is refused.
+func TestReadNodes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		var ids []int64
+		for range 3 {
+			ids = append(ids, mustNode(t, e, model.Node{Properties: map[string]any{"cpus": 8}}).ID)
+		}
+		if _, err := e.s.SetNodeTraits(e.ctx, ids[1], []string{"CUSTOM_B", "CUSTOM_A"}, "1.0"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.SetNodeTags(e.ctx, ids[2], []string{"rack1"}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.s.ReadNodes(e.ctx, []int64{ids[2], 99999, ids[0], ids[1]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || got[0].ID != ids[0] || got[1].ID != ids[1] || got[2].ID != ids[2] {
+			t.Fatalf("read %d nodes: %+v", len(got), got)
+		}
+		want, _ := e.s.GetNodeByID(e.ctx, ids[1])
+		if !reflect.DeepEqual(got[1], want) {
+			t.Errorf("batch read %+v\nsingle read %+v", got[1], want)
+		}
+		if !reflect.DeepEqual(got[2].Tags, []string{"rack1"}) || len(got[0].Traits) != 0 || got[0].Traits == nil {
+			t.Errorf("labels: %v %v", got[2].Tags, got[0].Traits)
+		}
+		_, err = e.s.ReadNodes(e.ctx, make([]int64, NodeReadBatch+1))
+		wantErr[*InvalidParameterError](t, err, ErrInvalidParameter)
+	})
+}

@@ -156,3 +156,63 @@ func TestRecordHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestSaveLater: what SaveLater marks is written with the release (the
+// node unlocked and changed in one write), by an earlier save when one
+// comes, or before a refresh reads the node again; a change made after
+// SaveLater and never saved is not written.
+func TestSaveLater(t *testing.T) {
+	storetest.ForEachBackend(t, func(t *testing.T, db *sqldb.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		n := e.node(t, states.DeployWait, states.Active)
+
+		tk := e.acquire(t, n, task.AcquireOptions{})
+		tk.Node.DriverInternalInfo = map[string]any{"agent_url": "http://192.0.2.1:9999"}
+		if err := tk.SaveLater(); err != nil {
+			t.Fatal(err)
+		}
+		tk.Node.Description = str("not saved")
+		if got := e.reload(t, n.ID); got.DriverInternalInfo["agent_url"] != nil {
+			t.Fatalf("SaveLater wrote at once: %v", got.DriverInternalInfo)
+		}
+		if err := tk.Release(); err != nil {
+			t.Fatal(err)
+		}
+		got := e.reload(t, n.ID)
+		if got.DriverInternalInfo["agent_url"] != "http://192.0.2.1:9999" || got.Reservation != nil || got.Description != nil {
+			t.Fatalf("after the release: dii %v reservation %v description %v", got.DriverInternalInfo, got.Reservation, got.Description)
+		}
+
+		tk = e.acquire(t, n, task.AcquireOptions{})
+		tk.Node.DriverInternalInfo["agent_version"] = "10.0.0"
+		if err := tk.SaveLater(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tk.ProcessEvent(ctx, states.EventResume, task.EventOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.reload(t, n.ID); got.DriverInternalInfo["agent_version"] != "10.0.0" || got.ProvisionState != states.Deploying {
+			t.Fatalf("the next save left out what SaveLater marked: %v %s", got.DriverInternalInfo, got.ProvisionState)
+		}
+		tk.Node.Extra = map[string]any{"k": "v"}
+		if err := tk.SaveLater(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tk.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if tk.Node.Extra["k"] != "v" {
+			t.Fatalf("refresh dropped what SaveLater marked: %v", tk.Node.Extra)
+		}
+		if err := tk.Release(); err != nil {
+			t.Fatal(err)
+		}
+
+		shared := e.acquire(t, n, task.AcquireOptions{Shared: true})
+		defer shared.Release()
+		if err := shared.SaveLater(); err == nil {
+			t.Error("SaveLater on a shared task succeeded")
+		}
+	})
+}
