@@ -82,9 +82,18 @@ func (c *Conductor) DoNodeDeploy(ctx context.Context, _ string, nodeID string, r
 	if !t.FSM.IsActionableEvent(event) {
 		return errs.InvalidStateRequested(event, n.UUID, n.ProvisionState)
 	}
+	if err := c.checkDeploymentBootMode(n); err != nil {
+		return err
+	}
 	if rebuild {
 		for _, k := range []string{"kernel", "ramdisk", "boot_iso", "original_image_source"} {
 			delete(n.InstanceInfo, k)
+		}
+	} else if c.applyAutomaticLessee(ctx, t) {
+		// Saved at once, as upstream does, whatever the validation
+		// below decides.
+		if err := t.Save(ctx); err != nil {
+			return err
 		}
 	}
 	dt := t.DriverTask()
