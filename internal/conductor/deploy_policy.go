@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/auth"
-	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/conductor/task"
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 )
