@@ -321,7 +321,8 @@ func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.
 	node.Register(handlers, node.Deps{Store: st, Conductor: cond, Topics: topics, Config: cfg, Logger: log,
 		Authorize: az.Node, Show: az.NodeShow, HasRule: az.HasRule, AuthorizeRunbook: az.Runbook, Project: az.NodeProject,
 		Notifier: o.notifier})
-	port.Register(handlers, port.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject})
+	port.Register(handlers, port.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,
+		Notifier: o.notifier})
 	portgroup.Register(handlers, portgroup.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject})
 	volume.Register(handlers, volume.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,
 		ViewTargetProperties: az.ViewTargetProperties})

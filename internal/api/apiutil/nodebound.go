@@ -9,6 +9,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -36,6 +37,34 @@ type NodeBound struct {
 	// ("baremetal:<resource>:list_all"), else the project whose nodes'
 	// records it may list. nil refuses every listing.
 	ListProject func(r *http.Request, resource string) (*string, error)
+	// Notifier sends the API's versioned notifications about the
+	// records; nil sends none.
+	Notifier *notify.Notifier
+}
+
+// Notify sends baremetal.<object>.<action>.<status> with the payload
+// built by payload (called only when the notification's level is sent),
+// at ERROR level for an error status and INFO otherwise, as upstream's
+// API notification helpers do.
+func (d NodeBound) Notify(ctx context.Context, object, action string, status notify.Status, payload func(*notify.Notifier) notify.Object) {
+	level := notify.LevelInfo
+	if status == notify.StatusError {
+		level = notify.LevelError
+	}
+	if !d.Notifier.Enabled(level) {
+		return
+	}
+	d.Notifier.Emit(ctx, notify.Notification{Level: level, Object: object, Action: action, Status: status, Payload: payload(d.Notifier)})
+}
+
+// NotifyOutcome sends the end notification when err is nil, the error
+// one otherwise.
+func (d NodeBound) NotifyOutcome(ctx context.Context, object, action string, err error, payload func(*notify.Notifier) notify.Object) {
+	status := notify.StatusEnd
+	if err != nil {
+		status = notify.StatusError
+	}
+	d.Notify(ctx, object, action, status, payload)
 }
 
 // FailClosed is d with a nil Authorize refusing every rule and a nil

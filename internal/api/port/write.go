@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -153,7 +154,18 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
+	pgUUID := ""
+	if pg != nil {
+		pgUUID = pg.UUID
+	}
+	h.Notify(ctx, "port", "create", notify.StatusStart, func(n *notify.Notifier) notify.Object { return n.PortCRUDPayload(p, node.UUID, pgUUID) })
 	created, err := h.Conductor.CreatePort(ctx, topic, p)
+	h.NotifyOutcome(ctx, "port", "create", err, func(n *notify.Notifier) notify.Object {
+		if created == nil {
+			return n.PortCRUDPayload(p, node.UUID, pgUUID)
+		}
+		return n.PortCRUDPayload(created, node.UUID, pgUUID)
+	})
 	if err != nil {
 		return err
 	}
@@ -319,7 +331,18 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if err != nil {
 		return err
 	}
+	newPG := ""
+	if pg != nil {
+		newPG = pg.UUID
+	}
+	h.Notify(ctx, "port", "update", notify.StatusStart, func(n *notify.Notifier) notify.Object { return n.PortCRUDPayload(&updated, node.UUID, newPG) })
 	saved, err := h.Conductor.UpdatePort(ctx, topic, &updated)
+	h.NotifyOutcome(ctx, "port", "update", err, func(n *notify.Notifier) notify.Object {
+		if saved == nil {
+			return n.PortCRUDPayload(&updated, node.UUID, newPG)
+		}
+		return n.PortCRUDPayload(saved, node.UUID, newPG)
+	})
 	if err != nil {
 		return err
 	}
@@ -349,7 +372,23 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
+	payload := func(n *notify.Notifier) notify.Object {
+		pgUUID := ""
+		if p.PortgroupID != nil {
+			if pg, err := h.Store.GetPortgroupByID(r.Context(), *p.PortgroupID); err == nil {
+				pgUUID = pg.UUID
+			}
+		}
+		nodeUUID := ""
+		if node != nil {
+			nodeUUID = node.UUID
+		}
+		return n.PortCRUDPayload(p, nodeUUID, pgUUID)
+	}
 	return respond.NoContent(w, h.OnNode(r.Context(), node, p.NodeID, func(topic string) error {
-		return h.Conductor.DestroyPort(r.Context(), topic, p)
+		h.Notify(r.Context(), "port", "delete", notify.StatusStart, payload)
+		err := h.Conductor.DestroyPort(r.Context(), topic, p)
+		h.NotifyOutcome(r.Context(), "port", "delete", err, payload)
+		return err
 	}))
 }
