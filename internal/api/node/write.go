@@ -166,6 +166,10 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	m := apiutil.Plain(body).(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	if err := checkAllowBootMode([]any{props["capabilities"]}, rc.Config.ListOf(config.APIDisallowedEnrollmentBootModes)); err != nil {
+		return err
+	}
 	if err := validateExtra(m); err != nil {
 		return err
 	}
@@ -408,6 +412,9 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	v := rc.Version
 	if reset != nil && !microversion.AllowResetInterfaces.Allows(v) {
 		return errs.NotAcceptable()
+	}
+	if err := checkAllowBootMode(apiutil.PatchValues(ops, "/properties/capabilities"), rc.Config.ListOf(config.APIDisallowedEnrollmentBootModes)); err != nil {
+		return err
 	}
 	if _, err := apiutil.ValidateAllowedFields(ops, patchAllowedFields, v); err != nil {
 		return err
