@@ -118,6 +118,8 @@ type flakyPower struct {
 	err    error
 	sets   []string
 	setErr error
+	// onGet, when set, runs at each reading, before it answers.
+	onGet func(*driver.Task)
 }
 
 func (p *flakyPower) Properties() map[string]string                             { return map[string]string{} }
@@ -128,7 +130,13 @@ func (p *flakyPower) GetSupportedPowerStates(context.Context, *driver.Task) ([]s
 	return []string{states.PowerOn, states.PowerOff, states.Reboot}, nil
 }
 
-func (p *flakyPower) GetPowerState(context.Context, *driver.Task) (string, error) {
+func (p *flakyPower) GetPowerState(_ context.Context, t *driver.Task) (string, error) {
+	p.mu.Lock()
+	hook := p.onGet
+	p.mu.Unlock()
+	if hook != nil {
+		hook(t)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.state, p.err

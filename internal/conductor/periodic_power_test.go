@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/internal/store/storetest"
 )
 
 func flaky(n *model.Node) { n.PowerInterface = "flaky" }
@@ -155,4 +160,52 @@ func TestSyncPowerStatesLogsClearedLastError(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSyncPowerStatesRereadsStaleBatch: the sync reads its nodes a batch
+// at a time, and a node whose turn comes more than a second after that
+// read is read again. The first node's BMC takes two seconds (on the fake
+// clock) while the second node goes into maintenance: the fresh read sees
+// it, and its BMC is left alone.
+func TestSyncPowerStatesRereadsStaleBatch(t *testing.T) {
+	ctx := context.Background()
+	for _, slow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("slow=%v", slow), func(t *testing.T) {
+			e := newEnv(t, storetest.Backends(t)[0].DB)
+			on := func(n *model.Node) { n.PowerState = states.PowerOn }
+			a := e.node(states.Active, flaky, on)
+			b := e.node(states.Active, flaky, on)
+			e.power.reading(states.PowerOn, nil)
+			var mu sync.Mutex
+			var read []string
+			e.power.onGet = func(dt *driver.Task) {
+				mu.Lock()
+				read = append(read, dt.Node.UUID)
+				mu.Unlock()
+				if dt.Node.UUID != a.UUID {
+					return
+				}
+				n, err := e.st.GetNodeByID(ctx, b.ID)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n.Maintenance = true
+				if _, err := e.st.UpdateNode(ctx, n, "maintenance"); err != nil {
+					t.Error(err)
+				}
+				if slow {
+					e.clock.Advance(2 * time.Second)
+				}
+			}
+			e.c.SyncPowerStates(ctx)
+			want := []string{a.UUID, b.UUID}
+			if slow {
+				want = want[:1]
+			}
+			if !slices.Equal(read, want) {
+				t.Errorf("BMCs read %v, want %v", read, want)
+			}
+		})
+	}
 }
