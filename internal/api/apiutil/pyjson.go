@@ -75,12 +75,12 @@ func (c *ColumnWriter) AppendObject(b []byte, raw string, m Masking) ([]byte, er
 			v[k] = Secret
 		}
 	}
-	return c.AppendValue(b[:start], v)
+	return c.appendValue(b[:start], v)
 }
 
-// AppendValue appends v, a value of Go types encoding/json encodes, in
+// appendValue appends v, a value of Go types encoding/json encodes, in
 // upstream's form.
-func (c *ColumnWriter) AppendValue(b []byte, v any) ([]byte, error) {
+func (c *ColumnWriter) appendValue(b []byte, v any) ([]byte, error) {
 	text, err := json.Marshal(v)
 	if err != nil {
 		return b, fmt.Errorf("encode JSON value: %w", err)

@@ -389,10 +389,13 @@ func listColumns(fields []string, byConductor bool) (cols []string, ok bool) {
 
 // filterByConductor keeps the rows of nodes that conductor manages.
 func (h *handlers) filterByConductor(r *http.Request, rows []store.NodeRow, conductor string) []store.NodeRow {
-	return slices.DeleteFunc(rows, func(row store.NodeRow) bool {
-		host, err := h.Topics.GetConductorFor(r.Context(), &row.Node)
-		return err != nil || host != conductor
-	})
+	kept := rows[:0]
+	for i := range rows {
+		if host, err := h.Topics.GetConductorFor(r.Context(), &rows[i].Node); err == nil && host == conductor {
+			kept = append(kept, rows[i])
+		}
+	}
+	return kept
 }
 
 func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {

@@ -253,7 +253,9 @@ var redactions = []struct {
 		"** Redacted - requires baremetal:node:get:driver_info permission. **", true},
 }
 
-// convert is node_convert_with_links followed by node_sanitize.
+// convert is node_convert_with_links followed by node_sanitize, for the
+// answers about one node. List pages are written by writePage
+// (listrender.go), which the tests hold to convert's bytes.
 func (h *handlers) convert(ctx context.Context, rc *api.RequestContext, vw view, n *model.Node, fields []string) (*apiutil.Dict, error) {
 	qf, err := queryFields(fields)
 	if err != nil {
