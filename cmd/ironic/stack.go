@@ -323,7 +323,8 @@ func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.
 		Notifier: o.notifier})
 	port.Register(handlers, port.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,
 		Notifier: o.notifier})
-	portgroup.Register(handlers, portgroup.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject})
+	portgroup.Register(handlers, portgroup.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,
+		Notifier: o.notifier})
 	volume.Register(handlers, volume.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,
 		ViewTargetProperties: az.ViewTargetProperties})
 	chassis.Register(handlers, chassis.Deps{Store: st})

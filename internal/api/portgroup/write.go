@@ -14,6 +14,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/states"
 )
 
@@ -122,7 +123,14 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		// dbapi.create_portgroup: an empty mode is the configured default.
 		pg.Mode = model.Ptr(rc.Config.StringOf(config.DefaultDefaultPortgroupMode))
 	}
+	h.Notify(ctx, "portgroup", "create", notify.StatusStart, func(n *notify.Notifier) notify.Object { return n.PortgroupCRUDPayload(pg, node.UUID) })
 	created, err := h.Store.CreatePortgroup(ctx, pg)
+	h.NotifyOutcome(ctx, "portgroup", "create", err, func(n *notify.Notifier) notify.Object {
+		if created == nil {
+			return n.PortgroupCRUDPayload(pg, node.UUID)
+		}
+		return n.PortgroupCRUDPayload(created, node.UUID)
+	})
 	if err != nil {
 		return apiutil.CreateErr(err, "portgroup "+pg.UUID, pg)
 	}
@@ -210,7 +218,14 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	if err != nil {
 		return err
 	}
+	h.Notify(ctx, "portgroup", "update", notify.StatusStart, func(n *notify.Notifier) notify.Object { return n.PortgroupCRUDPayload(&updated, node.UUID) })
 	saved, err := h.Conductor.UpdatePortgroup(ctx, topic, &updated)
+	h.NotifyOutcome(ctx, "portgroup", "update", err, func(n *notify.Notifier) notify.Object {
+		if saved == nil {
+			return n.PortgroupCRUDPayload(&updated, node.UUID)
+		}
+		return n.PortgroupCRUDPayload(saved, node.UUID)
+	})
 	if err != nil {
 		return err
 	}
@@ -235,7 +250,17 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
+	payload := func(n *notify.Notifier) notify.Object {
+		nodeUUID := ""
+		if node != nil {
+			nodeUUID = node.UUID
+		}
+		return n.PortgroupCRUDPayload(pg, nodeUUID)
+	}
 	return respond.NoContent(w, h.OnNode(r.Context(), node, pg.NodeID, func(topic string) error {
-		return h.Conductor.DestroyPortgroup(r.Context(), topic, pg)
+		h.Notify(r.Context(), "portgroup", "delete", notify.StatusStart, payload)
+		err := h.Conductor.DestroyPortgroup(r.Context(), topic, pg)
+		h.NotifyOutcome(r.Context(), "portgroup", "delete", err, payload)
+		return err
 	}))
 }
