@@ -214,9 +214,14 @@ func (m *Manager) Acquire(ctx context.Context, ident string, opts AcquireOptions
 	}
 	t.log.DebugContext(ctx, "attempting to get lock on node", "type", t.lockType(), "purpose", purpose)
 	if !opts.Shared {
+		stub := node.UUID
 		node, err = t.lock(ctx, node.ID, node.UUID, held)
 		if err != nil {
 			return nil, err
+		}
+		if node.UUID != stub {
+			// An integer identity learns the node's UUID from the lock.
+			t.log = taskLogger(ctx, m.log, node.UUID)
 		}
 	}
 	return m.setUp(t, node, opts)
