@@ -2,9 +2,11 @@ package conductor_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/testing/redfishbmc"
@@ -30,6 +32,7 @@ var idracShipped = map[string]string{
 
 // The idrac hardware type against the emulator's iDRAC: enrolled with the
 // iDRAC interfaces as defaults, managed, inspected out of band, then
+// given virtual media through the API (with the iDRAC's slow eject),
 // cleaned without the ramdisk through its Dell steps (known_good_state),
 // RAID creation with the conversion of non-RAID drives, RAID deletion and
 // a BIOS setting applied at the reboot.
@@ -80,6 +83,33 @@ func TestHWIDRACEnrollManageInspectClean(t *testing.T) {
 		if got.Properties["cpu_arch"] != "x86_64" || got.Properties["memory_mb"] != float64(16384) {
 			t.Errorf("properties after inspection %v", got.Properties)
 		}
+
+		// Virtual media through the API: the second image goes in after
+		// the iDRAC's slow eject of the first, whose refusals are retried.
+		const insert = "/redfish/v1/Managers/iDRAC.Embedded.1/VirtualMedia/Cd/Actions/VirtualMedia.InsertMedia"
+		for _, iso := range []string{"http://127.0.0.1:9/first.iso", "http://127.0.0.1:9/second.iso"} {
+			if err := e.api.AttachVirtualMedia(ctx, "", rpc.AttachVirtualMediaArgs{
+				NodeID: n.UUID, DeviceType: "cdrom", ImageURL: iso, ImageDownloadSource: "http",
+			}); err != nil {
+				t.Fatal(err)
+			}
+			e.waitUnlocked(n)
+			if got := bmc.StartBoot("sys-1").Media; got != iso {
+				t.Fatalf("media %q after attaching %s (last_error %q)", got, iso, deref(e.get(n).LastError))
+			}
+			bmc.DellStaleEject(2)
+		}
+		if got := bmc.Count(http.MethodPost, insert); got < 3 {
+			t.Fatalf("%d inserts: the insert refused during the slow eject was not retried", got)
+		}
+		if err := e.api.DetachVirtualMedia(ctx, "", n.UUID, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.waitUnlocked(n)
+		if got := bmc.StartBoot("sys-1").Media; got != "" {
+			t.Fatalf("media %q after detaching", got)
+		}
+		bmc.DellStaleEject(0)
 
 		clean := func(steps ...map[string]any) *model.Node {
 			t.Helper()
