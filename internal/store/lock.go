@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/store/sqldb"
 )
 
 // reservationOf reads the node's uuid and lock holder.
@@ -73,6 +74,12 @@ func (s *sqlStore) ReserveNode(ctx context.Context, tag string, nodeID int64) (*
 		return err
 	})
 	if err != nil {
+		if sqldb.LostConnection(err) {
+			// The COMMIT may have been kept without our knowing: give
+			// the lock back rather than leave the node reserved by a task
+			// that failed.
+			s.dropLost(ctx, tag, nodeID)
+		}
 		return nil, wrapUnlessTyped(err, "reserve node "+ident)
 	}
 	return n, nil
@@ -84,10 +91,14 @@ func (s *sqlStore) ReserveNode(ctx context.Context, tag string, nodeID int64) (*
 // statement; the node is read only to explain a refusal.
 func (s *sqlStore) ReleaseNode(ctx context.Context, tag string, nodeID int64) error {
 	var affected int64
+	lost := false
 	err := s.db.Retry(ctx, func(ctx context.Context) error {
 		res, err := s.db.Cached().ExecContext(ctx, releaseQuery, s.db.Time(s.clock()), nodeID, tag)
 		if err != nil {
-			return err
+			// A release whose connection broke is run again, whether or
+			// not it was kept: a node left reserved refuses every task.
+			lost = lost || sqldb.LostConnection(err)
+			return sqldb.Repeatable(err)
 		}
 		affected, err = res.RowsAffected()
 		return err
@@ -95,10 +106,33 @@ func (s *sqlStore) ReleaseNode(ctx context.Context, tag string, nodeID int64) er
 	if err != nil {
 		return fmt.Errorf("release node %d: %w", nodeID, err)
 	}
-	if affected == 1 {
+	if affected == 1 || (lost && s.releasedAfterLoss(ctx, tag, nodeID)) {
 		return nil
 	}
 	return s.notReleased(ctx, nodeID)
+}
+
+// releasedAfterLoss reports, after a release whose answer was lost with
+// its connection, whether tag no longer holds the node: the lost try was
+// kept.
+func (s *sqlStore) releasedAfterLoss(ctx context.Context, tag string, nodeID int64) bool {
+	var holder sql.NullString
+	err := s.db.Retry(ctx, func(ctx context.Context) error {
+		var err error
+		_, holder, err = reservationOf(ctx, s.db.Cached(), nodeID)
+		return err
+	})
+	return err == nil && holder.String != tag
+}
+
+// dropLost gives back a lock that a reservation lost with its connection
+// may have taken, best effort: what it cannot release the conductor's
+// restart does, as after a crash.
+func (s *sqlStore) dropLost(ctx context.Context, tag string, nodeID int64) {
+	_ = s.db.Retry(ctx, func(ctx context.Context) error {
+		_, err := s.db.Cached().ExecContext(ctx, "UPDATE nodes SET reservation = NULL WHERE id = ? AND reservation = ?", nodeID, tag)
+		return sqldb.Repeatable(err)
+	})
 }
 
 // notReleased explains why tag's release of the node changed nothing.
@@ -151,6 +185,14 @@ func (s *sqlStore) SaveAndReleaseNode(ctx context.Context, tag string, n *model.
 		return err
 	})
 	if err != nil {
+		if sqldb.LostConnection(err) {
+			if s.releasedAfterLoss(ctx, tag, n.ID) {
+				return nil // the lost COMMIT was kept
+			}
+			// Not kept: the write failed, and the lock must not outlive
+			// the task.
+			_ = s.ReleaseNode(ctx, tag, n.ID)
+		}
 		return wrapUnlessTyped(err, "save and release node "+n.UUID)
 	}
 	if affected == 1 {

@@ -460,6 +460,21 @@ func (n *Node) Tail(lines int) string {
 	return strings.Join(all, "\n")
 }
 
+// Grep is the lines of the node's error log that contain any of what.
+func (n *Node) Grep(what ...string) string {
+	b, _ := os.ReadFile(n.log)
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, w := range what {
+			if strings.Contains(l, w) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // Exec runs statements on the node, for set-up (CREATE DATABASE).
 func (n *Node) Exec(ctx context.Context, stmts ...string) error {
 	db, err := sql.Open("mysql", n.DSN(""))

@@ -58,6 +58,21 @@ func uncommitted(err error) error {
 	return &uncommittedError{err}
 }
 
+// Repeatable marks err, from a statement that may run twice without harm
+// (a release of a lock by its holder), as retryable on a lost connection
+// even outside a transaction: whether or not the first run was kept,
+// running it again leaves the same state.
+func Repeatable(err error) error {
+	return uncommitted(err)
+}
+
+// LostConnection reports whether err is a connection that broke with a
+// statement in flight: the statement may or may not have been carried
+// out.
+func LostConnection(err error) bool {
+	return errors.Is(err, mysql.ErrInvalidConn)
+}
+
 // connectionRetryable reports whether err is a lost or unreachable
 // database connection after which nothing was kept.
 func connectionRetryable(err error) bool {
