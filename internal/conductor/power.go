@@ -117,7 +117,17 @@ func (c *Conductor) nodePowerAction(ctx context.Context, t *task.Task, newState 
 	}
 	if err == nil {
 		if newState != states.Reboot {
-			err = t.Driver.Power.SetPowerState(ctx, dt, newState, timeout)
+			// A child that draws power from its parent needs the parent
+			// on; a parent going off takes such children off first.
+			if newState == states.PowerOn && parentPowerNeeded(n) {
+				err = c.powerOnParent(ctx, t, target, timeout)
+			}
+			if err == nil && newState == states.PowerOff {
+				err = c.powerOffChildren(ctx, t, target, timeout)
+			}
+			if err == nil {
+				err = t.Driver.Power.SetPowerState(ctx, dt, newState, timeout)
+			}
 		} else {
 			err = t.Driver.Power.Reboot(ctx, dt, timeout)
 		}
