@@ -2,7 +2,9 @@ package conductor_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/model"
@@ -161,4 +163,44 @@ func TestHWIDRACEnrollManageInspectClean(t *testing.T) {
 		}
 		e.secretFree(logs, oobPassword, n)
 	})
+}
+
+// Verification runs the iDRAC steps an operator raises with
+// [conductor]/verify_step_priority_override: known_good_state resets an
+// iDRAC and clears its queue; on a BMC without the Dell OEM (an iDRAC too
+// old for it) their failures are logged and the node still becomes
+// manageable, as upstream tolerates them while verifying.
+func TestHWIDRACVerifySteps(t *testing.T) {
+	conf := map[string]string{"verify_step_priority_override": "management.known_good_state:20,management.clear_job_queue:10"}
+	for _, dell := range []bool{true, false} {
+		t.Run(fmt.Sprintf("dell OEM %v", dell), func(t *testing.T) {
+			forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+				bmc := redfishbmc.New(t).System("sys-1", sysWithHardware(redfishbmc.On)...).WithBasicAuth(oobUser, oobPassword)
+				if dell {
+					bmc.WithDellOEM().DellQueueJob("Configure: BIOS.Setup.1-1")
+				}
+				e, logs := newHWEnv(t, db, idracShipped, conf, nil)
+				ctx := context.Background()
+				n, err := e.api.CreateNode(ctx, "", &model.Node{
+					UUID: newHWUUID(t), Driver: "idrac", ProvisionState: states.Enroll,
+					DriverInfo: map[string]any{"redfish_address": bmc.URL(), "redfish_system_id": redfishbmc.SystemPath("sys-1"),
+						"redfish_username": oobUser, "redfish_password": oobPassword},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "manage"); err != nil {
+					t.Fatal(err)
+				}
+				e.expect(e.waitState(n, states.Manageable), states.Manageable, "", "")
+				if dell {
+					if resets, jobs := bmc.DellResets(), bmc.DellJobs(); resets != 1 || len(jobs) != 0 {
+						t.Fatalf("after verification: %d resets, jobs %+v", resets, jobs)
+					}
+				} else if !strings.Contains(logs.String(), "ignoring the failure of an iDRAC step while verifying") {
+					t.Fatalf("the failures were not logged:\n%s", logs.String())
+				}
+			})
+		})
+	}
 }
