@@ -53,3 +53,21 @@ func TestUncommittedKeepsOtherErrors(t *testing.T) {
 		}
 	}
 }
+
+// A repeatable statement lost with its connection is retried; the loss
+// itself is recognised through wrapping.
+func TestRepeatableAndLostConnection(t *testing.T) {
+	lost := fmt.Errorf("release node 1: %w", mysql.ErrInvalidConn)
+	if IsRetryable(lost) {
+		t.Error("a lost autocommit statement is retried without being marked repeatable")
+	}
+	if !IsRetryable(Repeatable(lost)) {
+		t.Error("a repeatable statement lost with its connection is not retried")
+	}
+	if !LostConnection(fmt.Errorf("reserve node 1: %w", lost)) || LostConnection(&mysql.MySQLError{Number: 1213}) {
+		t.Error("LostConnection does not tell a broken connection from a server error")
+	}
+	if err := Repeatable(sql.ErrNoRows); err != sql.ErrNoRows {
+		t.Errorf("Repeatable changed %v", err)
+	}
+}
