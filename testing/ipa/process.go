@@ -132,6 +132,8 @@ func runProcess(ctx context.Context, p *process, o processOptions, stdout io.Wri
 		}
 		if _, err := inspector.ContinueInspection(ctx, data.Inventory, data.PluginData); err != nil {
 			p.Logf("continue_inspection: %v", err)
+		} else {
+			p.Logf("inspection data sent")
 		}
 	}
 	var node string

@@ -4,7 +4,9 @@
 // file named by -config, prints "URL <base URL>" on its standard output
 // once it listens, logs every request to standard error with credentials
 // left out, and stops on SIGINT or SIGTERM. `ironic lab bmc` is the same
-// program inside the ironic binary.
+// program inside the ironic binary, whose systems also boot the ramdisk
+// of the ISO inserted (redfishbmc.RunMachines); here they only keep
+// their state.
 package main
 
 import (
