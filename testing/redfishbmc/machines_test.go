@@ -134,3 +134,35 @@ func TestPowerDelay(t *testing.T) {
 		t.Fatalf("snapshot after the delay: %s", got)
 	}
 }
+
+// UEFI HTTP boot starts the ramdisk of the ISO at Boot.HttpBootUri, as
+// the redfish-https boot interface sets it.
+func TestMachineHTTPBoots(t *testing.T) {
+	iso := bootISO(t, "ipa-api-url=http://127.0.0.1:6385")
+	b := New(t).System("m1", EthernetInterface("1", "52:54:00:12:34:57", "Enabled"))
+	c := call{t: t, base: b.URL()}
+	resp, _ := c.do(http.MethodPatch, "/redfish/v1/Systems/m1", map[string]any{"Boot": map[string]any{
+		"BootSourceOverrideTarget": "UefiHttp", "BootSourceOverrideEnabled": "Once", "HttpBootUri": iso}})
+	wantStatus(t, resp, http.StatusNoContent)
+	var rds ramdisks
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.RunMachines(ctx, 10*time.Millisecond, rds.start)
+	}()
+	resp, _ = c.do(http.MethodPost, "/redfish/v1/Systems/m1/Actions/ComputerSystem.Reset", map[string]string{"ResetType": "On"})
+	wantStatus(t, resp, http.StatusNoContent)
+	await.Until(t, 10*time.Second, "the ramdisk started", func() bool { n, _ := rds.counts(); return n == 1 })
+	// The lab stopping takes the ramdisk down with it.
+	cancel()
+	<-done
+	rds.mu.Lock()
+	defer rds.mu.Unlock()
+	if rd := rds.started[0]; rd.Device.Target != "UefiHttp" || rd.Source != iso || rd.Params["ipa-api-url"] != "http://127.0.0.1:6385" {
+		t.Fatalf("ramdisk %+v", rd)
+	}
+	if rds.stopped != 1 {
+		t.Fatalf("%d ramdisks stopped at the end, want 1", rds.stopped)
+	}
+}
