@@ -58,7 +58,7 @@ func (j *NodeJSON) column(name string) *string {
 
 // nodeRowFields are the fields of the columns a row of ListNodeRows reads
 // into r: every column when columns is nil, else id and those named.
-// labels tells whether traits and tags are to be loaded.
+// labels tells whether traits are to be loaded.
 func nodeRowFields(r *NodeRow, columns []string) (fs []field, labels bool, err error) {
 	all := nodeFields(&r.Node)
 	for i := range all {
@@ -89,8 +89,8 @@ func nodeRowFields(r *NodeRow, columns []string) (fs []field, labels bool, err e
 }
 
 // ListNodeRows is ListNodeColumns for a renderer: the rows of one page
-// with their JSON columns as stored text (columns nil reads every column,
-// traits and tags, as ListNodes does). The column mapping and the scanners
+// with their JSON columns as stored text (columns nil reads every column
+// and the traits; tags, which no page shows, are not read). The column mapping and the scanners
 // are made once per query, and the values of nullable columns share a few
 // arrays, so a row costs its strings and little else.
 func (s *sqlStore) ListNodeRows(ctx context.Context, f NodeFilter, o ListOptions, columns []string) ([]NodeRow, error) {
@@ -132,7 +132,8 @@ func (s *sqlStore) ListNodeRows(ctx context.Context, f NodeFilter, o ListOptions
 		for i := range out {
 			ns[i] = &out[i].Node
 		}
-		return s.loadTraitsAndTags(ctx, q, ns)
+		// No page shows tags: traits only.
+		return s.loadLabels(ctx, q, ns, labelTables[:1])
 	}
 	if !labels {
 		// Without traits and tags the rows alone are one moment.

@@ -44,6 +44,10 @@ func TestListNodeRowsMatchesListNodes(t *testing.T) {
 			}
 			for i, row := range rows {
 				got := row.Node
+				if got.Tags != nil {
+					t.Errorf("row %d: tags read: %v", i, got.Tags)
+				}
+				got.Tags = want[i].Tags
 				for _, c := range []struct {
 					text string
 					dst  *map[string]any

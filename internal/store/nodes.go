@@ -558,15 +558,26 @@ var (
 	tagsOfOne   = labelQuery("node_tags", "tag", 1)
 )
 
+// labelTables are the tables loadLabels reads: traits, then tags.
+var labelTables = []struct{ table, col string }{{"node_traits", "trait"}, {"node_tags", "tag"}}
+
 // loadTraitsAndTags fills Traits and Tags of ns with two queries, as
 // upstream's selectin loading does.
 func (s *sqlStore) loadTraitsAndTags(ctx context.Context, q querier, ns []*model.Node) error {
+	return s.loadLabels(ctx, q, ns, labelTables)
+}
+
+// loadLabels fills the labels of tables (of labelTables) of ns.
+func (s *sqlStore) loadLabels(ctx context.Context, q querier, ns []*model.Node, tables []struct{ table, col string }) error {
 	if len(ns) == 0 {
 		return nil
 	}
 	byID := make(map[int64]*model.Node, len(ns))
 	for _, n := range ns {
-		n.Traits, n.Tags = []string{}, []string{}
+		n.Traits = []string{}
+		if len(tables) > 1 {
+			n.Tags = []string{}
+		}
 		byID[n.ID] = n
 	}
 	const chunk = 500
@@ -576,7 +587,7 @@ func (s *sqlStore) loadTraitsAndTags(ctx context.Context, q querier, ns []*model
 		for i, n := range part {
 			ids[i] = n.ID
 		}
-		for _, t := range []struct{ table, col string }{{"node_traits", "trait"}, {"node_tags", "tag"}} {
+		for _, t := range tables {
 			rows, err := q.QueryContext(ctx, labelQuery(t.table, t.col, len(ids)), ids...)
 			if err != nil {
 				return fmt.Errorf("load %s: %w", t.table, err)

@@ -34,7 +34,8 @@ type Store interface {
 	ListNodes(ctx context.Context, f NodeFilter, o ListOptions) ([]*model.Node, error)
 	ListNodeColumns(ctx context.Context, f NodeFilter, o ListOptions, columns []string) ([]*model.Node, error)
 	// ListNodeRows is ListNodeColumns with the JSON columns as stored
-	// text, for the list renderers; nil columns reads them all.
+	// text, for the list renderers; nil columns reads them all. Tags are
+	// not read.
 	ListNodeRows(ctx context.Context, f NodeFilter, o ListOptions, columns []string) ([]NodeRow, error)
 	// ListNodeSummaries is ListNodes reading only the columns of a
 	// NodeSummary, for the periodic tasks.
