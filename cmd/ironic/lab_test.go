@@ -19,8 +19,8 @@ import (
 // `ironic lab agent` process the emulator's machine started from the ISO
 // the conductor built, and stopped when the machine went off. Only the
 // addresses (free ports instead of 6385, 6386 and 8000) and the binary's
-// path differ. About three minutes on a loaded 2-core machine, most of it
-// the CLI starting.
+// path differ. Three to four minutes on a 2-core machine, most of it the
+// dozen CLI commands starting (seven at a load average of 30).
 func TestLaptopLabWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a dozen baremetal CLI commands")
