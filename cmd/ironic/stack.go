@@ -327,7 +327,7 @@ func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.
 		Notifier: o.notifier})
 	volume.Register(handlers, volume.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,
 		ViewTargetProperties: az.ViewTargetProperties})
-	chassis.Register(handlers, chassis.Deps{Store: st})
+	chassis.Register(handlers, chassis.Deps{Store: st, Notifier: o.notifier})
 	allocation.Register(handlers, allocation.Deps{Store: st, Conductor: cond, Topics: topics, Logger: log, Authorize: az.Allocation,
 		AuthorizeNode: az.Node, Check: az.Check, Scope: az.Scope, ListProject: az.AllocationListProject})
 	deploytemplate.Register(handlers, deploytemplate.Deps{Store: st})

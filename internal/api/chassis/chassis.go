@@ -19,12 +19,38 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/store"
 )
 
 // Deps is what the chassis handlers need.
 type Deps struct {
 	Store store.Store
+	// Notifier sends the API's chassis notifications; nil sends none.
+	Notifier *notify.Notifier
+}
+
+// notify sends baremetal.chassis.<action>.<status> with
+// ChassisCRUDPayload, ERROR level for an error status (upstream's API
+// notification helpers).
+func (h *handlers) notify(ctx context.Context, c *model.Chassis, action string, status notify.Status) {
+	level := notify.LevelInfo
+	if status == notify.StatusError {
+		level = notify.LevelError
+	}
+	if c == nil || !h.Notifier.Enabled(level) {
+		return
+	}
+	h.Notifier.Emit(ctx, notify.Notification{Level: level, Object: "chassis", Action: action, Status: status, Payload: h.Notifier.ChassisCRUDPayload(c)})
+}
+
+// notifyOutcome sends end with done, or error with sent.
+func (h *handlers) notifyOutcome(ctx context.Context, sent, done *model.Chassis, action string, err error) {
+	if err != nil {
+		h.notify(ctx, sent, action, notify.StatusError)
+		return
+	}
+	h.notify(ctx, done, action, notify.StatusEnd)
 }
 
 type handlers struct {
@@ -232,7 +258,9 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		c.UUID = uuid.NewString()
 	}
 	setFields(c, m)
+	h.notify(r.Context(), c, "create", notify.StatusStart)
 	created, err := h.Store.CreateChassis(r.Context(), c)
+	h.notifyOutcome(r.Context(), c, created, "create", err)
 	if errors.Is(err, store.ErrDuplicate) {
 		return errs.New(errs.ClassChassisAlreadyExists, map[string]any{"uuid": c.UUID})
 	}
@@ -277,7 +305,9 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 	}
 	updated := *c
 	setFields(&updated, doc)
+	h.notify(r.Context(), &updated, "update", notify.StatusStart)
 	saved, err := h.Store.UpdateChassis(r.Context(), &updated, "extra", "description")
+	h.notifyOutcome(r.Context(), &updated, saved, "update", err)
 	if err != nil {
 		return fmt.Errorf("update chassis %s: %w", c.UUID, err)
 	}
@@ -293,7 +323,9 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
+	h.notify(r.Context(), c, "delete", notify.StatusStart)
 	err = h.Store.DeleteChassis(r.Context(), c.ID)
+	h.notifyOutcome(r.Context(), c, c, "delete", err)
 	switch {
 	case errors.Is(err, store.ErrNotEmpty):
 		return errs.New(errs.ClassChassisNotEmpty, map[string]any{"chassis": c.UUID})
