@@ -49,6 +49,9 @@ type dellOEM struct {
 	// serviceTags are the systems' SKU; switchConnections their NICs'
 	// DellSwitchConnections; legacyPXE the NICs whose LegacyBootProto is
 	// PXE in the exported configuration.
+	// systemMedia are an iDRAC10's virtual media slots, which hang off the
+	// system; only slot 1 takes an image.
+	systemMedia       map[string]*virtualMedia
 	serviceTags       map[string]string
 	switchConnections map[string][]DellSwitchConnection
 	legacyPXE         map[string][]string
@@ -100,6 +103,32 @@ func (b *BMC) DellModel(model string) *BMC {
 	defer b.mu.Unlock()
 	b.mustDell().model = model
 	return b
+}
+
+// DellIDRAC10 makes the iDRAC an iDRAC10 ("17G Monolithic"): its virtual
+// media slots are the system's, not the manager's, and the collection
+// lists slot 2 first. Slot 2 takes an image but the system does not boot
+// from it: only slot 1 is good for a remote boot image.
+func (b *BMC) DellIDRAC10() *BMC {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d := b.mustDell()
+	d.model = "17G Monolithic"
+	d.systemMedia = map[string]*virtualMedia{
+		"1": {ID: "1", MediaTypes: []string{"CD", "DVD"}},
+		"2": {ID: "2", MediaTypes: []string{"CD", "DVD", "USBStick"}},
+	}
+	return b
+}
+
+// DellSystemMedia is the image in an iDRAC10 slot ("" when empty).
+func (b *BMC) DellSystemMedia(slot string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if vm := b.mustDell().systemMedia[slot]; vm != nil && vm.Inserted {
+		return vm.Image
+	}
+	return ""
 }
 
 // DellNonRAIDDrives puts drives of a system's RAID controller in non-RAID
@@ -599,6 +628,50 @@ func (b *BMC) dellExport(body []byte) response {
 		body: map[string]any{}}
 }
 
+// dellSystemMedia answers an iDRAC10's system virtual media.
+func (b *BMC) dellSystemMedia(r *http.Request, path, rest string, body []byte) response {
+	d := b.dell
+	if rest == "" {
+		return b.getOnly(r, func() any {
+			return collection(path, "VirtualMediaCollection", path+"/2", path+"/1")
+		})
+	}
+	id, action, _ := strings.Cut(rest, "/")
+	vm := d.systemMedia[id]
+	if vm == nil {
+		return notFound(path)
+	}
+	base := strings.TrimSuffix(path, "/"+action)
+	switch action {
+	case "":
+		return b.getOnly(r, func() any {
+			return map[string]any{"@odata.id": base, "@odata.type": "#VirtualMedia.v1_6_0.VirtualMedia", "Id": id,
+				"Name": "Virtual Media " + id, "MediaTypes": vm.MediaTypes, "Image": vm.Image, "Inserted": vm.Inserted,
+				"Actions": map[string]any{
+					"#VirtualMedia.InsertMedia": map[string]any{"target": base + "/Actions/VirtualMedia.InsertMedia"},
+					"#VirtualMedia.EjectMedia":  map[string]any{"target": base + "/Actions/VirtualMedia.EjectMedia"},
+				}}
+		})
+	case "Actions/VirtualMedia.InsertMedia":
+		if r.Method != http.MethodPost {
+			return methodNotAllowed()
+		}
+		var req struct{ Image string }
+		if resp, ok := decode(body, &req); !ok {
+			return resp
+		}
+		vm.Image, vm.Inserted = req.Image, true
+		return noContent
+	case "Actions/VirtualMedia.EjectMedia":
+		if r.Method != http.MethodPost {
+			return methodNotAllowed()
+		}
+		vm.Image, vm.Inserted = "", false
+		return noContent
+	}
+	return notFound(path)
+}
+
 // dellVirtualMedia plays the iDRAC's slow eject: for a while after an
 // eject the slot still shows the image and refuses inserts with a 500.
 func (b *BMC) dellVirtualMedia(r *http.Request, path string, body []byte) (response, bool) {
@@ -657,7 +730,12 @@ func (b *BMC) dellSystemRoute(r *http.Request, path string, body []byte) (respon
 		if tag := d.serviceTags[s.ID]; tag != "" {
 			m["SKU"] = tag
 		}
+		if d.systemMedia != nil {
+			m["VirtualMedia"] = link(base + "/VirtualMedia")
+		}
 		return resp, true
+	case d.systemMedia != nil && (sub == "VirtualMedia" || strings.HasPrefix(sub, "VirtualMedia/")):
+		return b.dellSystemMedia(r, path, strings.TrimPrefix(strings.TrimPrefix(sub, "VirtualMedia"), "/"), body), true
 	case sub == "NetworkPorts/Oem/Dell/DellSwitchConnections":
 		return b.getOnly(r, func() any {
 			members := []any{}

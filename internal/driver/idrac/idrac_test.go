@@ -400,3 +400,21 @@ func TestInspectDellInventory(t *testing.T) {
 		})
 	}
 }
+
+// An iDRAC10 boots remote images from slot 1 of the system's virtual
+// media only: the insert goes there, though slot 2 is listed first and
+// would take it.
+func TestIDRAC10VirtualMediaSlot(t *testing.T) {
+	bmc := idracBMC(t, redfishbmc.PowerState(redfishbmc.On)).DellIDRAC10()
+	f := newFixture(t, bmc)
+	const iso = "http://127.0.0.1:1/deploy.iso"
+	if err := f.mgmt.AttachVirtualMedia(f.ctx, f.task, "cdrom", iso); err != nil {
+		t.Fatal(err)
+	}
+	if got := bmc.DellSystemMedia("1"); got != iso {
+		t.Fatalf("slot 1 holds %q", got)
+	}
+	if got := bmc.DellSystemMedia("2"); got != "" {
+		t.Fatalf("slot 2 holds %q", got)
+	}
+}
