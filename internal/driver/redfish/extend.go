@@ -72,9 +72,6 @@ func NewSet(opts Options, boot BootOptions, ext Extensions) *Set {
 // Clock is the time source of the Set's waits.
 func (s *Set) Clock() clock.Clock { return s.core.opts.clock() }
 
-// Options are the options the Set was built with.
-func (s *Set) Options() Options { return s.core.opts }
-
 // WithSession runs fn on the node's cached BMC connection with its system
 // read, retrying connection errors as every redfish call does.
 func (s *Set) WithSession(ctx context.Context, task *driver.Task, fn func(*Session) error) error {
@@ -124,12 +121,6 @@ func (s *Session) SystemUUID() string {
 
 // Managers are the @odata.id of the managers of the node's system.
 func (s *Session) Managers() []string { return s.sys.links("ManagedBy") }
-
-// PowerState is the system's PowerState as last read.
-func (s *Session) PowerState() string { return string(s.sys.PowerState) }
-
-// Refresh reads the system again.
-func (s *Session) Refresh() error { return s.sys.refresh() }
 
 // drivesByController lists the drives of the volumes about to be created
 // per controller (Storage Id).
