@@ -64,7 +64,17 @@ func (c *Conductor) runSteps(ctx context.Context, t *task.Task, f *stepFlow, ind
 		}
 		n.InternalInfo().Delete(f.pollKey)
 		t.Log().InfoContext(ctx, "executing step", "kind", f.kind, "step", stepID(step), "index", index)
-		handled, exit, result, err := c.reservedStep(ctx, t, f, step)
+		var (
+			handled, exit bool
+			result        string
+			err           error
+		)
+		if executeOnChildNodes(step) {
+			handled = true
+			result, err = c.executeStepOnChildNodes(ctx, t, f, step)
+		} else {
+			handled, exit, result, err = c.reservedStep(ctx, t, f, step)
+		}
 		if err == nil && !handled {
 			result, err = c.executeStep(ctx, t, f.kind, step)
 		}

@@ -63,7 +63,12 @@ func validateUserSteps(userSteps, driverSteps []map[string]any, stepType, prefix
 	var result []map[string]any
 	for _, us := range userSteps {
 		us = cloneMap(us)
-		if b, _ := us["execute_on_child_nodes"].(bool); b {
+		// Steps for the children are checked by the API against the
+		// caller's rights on each child and validated by the children's
+		// drivers when they run: they are kept in place, as reserved
+		// steps are.
+		if executeOnChildNodes(us) {
+			result = append(result, us)
 			continue
 		}
 		if name, _ := us["step"].(string); slices.Contains(reservedSteps, name) {

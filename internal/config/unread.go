@@ -143,7 +143,6 @@ var unreadTable = []unreadEntry{
 	planned(23, "conductor", "runbook-driven automated cleaning (item 3)", "automated_cleaning_runbook",
 		"automated_cleaning_runbook_by_resource_class", "automated_cleaning_runbook_from_node",
 		"automated_cleaning_runbook_validate_traits", "automated_cleaning_step_source"),
-	planned(23, "conductor", "asynchronous step results on child nodes (item 5)", "permit_child_node_step_async_result"),
 	planned(23, "api", "validation of network_data against a JSON schema (item 7)", "network_data_schema"),
 	planned(23, "DEFAULT", "drain shutdown (item 7)", "drain_shutdown_timeout"),
 	planned(23, "oci", "oci:// images from a registry (item 7)", "permit_fallback_to_http_transport", "secure_cdn_registries", "verify_ca"),
