@@ -151,7 +151,8 @@ type RSSSample struct {
 }
 
 func (r *Run) save(path string) error {
-	b, err := json.MarshalIndent(r, "", " ")
+	// Compact: the RSS timeline is most of it.
+	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}

@@ -241,7 +241,8 @@ func measured(d *deployment, fn func() *Load) (*Load, error) {
 // pageSweep drives each list request at each page size briefly: CPU per
 // request against page size.
 func pageSweep(ctx context.Context, s *settings, d *deployment, sr *SizeRun, logf func(string, ...any)) error {
-	window := max(s.duration/5, 2*time.Second)
+	// Long enough for a few detail pages at 1,000 per page.
+	window := max(s.duration/3, 3*time.Second)
 	for _, req := range requests() {
 		if req.floor == "" {
 			continue
