@@ -50,13 +50,17 @@ import (
 	"github.com/openkeel/ironic/testing/tcpproxy"
 )
 
-// config notices a dead conductor within seconds (as the history and
-// failover tests do) and gives deploys and cleans a fake delay.
+// config notices a dead conductor within seconds and gives deploys and
+// cleans a fake delay. heartbeat_timeout must outlast the stall of writes
+// while Galera evicts a dead node (about 7 s here, evs.suspect_timeout
+// and the proxy's failover): with 6 s, as the single-database tests use,
+// the conductors' heartbeats stalled past it, they took each other for
+// dead and took each other's locks away under running tasks.
 const config = `[DEFAULT]
 hash_ring_reset_interval = 1
 [conductor]
 heartbeat_interval = 1
-heartbeat_timeout = 6
+heartbeat_timeout = 15
 check_provision_state_interval = 2
 [fake]
 deploy_delay = 2
@@ -65,7 +69,7 @@ deploy_delay = 2
 // takeoverBound is how soon a dead conductor's nodes must be served
 // again: heartbeat_timeout plus one heartbeat and one ring reset, plus
 // what a loaded two-core machine adds to process the change.
-const takeoverBound = 6*time.Second + time.Second + time.Second + 10*time.Second
+const takeoverBound = 15*time.Second + time.Second + time.Second + 10*time.Second
 
 // deployPool is how many fleet nodes the deploy flows cycle through.
 const deployPool = 40
@@ -114,7 +118,7 @@ type env struct {
 	c     *cluster.Cluster
 	db    func() *sql.DB
 	fleet []string
-	probe []string // one history-free node per conductor group
+	probe []string // history-free nodes of both conductor groups
 	bg    *background
 }
 
@@ -329,7 +333,9 @@ func (e *env) setUp() {
 	start := time.Now()
 	e.fleet = e.bulkInsert(fleet)
 	t.Logf("fleet of %d nodes inserted in %v", fleet, time.Since(start).Round(time.Millisecond))
-	for _, g := range []string{"", "rack2"} {
+	// Six in the default group, so that the conductor killed owns one of
+	// them but for a chance of 1 in 64; one in rack2.
+	for _, g := range []string{"", "", "", "", "", "", "rack2"} {
 		status, data := e.bg.send(context.Background(), 0, "create", "POST", "/v1/nodes", map[string]any{"driver": "fake-hardware", "conductor_group": g})
 		if status != 201 {
 			t.Fatalf("create probe node: %d %s", status, data)
@@ -469,6 +475,7 @@ func (e *env) load(faults func(context.Context) []fault) {
 	}
 	e.noLostCreates(ctx)
 	e.noneReserved()
+	defer e.showFailures()
 	res, err := history.Check(history.Model{Crashes: true}, hist, 60*time.Second, os.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -478,6 +485,22 @@ func (e *env) load(faults func(context.Context) []fault) {
 		t.Errorf("history of %d operations is not linearizable.\nVisualization: %s\n%s", len(hist), res.Visualization, strings.Join(res.Violations, "\n"))
 	case porcupine.Unknown:
 		t.Errorf("the check of %d operations ran out of time without deciding", len(hist))
+	}
+}
+
+// showFailures shows, when the test failed, the lines of every process's
+// log that answered 500 or logged an error: the clusters' tails show only
+// the end.
+func (e *env) showFailures() {
+	if !e.t.Failed() {
+		return
+	}
+	for _, p := range append(append([]*cluster.Process(nil), e.c.APIs...), e.c.Conductors...) {
+		for _, l := range strings.Split(p.Output(), "\n") {
+			if strings.Contains(l, "status=500") || (strings.Contains(l, "level=ERROR") && !strings.Contains(l, "provision")) {
+				e.t.Logf("%s: %s", p.Name, l)
+			}
+		}
 	}
 }
 
