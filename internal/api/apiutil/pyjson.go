@@ -440,31 +440,30 @@ func AppendGoFloat(b []byte, f float64) []byte {
 // string appends the string at p.i in Python's escaping.
 func (p *pyScanner) string(b []byte) ([]byte, bool) {
 	start := p.i
-	if _, ok := p.skipString(); !ok {
+	if !p.skipString() {
 		return b, false
 	}
 	return p.reString(b, start, p.i)
 }
 
-// skipString moves past the string at p.i, reporting whether it has
-// escapes.
-func (p *pyScanner) skipString() (escaped, ok bool) {
+// skipString moves past the string at p.i, reporting whether it is
+// well formed as far as its end.
+func (p *pyScanner) skipString() bool {
 	p.i++ // "
 	for p.i < len(p.raw) {
 		switch c := p.raw[p.i]; {
 		case c == '"':
 			p.i++
-			return escaped, true
+			return true
 		case c == '\\':
-			escaped = true
 			p.i += 2
 		case c < 0x20:
-			return false, false
+			return false
 		default:
 			p.i++
 		}
 	}
-	return false, false
+	return false
 }
 
 // reString appends the string text raw[start:end] (quotes included),
