@@ -61,7 +61,8 @@ func (c *Conductor) startCleanSteps(ctx context.Context, t *task.Task, st driver
 		return false
 	}
 	manual := n.TargetProvisionState == states.Manageable
-	if err := c.setNodeCleaningSteps(ctx, t, manual, false); err != nil {
+	declarative, _ := n.InternalInfo().Bool(model.DIIDeclarativeCleaning)
+	if err := c.setNodeCleaningSteps(ctx, t, manual || declarative, false); err != nil {
 		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Cannot clean node %s: %s", n.UUID, err), cleanErrOpts{tearDown: true, setFail: true})
 		return false
 	}
@@ -164,7 +165,10 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []
 			return c.cleanFlow().event(ctx, t, states.EventWait)
 		}
 	}
-	if err := c.setNodeCleaningSteps(ctx, t, manual, disableRamdisk); err != nil {
+	// A runbook's steps (automated cleaning with steps) are the user's
+	// steps of a manual clean: validated against the driver, not
+	// replaced by its prioritised ones.
+	if err := c.setNodeCleaningSteps(ctx, t, manual || len(cleanSteps) > 0, disableRamdisk); err != nil {
 		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Cannot clean node %s: %s", n.UUID, err), cleanErrOpts{tearDown: true, setFail: true})
 		return nil
 	}

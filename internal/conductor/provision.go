@@ -38,8 +38,12 @@ func (c *Conductor) DoProvisioningAction(ctx context.Context, _ string, nodeID, 
 		if n.Retired {
 			return errs.New(errs.ClassNodeIsRetired, map[string]any{"op": "providing", "node": n.UUID})
 		}
+		steps, disableRamdisk, err := c.automatedCleaningRunbook(ctx, t)
+		if err != nil {
+			return err
+		}
 		return spawn(states.EventProvide, "do_node_clean", func(ctx context.Context, t *task.Task) error {
-			return c.doNodeClean(ctx, t, nil, false, false)
+			return c.doNodeClean(ctx, t, steps, disableRamdisk, false)
 		})
 	case action == "manage" && n.ProvisionState == states.Enroll:
 		return spawn(states.EventManage, "do_node_verify", c.doNodeVerify)

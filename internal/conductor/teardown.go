@@ -117,5 +117,12 @@ func (c *Conductor) doNodeTearDown(ctx context.Context, t *task.Task, initial st
 	if err := t.ProcessEvent(ctx, states.EventClean, task.EventOptions{}); err != nil {
 		return err
 	}
-	return c.doNodeClean(ctx, t, nil, false, false)
+	steps, disableRamdisk, err := c.automatedCleaningRunbook(ctx, t)
+	if err != nil {
+		// Upstream's worker raises here and leaves the node where it is;
+		// failing the cleaning says why and lets the operator retry.
+		c.cleaningErrorHandler(ctx, t, err.Error(), cleanErrOpts{setFail: true})
+		return nil
+	}
+	return c.doNodeClean(ctx, t, steps, disableRamdisk, false)
 }
