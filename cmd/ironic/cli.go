@@ -25,6 +25,7 @@ var programs = map[string]string{
 	"ironic-status":    "status",
 	// The graphical consoles' websocket proxy ([vnc]).
 	"ironic-novncproxy": "novncproxy",
+	"ironic-pxe-filter": "pxe-filter",
 }
 
 const usage = `usage: ironic [--config-file FILE]... [--config-dir DIR]... [COMMAND]
@@ -40,6 +41,7 @@ commands:
   status upgrade check
                      pre-upgrade readiness checks (exit 0, 1 warning, 2 failure)
   novncproxy         the noVNC proxy of graphical consoles ([vnc]enabled)
+  pxe-filter         keep dnsmasq's [pxe_filter]dhcp_hostsdir in step with inspection
   version            print the program version
   lab bmc -config FILE
                      a Redfish BMC emulator for a laptop lab
@@ -150,6 +152,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("%w: novncproxy takes no arguments, got %q", errUsage, strings.Join(inv.args, " "))
 		}
 		return runNoVNCProxy(ctx, inv.load, stderr)
+	case "pxe-filter":
+		return runPXEFilter(ctx, inv, stderr)
 	case "lab":
 		return lab(ctx, inv.args, stdout, stderr)
 	case "status":
