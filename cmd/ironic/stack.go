@@ -329,8 +329,8 @@ func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.
 		ViewTargetProperties: az.ViewTargetProperties})
 	chassis.Register(handlers, chassis.Deps{Store: st, Notifier: o.notifier})
 	allocation.Register(handlers, allocation.Deps{Store: st, Conductor: cond, Topics: topics, Logger: log, Authorize: az.Allocation,
-		AuthorizeNode: az.Node, Check: az.Check, Scope: az.Scope, ListProject: az.AllocationListProject})
-	deploytemplate.Register(handlers, deploytemplate.Deps{Store: st})
+		AuthorizeNode: az.Node, Check: az.Check, Scope: az.Scope, ListProject: az.AllocationListProject, Notifier: o.notifier})
+	deploytemplate.Register(handlers, deploytemplate.Deps{Store: st, Notifier: o.notifier})
 	runbook.Register(handlers, runbook.Deps{Store: st, Authorize: az.Runbook, Scope: az.Scope})
 	inspectionrule.Register(handlers, inspectionrule.Deps{Store: st})
 	conductors.Register(handlers, conductors.Deps{Store: st})

@@ -19,6 +19,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -31,7 +32,9 @@ type Topics interface {
 
 // Deps is what the allocation handlers need.
 type Deps struct {
-	Store     store.Store
+	Store store.Store
+	// Notifier sends the allocation notifications; nil sends none.
+	Notifier  *notify.Notifier
 	Conductor rpc.ConductorAPI
 	Topics    Topics
 	// Logger; nil means slog.Default().

@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/store"
 )
 
@@ -270,12 +271,27 @@ func (h *handlers) nodeDelete(w http.ResponseWriter, r *http.Request, rc *api.Re
 	return h.destroy(w, r, list[0])
 }
 
+func (h *handlers) notify() apiutil.Notifications {
+	return apiutil.Notifications{Notifier: h.Notifier}
+}
+
 func (h *handlers) destroy(w http.ResponseWriter, r *http.Request, al *model.Allocation) error {
 	topic, err := h.Topics.GetRandomTopic(r.Context())
 	if err != nil {
 		return err
 	}
-	if err := h.Conductor.DestroyAllocation(r.Context(), topic, al); err != nil {
+	// Upstream names the node in the delete notifications only.
+	nodeUUID := ""
+	if al.NodeID != nil {
+		if n, err := h.Store.GetNodeByID(r.Context(), *al.NodeID); err == nil {
+			nodeUUID = n.UUID
+		}
+	}
+	payload := func(n *notify.Notifier) notify.Object { return n.AllocationCRUDPayload(al, nodeUUID) }
+	h.notify().Notify(r.Context(), "allocation", "delete", notify.StatusStart, payload)
+	err = h.Conductor.DestroyAllocation(r.Context(), topic, al)
+	h.notify().NotifyOutcome(r.Context(), "allocation", "delete", err, payload)
+	if err != nil {
 		return err
 	}
 	api.WriteEmpty(w, http.StatusNoContent)
@@ -394,7 +410,15 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
+	h.notify().Notify(r.Context(), "allocation", "create", notify.StatusStart,
+		func(n *notify.Notifier) notify.Object { return n.AllocationCRUDPayload(al, "") })
 	created, err := h.Conductor.CreateAllocation(r.Context(), topic, al)
+	h.notify().NotifyOutcome(r.Context(), "allocation", "create", err, func(n *notify.Notifier) notify.Object {
+		if created == nil {
+			return n.AllocationCRUDPayload(al, "")
+		}
+		return n.AllocationCRUDPayload(created, "")
+	})
 	if err != nil {
 		return err
 	}
@@ -525,8 +549,16 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		al.Extra, _ = patched["extra"].(map[string]any)
 		changed = append(changed, "extra")
 	}
+	h.notify().Notify(r.Context(), "allocation", "update", notify.StatusStart,
+		func(n *notify.Notifier) notify.Object { return n.AllocationCRUDPayload(al, "") })
 	if len(changed) > 0 {
 		updated, err := h.Store.UpdateAllocation(r.Context(), al, changed...)
+		h.notify().NotifyOutcome(r.Context(), "allocation", "update", err, func(n *notify.Notifier) notify.Object {
+			if updated == nil {
+				return n.AllocationCRUDPayload(al, "")
+			}
+			return n.AllocationCRUDPayload(updated, "")
+		})
 		var dup *store.DuplicateError
 		switch {
 		case errors.As(err, &dup):
@@ -537,6 +569,9 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 			return fmt.Errorf("update allocation %s: %w", al.UUID, err)
 		}
 		al = updated
+	} else {
+		h.notify().NotifyOutcome(r.Context(), "allocation", "update", nil,
+			func(n *notify.Notifier) notify.Object { return n.AllocationCRUDPayload(al, "") })
 	}
 	return respond.JSON(w, http.StatusOK)(h.convert(r.Context(), rc, al, nil, true))
 }

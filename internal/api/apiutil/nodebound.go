@@ -42,11 +42,17 @@ type NodeBound struct {
 	Notifier *notify.Notifier
 }
 
+// Notifications sends a resource's versioned notifications from the
+// API, as upstream's emit_start_notification, handle_error_notification
+// and emit_end_notification do; a nil Notifier sends none.
+type Notifications struct {
+	Notifier *notify.Notifier
+}
+
 // Notify sends baremetal.<object>.<action>.<status> with the payload
 // built by payload (called only when the notification's level is sent),
-// at ERROR level for an error status and INFO otherwise, as upstream's
-// API notification helpers do.
-func (d NodeBound) Notify(ctx context.Context, object, action string, status notify.Status, payload func(*notify.Notifier) notify.Object) {
+// at ERROR level for an error status and INFO otherwise.
+func (d Notifications) Notify(ctx context.Context, object, action string, status notify.Status, payload func(*notify.Notifier) notify.Object) {
 	level := notify.LevelInfo
 	if status == notify.StatusError {
 		level = notify.LevelError
@@ -59,12 +65,23 @@ func (d NodeBound) Notify(ctx context.Context, object, action string, status not
 
 // NotifyOutcome sends the end notification when err is nil, the error
 // one otherwise.
-func (d NodeBound) NotifyOutcome(ctx context.Context, object, action string, err error, payload func(*notify.Notifier) notify.Object) {
+func (d Notifications) NotifyOutcome(ctx context.Context, object, action string, err error, payload func(*notify.Notifier) notify.Object) {
 	status := notify.StatusEnd
 	if err != nil {
 		status = notify.StatusError
 	}
 	d.Notify(ctx, object, action, status, payload)
+}
+
+// Notify is Notifications.Notify with the records' notifier.
+func (d NodeBound) Notify(ctx context.Context, object, action string, status notify.Status, payload func(*notify.Notifier) notify.Object) {
+	Notifications{d.Notifier}.Notify(ctx, object, action, status, payload)
+}
+
+// NotifyOutcome is Notifications.NotifyOutcome with the records'
+// notifier.
+func (d NodeBound) NotifyOutcome(ctx context.Context, object, action string, err error, payload func(*notify.Notifier) notify.Object) {
+	Notifications{d.Notifier}.NotifyOutcome(ctx, object, action, err, payload)
 }
 
 // FailClosed is d with a nil Authorize refusing every rule and a nil

@@ -17,17 +17,22 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/store"
 )
 
 // Deps is what the deploy template handlers need.
 type Deps struct {
 	Store store.Store
+	// Notifier sends the deploy template notifications; nil sends none.
+	Notifier *notify.Notifier
 }
 
 type handlers struct {
 	Deps
 }
+
+func (h *handlers) notify() apiutil.Notifications { return apiutil.Notifications{Notifier: h.Notifier} }
 
 // Register adds the deploy template handlers to m.
 func Register(m map[string]api.HandlerFunc, d Deps) {
@@ -177,7 +182,16 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if t.UUID == "" {
 		t.UUID = uuid.NewString()
 	}
+	payload := func(t *model.DeployTemplate) func(*notify.Notifier) notify.Object {
+		return func(n *notify.Notifier) notify.Object { return n.DeployTemplateCRUDPayload(t) }
+	}
+	h.notify().Notify(r.Context(), "deploytemplate", "create", notify.StatusStart, payload(t))
 	created, err := h.Store.CreateDeployTemplate(r.Context(), t)
+	if err != nil {
+		h.notify().NotifyOutcome(r.Context(), "deploytemplate", "create", err, payload(t))
+	} else {
+		h.notify().NotifyOutcome(r.Context(), "deploytemplate", "create", nil, payload(created))
+	}
 	if err != nil {
 		return storeErr(err, t, "create")
 	}
@@ -241,8 +255,13 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 		t.Steps = modelSteps(doc["steps"])
 		changed = append(changed, "steps")
 	}
+	before := t
+	h.notify().Notify(r.Context(), "deploytemplate", "update", notify.StatusStart,
+		func(n *notify.Notifier) notify.Object { return n.DeployTemplateCRUDPayload(before) })
 	t, err = apiutil.SaveChanged(r.Context(), t, changed, h.Store.UpdateDeployTemplate,
 		func(err error) error { return storeErr(err, t, "update") })
+	h.notify().NotifyOutcome(r.Context(), "deploytemplate", "update", err,
+		func(n *notify.Notifier) notify.Object { return n.DeployTemplateCRUDPayload(t) })
 	if err != nil {
 		return err
 	}
@@ -258,7 +277,11 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
-	if err := h.Store.DeleteDeployTemplate(r.Context(), t.ID); err != nil {
+	payload := func(n *notify.Notifier) notify.Object { return n.DeployTemplateCRUDPayload(t) }
+	h.notify().Notify(r.Context(), "deploytemplate", "delete", notify.StatusStart, payload)
+	err = h.Store.DeleteDeployTemplate(r.Context(), t.ID)
+	h.notify().NotifyOutcome(r.Context(), "deploytemplate", "delete", err, payload)
+	if err != nil {
 		return storeErr(err, t, "delete")
 	}
 	api.WriteEmpty(w, http.StatusNoContent)
