@@ -326,7 +326,7 @@ func Handlers(st store.Store, cond rpc.ConductorAPI, topics Topics, cfg *config.
 	portgroup.Register(handlers, portgroup.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,
 		Notifier: o.notifier})
 	volume.Register(handlers, volume.Deps{Store: st, Conductor: cond, Topics: topics, Authorize: az.Node, ListProject: az.ListProject,
-		ViewTargetProperties: az.ViewTargetProperties})
+		ViewTargetProperties: az.ViewTargetProperties, Notifier: o.notifier})
 	chassis.Register(handlers, chassis.Deps{Store: st, Notifier: o.notifier})
 	allocation.Register(handlers, allocation.Deps{Store: st, Conductor: cond, Topics: topics, Logger: log, Authorize: az.Allocation,
 		AuthorizeNode: az.Node, Check: az.Check, Scope: az.Scope, ListProject: az.AllocationListProject, Notifier: o.notifier})

@@ -8,6 +8,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -16,7 +17,9 @@ import (
 var connectorPatchAllowed = []string{"connector_id", "extra", "node_uuid", "type"}
 
 func connectorRecord(c *model.VolumeConnector) *record {
-	return &record{uuid: c.UUID, nodeID: c.NodeID, dict: func(rc *api.RequestContext, nodeUUID any, _ bool) *apiutil.Dict {
+	return &record{uuid: c.UUID, nodeID: c.NodeID, payload: func(n *notify.Notifier, nodeUUID string) notify.Object {
+		return n.VolumeConnectorCRUDPayload(c, nodeUUID)
+	}, dict: func(rc *api.RequestContext, nodeUUID any, _ bool) *apiutil.Dict {
 		d := apiutil.RecordDict(c.UUID, c.CreatedAt, c.UpdatedAt)
 		d.Set("connector_id", apiutil.OptString(c.ConnectorID))
 		d.Set("extra", apiutil.CopyEmptyMap(c.Extra))
@@ -37,7 +40,7 @@ func connectorNotFound(ident string) error {
 
 func connectorKind() *kind {
 	return bind(&kind{
-		item: "connectors", param: "volume_connector_id", arg: "connector_uuid",
+		item: "connectors", object: "volumeconnector", param: "volume_connector_id", arg: "connector_uuid",
 		schema: "volume_connector", name: "connector",
 		invalidSortKeys: []string{"extra"},
 		defaultFields:   []string{"uuid", "node_uuid", "type", "connector_id"},
@@ -69,7 +72,13 @@ func (h *handlers) createConnector(w http.ResponseWriter, r *http.Request, rc *a
 	}
 	c := &model.VolumeConnector{NodeID: &node.ID}
 	setConnectorFields(c, m)
+	h.Notify(r.Context(), "volumeconnector", "create", notify.StatusStart, connectorRecord(c).payloadFor(node.UUID))
 	created, err := h.Store.CreateVolumeConnector(r.Context(), c)
+	if err != nil {
+		h.NotifyOutcome(r.Context(), "volumeconnector", "create", err, connectorRecord(c).payloadFor(node.UUID))
+	} else {
+		h.NotifyOutcome(r.Context(), "volumeconnector", "create", nil, connectorRecord(created).payloadFor(node.UUID))
+	}
 	if err != nil {
 		return apiutil.CreateErr(err, "volume connector "+c.UUID, c)
 	}
@@ -105,7 +114,13 @@ func (h *handlers) patchConnector(w http.ResponseWriter, r *http.Request, rc *ap
 	if err != nil {
 		return err
 	}
+	h.Notify(r.Context(), "volumeconnector", "update", notify.StatusStart, connectorRecord(&updated).payloadFor(node.UUID))
 	saved, err := h.Conductor.UpdateVolumeConnector(r.Context(), topic, &updated)
+	if err != nil {
+		h.NotifyOutcome(r.Context(), "volumeconnector", "update", err, connectorRecord(&updated).payloadFor(node.UUID))
+	} else {
+		h.NotifyOutcome(r.Context(), "volumeconnector", "update", nil, connectorRecord(saved).payloadFor(node.UUID))
+	}
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -22,12 +23,21 @@ type record struct {
 	uuid   string
 	nodeID *int64
 	dict   func(rc *api.RequestContext, nodeUUID any, redact bool) *apiutil.Dict
+	// payload is the record's CRUD notification payload.
+	payload func(n *notify.Notifier, nodeUUID string) notify.Object
+}
+
+// payloadFor binds the record's payload to its node for Notify.
+func (r *record) payloadFor(nodeUUID string) func(*notify.Notifier) notify.Object {
+	return func(n *notify.Notifier) notify.Object { return r.payload(n, nodeUUID) }
 }
 
 // kind is what differs between connectors and targets.
 type kind struct {
 	// item is the collection key and path segment ("connectors").
 	item string
+	// object names the kind in notifications ("volumeconnector").
+	object string
 	// param is the path parameter of one record; arg its name in messages.
 	param, arg string
 	// schema is the request schema of a record; name names the body in
@@ -285,8 +295,16 @@ func (h *handlers) delete(k *kind) api.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return respond.NoContent(w, h.OnNode(r.Context(), node, rec.nodeID, func(topic string) error {
+		nodeUUID := ""
+		if node != nil {
+			nodeUUID = node.UUID
+		}
+		payload := rec.payloadFor(nodeUUID)
+		h.Notify(r.Context(), k.object, "delete", notify.StatusStart, payload)
+		err = h.OnNode(r.Context(), node, rec.nodeID, func(topic string) error {
 			return k.destroy(h, r, topic, ident)
-		}))
+		})
+		h.NotifyOutcome(r.Context(), k.object, "delete", err, payload)
+		return respond.NoContent(w, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -25,7 +26,9 @@ var redactedProperties = map[string]any{"redacted_contents": "** Value redacted:
 	"baremetal:volume:view_target_properties access. Permission denied. **"}
 
 func targetRecord(t *model.VolumeTarget) *record {
-	return &record{uuid: t.UUID, nodeID: t.NodeID, dict: func(rc *api.RequestContext, nodeUUID any, redact bool) *apiutil.Dict {
+	return &record{uuid: t.UUID, nodeID: t.NodeID, payload: func(n *notify.Notifier, nodeUUID string) notify.Object {
+		return n.VolumeTargetCRUDPayload(t, nodeUUID)
+	}, dict: func(rc *api.RequestContext, nodeUUID any, redact bool) *apiutil.Dict {
 		props := apiutil.CopyEmptyMap(t.Properties)
 		if redact {
 			props = apiutil.CopyJSON(redactedProperties)
@@ -56,7 +59,7 @@ func targetNotFound(ident string) error {
 
 func targetKind() *kind {
 	return bind(&kind{
-		item: "targets", param: "volume_target_id", arg: "target_uuid",
+		item: "targets", object: "volumetarget", param: "volume_target_id", arg: "target_uuid",
 		schema: "volume_target", name: "target",
 		invalidSortKeys: []string{"extra", "properties"},
 		defaultFields:   []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
@@ -126,7 +129,13 @@ func (h *handlers) createTarget(w http.ResponseWriter, r *http.Request, rc *api.
 	if err := setTargetFields(t, m); err != nil {
 		return err
 	}
+	h.Notify(r.Context(), "volumetarget", "create", notify.StatusStart, targetRecord(t).payloadFor(node.UUID))
 	created, err := h.Store.CreateVolumeTarget(r.Context(), t)
+	if err != nil {
+		h.NotifyOutcome(r.Context(), "volumetarget", "create", err, targetRecord(t).payloadFor(node.UUID))
+	} else {
+		h.NotifyOutcome(r.Context(), "volumetarget", "create", nil, targetRecord(created).payloadFor(node.UUID))
+	}
 	if err != nil {
 		return apiutil.CreateErr(err, "volume target "+t.UUID, t)
 	}
@@ -177,7 +186,13 @@ func (h *handlers) patchTarget(w http.ResponseWriter, r *http.Request, rc *api.R
 	if err != nil {
 		return err
 	}
+	h.Notify(r.Context(), "volumetarget", "update", notify.StatusStart, targetRecord(&updated).payloadFor(node.UUID))
 	saved, err := h.Conductor.UpdateVolumeTarget(r.Context(), topic, &updated)
+	if err != nil {
+		h.NotifyOutcome(r.Context(), "volumetarget", "update", err, targetRecord(&updated).payloadFor(node.UUID))
+	} else {
+		h.NotifyOutcome(r.Context(), "volumetarget", "update", nil, targetRecord(saved).payloadFor(node.UUID))
+	}
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/collection"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -37,6 +38,9 @@ type Deps struct {
 	// "baremetal:volume:view_target_properties": false redacts the
 	// properties of targets. nil shows them.
 	ViewTargetProperties func(r *http.Request) bool
+	// Notifier sends the connector and target notifications; nil sends
+	// none.
+	Notifier *notify.Notifier
 }
 
 type handlers struct {
@@ -48,7 +52,7 @@ type handlers struct {
 // volume resources of a node.
 func Register(m map[string]api.HandlerFunc, d Deps) {
 	h := &handlers{NodeBound: apiutil.NodeBound{Store: d.Store, Conductor: d.Conductor, Topics: d.Topics,
-		Authorize: d.Authorize, ListProject: d.ListProject}.FailClosed(), viewTargetProperties: d.ViewTargetProperties}
+		Authorize: d.Authorize, ListProject: d.ListProject, Notifier: d.Notifier}.FailClosed(), viewTargetProperties: d.ViewTargetProperties}
 	for id, f := range map[string]api.HandlerFunc{
 		"GET /v1/volume":                                     h.root(false),
 		"GET /v1/nodes/{node_ident}/volume":                  h.root(true),
