@@ -9,6 +9,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
@@ -83,6 +84,10 @@ func TestSaveRefusedWhenLockWasTaken(t *testing.T) {
 		err := tk.ProcessEvent(ctx, states.EventManage, task.EventOptions{})
 		if !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("ProcessEvent on a node this conductor no longer holds = %v, want a conflict", err)
+		}
+		// A fault a retry can fix, never a 500.
+		if !errs.IsUnavailable(err) {
+			t.Errorf("lost lock answered %v, want a 503 with Retry-After", err)
 		}
 		if got := e.reload(t, n.ID); got.ProvisionState != states.Available {
 			t.Errorf("state = %s", got.ProvisionState)

@@ -331,6 +331,14 @@ func (t *Task) save(ctx context.Context, always ...string) error {
 		cond.Reservation = &host
 	}
 	n, err := t.m.store.UpdateNodeIf(ctx, t.Node, cond, fields...)
+	if errors.Is(err, store.ErrConflict) {
+		// The reservation is no longer ours: another conductor took the
+		// node over, taking this one for dead (a database node's eviction
+		// can stall heartbeats past heartbeat_timeout). Nothing was
+		// written; the caller may retry against the new holder.
+		t.log.WarnContext(ctx, "node lock lost before its save; nothing was written", "node", t.Node.UUID, "error", err)
+		return errs.Unavailable(fmt.Errorf("save node %s: %w", t.Node.UUID, err))
+	}
 	if err != nil {
 		return storeError(err, "save node "+t.Node.UUID)
 	}
