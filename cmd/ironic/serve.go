@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/httproot"
 	"github.com/openkeel/ironic/internal/httpserver"
@@ -91,6 +92,12 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 			servers = append(servers, proxy)
 		}
 	}
+	if st.conductor != nil {
+		// SIGUSR2 ends everything below as SIGTERM does, with a drain.
+		var stopDrain func()
+		ctx, stopDrain = onDrainSignal(ctx, st.conductor, log)
+		defer stopDrain()
+	}
 	var files *httproot.Server
 	if st.conductor != nil && cfg.StringOf(config.DeployHTTPURL) != "" {
 		opts, err := httproot.OptionsFromConfig(cfg)
@@ -124,8 +131,9 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 	}
 	if st.conductor != nil {
 		// After the listeners: no new work arrives while the running
-		// work is given graceful_shutdown_timeout to end.
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.DurationOf(config.ConductorGracefulShutdownTimeout))
+		// work is given graceful_shutdown_timeout (drain_shutdown_timeout
+		// after SIGUSR2) to end.
+		stopCtx, cancel := conductor.WithShutdownTimeout(context.WithoutCancel(ctx), st.conductor.ShutdownTimeout())
 		defer cancel()
 		if serr := st.conductor.Stop(stopCtx); serr != nil && err == nil {
 			err = fmt.Errorf("conductor stop: %w", serr)

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openkeel/ironic/internal/clock"
@@ -82,6 +83,8 @@ type Conductor struct {
 	tasks   *task.Manager
 	owns    func(n *model.Node) bool
 	observe func(PeriodicRun)
+	// draining is set by Drain: Stop waits drain_shutdown_timeout.
+	draining atomic.Bool
 	// notifier and nova carry what the conductor tells the rest of the
 	// cloud (notify.go).
 	notifier *notify.Notifier
@@ -283,8 +286,9 @@ func (c *Conductor) keepalive(ctx context.Context) {
 
 // Stop does what upstream's del_host does: it clears this host's
 // reservations, marks the conductor offline, stops the keepalive and the
-// periodic tasks and waits up to [conductor]/graceful_shutdown_timeout for
-// running work (whose locks are released as each ends).
+// periodic tasks and waits up to [conductor]/graceful_shutdown_timeout (or
+// [DEFAULT]/drain_shutdown_timeout after Drain; drain.go) for running work
+// (whose locks are released as each ends).
 func (c *Conductor) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	if !c.started {
@@ -300,8 +304,7 @@ func (c *Conductor) Stop(ctx context.Context) error {
 	if err := c.store.UnregisterConductor(ctx, c.host); err != nil && !errors.Is(err, store.ErrNotFound) {
 		errsOut = append(errsOut, fmt.Errorf("unregister conductor %s: %w", c.host, err))
 	}
-	wait := c.cfg.DurationOf(config.ConductorGracefulShutdownTimeout)
-	wctx, cancel := context.WithTimeout(ctx, wait)
+	wctx, cancel := WithShutdownTimeout(ctx, c.ShutdownTimeout())
 	defer cancel()
 	if err := c.pool.Wait(wctx); err != nil {
 		c.log.WarnContext(ctx, "workers still running at shutdown", "error", err)
