@@ -87,9 +87,9 @@ func startDnsmasq(t *testing.T, tools map[string]string, hostsdir, dir string) *
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		<-done
-		if t.Failed() {
-			t.Logf("dnsmasq log:\n%s", d.log)
-		}
+		// Shown with -v or on failure: the record of what dnsmasq read
+		// and how it answered.
+		t.Logf("dnsmasq log:\n%s", d.log)
 	})
 	await.Until(t, 30*time.Second, "dnsmasq to serve DHCP", func() bool { return strings.Contains(d.log.String(), "DHCP, IP range") })
 	return d
