@@ -228,3 +228,23 @@ func TestPXEFilterDrivesDnsmasq(t *testing.T) {
 		}
 	}
 }
+
+// As upstream's prepare_host, the filter refuses to start without an
+// existing hostsdir: it cannot create one dnsmasq's user may read.
+func TestPXEFilterNeedsItsHostsdir(t *testing.T) {
+	dir := t.TempDir()
+	base := fmt.Sprintf("[database]\nconnection = sqlite:///%s/db.sqlite\n", dir)
+	conf := writeConf(t, dir, base)
+	if out, code := runIronic(t, dir, "ironic", "--config-file", conf, "dbsync", "upgrade"); code != 0 {
+		t.Fatalf("dbsync upgrade: %d\n%s", code, out)
+	}
+	for _, c := range []struct{ conf, want string }{
+		{base, "[pxe_filter]dhcp_hostsdir option is required"},
+		{base + "[pxe_filter]\ndhcp_hostsdir = " + filepath.Join(dir, "missing") + "\n", "[pxe_filter]dhcp_hostsdir does not exist"},
+	} {
+		conf := writeConf(t, dir, c.conf)
+		if out, code := runIronic(t, dir, "ironic", "--config-file", conf, "pxe-filter"); code != 1 || !strings.Contains(out, c.want) {
+			t.Errorf("pxe-filter exited %d, want 1 with %q:\n%s", code, c.want, out)
+		}
+	}
+}
