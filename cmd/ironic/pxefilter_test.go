@@ -72,6 +72,9 @@ func startDnsmasq(t *testing.T, tools map[string]string, hostsdir, dir string) *
 	t.Helper()
 	args := []string{
 		"-C", "/dev/null", "--keep-in-foreground", "--log-facility=-", "--port=0", "--interface=lo",
+		// Every 127/8 address answers a ping on the loopback: without
+		// --no-ping dnsmasq would find them all in use and offer none.
+		"--no-ping",
 		"--dhcp-range=127.0.0.50,127.0.0.150,255.0.0.0", "--dhcp-hostsdir=" + hostsdir, "--log-dhcp",
 		"--dhcp-leasefile=" + filepath.Join(dir, "dnsmasq.leases"), "--pid-file=", "--user=root",
 	}
@@ -118,24 +121,21 @@ func (d *dnsmasqProc) discover(t *testing.T, mac string) {
 	}
 }
 
-// answer returns how dnsmasq took the last DHCPDISCOVER of mac: "ignored"
-// when a hostsdir entry told it to, "admitted" when it went on to find an
-// address, "" when none is logged yet.
+// answer returns how dnsmasq took the last DHCPDISCOVER of mac:
+// "ignored" when a hostsdir entry told it to, "offered" when it sent a
+// DHCPOFFER, "" when neither is logged yet.
 func (d *dnsmasqProc) answer(mac string) string {
 	var last string
 	for _, line := range strings.Split(d.log.String(), "\n") {
-		if strings.Contains(line, "DHCPDISCOVER(lo) "+mac) {
-			last = line
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasSuffix(line, "DHCPDISCOVER(lo) "+mac+" ignored"):
+			last = "ignored"
+		case strings.Contains(line, "DHCPOFFER(lo) ") && strings.HasSuffix(line, " "+mac):
+			last = "offered"
 		}
 	}
-	switch {
-	case last == "":
-		return ""
-	case strings.HasSuffix(strings.TrimSpace(last), mac+" ignored"):
-		return "ignored"
-	default:
-		return "admitted"
-	}
+	return last
 }
 
 // expect probes mac until dnsmasq answers as want: the filter syncs every
@@ -200,8 +200,8 @@ func TestPXEFilterDrivesDnsmasq(t *testing.T) {
 	})
 	dns := startDnsmasq(t, tools, hostsdir, dir)
 
-	dns.expect(t, inspected, "admitted")
-	dns.expect(t, stranger, "admitted")
+	dns.expect(t, inspected, "offered")
+	dns.expect(t, stranger, "offered")
 	dns.expect(t, active, "ignored")
 
 	// Inspection ends: the node's MAC and unknown ones are ignored.
@@ -217,11 +217,11 @@ func TestPXEFilterDrivesDnsmasq(t *testing.T) {
 	// stranger is enrolled it is ignored too.
 	conf = writeConf(t, dir, confText+"[auto_discovery]\nenabled = true\n")
 	discovery := startIronic(t, dir, "ironic-pxe-filter", "--config-file", conf)
-	dns.expect(t, stranger, "admitted")
+	dns.expect(t, stranger, "offered")
 	dns.expect(t, inspected, "ignored")
 	enrol("33333333-3333-4333-8333-333333333333", states.Enroll, stranger)
 	dns.expect(t, stranger, "ignored")
-	dns.expect(t, "52:54:00:aa:00:04", "admitted")
+	dns.expect(t, "52:54:00:aa:00:04", "offered")
 	for _, p := range []*process{filter, discovery} {
 		if out := p.out.String(); strings.Contains(out, "level=ERROR") {
 			t.Errorf("the filter logged errors:\n%s", out)
