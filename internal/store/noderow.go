@@ -26,6 +26,16 @@ type NodeJSON struct {
 	ServiceStep, RAIDConfig, TargetRAIDConfig, Extra, NetworkData                   string
 }
 
+// Text is the stored text of JSON column name; ok is false for a column
+// that is not a JSON one.
+func (j *NodeJSON) Text(name string) (text string, ok bool) {
+	p := j.column(name)
+	if p == nil {
+		return "", false
+	}
+	return *p, true
+}
+
 // column is the field holding the text of JSON column name, nil for a
 // column that is not a JSON one.
 func (j *NodeJSON) column(name string) *string {

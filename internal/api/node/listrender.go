@@ -190,8 +190,8 @@ func (h *handlers) planPage(rc *api.RequestContext, vw view, fields []string) (*
 			f.kind = kindChassis
 		case subs[k]:
 			f.kind, f.sub = kindSubLinks, "/"+k
-		case jsonColumns[k] != nil:
-			f.kind, f.column = kindJSON, jsonColumns[k]
+		case isJSONColumn(k):
+			f.kind, f.column = kindJSON, jsonColumn(k)
 			f.mask = columnMasking(k, vw)
 		case k == "provision_state":
 			f.scalar = provisionStateWriter(v)
@@ -534,18 +534,16 @@ var scalarWriters = map[string]func([]byte, *model.Node) []byte{
 	"vendor_interface": nullString(func(n *model.Node) string { return n.VendorInterface }),
 }
 
-// jsonColumns read the stored text of the node fields held as JSON
-// objects.
-var jsonColumns = map[string]func(*store.NodeJSON) string{
-	"clean_step":           func(j *store.NodeJSON) string { return j.CleanStep },
-	"deploy_step":          func(j *store.NodeJSON) string { return j.DeployStep },
-	"driver_info":          func(j *store.NodeJSON) string { return j.DriverInfo },
-	"driver_internal_info": func(j *store.NodeJSON) string { return j.DriverInternalInfo },
-	"extra":                func(j *store.NodeJSON) string { return j.Extra },
-	"instance_info":        func(j *store.NodeJSON) string { return j.InstanceInfo },
-	"network_data":         func(j *store.NodeJSON) string { return j.NetworkData },
-	"properties":           func(j *store.NodeJSON) string { return j.Properties },
-	"raid_config":          func(j *store.NodeJSON) string { return j.RAIDConfig },
-	"service_step":         func(j *store.NodeJSON) string { return j.ServiceStep },
-	"target_raid_config":   func(j *store.NodeJSON) string { return j.TargetRAIDConfig },
+// isJSONColumn reports whether node field k is held as a JSON object.
+func isJSONColumn(k string) bool {
+	_, ok := (&store.NodeJSON{}).Text(k)
+	return ok
+}
+
+// jsonColumn reads the stored text of JSON node field k.
+func jsonColumn(k string) func(*store.NodeJSON) string {
+	return func(j *store.NodeJSON) string {
+		text, _ := j.Text(k)
+		return text
+	}
 }

@@ -283,15 +283,18 @@ func (d *dell) taskOfJob(s *redfish.Session, loc string) (string, error) {
 
 // taskMonitorURIs is raid_task_monitor_uris.
 func taskMonitorURIs(n *model.Node) []string {
-	list, _ := n.DriverInternalInfo[raidTaskMonitorURIs].([]any)
-	out := make([]string, 0, len(list))
-	for _, v := range list {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
+	// A list set in this process is still a []string; one read back
+	// from the database is a []any.
+	var out []string
+	switch list := n.InternalInfo().Get(raidTaskMonitorURIs).(type) {
+	case []string:
+		out = append(out, list...)
+	case []any:
+		for _, v := range list {
+			if s, ok := v.(string); ok {
+				out = append(out, s)
+			}
 		}
-	}
-	if l, ok := n.DriverInternalInfo[raidTaskMonitorURIs].([]string); ok {
-		out = append(out, l...)
 	}
 	return out
 }
@@ -365,7 +368,7 @@ func (r *RAID) PollAsyncStep(ctx context.Context, task *driver.Task) (driver.Asy
 		return driver.AsyncStepRunning, nil
 	}
 	n.InternalInfo().Delete(raidTaskMonitorURIs)
-	if sub, _ := n.DriverInternalInfo[raidConfigSubstep].(string); sub == substepClearForeign {
+	if n.InternalInfo().String(raidConfigSubstep) == substepClearForeign {
 		n.InternalInfo().Delete(raidConfigSubstep)
 		next, err := r.convertControllers(ctx, task)
 		if err != nil {
