@@ -3,7 +3,6 @@ package conductor_test
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/notify/notifytest"
 	"github.com/openkeel/ironic/internal/nova"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
@@ -18,49 +18,14 @@ import (
 	novafixture "github.com/openkeel/ironic/testing/nova"
 )
 
-// noteRecorder is a notification driver that keeps what it is given.
-type noteRecorder struct {
-	mu   sync.Mutex
-	msgs []*notify.Message
-}
-
-func (r *noteRecorder) Send(_ context.Context, _ notify.Level, m *notify.Message) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, m)
-}
-
-func (r *noteRecorder) Close() {}
-
-func (r *noteRecorder) events() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for _, m := range r.msgs {
-		out = append(out, m.EventType)
-	}
-	return out
-}
-
-func (r *noteRecorder) find(event string) *notify.Message {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, m := range r.msgs {
-		if m.EventType == event {
-			return m
-		}
-	}
-	return nil
-}
-
 const novaInstance = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
 
 // notifyingEnv runs a conductor that notifies into a recorder and posts
 // power events to a Nova fixture.
-func notifyingEnv(t *testing.T, db *sqldb.DB, opts ...envOption) (*env, *noteRecorder, *novafixture.Fixture) {
+func notifyingEnv(t *testing.T, db *sqldb.DB, opts ...envOption) (*env, *notifytest.Recorder, *novafixture.Fixture) {
 	t.Helper()
 	e := newEnv(t, db, append(opts, withoutStart())...)
-	rec := &noteRecorder{}
+	rec := &notifytest.Recorder{}
 	fx := novafixture.New(t).Instance(novaInstance)
 	novaCfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{"nova": {"auth_type": "none", "endpoint_override": fx.Endpoint()}}})
 	if err != nil {
@@ -94,9 +59,9 @@ func TestPowerDriftNotifiesNova(t *testing.T) {
 		if len(ev) != 1 || ev[0].Name != "power-update" || ev[0].ServerUUID != novaInstance || ev[0].Tag != "POWER_OFF" {
 			t.Fatalf("nova events %+v", ev)
 		}
-		m := rec.find("baremetal.node.power_state_corrected.success")
+		m := rec.Find("baremetal.node.power_state_corrected.success")
 		if m == nil {
-			t.Fatalf("no power_state_corrected: %v", rec.events())
+			t.Fatalf("no power_state_corrected: %v", rec.Events())
 		}
 		d := m.Payload.Data
 		if m.Payload.Name != "NodeCorrectedPowerStatePayload" || d["from_power"] != states.PowerOn || d["power_state"] != states.PowerOff || d["uuid"] != n.UUID || m.Priority != "INFO" {
@@ -115,11 +80,11 @@ func TestPowerActionNotifies(t *testing.T) {
 		if err := e.api.ChangeNodePowerState(context.Background(), "", n.UUID, states.PowerOn, 0); err != nil {
 			t.Fatal(err)
 		}
-		await.Until(t, 10*time.Second, "power_set.end", func() bool { return rec.find("baremetal.node.power_set.end") != nil })
-		if got := rec.events(); !slices.Equal(got, []string{"baremetal.node.power_set.start", "baremetal.node.power_set.end"}) {
+		await.Until(t, 10*time.Second, "power_set.end", func() bool { return rec.Find("baremetal.node.power_set.end") != nil })
+		if got := rec.Events(); !slices.Equal(got, []string{"baremetal.node.power_set.start", "baremetal.node.power_set.end"}) {
 			t.Errorf("events %v", got)
 		}
-		if d := rec.find("baremetal.node.power_set.end").Payload.Data; d["to_power"] != states.PowerOn || d["power_state"] != states.PowerOn {
+		if d := rec.Find("baremetal.node.power_set.end").Payload.Data; d["to_power"] != states.PowerOn || d["power_state"] != states.PowerOn {
 			t.Errorf("end payload to_power %v power_state %v", d["to_power"], d["power_state"])
 		}
 		if ev := fx.Accepted(); len(ev) != 1 || ev[0].Tag != "POWER_ON" {
@@ -143,8 +108,8 @@ func TestPowerDriftWithNovaDown(t *testing.T) {
 		if len(fx.Requests()) != 1 || len(fx.Accepted()) != 0 {
 			t.Errorf("nova requests %+v", fx.Requests())
 		}
-		if rec.find("baremetal.node.power_state_corrected.success") == nil {
-			t.Errorf("events %v", rec.events())
+		if rec.Find("baremetal.node.power_state_corrected.success") == nil {
+			t.Errorf("events %v", rec.Events())
 		}
 	})
 }
@@ -159,10 +124,10 @@ func TestProvisionNotifications(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.waitState(n, states.Manageable)
-		await.Until(t, 10*time.Second, "provision_set.end", func() bool { return rec.find("baremetal.node.provision_set.end") != nil })
-		start := rec.find("baremetal.node.provision_set.start")
+		await.Until(t, 10*time.Second, "provision_set.end", func() bool { return rec.Find("baremetal.node.provision_set.end") != nil })
+		start := rec.Find("baremetal.node.provision_set.start")
 		if start == nil {
-			t.Fatalf("events %v", rec.events())
+			t.Fatalf("events %v", rec.Events())
 		}
 		d := start.Payload.Data
 		if start.Payload.Name != "NodeSetProvisionStatePayload" || start.Payload.Version != "1.18" || d["event"] != "manage" ||

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,28 +11,16 @@ import (
 	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/notify/notifytest"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/testing/await"
 )
-
-type noteRecorder struct {
-	mu   sync.Mutex
-	msgs []*notify.Message
-}
-
-func (r *noteRecorder) Send(_ context.Context, _ notify.Level, m *notify.Message) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, m)
-}
-
-func (r *noteRecorder) Close() {}
 
 // Allocation create, update and delete send start and end notifications
 // with AllocationCRUDPayload; as upstream, only delete names the node.
 func TestAllocationCRUDNotifications(t *testing.T) {
 	ae := apitest.NewEnv(t, apitest.Options{})
-	rec := &noteRecorder{}
+	rec := &notifytest.Recorder{}
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: ae.Store, Conductor: ae.Local, Topics: &topics{}, Logger: ae.Logger,
 		Authorize: apitest.Allow[*string], AuthorizeNode: apitest.Allow[*model.Node], Check: apitest.AllowCheck,
@@ -61,7 +48,7 @@ func TestAllocationCRUDNotifications(t *testing.T) {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	var events []string
-	for _, m := range rec.msgs {
+	for _, m := range rec.Messages() {
 		events = append(events, m.EventType)
 		d := m.Payload.Data
 		wantNode := any(nil)

@@ -1,39 +1,25 @@
 package chassis
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/notify/notifytest"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
 )
-
-type noteRecorder struct {
-	mu   sync.Mutex
-	msgs []*notify.Message
-}
-
-func (r *noteRecorder) Send(_ context.Context, _ notify.Level, m *notify.Message) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, m)
-}
-
-func (r *noteRecorder) Close() {}
 
 // Chassis create, update and delete send start and end notifications
 // with ChassisCRUDPayload.
 func TestChassisCRUDNotifications(t *testing.T) {
 	s := store.New(storetest.Backends(t)[0].DB)
-	rec := &noteRecorder{}
+	rec := &notifytest.Recorder{}
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: s, Notifier: notify.New(notify.Options{Service: notify.ServiceAPI, Host: "api-1", Level: "info", Drivers: []notify.Driver{rec}})})
 	e := &env{t: t, h: apitest.New(t, api.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Handlers: handlers}), s: s}
@@ -50,7 +36,7 @@ func TestChassisCRUDNotifications(t *testing.T) {
 		t.Fatalf("delete: %d %v", status, out)
 	}
 	var events []string
-	for _, m := range rec.msgs {
+	for _, m := range rec.Messages() {
 		events = append(events, m.EventType)
 		if m.Payload.Name != "ChassisCRUDPayload" || m.Payload.Version != "1.0" || m.Payload.Data["uuid"] != id {
 			t.Errorf("%s: %s %v", m.EventType, m.Payload.Name, m.Payload.Data)
@@ -61,7 +47,7 @@ func TestChassisCRUDNotifications(t *testing.T) {
 	if !slices.Equal(events, want) {
 		t.Errorf("events\n got %v\nwant %v", events, want)
 	}
-	if got := rec.msgs[3].Payload.Data["description"]; got != "rack 2" {
+	if got := rec.Messages()[3].Payload.Data["description"]; got != "rack 2" {
 		t.Errorf("update.end description %v", got)
 	}
 }

@@ -1,38 +1,24 @@
 package deploytemplate
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/notify/notifytest"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
 )
-
-type noteRecorder struct {
-	mu   sync.Mutex
-	msgs []*notify.Message
-}
-
-func (r *noteRecorder) Send(_ context.Context, _ notify.Level, m *notify.Message) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, m)
-}
-
-func (r *noteRecorder) Close() {}
 
 // Deploy template create, update and delete send start and end
 // notifications with DeployTemplateCRUDPayload, and a refused create its
 // error notification, as upstream's controller does.
 func TestDeployTemplateCRUDNotifications(t *testing.T) {
-	rec := &noteRecorder{}
+	rec := &notifytest.Recorder{}
 	m := map[string]api.HandlerFunc{}
 	Register(m, Deps{Store: store.New(storetest.Backends(t)[0].DB),
 		Notifier: notify.New(notify.Options{Service: notify.ServiceAPI, Host: "api-1", Level: "info", Drivers: []notify.Driver{rec}})})
@@ -52,7 +38,7 @@ func TestDeployTemplateCRUDNotifications(t *testing.T) {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	var events []string
-	for _, msg := range rec.msgs {
+	for _, msg := range rec.Messages() {
 		events = append(events, msg.EventType+"/"+msg.Priority)
 		d := msg.Payload.Data
 		if msg.Payload.Name != "DeployTemplateCRUDPayload" || msg.Payload.Version != notify.DeployTemplateCRUDPayloadVersion || d["name"] != "CUSTOM_N" {

@@ -1,41 +1,19 @@
 package node
 
 import (
-	"context"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/notify/notifytest"
 )
-
-type noteRecorder struct {
-	mu   sync.Mutex
-	msgs []*notify.Message
-}
-
-func (r *noteRecorder) Send(_ context.Context, _ notify.Level, m *notify.Message) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, m)
-}
-
-func (r *noteRecorder) Close() {}
-
-func (r *noteRecorder) take() []*notify.Message {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.msgs
-	r.msgs = nil
-	return out
-}
 
 // The API's node notifications: start and end around create, update,
 // delete and maintenance, published as ironic-api.<host>, with the
 // payload classes upstream's controllers send and secrets masked.
 func TestNodeCRUDNotifications(t *testing.T) {
-	rec := &noteRecorder{}
+	rec := &notifytest.Recorder{}
 	e := newEnvWith(t, func(d *Deps) {
 		d.Notifier = notify.New(notify.Options{Service: notify.ServiceAPI, Host: "api-1", Level: "info", Drivers: []notify.Driver{rec},
 			Mask: func(m map[string]any) map[string]any {
@@ -60,7 +38,7 @@ func TestNodeCRUDNotifications(t *testing.T) {
 	if r := e.do("DELETE", "/v1/nodes/"+id, "1.115", ""); r.status != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", r.status, r.body)
 	}
-	msgs := rec.take()
+	msgs := rec.Take()
 	var events []string
 	for _, m := range msgs {
 		events = append(events, m.EventType)
@@ -97,7 +75,7 @@ func TestNodeCRUDNotifications(t *testing.T) {
 	// A failed delete (the node is gone) sends nothing: upstream looks the
 	// node up before the start notification.
 	e.do("DELETE", "/v1/nodes/"+id, "1.115", "")
-	if got := rec.take(); len(got) != 0 {
+	if got := rec.Take(); len(got) != 0 {
 		t.Errorf("notifications for a missing node: %d", len(got))
 	}
 }

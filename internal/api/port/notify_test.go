@@ -1,37 +1,23 @@
 package port
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/notify/notifytest"
 )
-
-type noteRecorder struct {
-	mu   sync.Mutex
-	msgs []*notify.Message
-}
-
-func (r *noteRecorder) Send(_ context.Context, _ notify.Level, m *notify.Message) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, m)
-}
-
-func (r *noteRecorder) Close() {}
 
 // Port create, update and delete send start and end notifications with
 // PortCRUDPayload naming the node and the port group.
 func TestPortCRUDNotifications(t *testing.T) {
 	e := newEnv(t)
-	rec := &noteRecorder{}
+	rec := &notifytest.Recorder{}
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: e.s, Conductor: e.cond, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node], ListProject: apitest.ListAll,
 		Notifier: notify.New(notify.Options{Service: notify.ServiceAPI, Host: "api-1", Level: "info", Drivers: []notify.Driver{rec}})})
@@ -51,7 +37,7 @@ func TestPortCRUDNotifications(t *testing.T) {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	var events []string
-	for _, m := range rec.msgs {
+	for _, m := range rec.Messages() {
 		events = append(events, m.EventType)
 		d := m.Payload.Data
 		if m.Payload.Name != "PortCRUDPayload" || m.Payload.Version != "1.8" || d["uuid"] != id || d["node_uuid"] != n.UUID ||

@@ -1,35 +1,21 @@
 package portgroup
 
 import (
-	"context"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/notify/notifytest"
 )
-
-type noteRecorder struct {
-	mu   sync.Mutex
-	msgs []*notify.Message
-}
-
-func (r *noteRecorder) Send(_ context.Context, _ notify.Level, m *notify.Message) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, m)
-}
-
-func (r *noteRecorder) Close() {}
 
 // Portgroup create, update and delete send start and end notifications
 // with PortgroupCRUDPayload.
 func TestPortgroupCRUDNotifications(t *testing.T) {
 	ae := apitest.NewEnv(t, apitest.Options{})
-	rec := &noteRecorder{}
+	rec := &notifytest.Recorder{}
 	deps := ae.NodeBound()
 	deps.Notifier = notify.New(notify.Options{Service: notify.ServiceAPI, Host: "api-1", Level: "info", Drivers: []notify.Driver{rec}})
 	handlers := map[string]api.HandlerFunc{}
@@ -48,7 +34,7 @@ func TestPortgroupCRUDNotifications(t *testing.T) {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	var events []string
-	for _, m := range rec.msgs {
+	for _, m := range rec.Messages() {
 		events = append(events, m.EventType)
 		if d := m.Payload.Data; m.Payload.Name != "PortgroupCRUDPayload" || d["uuid"] != id || d["node_uuid"] != n.UUID || d["name"] != "bond0" {
 			t.Errorf("%s: %s %v", m.EventType, m.Payload.Name, d)

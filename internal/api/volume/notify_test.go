@@ -1,36 +1,22 @@
 package volume
 
 import (
-	"context"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apitest"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/notify/notifytest"
 )
-
-type noteRecorder struct {
-	mu   sync.Mutex
-	msgs []*notify.Message
-}
-
-func (r *noteRecorder) Send(_ context.Context, _ notify.Level, m *notify.Message) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, m)
-}
-
-func (r *noteRecorder) Close() {}
 
 // Volume connector and target create, update and delete send start and
 // end notifications with their CRUD payloads naming the node.
 func TestVolumeCRUDNotifications(t *testing.T) {
 	ae := apitest.NewEnv(t, apitest.Options{})
-	rec := &noteRecorder{}
+	rec := &notifytest.Recorder{}
 	handlers := map[string]api.HandlerFunc{}
 	Register(handlers, Deps{Store: ae.Store, Conductor: ae.Local, Topics: apitest.Topics{}, Authorize: apitest.Allow[*model.Node],
 		ListProject: apitest.ListAll,
@@ -55,7 +41,7 @@ func TestVolumeCRUDNotifications(t *testing.T) {
 	do("PATCH", "/v1/volume/targets/"+tg["uuid"].(string), `[{"op": "add", "path": "/extra/x", "value": "1"}]`, http.StatusOK)
 	do("DELETE", "/v1/volume/targets/"+tg["uuid"].(string), "", http.StatusNoContent)
 	var events []string
-	for _, m := range rec.msgs {
+	for _, m := range rec.Messages() {
 		events = append(events, m.EventType)
 		if m.Payload.Data["node_uuid"] != n.UUID {
 			t.Errorf("%s: node_uuid %v", m.EventType, m.Payload.Data["node_uuid"])
@@ -70,7 +56,7 @@ func TestVolumeCRUDNotifications(t *testing.T) {
 	if !slices.Equal(events, want) {
 		t.Errorf("events\n got %v\nwant %v", events, want)
 	}
-	for _, m := range rec.msgs {
+	for _, m := range rec.Messages() {
 		switch m.Payload.Name {
 		case "VolumeConnectorCRUDPayload":
 			if m.Payload.Data["connector_id"] != "iqn.2026-12.org.example:n1" {
