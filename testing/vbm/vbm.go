@@ -24,9 +24,7 @@ import (
 	"hash"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -260,7 +258,7 @@ func (m *Machine) boot(ctx context.Context) {
 	case dev.Target == "Cd" && dev.Media == "":
 		b.Err = errors.New("no media in the virtual CD")
 	case dev.Target == "Cd":
-		b.Params, b.Err = isoParams(ctx, dev.Media)
+		b.Params, b.Err = redfishbmc.ISOKernelParams(ctx, dev.Media)
 	case dev.Target != "Hdd":
 		b.Err = fmt.Errorf("boot from %s is not simulated", dev.Target)
 	}
@@ -476,82 +474,4 @@ func (m *Machine) finalizeRescue(map[string]any) ipa.Outcome {
 		}()
 	}
 	return ipa.Outcome{}
-}
-
-// isoParams downloads the ISO at u and returns the kernel parameters of
-// its grub.cfg (UEFI) or isolinux.cfg (BIOS).
-func isoParams(ctx context.Context, u string) (map[string]string, error) {
-	dir, err := os.MkdirTemp("", "vbm-iso-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	iso := filepath.Join(dir, "boot.iso")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetch the ISO: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch the ISO %s: HTTP %d", u, resp.StatusCode)
-	}
-	f, err := os.Create(iso)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("fetch the ISO: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	for _, cfg := range []string{"/EFI/BOOT/grub.cfg", "/boot/grub/grub.cfg", "/isolinux/isolinux.cfg"} {
-		out := filepath.Join(dir, filepath.Base(cfg))
-		cmd := exec.CommandContext(ctx, "xorriso", "-osirrox", "on", "-indev", iso, "-extract", cfg, out)
-		if cmd.Run() != nil {
-			continue
-		}
-		data, err := os.ReadFile(out)
-		if err != nil {
-			continue
-		}
-		if p := kernelParams(string(data)); p != nil {
-			return p, nil
-		}
-	}
-	return nil, errors.New("no boot loader configuration with kernel parameters on the ISO")
-}
-
-// kernelParams parses the first "linux"/"linuxefi" (grub) or "append"
-// (isolinux) line.
-func kernelParams(cfg string) map[string]string {
-	for _, line := range strings.Split(cfg, "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		var args []string
-		switch f[0] {
-		case "linux", "linuxefi":
-			if len(f) > 1 {
-				args = f[2:]
-			}
-		case "append":
-			args = f[1:]
-		default:
-			continue
-		}
-		p := map[string]string{}
-		for _, a := range args {
-			k, v, _ := strings.Cut(a, "=")
-			p[k] = v
-		}
-		return p
-	}
-	return nil
 }
