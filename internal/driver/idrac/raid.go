@@ -193,29 +193,9 @@ func rawDevice(s *redfish.Session, drive string) (bool, error) {
 // monitor of the task the iDRAC's job shows as: the TaskService task whose
 // Id is the job's (sushy's _get_task_monitor_from_dell_job).
 func (d *dell) convertToRAID(s *redfish.Session, drives []string) (string, error) {
-	var sys struct {
-		Links struct {
-			Oem struct {
-				Dell struct{ DellRaidService odataLink }
-			}
-		}
-	}
-	if err := s.GetJSON(s.SystemPath(), &sys); err != nil {
+	target, err := d.raidServiceAction(s, "ConvertToRAID")
+	if err != nil {
 		return "", err
-	}
-	svc := sys.Links.Oem.Dell.DellRaidService.ODataID
-	if svc == "" {
-		return "", &missingError{attr: "Links/Oem/Dell/DellRaidService", path: s.SystemPath()}
-	}
-	var doc struct {
-		Actions map[string]actionTarget
-	}
-	if err := s.GetJSON(svc, &doc); err != nil {
-		return "", err
-	}
-	target := doc.Actions["#DellRaidService.ConvertToRAID"].Target
-	if target == "" {
-		return "", &missingError{attr: "Actions/#DellRaidService.ConvertToRAID/target", path: svc}
 	}
 	resp, err := s.Post(target, map[string]any{"PDArray": drives})
 	if err != nil {
@@ -226,17 +206,7 @@ func (d *dell) convertToRAID(s *redfish.Session, drives []string) (string, error
 	if loc == "" {
 		return "", &extensionError{msg: fmt.Sprintf("Response %s does not include Location in header", target)}
 	}
-	jobID := loc[strings.LastIndex(loc, "/")+1:]
-	var tasks struct{ Members []odataLink }
-	if err := s.GetJSON("/redfish/v1/TaskService/Tasks", &tasks); err != nil {
-		return "", err
-	}
-	for _, m := range tasks.Members {
-		if strings.HasSuffix(m.ODataID, "/"+jobID) {
-			return m.ODataID, nil
-		}
-	}
-	return "", &extensionError{msg: "Did not find task by id " + jobID}
+	return d.taskOfJob(s, loc)
 }
 
 // awaitJob polls a task until it is no longer processing (sushy's
