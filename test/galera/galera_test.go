@@ -34,7 +34,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -329,7 +328,7 @@ func (e *env) recovered(ctx context.Context, start time.Time) time.Duration {
 func (e *env) setUp() {
 	t := e.t
 	e.bg = newBackground(apiURLs(e.c))
-	fleet := envInt(t, "IRONIC_GALERA_FLEET", 2000)
+	fleet := history.EnvInt(t, "IRONIC_GALERA_FLEET", 2000)
 	start := time.Now()
 	e.fleet = e.bulkInsert(fleet)
 	t.Logf("fleet of %d nodes inserted in %v", fleet, time.Since(start).Round(time.Millisecond))
@@ -422,13 +421,13 @@ func (e *env) load(faults func(context.Context) []fault) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base := apiURLs(e.c)
-	nodes, err := history.CreateNodes(ctx, base[0], envInt(t, "IRONIC_HISTORY_NODES", 12))
+	nodes, err := history.CreateNodes(ctx, base[0], history.EnvInt(t, "IRONIC_HISTORY_NODES", 12))
 	if err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
-	w := history.Workload{BaseURLs: base, Clients: envInt(t, "IRONIC_HISTORY_CLIENTS", 12), Duration: 10 * time.Minute,
-		Seed: uint64(envInt(t, "IRONIC_HISTORY_SEED", int(rand.Uint32()))), Timeout: 30 * time.Second, Stop: stop}
+	w := history.Workload{BaseURLs: base, Clients: history.EnvInt(t, "IRONIC_HISTORY_CLIENTS", 12), Duration: 10 * time.Minute,
+		Seed: uint64(history.EnvInt(t, "IRONIC_HISTORY_SEED", int(rand.Uint32()))), Timeout: 30 * time.Second, Stop: stop}
 	t.Logf("%d history clients on %d nodes, seed %d (IRONIC_HISTORY_SEED)", w.Clients, len(nodes), w.Seed)
 	var hist []porcupine.Operation
 	var stats history.Stats
@@ -436,7 +435,7 @@ func (e *env) load(faults func(context.Context) []fault) {
 	wg.Go(func() { hist, stats = w.Run(ctx, nodes) })
 	wg.Go(func() { e.bg.run(ctx, stop, e.fleet, 4) })
 
-	steady := envDuration(t, "IRONIC_GALERA_STEADY", 15*time.Second)
+	steady := history.EnvDuration(t, "IRONIC_GALERA_STEADY", 15*time.Second)
 	okBefore := e.bg.ok.Load()
 	pause(ctx, steady)
 	bgRate := float64(e.bg.ok.Load()-okBefore) / steady.Seconds()
@@ -583,30 +582,4 @@ func uuidOf(t *testing.T, data []byte) string {
 		t.Fatalf("no uuid in %s: %v", data, err)
 	}
 	return n.UUID
-}
-
-func envInt(t *testing.T, name string, def int) int {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
-}
-
-func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		t.Fatalf("%s=%q: want a positive duration", name, v)
-	}
-	return d
 }

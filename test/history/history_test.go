@@ -17,7 +17,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -93,15 +92,15 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func checkHistory(t *testing.T, base string, nodeCount int, crashes bool, faults func(context.Context, time.Duration)) {
 	w := history.Workload{
 		BaseURL:  base,
-		Clients:  envInt(t, "IRONIC_HISTORY_CLIENTS", 16),
-		Duration: envDuration(t, "IRONIC_HISTORY_DURATION", 8*time.Second),
-		Seed:     uint64(envInt(t, "IRONIC_HISTORY_SEED", int(rand.Uint32()))),
+		Clients:  history.EnvInt(t, "IRONIC_HISTORY_CLIENTS", 16),
+		Duration: history.EnvDuration(t, "IRONIC_HISTORY_DURATION", 8*time.Second),
+		Seed:     uint64(history.EnvInt(t, "IRONIC_HISTORY_SEED", int(rand.Uint32()))),
 		Timeout:  30 * time.Second,
 	}
 	t.Logf("%d clients for %v, seed %d (IRONIC_HISTORY_SEED)", w.Clients, w.Duration, w.Seed)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	nodes, err := history.CreateNodes(ctx, base, envInt(t, "IRONIC_HISTORY_NODES", nodeCount))
+	nodes, err := history.CreateNodes(ctx, base, history.EnvInt(t, "IRONIC_HISTORY_NODES", nodeCount))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +118,7 @@ func checkHistory(t *testing.T, base string, nodeCount int, crashes bool, faults
 		dir = os.TempDir()
 	}
 	start := time.Now()
-	res, err := history.Check(history.Model{Crashes: crashes}, hist, envDuration(t, "IRONIC_HISTORY_CHECK_TIMEOUT", 45*time.Second), dir)
+	res, err := history.Check(history.Model{Crashes: crashes}, hist, history.EnvDuration(t, "IRONIC_HISTORY_CHECK_TIMEOUT", 45*time.Second), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,30 +132,4 @@ func checkHistory(t *testing.T, base string, nodeCount int, crashes bool, faults
 		// decide must say so rather than pass.
 		t.Errorf("the check of %d operations ran out of time without deciding; a shorter IRONIC_HISTORY_DURATION or more IRONIC_HISTORY_NODES keep it decidable", len(hist))
 	}
-}
-
-func envInt(t *testing.T, name string, def int) int {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
-}
-
-func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		t.Fatalf("%s=%q: want a positive duration", name, v)
-	}
-	return d
 }
