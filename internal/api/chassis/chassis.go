@@ -31,17 +31,13 @@ type Deps struct {
 }
 
 // notify sends baremetal.chassis.<action>.<status> with
-// ChassisCRUDPayload, ERROR level for an error status (upstream's API
-// notification helpers).
+// ChassisCRUDPayload through the API's notification helper.
 func (h *handlers) notify(ctx context.Context, c *model.Chassis, action string, status notify.Status) {
-	level := notify.LevelInfo
-	if status == notify.StatusError {
-		level = notify.LevelError
-	}
-	if c == nil || !h.Notifier.Enabled(level) {
+	if c == nil {
 		return
 	}
-	h.Notifier.Emit(ctx, notify.Notification{Level: level, Object: "chassis", Action: action, Status: status, Payload: h.Notifier.ChassisCRUDPayload(c)})
+	apiutil.Notifications{Notifier: h.Notifier}.Notify(ctx, "chassis", action, status,
+		func(n *notify.Notifier) notify.Object { return n.ChassisCRUDPayload(c) })
 }
 
 // notifyOutcome sends end with done, or error with sent.
