@@ -25,6 +25,24 @@ func FromConfig(c *config.Config, service string, log *slog.Logger, mask func(ma
 	if log == nil {
 		log = slog.Default()
 	}
+	drivers, err := driversFromConfig(c, c.ListOf(config.DefaultVersionedNotificationsTopics), log, func(b *Broker) error {
+		if reg == nil {
+			return nil
+		}
+		return registerBroker(reg, "ironic_notifications", "Versioned notifications", service, b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return New(Options{
+		Service: service, Host: c.StringOf(config.DefaultHost), Level: c.StringOf(config.DefaultNotificationLevel),
+		Drivers: drivers, Mask: mask,
+	}), nil
+}
+
+// driversFromConfig builds the [oslo_messaging_notifications] drivers; a
+// messagingv2 driver publishes to topics and is handed to registered.
+func driversFromConfig(c *config.Config, topics []string, log *slog.Logger, registered func(*Broker) error) ([]Driver, error) {
 	var drivers []Driver
 	for _, name := range c.ListOf(config.OsloMessagingNotificationsDriver) {
 		switch name {
@@ -40,18 +58,18 @@ func FromConfig(c *config.Config, service string, log *slog.Logger, mask func(ma
 			b, err := NewBroker(BrokerOptions{
 				TransportURL: url,
 				Exchange:     c.StringOf(config.DefaultControlExchange),
-				Topics:       c.ListOf(config.DefaultVersionedNotificationsTopics),
+				Topics:       topics,
 				Retry:        c.IntOf(config.OsloMessagingNotificationsRetry),
 				Log:          log,
 			})
 			if err != nil {
+				closeAll(drivers)
 				return nil, fmt.Errorf("[oslo_messaging_notifications] driver %s: %w", name, err)
 			}
-			if reg != nil {
-				if err := registerBroker(reg, service, b); err != nil {
-					b.Close()
-					return nil, err
-				}
+			if err := registered(b); err != nil {
+				b.Close()
+				closeAll(drivers)
+				return nil, err
 			}
 			drivers = append(drivers, b)
 		default:
@@ -60,23 +78,28 @@ func FromConfig(c *config.Config, service string, log *slog.Logger, mask func(ma
 			log.Warn("unknown [oslo_messaging_notifications] driver, ignored", "driver", name)
 		}
 	}
-	return New(Options{
-		Service: service, Host: c.StringOf(config.DefaultHost), Level: c.StringOf(config.DefaultNotificationLevel),
-		Drivers: drivers, Mask: mask,
-	}), nil
+	return drivers, nil
 }
 
-// registerBroker exposes the driver's sent and dropped counts.
-func registerBroker(reg prometheus.Registerer, service string, b *Broker) error {
+func closeAll(drivers []Driver) {
+	for _, d := range drivers {
+		d.Close()
+	}
+}
+
+// registerBroker exposes the driver's sent and dropped counts as
+// <prefix>_dropped_total and <prefix>_sent_total; what names the kind of
+// notification in their help.
+func registerBroker(reg prometheus.Registerer, prefix, what, service string, b *Broker) error {
 	labels := prometheus.Labels{"service": service}
 	for _, c := range []prometheus.Collector{
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "ironic_notifications_dropped_total", ConstLabels: labels,
-			Help: "Versioned notifications dropped: buffer full while the broker was unreachable, retries exhausted, or unsent at shutdown.",
+			Name: prefix + "_dropped_total", ConstLabels: labels,
+			Help: what + " dropped: buffer full while the broker was unreachable, retries exhausted, or unsent at shutdown.",
 		}, func() float64 { return float64(b.Dropped()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "ironic_notifications_sent_total", ConstLabels: labels,
-			Help: "Versioned notifications taken by the message broker.",
+			Name: prefix + "_sent_total", ConstLabels: labels,
+			Help: what + " taken by the message broker.",
 		}, func() float64 { return float64(b.Sent()) }),
 	} {
 		if err := reg.Register(c); err != nil {

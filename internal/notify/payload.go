@@ -19,8 +19,13 @@ type Object struct {
 	Data    map[string]any
 }
 
-// MarshalJSON writes the ironic_object.* keys.
+// MarshalJSON writes the ironic_object.* keys; an Object without a Name
+// is a non-versioned notification's payload (the sensor data), a plain
+// dictionary written as it is.
 func (o Object) MarshalJSON() ([]byte, error) {
+	if o.Name == "" {
+		return json.Marshal(o.Data)
+	}
 	return json.Marshal(map[string]any{
 		"ironic_object.name":      o.Name,
 		"ironic_object.namespace": Namespace,
@@ -29,7 +34,8 @@ func (o Object) MarshalJSON() ([]byte, error) {
 	})
 }
 
-// UnmarshalJSON reads the ironic_object.* keys (consumers in tests).
+// UnmarshalJSON reads the ironic_object.* keys (consumers in tests), or
+// a plain dictionary into Data.
 func (o *Object) UnmarshalJSON(b []byte) error {
 	var raw struct {
 		Name    string         `json:"ironic_object.name"`
@@ -38,6 +44,10 @@ func (o *Object) UnmarshalJSON(b []byte) error {
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
+	}
+	if raw.Name == "" {
+		o.Name, o.Version = "", ""
+		return json.Unmarshal(b, &o.Data)
 	}
 	o.Name, o.Version, o.Data = raw.Name, raw.Version, raw.Data
 	return nil
