@@ -136,6 +136,9 @@ func (s *sqlStore) bindAllocationNode(ctx context.Context, tx *sql.Tx, allocatio
 	if len(nodes) == 0 {
 		return &NotFoundError{Kind: KindNode, Ident: strconv.FormatInt(nodeID, 10)}
 	}
+	if err := s.openNodes(nodes); err != nil {
+		return err
+	}
 	n := nodes[0]
 	if inst := model.Deref(n.InstanceUUID); inst != "" && inst != alloc.UUID {
 		return &NodeAssociatedError{Node: n.UUID, Instance: inst}
@@ -152,7 +155,12 @@ func (s *sqlStore) bindAllocationNode(ctx context.Context, tx *sql.Tx, allocatio
 	n.InstanceInfo = info
 	n.AllocationID = &alloc.ID
 	n.InstanceUUID = &alloc.UUID
-	set, args, err := s.updateSet(nodeFields(n), []string{"allocation_id", "instance_uuid", "instance_info"}, s.clock())
+	names := []string{"allocation_id", "instance_uuid", "instance_info"}
+	fs, err := s.sealedFields(n, names)
+	if err != nil {
+		return err
+	}
+	set, args, err := s.updateSet(fs, names, s.clock())
 	if err != nil {
 		return err
 	}
@@ -171,7 +179,7 @@ func (s *sqlStore) bindAllocationNode(ctx context.Context, tx *sql.Tx, allocatio
 // it held.
 func (s *sqlStore) DeleteAllocation(ctx context.Context, id int64) error {
 	ident := strconv.FormatInt(id, 10)
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.changeTx(ctx, func(tx *sql.Tx) error {
 		var one int
 		err := tx.QueryRowContext(ctx, "SELECT 1 FROM allocations WHERE id = ?"+forUpdate(s.db), id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -180,12 +188,18 @@ func (s *sqlStore) DeleteAllocation(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
+		subject, _, err := rowSubject(ctx, tx, "allocations", id)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, "UPDATE nodes SET allocation_id = NULL, instance_uuid = NULL, updated_at = ? WHERE allocation_id = ?",
 			s.db.Time(s.clock()), id); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "DELETE FROM allocations WHERE id = ?", id)
-		return err
+		if _, err := tx.ExecContext(ctx, "DELETE FROM allocations WHERE id = ?", id); err != nil {
+			return err
+		}
+		return s.recordChange(ctx, tx, subject, ChangeDeleted, nil)
 	})
 	return wrapUnlessTyped(err, "delete allocation "+ident)
 }

@@ -165,12 +165,16 @@ func (s *sqlStore) SaveAndReleaseNode(ctx context.Context, tag string, n *model.
 		return &InvalidParameterError{Msg: "Cannot overwrite UUID for an existing Node."}
 	}
 	v := *n
-	set, args, err := s.updateSet(nodeFields(&v), fields, s.clock())
+	fs, err := s.sealedFields(&v, fields)
+	if err != nil {
+		return err
+	}
+	set, args, err := s.updateSet(fs, fields, s.clock())
 	if err != nil {
 		return err
 	}
 	var affected int64
-	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.changeTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE nodes SET "+set+", reservation = NULL WHERE id = ? AND reservation = ?", append(args, n.ID, tag)...)
 		if err != nil {
 			if d := duplicate(err, KindNode, nodeDupValue(&v)); d != nil {
@@ -182,7 +186,10 @@ func (s *sqlStore) SaveAndReleaseNode(ctx context.Context, tag string, n *model.
 			return err
 		}
 		affected, err = res.RowsAffected()
-		return err
+		if err != nil || affected != 1 {
+			return err
+		}
+		return s.recordNode(ctx, tx, n.ID, nodeAction(fields, false), fields)
 	})
 	if err != nil {
 		if sqldb.LostConnection(err) {

@@ -89,6 +89,8 @@ func nodeRowFields(r *NodeRow, columns []string) (fs []field, labels bool, err e
 		}
 		want[c] = true
 	}
+	// A sealed value opens only with its node's UUID.
+	want["uuid"] = want["uuid"] || holdsSecrets(columns)
 	fs = all[:0]
 	for _, f := range all {
 		if want[f.name] {
@@ -131,6 +133,9 @@ func (s *sqlStore) ListNodeRows(ctx context.Context, f NodeFilter, o ListOptions
 				return fmt.Errorf("list nodes: %w", err)
 			}
 			out = append(out, cur)
+			if err := s.openRowText(&out[len(out)-1]); err != nil {
+				return err
+			}
 		}
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("list nodes: %w", err)

@@ -104,11 +104,18 @@ func (s *sqlStore) CreateNode(ctx context.Context, in *model.Node) (*model.Node,
 	}
 	n.CreatedAt = s.clock()
 	n.UpdatedAt = nil
+	fs, err := s.sealedFields(&n, nil)
+	if err != nil {
+		return nil, err
+	}
 	var id int64
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.changeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		id, err = s.insert(ctx, tx, "nodes", nodeFields(&n))
-		return err
+		id, err = s.insert(ctx, tx, "nodes", fs)
+		if err != nil {
+			return err
+		}
+		return s.recordNode(ctx, tx, id, ChangeCreated, nil)
 	})
 	if err != nil {
 		if d := duplicate(err, KindNode, nodeDupValue(&n)); d != nil {
@@ -168,6 +175,9 @@ func (s *sqlStore) getNodeIn(ctx context.Context, q querier, col string, val any
 		}
 		return nil, &NotFoundError{Kind: KindNode, Ident: ident}
 	}
+	if err := s.openNodes(ns); err != nil {
+		return nil, err
+	}
 	if err := s.loadTraitsAndTags(ctx, q, ns); err != nil {
 		return nil, err
 	}
@@ -220,7 +230,7 @@ func (s *sqlStore) UpdateNodeIf(ctx context.Context, in *model.Node, cond NodeCo
 		return nil, &InvalidParameterError{Msg: "Cannot overwrite UUID for an existing Node."}
 	}
 	ident := strconv.FormatInt(in.ID, 10)
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.changeTx(ctx, func(tx *sql.Tx) error {
 		n := *in
 		var cur struct {
 			provision   sql.NullString
@@ -264,7 +274,11 @@ func (s *sqlStore) UpdateNodeIf(ctx context.Context, in *model.Node, cond NodeCo
 		if len(fields) == 0 {
 			names = nil
 		}
-		set, args, err := s.updateSet(nodeFields(&n), names, s.clock())
+		fs, err := s.sealedFields(&n, names)
+		if err != nil {
+			return err
+		}
+		set, args, err := s.updateSet(fs, names, s.clock())
 		if err != nil {
 			return err
 		}
@@ -276,8 +290,9 @@ func (s *sqlStore) UpdateNodeIf(ctx context.Context, in *model.Node, cond NodeCo
 				}
 				return d
 			}
+			return err
 		}
-		return err
+		return s.recordNode(ctx, tx, n.ID, nodeAction(names, n.ProvisionState != cur.provision.String), names)
 	})
 	if err != nil {
 		return nil, wrapUnlessTyped(err, "update node "+ident)
@@ -323,9 +338,13 @@ var nodeChildTables = []string{
 // and firmware components.
 func (s *sqlStore) DeleteNode(ctx context.Context, id int64) error {
 	ident := strconv.FormatInt(id, 10)
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.changeTx(ctx, func(tx *sql.Tx) error {
 		// Orphan the allocation first: nodes.allocation_id references it.
 		if err := execOne(ctx, tx, &NotFoundError{Kind: KindNode, Ident: ident}, "UPDATE nodes SET allocation_id = NULL WHERE id = ?", id); err != nil {
+			return err
+		}
+		subject, err := nodeSubject(ctx, tx, id)
+		if err != nil {
 			return err
 		}
 		for _, t := range nodeChildTables {
@@ -333,8 +352,10 @@ func (s *sqlStore) DeleteNode(ctx context.Context, id int64) error {
 				return fmt.Errorf("delete %s: %w", t, err)
 			}
 		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM nodes WHERE id = ?", id)
-		return err
+		if _, err := tx.ExecContext(ctx, "DELETE FROM nodes WHERE id = ?", id); err != nil {
+			return err
+		}
+		return s.recordChange(ctx, tx, subject, ChangeDeleted, nil)
 	})
 	return wrapUnlessTyped(err, "delete node "+ident)
 }
@@ -488,6 +509,9 @@ func (s *sqlStore) ListNodes(ctx context.Context, f NodeFilter, o ListOptions) (
 		if ns, err = queryAll(ctx, tx, nodeFields, nodeSelect+w.sql()+tail, w.args...); err != nil {
 			return fmt.Errorf("list nodes: %w", err)
 		}
+		if err := s.openNodes(ns); err != nil {
+			return err
+		}
 		return s.loadTraitsAndTags(ctx, tx, ns)
 	})
 	if err != nil {
@@ -512,6 +536,8 @@ func (s *sqlStore) ListNodeColumns(ctx context.Context, f NodeFilter, o ListOpti
 		}
 		want[c] = true
 	}
+	// A sealed value opens only with its node's UUID.
+	want["uuid"] = want["uuid"] || holdsSecrets(columns)
 	fieldsOf := func(n *model.Node) []field {
 		return slices.DeleteFunc(nodeFields(n), func(f field) bool { return !want[f.name] })
 	}
@@ -527,6 +553,9 @@ func (s *sqlStore) ListNodeColumns(ctx context.Context, f NodeFilter, o ListOpti
 		}
 		if ns, err = queryAll(ctx, q, fieldsOf, "SELECT "+columnList(fieldsOf(&model.Node{}))+" FROM nodes"+w.sql()+tail, w.args...); err != nil {
 			return fmt.Errorf("list nodes: %w", err)
+		}
+		if err := s.openNodes(ns); err != nil {
+			return err
 		}
 		if labels {
 			return s.loadTraitsAndTags(ctx, q, ns)

@@ -123,6 +123,9 @@ func (s *sqlStore) ReadNodes(ctx context.Context, ids []int64) ([]*model.Node, e
 		if ns, err = queryAll(ctx, q, nodeFields, nodesByIDQuery, args...); err != nil {
 			return err
 		}
+		if err := s.openNodes(ns); err != nil {
+			return err
+		}
 		return s.loadLabelsOfBatch(ctx, q, ns, args)
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/secrets"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 )
 
@@ -228,6 +229,10 @@ func New(db *sqldb.DB, opts ...Option) Store {
 type sqlStore struct {
 	db  *sqldb.DB
 	now func() time.Time
+	// changes is the change stream's state (changes.go).
+	changes changeState
+	// ring seals and opens nodes' secret values; nil: stored plain.
+	ring *secrets.KeyRing
 }
 
 var _ Store = (*sqlStore)(nil)
