@@ -772,6 +772,8 @@ var (
 	OpenkeelHTTPIdleTimeout                          = IntOpt{Name{"openkeel_http", "idle_timeout"}}
 	OpenkeelHTTPMaxConnections                       = IntOpt{Name{"openkeel_http", "max_connections"}}
 	OpenkeelHTTPRequestBodyTimeout                   = IntOpt{Name{"openkeel_http", "request_body_timeout"}}
+	OpenkeelSecretsCurrentKeyID                      = StringOpt{Name{"openkeel_secrets", "current_key_id"}}
+	OpenkeelSecretsKeyFiles                          = ListOpt{Name{"openkeel_secrets", "key_files"}}
 	OsloConcurrencyDisableProcessLocking             = BoolOpt{Name{"oslo_concurrency", "disable_process_locking"}}
 	OsloConcurrencyLockPath                          = StringOpt{Name{"oslo_concurrency", "lock_path"}}
 	OsloMessagingNotificationsDriver                 = ListOpt{Name{"oslo_messaging_notifications", "driver"}}

@@ -18,4 +18,10 @@ var ourOptions = []Option{
 		Help: "Address the conductor's http_root file server listens on; unset: every address (conductor mode) or [api]/host_ip (all-in-one)."},
 	{Section: "openkeel_http", Name: "allow_unauthenticated_json_rpc", Type: TypeBool, Default: false,
 		Help: "Let a conductor serve JSON-RPC without authentication on an address other than loopback; without it such a conductor refuses to start."},
+	// Encryption at rest of nodes' secret values (internal/secrets):
+	// upstream stores them in plain text.
+	{Section: "openkeel_secrets", Name: "key_files", Type: TypeList,
+		Help: "Files holding the key ring's AES-256 keys (32 bytes, raw or base64), as globs; a directory stands for its files, so a Kubernetes Secret mounted as a volume works unchanged. A key's id is its file's name. Unset: secrets are stored in plain text, as upstream does."},
+	{Section: "openkeel_secrets", Name: "current_key_id", Type: TypeString,
+		Help: "Id of the key that seals values written from now on; the other keys only open values sealed before. May be unset when there is one key."},
 }
