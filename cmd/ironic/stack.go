@@ -118,13 +118,20 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 	if err != nil {
 		return nil, err
 	}
+	sensors, observeSensors, err := sensorData(cfg, log, s.metrics)
+	if err != nil {
+		notifier.Close()
+		return nil, err
+	}
 	opts := conductor.Options{Store: s.store, Drivers: drivers, Config: cfg, Logger: log, Pool: pool,
 		ObservePeriodic: func(r conductor.PeriodicRun) {
 			periodics.Observe(r.Name, r.Interval, r.Due, r.Started, r.Duration)
 		},
-		ObserveLock: hardware.ObserveLock,
-		Notifier:    notifier,
-		Nova:        nova.FromConfig(cfg, log, globalRequestID),
+		ObserveLock:    hardware.ObserveLock,
+		Notifier:       notifier,
+		Nova:           nova.FromConfig(cfg, log, globalRequestID),
+		Sensors:        sensors,
+		ObserveSensors: observeSensors,
 	}
 	if m == modeConductor {
 		// Several conductors share the nodes: periodic tasks only touch
@@ -152,6 +159,28 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 		return nil, err
 	}
 	return s, nil
+}
+
+// sensorData is the conductor's sensor notifier and the /metrics series
+// of the readings, with [sensor_data]/send_sensor_data; nothing without
+// it. A node's series go after three intervals without a reading (the
+// node was deleted, moved to another conductor or left active).
+func sensorData(cfg *config.Config, log *slog.Logger, reg *prometheus.Registry) (*notify.SensorNotifier, func(conductor.SensorReport), error) {
+	if !cfg.BoolOf(config.SensorDataSendSensorData) {
+		return nil, nil, nil
+	}
+	series, err := metrics.NewSensors(reg, 3*cfg.DurationOf(config.SensorDataInterval))
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := notify.SensorsFromConfig(cfg, log, reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, func(r conductor.SensorReport) {
+		series.Observe(metrics.SensorReading{NodeUUID: r.NodeUUID, NodeName: r.NodeName, InstanceUUID: r.InstanceUUID,
+			Driver: r.Driver, Data: r.Data, Time: r.Time})
+	}, nil
 }
 
 // conductorDrivers is builtin.DriversWithPorts with the agent client the
@@ -203,6 +232,9 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := node.CheckConfig(s.cfg); err != nil {
+		return nil, err
+	}
 	handlers := Handlers(s.store, s.rpc, flowTopics{s.router}, s.cfg, s.log, az, WithNotifier(notifier))
 	for id, h := range handlers {
 		handlers[id] = withCallerContext(h)
@@ -219,12 +251,19 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// The console's pages sit beside /v1, outside its middleware chain as
+	// /metrics does; their data comes from /v1 with the caller's own
+	// credentials.
+	console, err := s.webConsole(authn, az)
+	if err != nil {
+		return nil, err
+	}
 	// /metrics is not an API resource (no microversion, no policy) but is
 	// guarded by the API's own authentication: open under noauth, a
 	// user of the htpasswd file or a valid token otherwise.
 	// The flow is made before the access log's context, so that its line
 	// names the node and conductor the request was routed to.
-	return logging.Middleware(metrics.Mount(auth.Handler(authn, metrics.Handler(s.metrics)), requests.Middleware(h))), nil
+	return logging.Middleware(console.Mount(metrics.Mount(auth.Handler(authn, metrics.Handler(s.metrics)), requests.Middleware(h)))), nil
 }
 
 // withCallerContext gives the handler's calls to the conductor the
