@@ -77,9 +77,28 @@ func LoadSchema(name string) (*Schema, error) {
 	if s, ok := schemaCache[name]; ok {
 		return s, nil
 	}
-	doc, err := SchemaDocument(name)
+	rawText, err := schemaFiles.ReadFile(path.Join("schemas", name+".json"))
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	s, err := compileSchema(name, rawText)
 	if err != nil {
 		return nil, err
+	}
+	schemaCache[name] = s
+	return s, nil
+}
+
+// compileSchema compiles the schema document rawText, called name in
+// errors.
+func compileSchema(name string, rawText []byte) (*Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(rawText))
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	raw, err := jsonschema.UnmarshalJSON(bytes.NewReader(rawText))
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
 	stripDraft(doc)
 	c := jsonschema.NewCompiler()
@@ -95,14 +114,6 @@ func LoadSchema(name string) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile schema %s: %w", name, err)
 	}
-	raw, err := SchemaDocument(name)
-	if err != nil {
-		return nil, err
-	}
-	rawText, err := schemaFiles.ReadFile(path.Join("schemas", name+".json"))
-	if err != nil {
-		return nil, fmt.Errorf("schema %s: %w", name, err)
-	}
 	ordered, err := DecodeOrdered(rawText)
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
@@ -113,7 +124,6 @@ func LoadSchema(name string) (*Schema, error) {
 			s.properties = sortedKeys(props)
 		}
 	}
-	schemaCache[name] = s
 	return s, nil
 }
 

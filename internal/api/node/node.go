@@ -14,6 +14,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -79,6 +80,39 @@ type handlers struct {
 	// pageNodeBytes the size per node of the last one (listrender.go).
 	pages         sync.Pool
 	pageNodeBytes [pageSizeClasses]atomic.Int64
+	// schemas validate node creation, patches and network_data, around
+	// [api]/network_data_schema; schemasErr is why they could not be
+	// built (CheckConfig refuses such a configuration at start).
+	schemas    *apiutil.NodeSchemas
+	schemasErr error
+}
+
+// CheckConfig reports a configuration the node handlers cannot serve: an
+// [api]/network_data_schema file that cannot be read or compiled.
+func CheckConfig(cfg *config.Config) error {
+	_, err := nodeSchemas(cfg)
+	return err
+}
+
+// nodeSchemas are the embedded schemas, or those around the operator's
+// network_data schema when [api]/network_data_schema names a file of
+// theirs rather than upstream's default under $pybasedir.
+func nodeSchemas(cfg *config.Config) (*apiutil.NodeSchemas, error) {
+	file := cfg.StringOf(config.APINetworkDataSchema)
+	base := strings.TrimRight(cfg.StringOf(config.DefaultPybasedir), "/")
+	if file == "" || base != "" && strings.HasPrefix(file, base+"/") {
+		return apiutil.EmbeddedNodeSchemas(), nil
+	}
+	return apiutil.LoadNodeSchemas(file)
+}
+
+// nodeSchemas returns the handlers' schemas, or the error that kept them
+// from being built, as a 503 naming it.
+func (h *handlers) nodeSchemas() (*apiutil.NodeSchemas, error) {
+	if h.schemasErr != nil {
+		return nil, errs.Unavailable(h.schemasErr)
+	}
+	return h.schemas, nil
 }
 
 // Register adds the handlers of every node route to m.
@@ -100,6 +134,7 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 		d.AuthorizeRunbook = apiutil.RefuseAll[*model.Runbook]
 	}
 	h := &handlers{Deps: d}
+	h.schemas, h.schemasErr = nodeSchemas(d.Config)
 	for id, f := range map[string]api.HandlerFunc{
 		"GET /v1/nodes":                                 h.list,
 		"GET /v1/nodes/detail":                          h.detail,

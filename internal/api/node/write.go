@@ -162,7 +162,11 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request, rc *api.Reques
 	if err != nil {
 		return err
 	}
-	if err := apiutil.MustSchema("node").ValidateBody("node", body); err != nil {
+	schemas, err := h.nodeSchemas()
+	if err != nil {
+		return err
+	}
+	if err := schemas.Node.ValidateBody("node", body); err != nil {
 		return err
 	}
 	m := apiutil.Plain(body).(map[string]any)
@@ -438,8 +442,12 @@ func (h *handlers) patch(w http.ResponseWriter, r *http.Request, rc *api.Request
 			return errs.NewMessage(errs.ClassInvalid, "Cannot update node with description exceeding 4096 characters")
 		}
 	}
+	schemas, err := h.nodeSchemas()
+	if err != nil {
+		return err
+	}
 	for _, nd := range apiutil.PatchValues(ops, "/network_data") {
-		if err := apiutil.MustSchema("network_data").Validate("network_data", nd); err != nil {
+		if err := schemas.NetworkData.Validate("network_data", nd); err != nil {
 			e, _ := errs.As(err)
 			return errs.NewMessage(errs.ClassInvalid, "Invalid network_data: "+strings.TrimPrefix(e.Message, "Schema error for network_data: ")+" ")
 		}
@@ -540,7 +548,11 @@ func (h *handlers) patchOnce(r *http.Request, rc *api.RequestContext, ident stri
 	if parentOverride != nil {
 		doc["parent_node"] = *parentOverride
 	}
-	schema := apiutil.MustSchema("node_patch")
+	schemas, err := h.nodeSchemas()
+	if err != nil {
+		return nil, err
+	}
+	schema := schemas.NodePatch
 	for k := range doc {
 		if !slices.Contains(schema.Properties(), k) {
 			delete(doc, k)
