@@ -5,11 +5,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc"
 )
 
 // checkDeploymentBootMode refuses to deploy a node whose
@@ -53,11 +53,12 @@ func (c *Conductor) applyAutomaticLessee(ctx context.Context, t *task.Task) bool
 	case lesseeFromInstance:
 		project, _ = n.InstanceInfo["project_id"].(string)
 	case lesseeFromRequest:
-		// The caller's project reaches the conductor only with the
-		// request's context (in-process calls); without it, as upstream
-		// without a token's project, no lessee is recorded.
-		if a := auth.FromContext(ctx); a != nil {
-			project = a.ProjectID
+		// The caller's project is in the RPC request context, which the
+		// API sends with every call in-process as over JSON-RPC
+		// (upstream's task.context.project_id); a call without one, as
+		// upstream without a token's project, records no lessee.
+		if rc := rpc.RequestContextFrom(ctx); rc != nil {
+			project = rc.ProjectID
 		}
 	}
 	if project == "" {
