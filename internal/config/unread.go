@@ -139,7 +139,6 @@ var unreadTable = []unreadEntry{
 	na("drac", "read by the WS-Man idrac interfaces upstream removed; master's idrac-redfish interfaces do not read it",
 		"bios_factory_reset_timeout", "boot_device_job_status_timeout", "config_job_max_retries"),
 	planned(23, "redfish", "firmware updates that wait for a BMC to come back (item 1)", "firmware_update_bmc_timeout", "firmware_update_wait_unresponsive_bmc"),
-	planned(23, "api", "validation of network_data against a JSON schema (item 7)", "network_data_schema"),
 	planned(23, "oci", "oci:// images from a registry (item 7)", "permit_fallback_to_http_transport", "secure_cdn_registries", "verify_ca"),
 	// Gaps of issue 23 item 8 with no feature issue of their own: each is
 	// upstream behaviour openkeel does not have yet.
