@@ -117,6 +117,32 @@ var libraryOptions = []Option{
 	// "ironic" (set_transport_defaults), the exchange notifications go to.
 	{Section: "DEFAULT", Name: "transport_url", Type: TypeString, Secret: true, Default: "rabbit://"},
 	{Section: "DEFAULT", Name: "control_exchange", Type: TypeString, Default: "ironic"},
+	// oslo.messaging RPC over RabbitMQ (rpc_transport = oslo): the
+	// options of oslo_messaging/rpc/client.py, server.py and
+	// _drivers/impl_rabbit.py that the oslo transport reads.
+	{Section: "DEFAULT", Name: "rpc_response_timeout", Type: TypeInt, Default: 60},
+	{Section: "DEFAULT", Name: "executor_thread_pool_size", Type: TypeInt, Default: 64, Deprecated: []Name{{"DEFAULT", "rpc_thread_pool_size"}}},
+	{Section: "oslo_messaging_rabbit", Name: "amqp_durable_queues", Type: TypeBool, Default: false},
+	{Section: "oslo_messaging_rabbit", Name: "amqp_auto_delete", Type: TypeBool, Default: false},
+	{Section: "oslo_messaging_rabbit", Name: "rabbit_ha_queues", Type: TypeBool, Default: false},
+	{Section: "oslo_messaging_rabbit", Name: "rabbit_quorum_queue", Type: TypeBool, Default: false},
+	{Section: "oslo_messaging_rabbit", Name: "rabbit_quorum_delivery_limit", Type: TypeInt, Default: 0},
+	{Section: "oslo_messaging_rabbit", Name: "rabbit_quroum_max_memory_length", Type: TypeInt, Default: 0},
+	{Section: "oslo_messaging_rabbit", Name: "rabbit_quroum_max_memory_bytes", Type: TypeInt, Default: 0},
+	{Section: "oslo_messaging_rabbit", Name: "rabbit_transient_queues_ttl", Type: TypeInt, Default: 1800, Min: bound(0)},
+	{Section: "oslo_messaging_rabbit", Name: "rabbit_qos_prefetch_count", Type: TypeInt, Default: 0},
+	{Section: "oslo_messaging_rabbit", Name: "heartbeat_timeout_threshold", Type: TypeInt, Default: 60},
+	{Section: "oslo_messaging_rabbit", Name: "rabbit_retry_interval", Type: TypeInt, Default: 1},
+	{Section: "oslo_messaging_rabbit", Name: "rabbit_retry_backoff", Type: TypeInt, Default: 2},
+	{Section: "oslo_messaging_rabbit", Name: "rabbit_interval_max", Type: TypeInt, Default: 30},
+	{Section: "oslo_messaging_rabbit", Name: "kombu_failover_strategy", Type: TypeString, Default: "round-robin", Choices: []string{"round-robin", "shuffle"}},
+	{Section: "oslo_messaging_rabbit", Name: "direct_mandatory_flag", Type: TypeBool, Default: true},
+	{Section: "oslo_messaging_rabbit", Name: "ssl", Type: TypeBool, Default: false},
+	{Section: "oslo_messaging_rabbit", Name: "ssl_version", Type: TypeString, Default: ""},
+	{Section: "oslo_messaging_rabbit", Name: "ssl_key_file", Type: TypeString, Default: ""},
+	{Section: "oslo_messaging_rabbit", Name: "ssl_cert_file", Type: TypeString, Default: ""},
+	{Section: "oslo_messaging_rabbit", Name: "ssl_ca_file", Type: TypeString, Default: ""},
+	{Section: "oslo_messaging_rabbit", Name: "ssl_enforce_hostname_verification", Type: TypeBool, Default: false},
 
 	// oslo.log basics that the service honours.
 	{Section: "DEFAULT", Name: "debug", Type: TypeBool, Default: false},

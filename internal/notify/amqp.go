@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/openkeel/ironic/internal/amqpurl"
 )
 
 // BrokerOptions configure the messagingv2 driver.
@@ -62,7 +61,7 @@ type Broker struct {
 
 // NewBroker parses the transport URL and starts the publisher.
 func NewBroker(o BrokerOptions) (*Broker, error) {
-	urls, err := amqpURLs(o.TransportURL)
+	urls, err := amqpurl.Parse(o.TransportURL)
 	if err != nil {
 		return nil, err
 	}
@@ -257,68 +256,4 @@ func (b *Broker) publish(p *publisher, m outgoing) error {
 	return p.ch.PublishWithContext(ctx, b.o.Exchange, m.key, false, false, amqp.Publishing{
 		ContentType: "application/json", ContentEncoding: "utf-8", Body: m.body,
 	})
-}
-
-// amqpURLs turns oslo.messaging's transport URL into one AMQP URL per
-// host: rabbit://user:pass@h1:5672,user:pass@h2:5672/vhost?ssl=1.
-func amqpURLs(transport string) ([]string, error) {
-	scheme, rest, ok := strings.Cut(transport, "://")
-	if !ok {
-		return nil, fmt.Errorf("invalid transport URL %s", maskURL(transport))
-	}
-	switch scheme {
-	case "rabbit", "kombu", "amqp":
-	default:
-		return nil, fmt.Errorf("transport %q is not supported for notifications (rabbit only)", scheme)
-	}
-	hostPart, path, _ := strings.Cut(rest, "/")
-	vhost, query, _ := strings.Cut(path, "?")
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return nil, fmt.Errorf("invalid transport URL query: %w", err)
-	}
-	amqpScheme := "amqp"
-	if ssl := strings.ToLower(q.Get("ssl")); ssl == "1" || ssl == "true" {
-		amqpScheme = "amqps"
-	}
-	if vhost == "" {
-		vhost = "/"
-	}
-	var out []string
-	for _, h := range strings.Split(hostPart, ",") {
-		user, pass, host := "guest", "guest", h
-		if at := strings.LastIndex(h, "@"); at >= 0 {
-			cred := h[:at]
-			host = h[at+1:]
-			u, p, _ := strings.Cut(cred, ":")
-			if user, err = url.PathUnescape(u); err != nil {
-				return nil, fmt.Errorf("invalid transport URL user: %w", err)
-			}
-			if pass, err = url.PathUnescape(p); err != nil {
-				return nil, fmt.Errorf("invalid transport URL password: %w", err)
-			}
-		}
-		if host == "" {
-			host = "localhost"
-		}
-		if _, _, err := net.SplitHostPort(host); err != nil {
-			host = net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(5672))
-		}
-		u := url.URL{Scheme: amqpScheme, User: url.UserPassword(user, pass), Host: host, Path: "/" + vhost}
-		if vhost == "/" {
-			u.Path = "/"
-		}
-		out = append(out, u.String())
-	}
-	return out, nil
-}
-
-// maskURL hides a URL's password for messages.
-func maskURL(s string) string {
-	if at := strings.LastIndex(s, "@"); at >= 0 {
-		if i := strings.Index(s, "://"); i >= 0 && i < at {
-			return s[:i+3] + "***@" + s[at+1:]
-		}
-	}
-	return s
 }

@@ -67,9 +67,10 @@ func (s *sqlStore) RegisterConductor(ctx context.Context, hostname, group string
 		return nil, fmt.Errorf("register conductor %s: %w", hostname, err)
 	}
 	var id int64
-	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.changeTx(ctx, func(tx *sql.Tx) error {
 		now := s.clock()
 		var online bool
+		action := ChangeUpdated
 		err := tx.QueryRowContext(ctx, "SELECT id, online FROM conductors WHERE hostname = ?"+forUpdate(s.db), hostname).Scan(&id, &online)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -78,6 +79,7 @@ func (s *sqlStore) RegisterConductor(ctx context.Context, hostname, group string
 			if err != nil {
 				return err
 			}
+			action = ChangeCreated
 		case err != nil:
 			return err
 		default:
@@ -92,13 +94,15 @@ func (s *sqlStore) RegisterConductor(ctx context.Context, hostname, group string
 				return err
 			}
 		}
-		if ifaces == nil {
-			return nil
+		if ifaces != nil {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM conductor_hardware_interfaces WHERE conductor_id = ?", id); err != nil {
+				return err
+			}
+			if err := s.insertHWIfaces(ctx, tx, id, ifaces); err != nil {
+				return err
+			}
 		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM conductor_hardware_interfaces WHERE conductor_id = ?", id); err != nil {
-			return err
-		}
-		return s.insertHWIfaces(ctx, tx, id, ifaces)
+		return s.recordConductor(ctx, tx, hostname, action, nil)
 	})
 	if err != nil {
 		if d := duplicate(err, KindHWIface, func(string) string { return hostname }); d != nil {
@@ -167,7 +171,14 @@ func (s *sqlStore) TouchConductor(ctx context.Context, hostname string, online b
 // UnregisterConductor marks an online conductor offline (on shutdown); an
 // unknown or already offline one is a NotFoundError.
 func (s *sqlStore) UnregisterConductor(ctx context.Context, hostname string) error {
-	return s.conductorExec(ctx, hostname, "UPDATE conductors SET online = ? WHERE hostname = ? AND online = ?", false, hostname, true)
+	err := s.changeTx(ctx, func(tx *sql.Tx) error {
+		err := execOne(ctx, tx, &NotFoundError{Kind: KindConductor, Ident: hostname}, "UPDATE conductors SET online = ? WHERE hostname = ? AND online = ?", false, hostname, true)
+		if err != nil {
+			return err
+		}
+		return s.recordConductor(ctx, tx, hostname, ChangeUpdated, []string{"online"})
+	})
+	return wrapUnlessTyped(err, "conductor "+hostname)
 }
 
 func (s *sqlStore) conductorExec(ctx context.Context, hostname, query string, args ...any) error {
@@ -187,7 +198,7 @@ func (s *sqlStore) DeleteConductor(ctx context.Context, hostname string) error {
 	if _, err := s.ClearNodeTargetPowerState(ctx, hostname); err != nil {
 		return err
 	}
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.changeTx(ctx, func(tx *sql.Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, "SELECT id FROM conductors WHERE hostname = ?", hostname).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -198,6 +209,10 @@ func (s *sqlStore) DeleteConductor(ctx context.Context, hostname string) error {
 		}
 		// Clearing the affinity stamps the nodes' updated_at, as upstream's UPDATE does.
 		if _, err := tx.ExecContext(ctx, "UPDATE nodes SET conductor_affinity = NULL, updated_at = ? WHERE conductor_affinity = ?", s.db.Time(s.clock()), id); err != nil {
+			return err
+		}
+		// Recorded before the row goes: the change row keeps its group.
+		if err := s.recordConductor(ctx, tx, hostname, ChangeDeleted, nil); err != nil {
 			return err
 		}
 		for _, q := range []string{

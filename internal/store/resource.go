@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -89,13 +90,18 @@ func create[T any](ctx context.Context, s *sqlStore, r resource[T], in *T, prepa
 	fs := r.fields(&v)
 	stampNew(fs, s.clock())
 	var id int64
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.changeTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		id, err = s.insert(ctx, tx, r.table, fs)
-		if err != nil || r.saveChildren == nil {
+		if err != nil {
 			return err
 		}
-		return r.saveChildren(ctx, s, tx, &v, id, r.children)
+		if r.saveChildren != nil {
+			if err := r.saveChildren(ctx, s, tx, &v, id, r.children); err != nil {
+				return err
+			}
+		}
+		return s.recordRow(ctx, tx, r.table, id, ChangeCreated, nil)
 	})
 	if err != nil {
 		if d := r.duplicate(err, &v); d != nil {
@@ -127,7 +133,7 @@ func updateWith[T any](ctx context.Context, s *sqlStore, r resource[T], v *T, id
 	if err != nil {
 		return nil, err
 	}
-	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.changeTx(ctx, func(tx *sql.Tx) error {
 		if err := execOne(ctx, tx, &NotFoundError{Kind: r.kind, Ident: ident}, "UPDATE "+r.table+" SET "+set+" WHERE id = ?", append(args, id)...); err != nil {
 			return err
 		}
@@ -137,9 +143,11 @@ func updateWith[T any](ctx context.Context, s *sqlStore, r resource[T], v *T, id
 			}
 		}
 		if also != nil {
-			return also(tx)
+			if err := also(tx); err != nil {
+				return err
+			}
 		}
-		return nil
+		return s.recordRow(ctx, tx, r.table, id, ChangeUpdated, fields)
 	})
 	if err != nil {
 		if d := r.duplicate(err, v); d != nil {
@@ -167,7 +175,7 @@ func list[T any](ctx context.Context, s *sqlStore, r resource[T], w *where, o Li
 // (their foreign key column is fk) first.
 func (s *sqlStore) deleteByID(ctx context.Context, table, kind string, id int64, membersSQL string, children ...childTable) error {
 	ident := strconv.FormatInt(id, 10)
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.changeTx(ctx, func(tx *sql.Tx) error {
 		if membersSQL != "" {
 			var n int
 			if err := tx.QueryRowContext(ctx, membersSQL, id).Scan(&n); err != nil {
@@ -177,12 +185,20 @@ func (s *sqlStore) deleteByID(ctx context.Context, table, kind string, id int64,
 				return &NotEmptyError{Kind: kind, Ident: ident}
 			}
 		}
+		// Read before the row goes; a missing row is execOne's NotFound.
+		subject, streamed, err := rowSubject(ctx, tx, table, id)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 		for _, c := range children {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+c.table+" WHERE "+c.fk+" = ?", id); err != nil {
 				return fmt.Errorf("delete %s: %w", c.table, err)
 			}
 		}
-		return execOne(ctx, tx, &NotFoundError{Kind: kind, Ident: ident}, "DELETE FROM "+table+" WHERE id = ?", id)
+		if err := execOne(ctx, tx, &NotFoundError{Kind: kind, Ident: ident}, "DELETE FROM "+table+" WHERE id = ?", id); err != nil || !streamed {
+			return err
+		}
+		return s.recordChange(ctx, tx, subject, ChangeDeleted, nil)
 	})
 	return wrapUnlessTyped(err, "delete "+kind+" "+ident)
 }

@@ -161,7 +161,7 @@ func rows(t *testing.T, db *sqldb.DB) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
 	for name, tb := range schematest.Introspect(t, db) {
-		if name == migrations.VersionTable {
+		if strings.HasPrefix(name, schematest.OurPrefix) {
 			continue
 		}
 		var cols []string

@@ -178,6 +178,28 @@ func errorResponse(id json.RawMessage, err error) *response {
 	return &response{JSONRPC: "2.0", ID: id, Error: encodeError(err)}
 }
 
+// Dispatch runs one call for another transport (oslo.messaging): params
+// are what a JSON-RPC frame's params would hold. Its errors are the
+// conductor's, or the protocol errors IsMethodNotFound and IsInvalidParams
+// recognise.
+func (s *Server) Dispatch(ctx context.Context, method string, params map[string]json.RawMessage) (any, error) {
+	return s.dispatch(ctx, method, params)
+}
+
+// IsMethodNotFound reports whether err is Dispatch's answer to a method
+// the conductor does not have.
+func IsMethodNotFound(err error) bool {
+	var p *protocolError
+	return errors.As(err, &p) && p.code == CodeMethodNotFound
+}
+
+// IsInvalidParams reports whether err is Dispatch's answer to kwargs that
+// do not fit the method's signature.
+func IsInvalidParams(err error) bool {
+	var p *protocolError
+	return errors.As(err, &p) && p.code == CodeInvalidParams
+}
+
 // dispatch checks the kwargs against the method's signature and calls it.
 func (s *Server) dispatch(ctx context.Context, name string, params map[string]json.RawMessage) (any, error) {
 	m, ok := methods[name]

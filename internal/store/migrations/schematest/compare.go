@@ -36,13 +36,27 @@ func LoadSpec(t testing.TB) *Spec {
 // so that its tests may use this package).
 const VersionTable = "openkeel_schema_version"
 
+// OurPrefix starts the name of every table of ours (the version table, the
+// change stream's): upstream has none so named.
+const OurPrefix = "openkeel_"
+
+// DropOurs removes our own tables from an introspected schema, leaving
+// upstream's.
+func DropOurs(tables map[string]*Table) {
+	for name := range tables {
+		if strings.HasPrefix(name, OurPrefix) {
+			delete(tables, name)
+		}
+	}
+}
+
 // CompareWithSpec lists every difference between the database's schema and
-// tables.json, sorted; our own version table is left out.
+// tables.json, sorted; our own tables are left out.
 func CompareWithSpec(t testing.TB, db *sqldb.DB) []string {
 	t.Helper()
 	spec := LoadSpec(t)
 	got := Introspect(t, db)
-	delete(got, VersionTable)
+	DropOurs(got)
 	var diffs []string
 	for name := range spec.Tables {
 		if got[name] == nil {
