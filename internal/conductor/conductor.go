@@ -68,6 +68,12 @@ type Options struct {
 	Notifier *notify.Notifier
 	// Nova receives power-update events; none are sent when nil.
 	Nova *nova.Client
+	// Sensors sends the sensor data notifications ([sensor_data],
+	// periodic_sensors.go); none are sent when nil. Stop closes it.
+	Sensors *notify.SensorNotifier
+	// ObserveSensors, when set, hears of every node's sensor data the
+	// periodic collects (the /metrics sensor series).
+	ObserveSensors func(SensorReport)
 }
 
 // Conductor is one conductor service.
@@ -89,6 +95,9 @@ type Conductor struct {
 	// cloud (notify.go).
 	notifier *notify.Notifier
 	nova     *nova.Client
+	// sensors and observeSensors carry the sensor data.
+	sensors        *notify.SensorNotifier
+	observeSensors func(SensorReport)
 
 	// priorityOverrides are the step priority overrides of the kinds
 	// that have them ([conductor]/clean_step_priority_override and
@@ -116,7 +125,7 @@ func New(o Options) (*Conductor, error) {
 	c := &Conductor{
 		store: o.Store, drivers: o.Drivers, cfg: o.Config, host: o.Host, group: o.Group,
 		log: o.Logger, clock: o.Clock, pool: o.Pool, owns: o.Owns, observe: o.ObservePeriodic, powerFails: map[string]int{},
-		notifier: o.Notifier, nova: o.Nova,
+		notifier: o.Notifier, nova: o.Nova, sensors: o.Sensors, observeSensors: o.ObserveSensors,
 	}
 	if c.host == "" {
 		c.host = o.Config.StringOf(config.DefaultHost)
@@ -313,6 +322,7 @@ func (c *Conductor) Stop(ctx context.Context) error {
 		errsOut = append(errsOut, fmt.Errorf("release locks of %s: %w", c.host, err))
 	}
 	c.notifier.Close()
+	c.sensors.Close()
 	c.log.InfoContext(ctx, "successfully stopped conductor")
 	return errors.Join(errsOut...)
 }

@@ -53,6 +53,9 @@ func (c *Conductor) periodics() []periodic {
 		{"cleanup_stale_conductors", c.cfg.DurationOf(config.ConductorConductorCleanupInterval), c.CleanupStaleConductors},
 		{"manage_node_history", c.cfg.DurationOf(config.ConductorNodeHistoryCleanupInterval), c.ManageNodeHistory},
 	}
+	if c.cfg.BoolOf(config.SensorDataSendSensorData) {
+		ps = append(ps, periodic{"_send_sensor_data", c.cfg.DurationOf(config.SensorDataInterval), c.SendSensorData})
+	}
 	ps = append(ps, c.driverPeriodics()...)
 	ps = append(ps, c.bootRetryPeriodics()...)
 	if c.cfg.IntOf(config.ConductorRescueCallbackTimeout) > 0 {

@@ -24,4 +24,12 @@ var ourOptions = []Option{
 		Help: "Files holding the key ring's AES-256 keys (32 bytes, raw or base64), as globs; a directory stands for its files, so a Kubernetes Secret mounted as a volume works unchanged. A key's id is its file's name. Unset: secrets are stored in plain text, as upstream does."},
 	{Section: "openkeel_secrets", Name: "current_key_id", Type: TypeString,
 		Help: "Id of the key that seals values written from now on; the other keys only open values sealed before. May be unset when there is one key."},
+	// The change stream (internal/changes, docs/changes.md), served at
+	// /openkeel/v1/changes; upstream has none.
+	{Section: "openkeel_changes", Name: "retention", Type: TypeInt, Default: 86400, Min: bound(60),
+		Help: "Seconds changes are kept in the change stream's table for clients resuming with Last-Event-ID; an older id is answered 410 Gone."},
+	{Section: "openkeel_changes", Name: "poll_interval", Type: TypeFloat, Default: 0.2, Min: bound(0.01),
+		Help: "Seconds between an API process's reads of the change table for changes committed by other processes (its own wake it at once)."},
+	{Section: "openkeel_changes", Name: "heartbeat_interval", Type: TypeInt, Default: 15, Min: bound(1),
+		Help: "Seconds a change stream may stay silent before a comment is sent, so that proxies and clients see the connection live."},
 }
