@@ -769,6 +769,9 @@ var (
 	OciPermitFallbackToHTTPTransport                  = BoolOpt{Name{"oci", "permit_fallback_to_http_transport"}}
 	OciSecureCdnRegistries                            = ListOpt{Name{"oci", "secure_cdn_registries"}}
 	OciVerifyCA                                       = StringOpt{Name{"oci", "verify_ca"}}
+	OpenkeelChangesHeartbeatInterval                  = IntOpt{Name{"openkeel_changes", "heartbeat_interval"}}
+	OpenkeelChangesPollInterval                       = FloatOpt{Name{"openkeel_changes", "poll_interval"}}
+	OpenkeelChangesRetention                          = IntOpt{Name{"openkeel_changes", "retention"}}
 	OpenkeelHTTPAllowUnauthenticatedJSONRPC           = BoolOpt{Name{"openkeel_http", "allow_unauthenticated_json_rpc"}}
 	OpenkeelHTTPHTTPRootHostIP                        = StringOpt{Name{"openkeel_http", "http_root_host_ip"}}
 	OpenkeelHTTPIdleTimeout                           = IntOpt{Name{"openkeel_http", "idle_timeout"}}
