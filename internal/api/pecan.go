@@ -49,12 +49,12 @@ func pathSegments(path string) (segs []string, trailing bool) {
 // "Missing mandatory parameter". Routes upstream does not serve do not
 // count (their controller has no such method).
 func (rt *router) missingArg(method string, segs []string) *Route {
-	for _, r := range rt.routes {
+	for _, r := range rt.index.candidates(segs) {
 		n := len(r.segs)
 		if r.Method != method || r.Unimplemented || n != len(segs)+1 || !isParam(r.segs[n-1]) || len(r.Args) == 0 {
 			continue
 		}
-		if match(r.segs[:n-1], segs, map[string]string{}) {
+		if matches(r.segs[:n-1], segs) {
 			return r
 		}
 	}
@@ -70,16 +70,17 @@ func (rt *router) surplusArg(method string, segs []string) (*Route, map[string]s
 	if len(segs) == 0 {
 		return nil, nil, nil
 	}
-	for _, r := range rt.routes {
+	for _, r := range rt.index.candidates(segs) {
 		// pecan routes a GET with elements left to get_one or get, never
 		// to get_all.
 		if r.Method != method || r.Unimplemented || r.TrailingArg != "" || (method == http.MethodGet && r.Action == "get_all") {
 			continue
 		}
-		params := map[string]string{}
-		if !match(r.segs, segs[:len(segs)-1], params) {
+		if !matches(r.segs, segs[:len(segs)-1]) {
 			continue
 		}
+		params := map[string]string{}
+		match(r.segs, segs[:len(segs)-1], params)
 		// A top-level controller's method takes the route's one path
 		// parameter first (get_one(node_ident, fields)) or none
 		// (post(node)). Below a parent the method's parameters also hold
@@ -177,27 +178,24 @@ var attributeControllers = map[string]bool{"states": true, "vendor_passthru": tr
 // false before the route is looked up, true once routing failed, when
 // pecan falls back to _lookup from below an attribute controller too.
 func (rt *router) checkLookupIdent(segs []string, routed bool) error {
-	for _, r := range rt.routes {
-		for i, p := range r.segs {
-			name, ok := lookupIdents[r.segs[max(i-1, 0)]]
-			if !ok || i == 0 || !isParam(p) || i >= len(segs) || !match(r.segs[:i], segs[:i], map[string]string{}) {
-				continue
-			}
-			v := segs[i]
-			if rt.literalAt(r.segs[:i], v) {
-				// detail, validate: a custom action of the collection.
-				break
-			}
-			if rt.literalAt(r.segs[:i+1], v) {
-				return errs.Abort(http.StatusNotFound)
-			}
-			if !routed && i+1 < len(segs) && name == "node" && attributeControllers[segs[i+1]] {
-				break
-			}
-			if err := apiutil.UUIDOrName(name, v); err != nil {
-				return errs.HTTPStatus(http.StatusBadRequest, err.Error())
-			}
-			break
+	for _, p := range rt.index.idents {
+		i := len(p.prefix)
+		if i >= len(segs) || !matches(p.prefix, segs[:i]) {
+			continue
+		}
+		v := segs[i]
+		if p.actions[v] {
+			// detail, validate: a custom action of the collection.
+			continue
+		}
+		if p.children[v] {
+			return errs.Abort(http.StatusNotFound)
+		}
+		if !routed && i+1 < len(segs) && p.name == "node" && attributeControllers[segs[i+1]] {
+			continue
+		}
+		if err := apiutil.UUIDOrName(p.name, v); err != nil {
+			return errs.HTTPStatus(http.StatusBadRequest, err.Error())
 		}
 	}
 	return nil
@@ -209,9 +207,9 @@ func (rt *router) checkLookupIdent(segs []string, routed bool) error {
 // answers every method on it, and on an element below it that names no
 // child, with 405 and an empty Allow.
 func (rt *router) bareController(segs []string) bool {
-	for _, r := range rt.routes {
+	for _, r := range rt.index.candidates(segs) {
 		for k := 1; k < len(r.segs)-1 && k < len(segs); k++ {
-			if isParam(r.segs[k]) || !isParam(r.segs[k-1]) || !match(r.segs[:k+1], segs[:k+1], map[string]string{}) {
+			if isParam(r.segs[k]) || !isParam(r.segs[k-1]) || !matches(r.segs[:k+1], segs[:k+1]) {
 				continue
 			}
 			// Below a child it names, the child routes.
@@ -232,8 +230,8 @@ func (rt *router) bareController(segs []string) bool {
 func (rt *router) soleController(method string, segs []string) *Route {
 	for k := len(segs); k >= 1; k-- {
 		var sole *Route
-		for _, r := range rt.routes {
-			if r.Unimplemented || len(r.segs) < k || !match(r.segs[:k], segs[:k], map[string]string{}) {
+		for _, r := range rt.index.candidates(segs) {
+			if r.Unimplemented || len(r.segs) < k || !matches(r.segs[:k], segs[:k]) {
 				continue
 			}
 			if sole != nil && sole.Controller != r.Controller {
@@ -244,11 +242,11 @@ func (rt *router) soleController(method string, segs []string) *Route {
 		if sole == nil {
 			continue
 		}
-		for _, r := range rt.routes {
+		for _, r := range rt.index.candidates(segs) {
 			// A method of the request's at the prefix takes the rest as
 			// its arguments (which upstream's signature refuses with a
 			// 500); get_all never gets any.
-			if r.Method == method && len(r.segs) == k && r.Action != "get_all" && match(r.segs, segs[:k], map[string]string{}) {
+			if r.Method == method && len(r.segs) == k && r.Action != "get_all" && matches(r.segs, segs[:k]) {
 				return nil
 			}
 		}
@@ -259,8 +257,8 @@ func (rt *router) soleController(method string, segs []string) *Route {
 
 // hasPath reports whether some route of any method serves the path.
 func (rt *router) hasPath(segs []string) bool {
-	for _, r := range rt.routes {
-		if match(r.segs, segs, map[string]string{}) {
+	for _, r := range rt.index.candidates(segs) {
+		if matches(r.segs, segs) {
 			return true
 		}
 	}
@@ -270,7 +268,7 @@ func (rt *router) hasPath(segs []string) bool {
 // literalAt reports whether some route's path or alias has the literal v
 // right after prefix.
 func (rt *router) literalAt(prefix []string, v string) bool {
-	for _, r := range rt.routes {
+	for _, r := range rt.index.candidates(prefix) {
 		for _, segs := range [][]string{r.segs, r.aliasSegs} {
 			if len(segs) > len(prefix) && segs[len(prefix)] == v && slices.Equal(segs[:len(prefix)], prefix) {
 				return true

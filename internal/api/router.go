@@ -53,6 +53,7 @@ type router struct {
 	auth     func(r *http.Request, rc *RequestContext) error
 	rng      microversion.Range
 	routes   []*Route
+	index    routeIndex
 	debug    bool
 }
 
@@ -72,6 +73,7 @@ func newRouter(d Deps) *router {
 		}
 		rt.routes = append(rt.routes, &r)
 	}
+	rt.index = newRouteIndex(rt.routes)
 	return rt
 }
 
@@ -229,22 +231,21 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve are no match.
 func (rt *router) lookup(method string, segs []string) (*Route, map[string]string, *Route) {
 	var best, other *Route
-	var bestParams map[string]string
-	for _, r := range rt.routes {
+	var bestSegs []string
+	trailing := false
+	for _, r := range rt.index.candidates(segs) {
 		if r.Unimplemented {
 			continue
 		}
-		params := map[string]string{}
-		ok := match(r.segs, segs, params)
+		pattern, withTrailing := r.segs, false
+		ok := matches(pattern, segs)
 		if !ok && r.aliasSegs != nil {
-			params = map[string]string{}
-			ok = match(r.aliasSegs, segs, params)
+			pattern = r.aliasSegs
+			ok = matches(pattern, segs)
 		}
 		if n := len(segs) - 1; !ok && r.TrailingArg != "" && r.Method == method && n == len(r.segs) && segs[n] != "" {
-			params = map[string]string{}
-			if ok = match(r.segs, segs[:n], params); ok {
-				params[r.TrailingArg] = segs[n]
-			}
+			pattern, withTrailing = r.segs, true
+			ok = matches(pattern, segs[:n])
 		}
 		if !ok {
 			continue
@@ -256,13 +257,22 @@ func (rt *router) lookup(method string, segs []string) (*Route, map[string]strin
 			continue
 		}
 		if best == nil || literals(r.segs) > literals(best.segs) {
-			best, bestParams = r, params
+			best, bestSegs, trailing = r, pattern, withTrailing
 		}
 	}
-	if best != nil {
-		return best, bestParams, nil
+	if best == nil {
+		return nil, nil, other
 	}
-	return nil, nil, other
+	// The parameters are filled once, for the route chosen.
+	params := map[string]string{}
+	if trailing {
+		n := len(segs) - 1
+		match(bestSegs, segs[:n], params)
+		params[best.TrailingArg] = segs[n]
+	} else {
+		match(bestSegs, segs, params)
+	}
+	return best, params, nil
 }
 
 func (rt *router) tooOld(w http.ResponseWriter, r *http.Request, v microversion.Version, step *TooOld) {

@@ -289,6 +289,24 @@ func match(pattern, path []string, params map[string]string) bool {
 	return true
 }
 
+// matches is match without the parameters, for the checks that only ask
+// whether a pattern matches (no map to fill per route compared).
+func matches(pattern, path []string) bool {
+	if len(pattern) != len(path) {
+		return false
+	}
+	for i, p := range pattern {
+		if strings.HasPrefix(p, "{") {
+			if path[i] == "" {
+				return false
+			}
+		} else if p != path[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // literals counts the fixed segments of a pattern: a more literal pattern
 // wins (/v1/nodes/detail over /v1/nodes/{node_ident}).
 func literals(segs []string) int {
