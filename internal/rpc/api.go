@@ -5,6 +5,10 @@
 // of package ringmgr) and the in-process transport used by the
 // all-in-one process. The JSON-RPC transport is package jsonrpc.
 //
+// Arguments and results that are model objects (nodes, ports…) travel as
+// upstream's serialised versioned objects, down-levelled to the versions
+// of [DEFAULT]/pin_release_version (package ovo), on every transport.
+//
 // Every method takes the topic the caller chose with the Router first,
 // as upstream's methods take topic=; an implementation of the conductor
 // ignores it, a transport uses it to address the conductor.
@@ -34,14 +38,17 @@ const APIVersion = "1.62"
 // the round-trip fake (jsonrpc/fake_gen_test.go).
 type ConductorAPI interface {
 	// Nodes.
-	//rpc:call create_node 1.36 node_obj
+	//rpc:call create_node 1.36 node_obj,new
 	CreateNode(ctx context.Context, topic string, node *model.Node) (*model.Node, error)
 	// UpdateNode applies upd to the node under its exclusive lock and
 	// returns the node as saved; a failed condition of upd is the class
 	// errs.ClassNodeChanged. Upstream's update_node sends the whole node
-	// object; ours sends the node's id and the edits, so that the
-	// conductor applies them to the node as read under its lock.
-	//rpc:call update_node 1.1 node_id node_update reset_interfaces,optional
+	// object with its changed fields (node_obj); ours sends the node's id
+	// and the edits, so that the conductor applies them to the node as
+	// read under its lock. Under a pinned release, whose conductors may be
+	// upstream's, the client sends upstream's form; a server takes both,
+	// upstream's as unconditional edits of the changed fields.
+	//rpc:call update_node 1.1 node_id node_update reset_interfaces,optional adapt=node_obj
 	UpdateNode(ctx context.Context, topic, nodeID string, upd *model.NodeUpdate, resetInterfaces bool) (*model.Node, error)
 	//rpc:call destroy_node 1.9 node_id
 	DestroyNode(ctx context.Context, topic, nodeID string) error
@@ -100,13 +107,13 @@ type ConductorAPI interface {
 	SetConsoleMode(ctx context.Context, topic, nodeID string, enabled bool) error
 
 	// Ports and portgroups.
-	//rpc:call create_port 1.41 port_obj
+	//rpc:call create_port 1.41 port_obj,new
 	CreatePort(ctx context.Context, topic string, port *model.Port) (*model.Port, error)
-	//rpc:call update_port 1.13 port_obj
+	//rpc:call update_port 1.13 port_obj,diff
 	UpdatePort(ctx context.Context, topic string, port *model.Port) (*model.Port, error)
 	//rpc:call destroy_port 1.25 port
 	DestroyPort(ctx context.Context, topic string, port *model.Port) error
-	//rpc:call update_portgroup 1.33 portgroup_obj
+	//rpc:call update_portgroup 1.33 portgroup_obj,diff
 	UpdatePortgroup(ctx context.Context, topic string, portgroup *model.Portgroup) (*model.Portgroup, error)
 	//rpc:call destroy_portgroup 1.33 portgroup
 	DestroyPortgroup(ctx context.Context, topic string, portgroup *model.Portgroup) error
@@ -164,11 +171,11 @@ type ConductorAPI interface {
 	ObjectBackportVersions(ctx context.Context, topic string, objinst any, objectVersions map[string]string) (any, error)
 
 	// Volumes.
-	//rpc:call update_volume_connector 1.35 connector
+	//rpc:call update_volume_connector 1.35 connector,diff
 	UpdateVolumeConnector(ctx context.Context, topic string, connector *model.VolumeConnector) (*model.VolumeConnector, error)
 	//rpc:call destroy_volume_connector 1.35 connector
 	DestroyVolumeConnector(ctx context.Context, topic string, connector *model.VolumeConnector) error
-	//rpc:call update_volume_target 1.37 target
+	//rpc:call update_volume_target 1.37 target,diff
 	UpdateVolumeTarget(ctx context.Context, topic string, target *model.VolumeTarget) (*model.VolumeTarget, error)
 	//rpc:call destroy_volume_target 1.37 target
 	DestroyVolumeTarget(ctx context.Context, topic string, target *model.VolumeTarget) error
@@ -188,7 +195,7 @@ type ConductorAPI interface {
 	RemoveNodeTraits(ctx context.Context, topic, nodeID string, traits []string) error
 
 	// Allocations.
-	//rpc:call create_allocation 1.48 allocation
+	//rpc:call create_allocation 1.48 allocation,new
 	CreateAllocation(ctx context.Context, topic string, allocation *model.Allocation) (*model.Allocation, error)
 	//rpc:call destroy_allocation 1.48 allocation
 	DestroyAllocation(ctx context.Context, topic string, allocation *model.Allocation) error

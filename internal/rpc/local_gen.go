@@ -4,7 +4,31 @@ package rpc
 
 import (
 	"context"
+
+	"github.com/openkeel/ironic/internal/model"
 )
+
+// CreateNode passes node and its result as the wire would.
+func (l *Local) CreateNode(ctx context.Context, topic string, node *model.Node) (*model.Node, error) {
+	nodeWire, err := wireObject(node)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.ConductorAPI.CreateNode(ctx, topic, nodeWire)
+	if err != nil {
+		return nil, err
+	}
+	return wireObject(out)
+}
+
+// UpdateNode passes its result as the wire would.
+func (l *Local) UpdateNode(ctx context.Context, topic string, nodeID string, upd *model.NodeUpdate, resetInterfaces bool) (*model.Node, error) {
+	out, err := l.ConductorAPI.UpdateNode(ctx, topic, nodeID, upd, resetInterfaces)
+	if err != nil {
+		return nil, err
+	}
+	return wireObject(out)
+}
 
 // VendorPassthru passes args as the wire would.
 func (l *Local) VendorPassthru(ctx context.Context, topic string, args VendorPassthruArgs) (*VendorPassthruResult, error) {
@@ -70,6 +94,72 @@ func (l *Local) ContinueNodeService(ctx context.Context, topic string, nodeID st
 	return l.cast(ctx, "continue_node_service", l.ConductorAPI.ContinueNodeService(ctx, topic, nodeID))
 }
 
+// CreatePort passes port and its result as the wire would.
+func (l *Local) CreatePort(ctx context.Context, topic string, port *model.Port) (*model.Port, error) {
+	portWire, err := wireObject(port)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.ConductorAPI.CreatePort(ctx, topic, portWire)
+	if err != nil {
+		return nil, err
+	}
+	return wireObject(out)
+}
+
+// UpdatePort passes port and its result as the wire would.
+func (l *Local) UpdatePort(ctx context.Context, topic string, port *model.Port) (*model.Port, error) {
+	portWire, err := wireObject(port)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.ConductorAPI.UpdatePort(ctx, topic, portWire)
+	if err != nil {
+		return nil, err
+	}
+	return wireObject(out)
+}
+
+// DestroyPort passes port as the wire would.
+func (l *Local) DestroyPort(ctx context.Context, topic string, port *model.Port) error {
+	portWire, err := wireObject(port)
+	if err != nil {
+		return err
+	}
+	return l.ConductorAPI.DestroyPort(ctx, topic, portWire)
+}
+
+// UpdatePortgroup passes portgroup and its result as the wire would.
+func (l *Local) UpdatePortgroup(ctx context.Context, topic string, portgroup *model.Portgroup) (*model.Portgroup, error) {
+	portgroupWire, err := wireObject(portgroup)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.ConductorAPI.UpdatePortgroup(ctx, topic, portgroupWire)
+	if err != nil {
+		return nil, err
+	}
+	return wireObject(out)
+}
+
+// DestroyPortgroup passes portgroup as the wire would.
+func (l *Local) DestroyPortgroup(ctx context.Context, topic string, portgroup *model.Portgroup) error {
+	portgroupWire, err := wireObject(portgroup)
+	if err != nil {
+		return err
+	}
+	return l.ConductorAPI.DestroyPortgroup(ctx, topic, portgroupWire)
+}
+
+// UpdatePortgroupPhysicalNetwork passes portgroup as the wire would.
+func (l *Local) UpdatePortgroupPhysicalNetwork(ctx context.Context, topic string, portgroup *model.Portgroup, newPhysicalNetwork string) error {
+	portgroupWire, err := wireObject(portgroup)
+	if err != nil {
+		return err
+	}
+	return l.ConductorAPI.UpdatePortgroupPhysicalNetwork(ctx, topic, portgroupWire, newPhysicalNetwork)
+}
+
 // SetTargetRAIDConfig passes targetRAIDConfig as the wire would.
 func (l *Local) SetTargetRAIDConfig(ctx context.Context, topic string, nodeID string, targetRAIDConfig map[string]any) error {
 	targetRAIDConfigWire, err := wire(targetRAIDConfig)
@@ -77,6 +167,15 @@ func (l *Local) SetTargetRAIDConfig(ctx context.Context, topic string, nodeID st
 		return err
 	}
 	return l.ConductorAPI.SetTargetRAIDConfig(ctx, topic, nodeID, targetRAIDConfigWire)
+}
+
+// GetNodeWithToken passes its result as the wire would.
+func (l *Local) GetNodeWithToken(ctx context.Context, topic string, nodeID string) (*model.Node, error) {
+	out, err := l.ConductorAPI.GetNodeWithToken(ctx, topic, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	return wireObject(out)
 }
 
 // ContinueInspection passes inventory and pluginData as the wire would.
@@ -92,6 +191,50 @@ func (l *Local) ContinueInspection(ctx context.Context, topic string, nodeID str
 	return l.ConductorAPI.ContinueInspection(ctx, topic, nodeID, inventoryWire, pluginDataWire)
 }
 
+// UpdateVolumeConnector passes connector and its result as the wire would.
+func (l *Local) UpdateVolumeConnector(ctx context.Context, topic string, connector *model.VolumeConnector) (*model.VolumeConnector, error) {
+	connectorWire, err := wireObject(connector)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.ConductorAPI.UpdateVolumeConnector(ctx, topic, connectorWire)
+	if err != nil {
+		return nil, err
+	}
+	return wireObject(out)
+}
+
+// DestroyVolumeConnector passes connector as the wire would.
+func (l *Local) DestroyVolumeConnector(ctx context.Context, topic string, connector *model.VolumeConnector) error {
+	connectorWire, err := wireObject(connector)
+	if err != nil {
+		return err
+	}
+	return l.ConductorAPI.DestroyVolumeConnector(ctx, topic, connectorWire)
+}
+
+// UpdateVolumeTarget passes target and its result as the wire would.
+func (l *Local) UpdateVolumeTarget(ctx context.Context, topic string, target *model.VolumeTarget) (*model.VolumeTarget, error) {
+	targetWire, err := wireObject(target)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.ConductorAPI.UpdateVolumeTarget(ctx, topic, targetWire)
+	if err != nil {
+		return nil, err
+	}
+	return wireObject(out)
+}
+
+// DestroyVolumeTarget passes target as the wire would.
+func (l *Local) DestroyVolumeTarget(ctx context.Context, topic string, target *model.VolumeTarget) error {
+	targetWire, err := wireObject(target)
+	if err != nil {
+		return err
+	}
+	return l.ConductorAPI.DestroyVolumeTarget(ctx, topic, targetWire)
+}
+
 // VifAttach passes vifInfo as the wire would.
 func (l *Local) VifAttach(ctx context.Context, topic string, nodeID string, vifInfo map[string]any) error {
 	vifInfoWire, err := wire(vifInfo)
@@ -99,4 +242,26 @@ func (l *Local) VifAttach(ctx context.Context, topic string, nodeID string, vifI
 		return err
 	}
 	return l.ConductorAPI.VifAttach(ctx, topic, nodeID, vifInfoWire)
+}
+
+// CreateAllocation passes allocation and its result as the wire would.
+func (l *Local) CreateAllocation(ctx context.Context, topic string, allocation *model.Allocation) (*model.Allocation, error) {
+	allocationWire, err := wireObject(allocation)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.ConductorAPI.CreateAllocation(ctx, topic, allocationWire)
+	if err != nil {
+		return nil, err
+	}
+	return wireObject(out)
+}
+
+// DestroyAllocation passes allocation as the wire would.
+func (l *Local) DestroyAllocation(ctx context.Context, topic string, allocation *model.Allocation) error {
+	allocationWire, err := wireObject(allocation)
+	if err != nil {
+		return err
+	}
+	return l.ConductorAPI.DestroyAllocation(ctx, topic, allocationWire)
 }

@@ -3,6 +3,8 @@ package rpc
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 )
 
 // The API decodes bodies with json.Number so that integers keep their
@@ -22,4 +24,23 @@ func wire[T any](v T) (T, error) {
 		return out, fmt.Errorf("decode RPC arguments: %w", err)
 	}
 	return out, nil
+}
+
+// wireObject returns v as a JSON-RPC peer would decode it: through
+// upstream's versioned-object encoding at the latest versions (the
+// in-process conductor is of our own release), so that what a field of
+// the object cannot carry is lost here as it is on the wire.
+func wireObject[T any](v *T) (*T, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(ovo.Wrap(ovo.Latest(), v))
+	if err != nil {
+		return nil, fmt.Errorf("encode RPC object: %w", err)
+	}
+	var out ovo.Obj[T]
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode RPC object: %w", err)
+	}
+	return out.V, nil
 }

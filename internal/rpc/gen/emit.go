@@ -30,9 +30,15 @@ func (a *api) source(name, pkg string, b *strings.Builder) ([]byte, error) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	imports := map[string]string{"json": "encoding/json", "ovo": a.Imports["rpc"] + "/ovo"}
+	for _, n := range names {
+		imports[n] = a.Imports[n]
+	}
+	names = append(names, "json", "ovo")
+	slices.SortFunc(names, func(x, y string) int { return strings.Compare(imports[x], imports[y]) })
 	for _, n := range names {
 		if n != pkg && n != "context" && regexp.MustCompile(`\b`+n+`\.`).MatchString(b.String()) {
-			fmt.Fprintf(&out, "\t%q\n", a.Imports[n])
+			fmt.Fprintf(&out, "\t%q\n", imports[n])
 		}
 	}
 	out.WriteString(")\n\n")
@@ -74,20 +80,30 @@ func (a *api) paramsType(m *method) string {
 }
 
 // fieldType is the Go type of a kwarg on the wire: a pointer when its
-// zero value travels as None.
+// zero value travels as None, ovo.Obj for a versioned object.
 func (a *api) fieldType(p *param) string {
 	t := typeString(p.Type, a.LocalTypes)
-	if p.None {
+	switch {
+	case p.object():
+		return objType(p.Type)
+	case p.None:
 		return "*" + t
 	}
 	return t
 }
 
-func fieldTag(p *param) string {
+// objType is the ovo.Obj type carrying an object of type e (*model.X).
+func objType(e ast.Expr) string {
+	return "ovo.Obj[" + strings.TrimPrefix(typeString(e, nil), "*") + "]"
+}
+
+// fieldTag is a kwarg's tag; every kwarg of a method upstream calls with
+// other kwargs (adapt=) is optional: the adapter checks what is there.
+func fieldTag(m *method, p *param) string {
 	switch {
 	case p.Since != "":
 		return fmt.Sprintf("`json:\"%s,omitempty\"`", p.Kwarg)
-	case p.Optional:
+	case p.Optional || m.Adapt != "":
 		return fmt.Sprintf("`json:\"%s\" rpc:\"optional\"`", p.Kwarg)
 	}
 	return fmt.Sprintf("`json:\"%s\"`", p.Kwarg)
@@ -126,11 +142,31 @@ func (a *api) client() ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "\n// %s %s %s.\n", m.Name, verb, m.RPCName)
 		fmt.Fprintf(&b, "func (c *Client) %s {\n", a.signature(m, a.LocalTypes))
+		fail := "err"
+		if m.Result != nil {
+			fail = zeroValue(m.Result) + ", err"
+		}
+		if m.Adapt != "" {
+			fmt.Fprintf(&b, "\t// A conductor of a pinned release may be upstream's: send its %s.\n", m.Adapt)
+			fmt.Fprintf(&b, "\tif c.codec.Pinned() {\n\t\treturn c.adapt%s(ctx, topic, %s)\n\t}\n", m.Name, argList(m, func(p *param) string { return p.Name }))
+		}
+		for _, p := range m.Params {
+			if p.Diff {
+				fmt.Fprintf(&b, "\t%sChanges, err := c.changesOf(ctx, %s)\n\tif err != nil {\n\t\treturn %s\n\t}\n", p.Name, p.Name, fail)
+			}
+		}
 		kwargs := m.Params[0].Name
 		if m.Params[0].Kwarg != "" {
 			var fields []string
 			for _, p := range m.Params {
-				if !p.None {
+				switch {
+				case p.New:
+					fields = append(fields, fieldName(p.Kwarg)+": ovo.WrapNew(c.codec, "+p.Name+")")
+				case p.Diff:
+					fields = append(fields, fieldName(p.Kwarg)+": ovo.Wrap(c.codec, "+p.Name+", "+p.Name+"Changes...)")
+				case p.object():
+					fields = append(fields, fieldName(p.Kwarg)+": ovo.Wrap(c.codec, "+p.Name+")")
+				case !p.None:
 					fields = append(fields, fieldName(p.Kwarg)+": "+p.Name)
 				}
 			}
@@ -157,9 +193,12 @@ func (a *api) client() ([]byte, error) {
 			fmt.Fprintf(&b, "\treturn c.cast(ctx, topic, %q, %s, %s)\n", m.RPCName, version, kwargs)
 		case m.Result == nil:
 			fmt.Fprintf(&b, "\treturn c.call(ctx, topic, %q, %s, %s, nil)\n", m.RPCName, version, kwargs)
+		case m.resultObject():
+			fmt.Fprintf(&b, "\tvar out %s\n\terr %s c.call(ctx, topic, %q, %s, %s, &out)\n\treturn out.V, err\n",
+				objType(m.Result), assign(m), m.RPCName, version, kwargs)
 		default:
-			fmt.Fprintf(&b, "\tvar out %s\n\terr := c.call(ctx, topic, %q, %s, %s, &out)\n\treturn out, err\n",
-				typeString(m.Result, a.LocalTypes), m.RPCName, version, kwargs)
+			fmt.Fprintf(&b, "\tvar out %s\n\terr %s c.call(ctx, topic, %q, %s, %s, &out)\n\treturn out, err\n",
+				typeString(m.Result, a.LocalTypes), assign(m), m.RPCName, version, kwargs)
 		}
 		b.WriteString("}\n")
 	}
@@ -183,14 +222,21 @@ func (a *api) server() ([]byte, error) {
 			if p.None {
 				fmt.Fprintf(&b, "\t\t// %s is None (null) for %s %s.\n", fieldName(p.Kwarg), p.Name, zeroValue(p.Type))
 			}
-			fmt.Fprintf(&b, "\t\t%s %s %s\n", fieldName(p.Kwarg), a.fieldType(p), fieldTag(p))
+			fmt.Fprintf(&b, "\t\t%s %s %s\n", fieldName(p.Kwarg), a.fieldType(p), fieldTag(m, p))
+		}
+		if m.Adapt != "" {
+			fmt.Fprintf(&b, "\t\t// %s is what upstream sends instead; adapt turns it into the rest.\n", fieldName(m.Adapt))
+			fmt.Fprintf(&b, "\t\t%s json.RawMessage `json:\"%s,omitempty\"`\n", fieldName(m.Adapt), m.Adapt)
 		}
 		b.WriteString("\t}\n")
 	}
 	b.WriteString(")\n\n")
 	b.WriteString("// methodList is every conductor RPC method the server answers. The topic\n// handed to the conductor is \"\": the request already reached it.\nvar methodList = []*method{\n")
 	for _, m := range a.Methods {
-		fmt.Fprintf(&b, "\tdef(%q, func(ctx context.Context, h rpc.ConductorAPI, p *%s) (any, error) {\n", m.RPCName, a.paramsType(m))
+		fmt.Fprintf(&b, "\tdef(%q, func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *%s) (any, error) {\n", m.RPCName, a.paramsType(m))
+		if m.Adapt != "" {
+			b.WriteString("\t\tif err := p.adapt(); err != nil {\n\t\t\treturn nil, err\n\t\t}\n")
+		}
 		for i := range m.Params {
 			p := &m.Params[i]
 			if p.None {
@@ -204,14 +250,20 @@ func (a *api) server() ([]byte, error) {
 				return "*p"
 			case p.None:
 				return p.Name
+			case p.object():
+				return "p." + fieldName(p.Kwarg) + ".V"
 			}
 			return "p." + fieldName(p.Kwarg)
 		})
 		call := fmt.Sprintf("h.%s(ctx, \"\", %s)", m.Name, args)
-		if m.Result == nil {
-			call = "none(" + call + ")"
+		switch {
+		case m.Result == nil:
+			fmt.Fprintf(&b, "\t\treturn none(%s)\n\t}),\n", call)
+		case m.resultObject():
+			fmt.Fprintf(&b, "\t\tout, err := %s\n\t\treturn ovo.Wrap(codec, out), err\n\t}),\n", call)
+		default:
+			fmt.Fprintf(&b, "\t\treturn %s\n\t}),\n", call)
 		}
-		fmt.Fprintf(&b, "\t\treturn %s\n\t}),\n", call)
 	}
 	b.WriteString("}\n")
 	return a.source("methods_gen.go", "jsonrpc", &b)
@@ -227,9 +279,12 @@ func (a *api) local() ([]byte, error) {
 		}
 		var wired []string
 		for _, p := range m.Params {
-			if p.Wire {
+			if p.Wire || p.object() {
 				wired = append(wired, p.Name)
 			}
+		}
+		if m.resultObject() {
+			wired = append(wired, "its result")
 		}
 		switch {
 		case m.Cast && len(wired) > 0:
@@ -245,22 +300,40 @@ func (a *api) local() ([]byte, error) {
 			fail = zeroValue(m.Result) + ", err"
 		}
 		for _, p := range m.Params {
-			if p.Wire {
+			switch {
+			case p.object():
+				fmt.Fprintf(&b, "\t%sWire, err := wireObject(%s)\n\tif err != nil {\n\t\treturn %s\n\t}\n", p.Name, p.Name, fail)
+			case p.Wire:
 				fmt.Fprintf(&b, "\t%sWire, err := wire(%s)\n\tif err != nil {\n\t\treturn %s\n\t}\n", p.Name, p.Name, fail)
 			}
 		}
 		call := fmt.Sprintf("l.ConductorAPI.%s(ctx, topic, %s)", m.Name, argList(m, func(p *param) string {
-			if p.Wire {
+			if p.Wire || p.object() {
 				return p.Name + "Wire"
 			}
 			return p.Name
 		}))
-		if m.Cast {
-			call = fmt.Sprintf("l.cast(ctx, %q, %s)", m.RPCName, call)
+		switch {
+		case m.Cast:
+			fmt.Fprintf(&b, "\treturn l.cast(ctx, %q, %s)\n}\n", m.RPCName, call)
+		case m.resultObject():
+			fmt.Fprintf(&b, "\tout, err := %s\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\treturn wireObject(out)\n}\n", call)
+		default:
+			fmt.Fprintf(&b, "\treturn %s\n}\n", call)
 		}
-		fmt.Fprintf(&b, "\treturn %s\n}\n", call)
 	}
 	return a.source("local_gen.go", "rpc", &b)
+}
+
+// assign is the operator that gives the client's err its value: the
+// diff of an argument declared it already.
+func assign(m *method) string {
+	for _, p := range m.Params {
+		if p.Diff {
+			return "="
+		}
+	}
+	return ":="
 }
 
 // fake writes the recording fake conductor and the round-trip cases of

@@ -169,8 +169,45 @@ func TestNewMethodReachesEveryLayer(t *testing.T) {
 	want := map[string][]string{
 		"local_gen.go":             {`l.cast(ctx, "continue_node_inspect", l.ConductorAPI.ContinueNodeInspect(ctx, topic, nodeID, force))`},
 		"jsonrpc/client_gen.go":    {`c.cast(ctx, topic, "continue_node_inspect", "1.63", continueNodeInspectParams{NodeID: nodeID, Force: force})`},
-		"jsonrpc/methods_gen.go":   {"Force  bool   `json:\"force\" rpc:\"optional\"`", `def("continue_node_inspect", func(ctx context.Context, h rpc.ConductorAPI, p *continueNodeInspectParams) (any, error) {`},
+		"jsonrpc/methods_gen.go":   {"Force  bool   `json:\"force\" rpc:\"optional\"`", `def("continue_node_inspect", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *continueNodeInspectParams) (any, error) {`},
 		"jsonrpc/fake_gen_test.go": {`return f.record(ctx, "ContinueNodeInspect", nodeID, force)`, `return nil, c.ContinueNodeInspect(ctx, topic, "nodeID-value", true)`},
+	}
+	for _, f := range files {
+		for _, w := range want[f.path] {
+			if !strings.Contains(string(f.data), w) {
+				t.Errorf("%s lacks %s", f.path, w)
+			}
+		}
+	}
+}
+
+// TestObjectsTravelAsVersionedObjects checks the generated code of the
+// methods carrying objects: created ones name every field as changed,
+// updated ones the fields that differ from the stored row, results come
+// back through ovo.Obj, the in-process transport re-encodes both ways,
+// and update_node goes to its adapter under a pin.
+func TestObjectsTravelAsVersionedObjects(t *testing.T) {
+	files, err := generate("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"jsonrpc/client_gen.go": {
+			`nodeObjParams{NodeObj: ovo.WrapNew(c.codec, node)}`,
+			`portChanges, err := c.changesOf(ctx, port)`,
+			`portObjParams{PortObj: ovo.Wrap(c.codec, port, portChanges...)}`,
+			`portParams{Port: ovo.Wrap(c.codec, port)}`,
+			"var out ovo.Obj[model.Allocation]",
+			"if c.codec.Pinned() {\n\t\treturn c.adaptUpdateNode(ctx, topic, nodeID, upd, resetInterfaces)",
+		},
+		"jsonrpc/methods_gen.go": {
+			"NodeObj ovo.Obj[model.Node] `json:\"node_obj\"`",
+			"NodeObj json.RawMessage `json:\"node_obj,omitempty\"`",
+			"NodeID          string            `json:\"node_id\" rpc:\"optional\"`",
+			"if err := p.adapt(); err != nil {",
+			"out, err := h.CreateNode(ctx, \"\", p.NodeObj.V)\n\t\treturn ovo.Wrap(codec, out), err",
+		},
+		"local_gen.go": {"nodeWire, err := wireObject(node)", "return wireObject(out)"},
 	}
 	for _, f := range files {
 		for _, w := range want[f.path] {

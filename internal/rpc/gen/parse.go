@@ -30,7 +30,28 @@ import (
 //	wire       free-form: the in-process transport passes it through the
 //	           JSON encoding, so the conductor sees what a JSON-RPC server
 //	           would decode
+//	new        a versioned object being created: every field it carries is
+//	           one of its changes (upstream's create() writes only those)
+//	diff       a versioned object being updated: its changes are the fields
+//	           that differ from the stored row (upstream's save() writes
+//	           only those)
+//
+// Arguments and results of the model types in objectTypes travel as
+// upstream's versioned objects (package ovo), on every transport. A last
+// word adapt=<kwarg> says that upstream sends <kwarg> instead of the
+// kwargs of ours: the transports convert between the two forms with the
+// hand-written adapters named after the method (see jsonrpc/adapt.go).
 const directive = "//rpc:"
+
+// objectTypes are the argument and result types that travel as upstream's
+// serialised versioned objects.
+var objectTypes = map[string]bool{
+	"*model.Node": true, "*model.Port": true, "*model.Portgroup": true, "*model.Allocation": true,
+	"*model.VolumeConnector": true, "*model.VolumeTarget": true,
+}
+
+// isObject reports whether e is one of objectTypes.
+func isObject(e ast.Expr) bool { return objectTypes[typeString(e, nil)] }
 
 // method is one ConductorAPI method with its annotation.
 type method struct {
@@ -41,6 +62,9 @@ type method struct {
 	Params  []param // after ctx and topic
 	Result  ast.Expr
 	Pos     string
+	// Adapt is upstream's kwarg that stands for ours ("" when upstream
+	// sends the same kwargs).
+	Adapt string
 }
 
 // param is one Go argument and how it travels.
@@ -52,17 +76,26 @@ type param struct {
 	None     bool
 	Since    string
 	Wire     bool
+	New      bool // a versioned object being created
+	Diff     bool // a versioned object being updated
 }
 
-// hasWire tells whether the in-process transport re-encodes an argument.
+// object tells whether the argument travels as a versioned object.
+func (p *param) object() bool { return isObject(p.Type) }
+
+// hasWire tells whether the in-process transport re-encodes an argument
+// or the result.
 func (m *method) hasWire() bool {
 	for _, p := range m.Params {
-		if p.Wire {
+		if p.Wire || p.object() {
 			return true
 		}
 	}
-	return false
+	return m.resultObject()
 }
+
+// resultObject tells whether the result travels as a versioned object.
+func (m *method) resultObject() bool { return m.Result != nil && isObject(m.Result) }
 
 // since returns the argument that raises the version, if any.
 func (m *method) since() *param {
@@ -277,6 +310,14 @@ func (m *method) annotate(words []string) error {
 		return fmt.Errorf("version %q is not major.minor", m.Version)
 	}
 	kws := words[3:]
+	if n := len(kws); n > 0 {
+		if v, ok := strings.CutPrefix(kws[n-1], "adapt="); ok {
+			if v == "" {
+				return fmt.Errorf("adapt= names no kwarg")
+			}
+			m.Adapt, kws = v, kws[:n-1]
+		}
+	}
 	if len(kws) != len(m.Params) {
 		return fmt.Errorf("%d kwargs for %d arguments", len(kws), len(m.Params))
 	}
@@ -296,6 +337,11 @@ func (m *method) annotate(words []string) error {
 				p.None, p.Optional = true, true
 			case flag == "wire":
 				p.Wire = true
+			case flag == "new" || flag == "diff":
+				if !p.object() {
+					return fmt.Errorf("kwarg %s: %s is for a versioned object, not %s", parts[0], flag, typeString(p.Type, nil))
+				}
+				p.New, p.Diff = flag == "new", flag == "diff"
 			case ok && isVersion(v):
 				if m.since() != nil {
 					return fmt.Errorf("more than one since=")

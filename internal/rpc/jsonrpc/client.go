@@ -21,6 +21,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 )
 
 // DefaultTimeout is upstream's default [json_rpc]timeout.
@@ -47,6 +48,12 @@ type ClientOptions struct {
 	Timeout time.Duration
 	// Transport replaces the HTTP transport built from the TLS options.
 	Transport http.RoundTripper
+	// PinReleaseVersion is [DEFAULT]/pin_release_version: objects go at
+	// its versions, calls under its RPC version cap, and update calls in
+	// upstream's form, which needs Store.
+	PinReleaseVersion string
+	// Store reads the stored rows a pinned client compares updates with.
+	Store StoredObjects
 }
 
 // ClientOptionsFromConfig reads the [json_rpc] client options.
@@ -62,6 +69,8 @@ func ClientOptionsFromConfig(cfg *config.Config) ClientOptions {
 		KeyFile:      cfg.StringOf(config.JSONRPCKeyfile),
 		Insecure:     cfg.BoolOf(config.JSONRPCInsecure),
 		Timeout:      cfg.DurationOf(config.JSONRPCTimeout),
+
+		PinReleaseVersion: cfg.StringOf(config.DefaultPinReleaseVersion),
 	}
 }
 
@@ -70,6 +79,8 @@ func ClientOptionsFromConfig(cfg *config.Config) ClientOptions {
 type Client struct {
 	opts ClientOptions
 	http *http.Client
+	// codec encodes objects at the pinned versions; nil is unpinned.
+	codec *ovo.Codec
 	// sender, when set, carries the calls instead of HTTP.
 	sender Sender
 }
@@ -95,6 +106,10 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	default:
 		return nil, fmt.Errorf("json-rpc client: auth_strategy %q is not supported, use http_basic or noauth", opts.AuthStrategy)
 	}
+	codec, err := ovo.NewCodec(opts.PinReleaseVersion)
+	if err != nil {
+		return nil, fmt.Errorf("json-rpc client: %w", err)
+	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -111,7 +126,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		t.TLSClientConfig = tcfg
 		rt = t
 	}
-	return &Client{opts: opts, http: &http.Client{Transport: rt, Timeout: opts.Timeout}}, nil
+	return &Client{opts: opts, http: &http.Client{Transport: rt, Timeout: opts.Timeout}, codec: codec}, nil
 }
 
 func clientTLS(opts ClientOptions) (*tls.Config, error) {
@@ -177,6 +192,12 @@ func (c *Client) cast(ctx context.Context, topic, method, version string, kwargs
 }
 
 func (c *Client) request(ctx context.Context, topic, method, version string, kwargs, out any, cast bool) error {
+	if !c.codec.CanSendVersion(version) {
+		// Upstream's client refuses too (a RuntimeError, a 500 at its
+		// API): the pinned release's conductors lack the method.
+		return errs.NewMessage(errs.ClassIronicException, fmt.Sprintf(
+			"Cannot send RPC request: requested version %s, maximum allowed version is %s", version, c.codec.RPCVersionCap()))
+	}
 	params, err := encodeParams(ctx, version, kwargs)
 	if err != nil {
 		return fmt.Errorf("json-rpc %s: %w", method, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 )
 
 // The methods below send upstream's kwargs under the RPC version upstream's
@@ -14,16 +15,20 @@ import (
 
 // CreateNode calls create_node.
 func (c *Client) CreateNode(ctx context.Context, topic string, node *model.Node) (*model.Node, error) {
-	var out *model.Node
-	err := c.call(ctx, topic, "create_node", "1.36", nodeObjParams{NodeObj: node}, &out)
-	return out, err
+	var out ovo.Obj[model.Node]
+	err := c.call(ctx, topic, "create_node", "1.36", nodeObjParams{NodeObj: ovo.WrapNew(c.codec, node)}, &out)
+	return out.V, err
 }
 
 // UpdateNode calls update_node.
 func (c *Client) UpdateNode(ctx context.Context, topic string, nodeID string, upd *model.NodeUpdate, resetInterfaces bool) (*model.Node, error) {
-	var out *model.Node
+	// A conductor of a pinned release may be upstream's: send its node_obj.
+	if c.codec.Pinned() {
+		return c.adaptUpdateNode(ctx, topic, nodeID, upd, resetInterfaces)
+	}
+	var out ovo.Obj[model.Node]
 	err := c.call(ctx, topic, "update_node", "1.1", updateNodeParams{NodeID: nodeID, NodeUpdate: upd, ResetInterfaces: resetInterfaces}, &out)
-	return out, err
+	return out.V, err
 }
 
 // DestroyNode calls destroy_node.
@@ -160,38 +165,46 @@ func (c *Client) SetConsoleMode(ctx context.Context, topic string, nodeID string
 
 // CreatePort calls create_port.
 func (c *Client) CreatePort(ctx context.Context, topic string, port *model.Port) (*model.Port, error) {
-	var out *model.Port
-	err := c.call(ctx, topic, "create_port", "1.41", portObjParams{PortObj: port}, &out)
-	return out, err
+	var out ovo.Obj[model.Port]
+	err := c.call(ctx, topic, "create_port", "1.41", portObjParams{PortObj: ovo.WrapNew(c.codec, port)}, &out)
+	return out.V, err
 }
 
 // UpdatePort calls update_port.
 func (c *Client) UpdatePort(ctx context.Context, topic string, port *model.Port) (*model.Port, error) {
-	var out *model.Port
-	err := c.call(ctx, topic, "update_port", "1.13", portObjParams{PortObj: port}, &out)
-	return out, err
+	portChanges, err := c.changesOf(ctx, port)
+	if err != nil {
+		return nil, err
+	}
+	var out ovo.Obj[model.Port]
+	err = c.call(ctx, topic, "update_port", "1.13", portObjParams{PortObj: ovo.Wrap(c.codec, port, portChanges...)}, &out)
+	return out.V, err
 }
 
 // DestroyPort calls destroy_port.
 func (c *Client) DestroyPort(ctx context.Context, topic string, port *model.Port) error {
-	return c.call(ctx, topic, "destroy_port", "1.25", portParams{Port: port}, nil)
+	return c.call(ctx, topic, "destroy_port", "1.25", portParams{Port: ovo.Wrap(c.codec, port)}, nil)
 }
 
 // UpdatePortgroup calls update_portgroup.
 func (c *Client) UpdatePortgroup(ctx context.Context, topic string, portgroup *model.Portgroup) (*model.Portgroup, error) {
-	var out *model.Portgroup
-	err := c.call(ctx, topic, "update_portgroup", "1.33", portgroupObjParams{PortgroupObj: portgroup}, &out)
-	return out, err
+	portgroupChanges, err := c.changesOf(ctx, portgroup)
+	if err != nil {
+		return nil, err
+	}
+	var out ovo.Obj[model.Portgroup]
+	err = c.call(ctx, topic, "update_portgroup", "1.33", portgroupObjParams{PortgroupObj: ovo.Wrap(c.codec, portgroup, portgroupChanges...)}, &out)
+	return out.V, err
 }
 
 // DestroyPortgroup calls destroy_portgroup.
 func (c *Client) DestroyPortgroup(ctx context.Context, topic string, portgroup *model.Portgroup) error {
-	return c.call(ctx, topic, "destroy_portgroup", "1.33", portgroupParams{Portgroup: portgroup}, nil)
+	return c.call(ctx, topic, "destroy_portgroup", "1.33", portgroupParams{Portgroup: ovo.Wrap(c.codec, portgroup)}, nil)
 }
 
 // UpdatePortgroupPhysicalNetwork calls update_portgroup_physical_network.
 func (c *Client) UpdatePortgroupPhysicalNetwork(ctx context.Context, topic string, portgroup *model.Portgroup, newPhysicalNetwork string) error {
-	return c.call(ctx, topic, "update_portgroup_physical_network", "1.62", updatePortgroupPhysicalNetworkParams{Portgroup: portgroup, NewPhysicalNetwork: newPhysicalNetwork}, nil)
+	return c.call(ctx, topic, "update_portgroup_physical_network", "1.62", updatePortgroupPhysicalNetworkParams{Portgroup: ovo.Wrap(c.codec, portgroup), NewPhysicalNetwork: newPhysicalNetwork}, nil)
 }
 
 // GetDriverProperties calls get_driver_properties.
@@ -285,9 +298,9 @@ func (c *Client) Heartbeat(ctx context.Context, topic string, args rpc.Heartbeat
 
 // GetNodeWithToken calls get_node_with_token.
 func (c *Client) GetNodeWithToken(ctx context.Context, topic string, nodeID string) (*model.Node, error) {
-	var out *model.Node
+	var out ovo.Obj[model.Node]
 	err := c.call(ctx, topic, "get_node_with_token", "1.49", nodeIDParams{NodeID: nodeID}, &out)
-	return out, err
+	return out.V, err
 }
 
 // ContinueInspection calls continue_inspection.
@@ -318,26 +331,34 @@ func (c *Client) ObjectBackportVersions(ctx context.Context, topic string, objin
 
 // UpdateVolumeConnector calls update_volume_connector.
 func (c *Client) UpdateVolumeConnector(ctx context.Context, topic string, connector *model.VolumeConnector) (*model.VolumeConnector, error) {
-	var out *model.VolumeConnector
-	err := c.call(ctx, topic, "update_volume_connector", "1.35", connectorParams{Connector: connector}, &out)
-	return out, err
+	connectorChanges, err := c.changesOf(ctx, connector)
+	if err != nil {
+		return nil, err
+	}
+	var out ovo.Obj[model.VolumeConnector]
+	err = c.call(ctx, topic, "update_volume_connector", "1.35", connectorParams{Connector: ovo.Wrap(c.codec, connector, connectorChanges...)}, &out)
+	return out.V, err
 }
 
 // DestroyVolumeConnector calls destroy_volume_connector.
 func (c *Client) DestroyVolumeConnector(ctx context.Context, topic string, connector *model.VolumeConnector) error {
-	return c.call(ctx, topic, "destroy_volume_connector", "1.35", connectorParams{Connector: connector}, nil)
+	return c.call(ctx, topic, "destroy_volume_connector", "1.35", connectorParams{Connector: ovo.Wrap(c.codec, connector)}, nil)
 }
 
 // UpdateVolumeTarget calls update_volume_target.
 func (c *Client) UpdateVolumeTarget(ctx context.Context, topic string, target *model.VolumeTarget) (*model.VolumeTarget, error) {
-	var out *model.VolumeTarget
-	err := c.call(ctx, topic, "update_volume_target", "1.37", targetParams{Target: target}, &out)
-	return out, err
+	targetChanges, err := c.changesOf(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	var out ovo.Obj[model.VolumeTarget]
+	err = c.call(ctx, topic, "update_volume_target", "1.37", targetParams{Target: ovo.Wrap(c.codec, target, targetChanges...)}, &out)
+	return out.V, err
 }
 
 // DestroyVolumeTarget calls destroy_volume_target.
 func (c *Client) DestroyVolumeTarget(ctx context.Context, topic string, target *model.VolumeTarget) error {
-	return c.call(ctx, topic, "destroy_volume_target", "1.37", targetParams{Target: target}, nil)
+	return c.call(ctx, topic, "destroy_volume_target", "1.37", targetParams{Target: ovo.Wrap(c.codec, target)}, nil)
 }
 
 // VifAttach calls vif_attach.
@@ -369,12 +390,12 @@ func (c *Client) RemoveNodeTraits(ctx context.Context, topic string, nodeID stri
 
 // CreateAllocation calls create_allocation.
 func (c *Client) CreateAllocation(ctx context.Context, topic string, allocation *model.Allocation) (*model.Allocation, error) {
-	var out *model.Allocation
-	err := c.call(ctx, topic, "create_allocation", "1.48", allocationParams{Allocation: allocation}, &out)
-	return out, err
+	var out ovo.Obj[model.Allocation]
+	err := c.call(ctx, topic, "create_allocation", "1.48", allocationParams{Allocation: ovo.WrapNew(c.codec, allocation)}, &out)
+	return out.V, err
 }
 
 // DestroyAllocation calls destroy_allocation.
 func (c *Client) DestroyAllocation(ctx context.Context, topic string, allocation *model.Allocation) error {
-	return c.call(ctx, topic, "destroy_allocation", "1.48", allocationParams{Allocation: allocation}, nil)
+	return c.call(ctx, topic, "destroy_allocation", "1.48", allocationParams{Allocation: ovo.Wrap(c.codec, allocation)}, nil)
 }

@@ -79,7 +79,7 @@ var when = time.Date(2026, 8, 20, 10, 11, 12, 0, time.UTC)
 func sampleNode() *model.Node {
 	return &model.Node{
 		ID: 7, UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", CreatedAt: when, UpdatedAt: model.Ptr(when.Add(time.Hour)),
-		Version: "1.41", Name: model.Ptr("node-7"), PowerState: "power on", ProvisionState: "active",
+		Name: model.Ptr("node-7"), PowerState: "power on", ProvisionState: "active",
 		Driver: "fake-hardware", DriverInfo: map[string]any{"ipmi_address": "10.0.0.1", "ipmi_port": 623.0},
 		InstanceInfo: map[string]any{"image_source": "http://x/img.qcow2"}, Properties: map[string]any{"cpus": 8.0},
 		DriverInternalInfo: map[string]any{"agent_url": "https://10.0.0.5:9999"}, CleanStep: map[string]any{},
@@ -99,7 +99,9 @@ func sampleNodeUpdate() *model.NodeUpdate {
 }
 
 func samplePort() *model.Port {
-	return &model.Port{ID: 3, UUID: "5e1c3d1c-0a44-4a5a-8a4f-9b2f0a1c2d3e", Address: model.Ptr("52:54:00:12:34:56"), NodeID: model.Ptr[int64](7), CreatedAt: when}
+	// local_link_connection is not nullable upstream: unset, it is {}.
+	return &model.Port{ID: 3, UUID: "5e1c3d1c-0a44-4a5a-8a4f-9b2f0a1c2d3e", Address: model.Ptr("52:54:00:12:34:56"), NodeID: model.Ptr[int64](7),
+		LocalLinkConnection: map[string]any{}, CreatedAt: when}
 }
 
 func samplePortgroup() *model.Portgroup {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 )
 
 // method is one RPC method as the server dispatches it: its upstream
@@ -14,18 +15,19 @@ import (
 type method struct {
 	name   string
 	params reflect.Type // struct whose json tags are upstream's kwargs
-	serve  func(ctx context.Context, h rpc.ConductorAPI, params any) (any, error)
+	serve  func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, params any) (any, error)
 }
 
 // def declares a method whose kwargs decode into P. A P field is a
 // required kwarg unless its tag says omitempty or rpc:"optional",
-// mirroring the defaults of upstream's manager signatures.
-func def[P any](name string, serve func(context.Context, rpc.ConductorAPI, *P) (any, error)) *method {
+// mirroring the defaults of upstream's manager signatures. serve encodes
+// the objects it answers with codec.
+func def[P any](name string, serve func(context.Context, rpc.ConductorAPI, *ovo.Codec, *P) (any, error)) *method {
 	return &method{
 		name:   name,
 		params: reflect.TypeFor[P](),
-		serve: func(ctx context.Context, h rpc.ConductorAPI, p any) (any, error) {
-			return serve(ctx, h, p.(*P))
+		serve: func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p any) (any, error) {
+			return serve(ctx, h, codec, p.(*P))
 		},
 	}
 }

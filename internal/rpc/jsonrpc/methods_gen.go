@@ -5,20 +5,24 @@ package jsonrpc
 import (
 	"context"
 
+	"encoding/json"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 )
 
 // Wire kwargs of the methods whose Go arguments are positional. A field
 // is a required kwarg unless its tag says omitempty or rpc:"optional".
 type (
 	nodeObjParams struct {
-		NodeObj *model.Node `json:"node_obj"`
+		NodeObj ovo.Obj[model.Node] `json:"node_obj"`
 	}
 	updateNodeParams struct {
-		NodeID          string            `json:"node_id"`
-		NodeUpdate      *model.NodeUpdate `json:"node_update"`
+		NodeID          string            `json:"node_id" rpc:"optional"`
+		NodeUpdate      *model.NodeUpdate `json:"node_update" rpc:"optional"`
 		ResetInterfaces bool              `json:"reset_interfaces" rpc:"optional"`
+		// NodeObj is what upstream sends instead; adapt turns it into the rest.
+		NodeObj json.RawMessage `json:"node_obj,omitempty"`
 	}
 	nodeIDParams struct {
 		NodeID string `json:"node_id"`
@@ -69,20 +73,20 @@ type (
 		Enabled bool   `json:"enabled"`
 	}
 	portObjParams struct {
-		PortObj *model.Port `json:"port_obj"`
+		PortObj ovo.Obj[model.Port] `json:"port_obj"`
 	}
 	portParams struct {
-		Port *model.Port `json:"port"`
+		Port ovo.Obj[model.Port] `json:"port"`
 	}
 	portgroupObjParams struct {
-		PortgroupObj *model.Portgroup `json:"portgroup_obj"`
+		PortgroupObj ovo.Obj[model.Portgroup] `json:"portgroup_obj"`
 	}
 	portgroupParams struct {
-		Portgroup *model.Portgroup `json:"portgroup"`
+		Portgroup ovo.Obj[model.Portgroup] `json:"portgroup"`
 	}
 	updatePortgroupPhysicalNetworkParams struct {
-		Portgroup          *model.Portgroup `json:"portgroup"`
-		NewPhysicalNetwork string           `json:"new_physical_network"`
+		Portgroup          ovo.Obj[model.Portgroup] `json:"portgroup"`
+		NewPhysicalNetwork string                   `json:"new_physical_network"`
 	}
 	setBootDeviceParams struct {
 		NodeID     string `json:"node_id"`
@@ -123,10 +127,10 @@ type (
 		ObjectVersions map[string]string `json:"object_versions"`
 	}
 	connectorParams struct {
-		Connector *model.VolumeConnector `json:"connector"`
+		Connector ovo.Obj[model.VolumeConnector] `json:"connector"`
 	}
 	targetParams struct {
-		Target *model.VolumeTarget `json:"target"`
+		Target ovo.Obj[model.VolumeTarget] `json:"target"`
 	}
 	vifAttachParams struct {
 		NodeID  string         `json:"node_id"`
@@ -146,199 +150,211 @@ type (
 		Traits []string `json:"traits"`
 	}
 	allocationParams struct {
-		Allocation *model.Allocation `json:"allocation"`
+		Allocation ovo.Obj[model.Allocation] `json:"allocation"`
 	}
 )
 
 // methodList is every conductor RPC method the server answers. The topic
 // handed to the conductor is "": the request already reached it.
 var methodList = []*method{
-	def("create_node", func(ctx context.Context, h rpc.ConductorAPI, p *nodeObjParams) (any, error) {
-		return h.CreateNode(ctx, "", p.NodeObj)
+	def("create_node", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeObjParams) (any, error) {
+		out, err := h.CreateNode(ctx, "", p.NodeObj.V)
+		return ovo.Wrap(codec, out), err
 	}),
-	def("update_node", func(ctx context.Context, h rpc.ConductorAPI, p *updateNodeParams) (any, error) {
-		return h.UpdateNode(ctx, "", p.NodeID, p.NodeUpdate, p.ResetInterfaces)
+	def("update_node", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *updateNodeParams) (any, error) {
+		if err := p.adapt(); err != nil {
+			return nil, err
+		}
+		out, err := h.UpdateNode(ctx, "", p.NodeID, p.NodeUpdate, p.ResetInterfaces)
+		return ovo.Wrap(codec, out), err
 	}),
-	def("destroy_node", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("destroy_node", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return none(h.DestroyNode(ctx, "", p.NodeID))
 	}),
-	def("validate_driver_interfaces", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("validate_driver_interfaces", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return h.ValidateDriverInterfaces(ctx, "", p.NodeID)
 	}),
-	def("change_node_power_state", func(ctx context.Context, h rpc.ConductorAPI, p *changeNodePowerStateParams) (any, error) {
+	def("change_node_power_state", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *changeNodePowerStateParams) (any, error) {
 		timeout := 0
 		if p.Timeout != nil {
 			timeout = *p.Timeout
 		}
 		return none(h.ChangeNodePowerState(ctx, "", p.NodeID, p.NewState, timeout))
 	}),
-	def("change_node_boot_mode", func(ctx context.Context, h rpc.ConductorAPI, p *changeNodeBootModeParams) (any, error) {
+	def("change_node_boot_mode", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *changeNodeBootModeParams) (any, error) {
 		return none(h.ChangeNodeBootMode(ctx, "", p.NodeID, p.NewState))
 	}),
-	def("change_node_secure_boot", func(ctx context.Context, h rpc.ConductorAPI, p *changeNodeSecureBootParams) (any, error) {
+	def("change_node_secure_boot", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *changeNodeSecureBootParams) (any, error) {
 		return none(h.ChangeNodeSecureBoot(ctx, "", p.NodeID, p.NewState))
 	}),
-	def("vendor_passthru", func(ctx context.Context, h rpc.ConductorAPI, p *rpc.VendorPassthruArgs) (any, error) {
+	def("vendor_passthru", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *rpc.VendorPassthruArgs) (any, error) {
 		return h.VendorPassthru(ctx, "", *p)
 	}),
-	def("driver_vendor_passthru", func(ctx context.Context, h rpc.ConductorAPI, p *rpc.DriverVendorPassthruArgs) (any, error) {
+	def("driver_vendor_passthru", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *rpc.DriverVendorPassthruArgs) (any, error) {
 		return h.DriverVendorPassthru(ctx, "", *p)
 	}),
-	def("get_node_vendor_passthru_methods", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("get_node_vendor_passthru_methods", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return h.GetNodeVendorPassthruMethods(ctx, "", p.NodeID)
 	}),
-	def("get_driver_vendor_passthru_methods", func(ctx context.Context, h rpc.ConductorAPI, p *driverNameParams) (any, error) {
+	def("get_driver_vendor_passthru_methods", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *driverNameParams) (any, error) {
 		return h.GetDriverVendorPassthruMethods(ctx, "", p.DriverName)
 	}),
-	def("do_node_deploy", func(ctx context.Context, h rpc.ConductorAPI, p *doNodeDeployParams) (any, error) {
+	def("do_node_deploy", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *doNodeDeployParams) (any, error) {
 		return none(h.DoNodeDeploy(ctx, "", p.NodeID, p.Rebuild, p.Configdrive, p.DeploySteps))
 	}),
-	def("do_node_tear_down", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("do_node_tear_down", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return none(h.DoNodeTearDown(ctx, "", p.NodeID))
 	}),
-	def("do_provisioning_action", func(ctx context.Context, h rpc.ConductorAPI, p *doProvisioningActionParams) (any, error) {
+	def("do_provisioning_action", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *doProvisioningActionParams) (any, error) {
 		return none(h.DoProvisioningAction(ctx, "", p.NodeID, p.Action))
 	}),
-	def("do_node_clean", func(ctx context.Context, h rpc.ConductorAPI, p *doNodeCleanParams) (any, error) {
+	def("do_node_clean", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *doNodeCleanParams) (any, error) {
 		return none(h.DoNodeClean(ctx, "", p.NodeID, p.CleanSteps, p.DisableRamdisk))
 	}),
-	def("do_node_service", func(ctx context.Context, h rpc.ConductorAPI, p *doNodeServiceParams) (any, error) {
+	def("do_node_service", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *doNodeServiceParams) (any, error) {
 		return none(h.DoNodeService(ctx, "", p.NodeID, p.ServiceSteps, p.DisableRamdisk))
 	}),
-	def("do_node_rescue", func(ctx context.Context, h rpc.ConductorAPI, p *doNodeRescueParams) (any, error) {
+	def("do_node_rescue", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *doNodeRescueParams) (any, error) {
 		return none(h.DoNodeRescue(ctx, "", p.NodeID, p.RescuePassword))
 	}),
-	def("do_node_unrescue", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("do_node_unrescue", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return none(h.DoNodeUnrescue(ctx, "", p.NodeID))
 	}),
-	def("inspect_hardware", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("inspect_hardware", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return none(h.InspectHardware(ctx, "", p.NodeID))
 	}),
-	def("continue_node_clean", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("continue_node_clean", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return none(h.ContinueNodeClean(ctx, "", p.NodeID))
 	}),
-	def("continue_node_deploy", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("continue_node_deploy", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return none(h.ContinueNodeDeploy(ctx, "", p.NodeID))
 	}),
-	def("continue_node_service", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("continue_node_service", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return none(h.ContinueNodeService(ctx, "", p.NodeID))
 	}),
-	def("get_console_information", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("get_console_information", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return h.GetConsoleInformation(ctx, "", p.NodeID)
 	}),
-	def("set_console_mode", func(ctx context.Context, h rpc.ConductorAPI, p *setConsoleModeParams) (any, error) {
+	def("set_console_mode", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *setConsoleModeParams) (any, error) {
 		return none(h.SetConsoleMode(ctx, "", p.NodeID, p.Enabled))
 	}),
-	def("create_port", func(ctx context.Context, h rpc.ConductorAPI, p *portObjParams) (any, error) {
-		return h.CreatePort(ctx, "", p.PortObj)
+	def("create_port", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *portObjParams) (any, error) {
+		out, err := h.CreatePort(ctx, "", p.PortObj.V)
+		return ovo.Wrap(codec, out), err
 	}),
-	def("update_port", func(ctx context.Context, h rpc.ConductorAPI, p *portObjParams) (any, error) {
-		return h.UpdatePort(ctx, "", p.PortObj)
+	def("update_port", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *portObjParams) (any, error) {
+		out, err := h.UpdatePort(ctx, "", p.PortObj.V)
+		return ovo.Wrap(codec, out), err
 	}),
-	def("destroy_port", func(ctx context.Context, h rpc.ConductorAPI, p *portParams) (any, error) {
-		return none(h.DestroyPort(ctx, "", p.Port))
+	def("destroy_port", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *portParams) (any, error) {
+		return none(h.DestroyPort(ctx, "", p.Port.V))
 	}),
-	def("update_portgroup", func(ctx context.Context, h rpc.ConductorAPI, p *portgroupObjParams) (any, error) {
-		return h.UpdatePortgroup(ctx, "", p.PortgroupObj)
+	def("update_portgroup", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *portgroupObjParams) (any, error) {
+		out, err := h.UpdatePortgroup(ctx, "", p.PortgroupObj.V)
+		return ovo.Wrap(codec, out), err
 	}),
-	def("destroy_portgroup", func(ctx context.Context, h rpc.ConductorAPI, p *portgroupParams) (any, error) {
-		return none(h.DestroyPortgroup(ctx, "", p.Portgroup))
+	def("destroy_portgroup", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *portgroupParams) (any, error) {
+		return none(h.DestroyPortgroup(ctx, "", p.Portgroup.V))
 	}),
-	def("update_portgroup_physical_network", func(ctx context.Context, h rpc.ConductorAPI, p *updatePortgroupPhysicalNetworkParams) (any, error) {
-		return none(h.UpdatePortgroupPhysicalNetwork(ctx, "", p.Portgroup, p.NewPhysicalNetwork))
+	def("update_portgroup_physical_network", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *updatePortgroupPhysicalNetworkParams) (any, error) {
+		return none(h.UpdatePortgroupPhysicalNetwork(ctx, "", p.Portgroup.V, p.NewPhysicalNetwork))
 	}),
-	def("get_driver_properties", func(ctx context.Context, h rpc.ConductorAPI, p *driverNameParams) (any, error) {
+	def("get_driver_properties", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *driverNameParams) (any, error) {
 		return h.GetDriverProperties(ctx, "", p.DriverName)
 	}),
-	def("get_raid_logical_disk_properties", func(ctx context.Context, h rpc.ConductorAPI, p *driverNameParams) (any, error) {
+	def("get_raid_logical_disk_properties", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *driverNameParams) (any, error) {
 		return h.GetRAIDLogicalDiskProperties(ctx, "", p.DriverName)
 	}),
-	def("set_boot_device", func(ctx context.Context, h rpc.ConductorAPI, p *setBootDeviceParams) (any, error) {
+	def("set_boot_device", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *setBootDeviceParams) (any, error) {
 		return none(h.SetBootDevice(ctx, "", p.NodeID, p.Device, p.Persistent))
 	}),
-	def("get_boot_device", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("get_boot_device", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return h.GetBootDevice(ctx, "", p.NodeID)
 	}),
-	def("get_supported_boot_devices", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("get_supported_boot_devices", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return h.GetSupportedBootDevices(ctx, "", p.NodeID)
 	}),
-	def("inject_nmi", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("inject_nmi", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return none(h.InjectNMI(ctx, "", p.NodeID))
 	}),
-	def("set_indicator_state", func(ctx context.Context, h rpc.ConductorAPI, p *setIndicatorStateParams) (any, error) {
+	def("set_indicator_state", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *setIndicatorStateParams) (any, error) {
 		return none(h.SetIndicatorState(ctx, "", p.NodeID, p.Component, p.Indicator, p.State))
 	}),
-	def("get_indicator_state", func(ctx context.Context, h rpc.ConductorAPI, p *getIndicatorStateParams) (any, error) {
+	def("get_indicator_state", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *getIndicatorStateParams) (any, error) {
 		return h.GetIndicatorState(ctx, "", p.NodeID, p.Component, p.Indicator)
 	}),
-	def("get_supported_indicators", func(ctx context.Context, h rpc.ConductorAPI, p *getSupportedIndicatorsParams) (any, error) {
+	def("get_supported_indicators", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *getSupportedIndicatorsParams) (any, error) {
 		component := ""
 		if p.Component != nil {
 			component = *p.Component
 		}
 		return h.GetSupportedIndicators(ctx, "", p.NodeID, component)
 	}),
-	def("set_target_raid_config", func(ctx context.Context, h rpc.ConductorAPI, p *setTargetRAIDConfigParams) (any, error) {
+	def("set_target_raid_config", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *setTargetRAIDConfigParams) (any, error) {
 		return none(h.SetTargetRAIDConfig(ctx, "", p.NodeID, p.TargetRAIDConfig))
 	}),
-	def("attach_virtual_media", func(ctx context.Context, h rpc.ConductorAPI, p *rpc.AttachVirtualMediaArgs) (any, error) {
+	def("attach_virtual_media", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *rpc.AttachVirtualMediaArgs) (any, error) {
 		return none(h.AttachVirtualMedia(ctx, "", *p))
 	}),
-	def("detach_virtual_media", func(ctx context.Context, h rpc.ConductorAPI, p *detachVirtualMediaParams) (any, error) {
+	def("detach_virtual_media", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *detachVirtualMediaParams) (any, error) {
 		return none(h.DetachVirtualMedia(ctx, "", p.NodeID, p.DeviceTypes))
 	}),
-	def("get_virtual_media", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("get_virtual_media", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return h.GetVirtualMedia(ctx, "", p.NodeID)
 	}),
-	def("heartbeat", func(ctx context.Context, h rpc.ConductorAPI, p *rpc.HeartbeatArgs) (any, error) {
+	def("heartbeat", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *rpc.HeartbeatArgs) (any, error) {
 		return none(h.Heartbeat(ctx, "", *p))
 	}),
-	def("get_node_with_token", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
-		return h.GetNodeWithToken(ctx, "", p.NodeID)
+	def("get_node_with_token", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
+		out, err := h.GetNodeWithToken(ctx, "", p.NodeID)
+		return ovo.Wrap(codec, out), err
 	}),
-	def("continue_inspection", func(ctx context.Context, h rpc.ConductorAPI, p *continueInspectionParams) (any, error) {
+	def("continue_inspection", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *continueInspectionParams) (any, error) {
 		return none(h.ContinueInspection(ctx, "", p.NodeID, p.Inventory, p.PluginData))
 	}),
-	def("object_class_action_versions", func(ctx context.Context, h rpc.ConductorAPI, p *rpc.ObjectClassActionVersionsArgs) (any, error) {
+	def("object_class_action_versions", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *rpc.ObjectClassActionVersionsArgs) (any, error) {
 		return h.ObjectClassActionVersions(ctx, "", *p)
 	}),
-	def("object_action", func(ctx context.Context, h rpc.ConductorAPI, p *rpc.ObjectActionArgs) (any, error) {
+	def("object_action", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *rpc.ObjectActionArgs) (any, error) {
 		return h.ObjectAction(ctx, "", *p)
 	}),
-	def("object_backport_versions", func(ctx context.Context, h rpc.ConductorAPI, p *objectBackportVersionsParams) (any, error) {
+	def("object_backport_versions", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *objectBackportVersionsParams) (any, error) {
 		return h.ObjectBackportVersions(ctx, "", p.Objinst, p.ObjectVersions)
 	}),
-	def("update_volume_connector", func(ctx context.Context, h rpc.ConductorAPI, p *connectorParams) (any, error) {
-		return h.UpdateVolumeConnector(ctx, "", p.Connector)
+	def("update_volume_connector", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *connectorParams) (any, error) {
+		out, err := h.UpdateVolumeConnector(ctx, "", p.Connector.V)
+		return ovo.Wrap(codec, out), err
 	}),
-	def("destroy_volume_connector", func(ctx context.Context, h rpc.ConductorAPI, p *connectorParams) (any, error) {
-		return none(h.DestroyVolumeConnector(ctx, "", p.Connector))
+	def("destroy_volume_connector", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *connectorParams) (any, error) {
+		return none(h.DestroyVolumeConnector(ctx, "", p.Connector.V))
 	}),
-	def("update_volume_target", func(ctx context.Context, h rpc.ConductorAPI, p *targetParams) (any, error) {
-		return h.UpdateVolumeTarget(ctx, "", p.Target)
+	def("update_volume_target", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *targetParams) (any, error) {
+		out, err := h.UpdateVolumeTarget(ctx, "", p.Target.V)
+		return ovo.Wrap(codec, out), err
 	}),
-	def("destroy_volume_target", func(ctx context.Context, h rpc.ConductorAPI, p *targetParams) (any, error) {
-		return none(h.DestroyVolumeTarget(ctx, "", p.Target))
+	def("destroy_volume_target", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *targetParams) (any, error) {
+		return none(h.DestroyVolumeTarget(ctx, "", p.Target.V))
 	}),
-	def("vif_attach", func(ctx context.Context, h rpc.ConductorAPI, p *vifAttachParams) (any, error) {
+	def("vif_attach", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *vifAttachParams) (any, error) {
 		return none(h.VifAttach(ctx, "", p.NodeID, p.VifInfo))
 	}),
-	def("vif_detach", func(ctx context.Context, h rpc.ConductorAPI, p *vifDetachParams) (any, error) {
+	def("vif_detach", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *vifDetachParams) (any, error) {
 		return none(h.VifDetach(ctx, "", p.NodeID, p.VifID))
 	}),
-	def("vif_list", func(ctx context.Context, h rpc.ConductorAPI, p *nodeIDParams) (any, error) {
+	def("vif_list", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *nodeIDParams) (any, error) {
 		return h.VifList(ctx, "", p.NodeID)
 	}),
-	def("add_node_traits", func(ctx context.Context, h rpc.ConductorAPI, p *addNodeTraitsParams) (any, error) {
+	def("add_node_traits", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *addNodeTraitsParams) (any, error) {
 		return none(h.AddNodeTraits(ctx, "", p.NodeID, p.Traits, p.Replace))
 	}),
-	def("remove_node_traits", func(ctx context.Context, h rpc.ConductorAPI, p *removeNodeTraitsParams) (any, error) {
+	def("remove_node_traits", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *removeNodeTraitsParams) (any, error) {
 		return none(h.RemoveNodeTraits(ctx, "", p.NodeID, p.Traits))
 	}),
-	def("create_allocation", func(ctx context.Context, h rpc.ConductorAPI, p *allocationParams) (any, error) {
-		return h.CreateAllocation(ctx, "", p.Allocation)
+	def("create_allocation", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *allocationParams) (any, error) {
+		out, err := h.CreateAllocation(ctx, "", p.Allocation.V)
+		return ovo.Wrap(codec, out), err
 	}),
-	def("destroy_allocation", func(ctx context.Context, h rpc.ConductorAPI, p *allocationParams) (any, error) {
-		return none(h.DestroyAllocation(ctx, "", p.Allocation))
+	def("destroy_allocation", func(ctx context.Context, h rpc.ConductorAPI, codec *ovo.Codec, p *allocationParams) (any, error) {
+		return none(h.DestroyAllocation(ctx, "", p.Allocation.V))
 	}),
 }

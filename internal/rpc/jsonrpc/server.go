@@ -17,6 +17,7 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/httpserver"
 	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 )
 
 // DefaultMaxBodyBytes bounds a request body. Upstream has no bound; ours
@@ -35,6 +36,9 @@ type ServerOptions struct {
 	// MaxJSONDepth bounds nesting, as [api]max_json_body_depth; 0 is 25.
 	MaxJSONDepth int
 	Logger       *slog.Logger
+	// Codec encodes the objects answered at the versions of
+	// [DEFAULT]/pin_release_version; nil is unpinned.
+	Codec *ovo.Codec
 }
 
 // ServerOptionsFromConfig reads the [json_rpc] server options.
@@ -239,9 +243,10 @@ func (s *Server) dispatch(ctx context.Context, name string, params map[string]js
 			return nil, invalidParams(names, name, err.Error())
 		}
 	}
-	result, err := m.serve(ctx, s.h, p.Interface())
+	result, err := m.serve(ctx, s.h, s.opts.Codec, p.Interface())
 	if err != nil {
-		if _, ok := errs.As(err); !ok {
+		var protocol *protocolError
+		if _, ok := errs.As(err); !ok && !errors.As(err, &protocol) {
 			s.log.ErrorContext(ctx, "unexpected RPC error", "method", name, "error", err)
 		}
 		return nil, err

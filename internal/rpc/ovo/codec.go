@@ -307,11 +307,20 @@ type Obj[T any] struct {
 	// Changes are the fields the sender changed.
 	Changes []string
 	codec   *Codec
+	// created marks every field carried as changed.
+	created bool
 }
 
 // Wrap returns v ready to be marshalled by c (nil c: latest versions).
 func Wrap[T any](c *Codec, v *T, changes ...string) Obj[T] {
 	return Obj[T]{V: v, Changes: changes, codec: c}
+}
+
+// WrapNew returns v, an object being created, ready to be marshalled by
+// c: every field it carries is a change, as for an object upstream's API
+// builds from a request (its create() writes only the changed fields).
+func WrapNew[T any](c *Codec, v *T) Obj[T] {
+	return Obj[T]{V: v, codec: c, created: true}
 }
 
 // MarshalJSON writes the serialised object.
@@ -322,6 +331,13 @@ func (o Obj[T]) MarshalJSON() ([]byte, error) {
 	p, err := o.codec.Encode(o.V, o.Changes)
 	if err != nil {
 		return nil, err
+	}
+	if o.created {
+		p.Changes = p.Changes[:0]
+		for f := range p.Data {
+			p.Changes = append(p.Changes, f)
+		}
+		slices.Sort(p.Changes)
 	}
 	return json.Marshal(p)
 }
