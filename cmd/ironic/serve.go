@@ -124,6 +124,7 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 		}
 	}
 	err = runServers(ctx, servers)
+	st.closeAPI()
 	if files != nil {
 		if ferr := files.Wait(); ferr != nil && err == nil {
 			err = fmt.Errorf("http_root file server: %w", ferr)

@@ -66,6 +66,9 @@ type stack struct {
 	// metrics is the process's registry, served at /metrics by the API
 	// and JSON-RPC listeners.
 	metrics *prometheus.Registry
+	// apiNotifier sends the API's versioned notifications; closeAPI
+	// flushes it once the listeners have stopped.
+	apiNotifier *notify.Notifier
 }
 
 func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stack, error) {
@@ -232,6 +235,7 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.apiNotifier = notifier
 	if err := node.CheckConfig(s.cfg); err != nil {
 		return nil, err
 	}
@@ -264,6 +268,13 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	// The flow is made before the access log's context, so that its line
 	// names the node and conductor the request was routed to.
 	return logging.Middleware(console.Mount(metrics.Mount(auth.Handler(authn, metrics.Handler(s.metrics)), requests.Middleware(h)))), nil
+}
+
+// closeAPI flushes the API's notifications after its listeners have
+// stopped: what the last requests queued reaches the broker (within the
+// driver's few seconds) instead of dying with the process.
+func (s *stack) closeAPI() {
+	s.apiNotifier.Close()
 }
 
 // withCallerContext gives the handler's calls to the conductor the
