@@ -11,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -36,6 +37,7 @@ func (c *Conductor) CreateAllocation(ctx context.Context, _ string, allocation *
 	if a.State == "" {
 		a.State = states.Allocating
 	}
+	a.Version = c.objects.Version(ovo.AllocationClass)
 	created, err := c.store.CreateAllocation(ctx, &a)
 	if err != nil {
 		return nil, storeErr(err, "create allocation")

@@ -27,6 +27,7 @@ import (
 	"github.com/openkeel/ironic/internal/notify"
 	"github.com/openkeel/ironic/internal/nova"
 	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/swift"
@@ -109,6 +110,13 @@ type Conductor struct {
 	swiftOnce sync.Once
 	swift     *swift.Client
 
+	// objects are the versions of upstream's objects the rows this
+	// conductor creates are written in: those of
+	// [DEFAULT]/pin_release_version, so that an upstream Ironic of that
+	// release sharing the database reads them (it refuses a row of a
+	// version newer than its own, or of none).
+	objects *ovo.Codec
+
 	mu          sync.Mutex
 	conductorID int64
 	started     bool
@@ -127,6 +135,11 @@ func New(o Options) (*Conductor, error) {
 		log: o.Logger, clock: o.Clock, pool: o.Pool, owns: o.Owns, observe: o.ObservePeriodic, powerFails: map[string]int{},
 		notifier: o.Notifier, nova: o.Nova, sensors: o.Sensors, observeSensors: o.ObserveSensors,
 	}
+	objects, perr := ovo.NewCodec(o.Config.StringOf(config.DefaultPinReleaseVersion))
+	if perr != nil {
+		return nil, fmt.Errorf("conductor: %w", perr)
+	}
+	c.objects = objects
 	if c.host == "" {
 		c.host = o.Config.StringOf(config.DefaultHost)
 	}

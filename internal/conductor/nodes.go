@@ -13,6 +13,7 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -29,6 +30,7 @@ var nodeUpdateAllowedStates = []string{states.Enroll, states.Inspecting, states.
 // defaults of its hardware type (upstream create_node).
 func (c *Conductor) CreateNode(ctx context.Context, _ string, node *model.Node) (*model.Node, error) {
 	n := *node
+	n.Version = c.objects.Version(ovo.NodeClass)
 	if _, err := c.drivers.CheckAndUpdateNodeInterfaces(&n); err != nil {
 		return nil, err
 	}

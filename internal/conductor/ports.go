@@ -9,6 +9,7 @@ import (
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 )
@@ -35,7 +36,9 @@ func (c *Conductor) CreatePort(ctx context.Context, _ string, port *model.Port) 
 	if err := c.validatePortPhysnet(ctx, port); err != nil {
 		return nil, err
 	}
-	out, err := c.store.CreatePort(ctx, port)
+	p := *port
+	p.Version = c.objects.Version(ovo.PortClass)
+	out, err := c.store.CreatePort(ctx, &p)
 	if err != nil {
 		return nil, storeErr(err, "create port")
 	}

@@ -132,7 +132,6 @@ var unreadTable = []unreadEntry{
 	planned(27, "vnc", "the systemd and kubernetes console container providers (fake and container are built)",
 		"systemd_container_template", "systemd_container_publish_port", "kubernetes_container_template", "kubernetes_pod_timeout"),
 	na("vnc", tlsCiphers, "tls_ciphers"),
-	planned(28, "DEFAULT", "versioned objects pinned for a rolling migration", "pin_release_version"),
 	planned(28, "json_rpc", "Keystone authentication of JSON-RPC (auth_strategy = keystone)", "allowed_roles", "auth_section",
 		"auth_type", "auth_url", "default_domain_id", "default_domain_name", "domain_id", "domain_name", "project_domain_id",
 		"project_domain_name", "project_id", "project_name", "system_scope", "trust_id", "user_domain_id", "user_domain_name", "user_id"),

@@ -43,8 +43,12 @@ type ServerOptions struct {
 
 // ServerOptionsFromConfig reads the [json_rpc] server options.
 func ServerOptionsFromConfig(cfg *config.Config) ServerOptions {
+	// A pin older than 21.4 is left unpinned here: the conductor behind
+	// the server refuses to start with it (conductor.New).
+	codec, _ := ovo.NewCodec(cfg.StringOf(config.DefaultPinReleaseVersion))
 	return ServerOptions{
 		MaxJSONDepth: cfg.IntOf(config.APIMaxJSONBodyDepth),
+		Codec:        codec,
 	}
 }
 
