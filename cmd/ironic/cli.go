@@ -40,6 +40,10 @@ commands:
                      create the schema in an empty database
   status upgrade check
                      pre-upgrade readiness checks (exit 0, 1 warning, 2 failure)
+  secrets encrypt|rotate|decrypt
+                     seal the nodes' plain secrets with [openkeel_secrets]'s
+                     current key, seal anew under it, or open them back to
+                     plain text (for upstream Ironic); safe beside the service
   novncproxy         the noVNC proxy of graphical consoles ([vnc]enabled)
   pxe-filter         keep dnsmasq's [pxe_filter]dhcp_hostsdir in step with inspection
   version            print the program version
@@ -156,6 +160,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runPXEFilter(ctx, inv, stderr)
 	case "lab":
 		return lab(ctx, inv.args, stdout, stderr)
+	case "secrets":
+		return secretsCommand(ctx, inv, stdout, stderr)
 	case "status":
 		code, err := upgradeCheck(ctx, inv, stdout, stderr)
 		if err == nil && code != 0 {

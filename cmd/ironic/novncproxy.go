@@ -39,7 +39,11 @@ func runNoVNCProxy(ctx context.Context, opts *config.LoadOptions, stderr io.Writ
 	if err := checkSchema(ctx, db); err != nil {
 		return err
 	}
-	srv, err := noVNCProxyServer(cfg, store.New(db), log)
+	st, err := newStore(ctx, cfg, db)
+	if err != nil {
+		return err
+	}
+	srv, err := noVNCProxyServer(cfg, st, log)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/pxefilter"
-	"github.com/openkeel/ironic/internal/store"
 )
 
 // modePXEFilter is the PXE filter's own process.
@@ -38,7 +37,11 @@ func runPXEFilter(ctx context.Context, inv *invocation, stderr io.Writer) error 
 	if err := checkSchema(ctx, db); err != nil {
 		return err
 	}
-	f, err := pxefilter.New(store.New(db), pxefilter.Options{
+	st, err := newStore(ctx, cfg, db)
+	if err != nil {
+		return err
+	}
+	f, err := pxefilter.New(st, pxefilter.Options{
 		Hostsdir:                   cfg.StringOf(config.PXEFilterDHCPHostsdir),
 		SupportedInspectInterfaces: cfg.ListOf(config.PXEFilterSupportedInspectInterfaces),
 		SyncPeriod:                 time.Duration(cfg.IntOf(config.PXEFilterSyncPeriod)) * time.Second,

@@ -57,7 +57,7 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 	} else if err := checkSchema(ctx, db); err != nil {
 		return err
 	}
-	st, err := newStack(m, cfg, log, db)
+	st, err := newStack(ctx, m, cfg, log, db)
 	if err != nil {
 		return err
 	}

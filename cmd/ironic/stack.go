@@ -71,10 +71,14 @@ type stack struct {
 	apiNotifier *notify.Notifier
 }
 
-func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stack, error) {
+func newStack(ctx context.Context, m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stack, error) {
 	// Every line logged in a request's context names the request.
 	log = logging.New(log.Handler())
-	s := &stack{cfg: cfg, log: log, store: store.New(db), metrics: metrics.NewRegistry()}
+	st, err := newStore(ctx, cfg, db)
+	if err != nil {
+		return nil, err
+	}
+	s := &stack{cfg: cfg, log: log, store: st, metrics: metrics.NewRegistry()}
 	heartbeatTimeout := cfg.DurationOf(config.ConductorHeartbeatTimeout)
 	rings := ringmgr.New(s.store, ringmgr.Options{
 		PartitionExponent: cfg.IntOf(config.DefaultHashPartitionExponent),
@@ -92,11 +96,7 @@ func newStack(m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stac
 		Host:             cfg.StringOf(config.DefaultHost),
 	})
 	if m == modeAPI {
-		copts := jsonrpc.ClientOptionsFromConfig(cfg)
-		// Pinned to an older release, the client sends updates as
-		// upstream's API does, naming the fields that differ from the row.
-		copts.Store = s.store
-		c, err := jsonrpc.NewClient(copts)
+		c, err := jsonrpc.NewClient(jsonrpc.ClientOptionsFromConfig(cfg))
 		if err != nil {
 			return nil, fmt.Errorf("JSON-RPC client: %w", err)
 		}
@@ -440,18 +440,15 @@ func rpcFlow(host string, next http.Handler) http.Handler {
 			var frame struct {
 				Params struct {
 					NodeID  any `json:"node_id"`
-					// node_obj is a serialised versioned object.
 					NodeObj struct {
-						Data struct {
-							UUID string `json:"uuid"`
-						} `json:"ironic_object.data"`
+						UUID string `json:"uuid"`
 					} `json:"node_obj"`
 				} `json:"params"`
 			}
 			if json.Unmarshal(body, &frame) == nil {
 				id, _ := frame.Params.NodeID.(string)
 				if id == "" {
-					id = frame.Params.NodeObj.Data.UUID
+					id = frame.Params.NodeObj.UUID
 				}
 				if uuid.Validate(id) == nil {
 					f.SetNode(id)

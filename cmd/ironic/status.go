@@ -42,6 +42,7 @@ func upgradeCheck(ctx context.Context, inv *invocation, stdout, stderr io.Writer
 		{"Hardware Types", func() checkResult { return checkHardwareTypes(cfg) }},
 		{"Policy File JSON to YAML Migrated", func() checkResult { return checkPolicyFormat(cfg) }},
 		{"Configuration Options", func() checkResult { return checkUnknownOptions(cfg) }},
+		{"Secrets Encrypted at Rest", func() checkResult { return checkSecretsAtRest(ctx, cfg) }},
 	}
 	worst := 0
 	var rows []string
