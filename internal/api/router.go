@@ -11,12 +11,15 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/openkeel/ironic/internal/api/microversion"
 	"github.com/openkeel/ironic/internal/api/middleware"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 )
 
@@ -63,7 +66,7 @@ func newRouter(d Deps) *router {
 		log:      d.Logger,
 		handlers: d.Handlers,
 		auth:     d.Authorize,
-		rng:      microversion.Default,
+		rng:      microversion.Range{Min: microversion.MIN, Max: pinnedMax(d.Config, microversion.MAX)},
 		debug:    d.Config.BoolOf(config.DefaultDebugTracebacksInAPI),
 	}
 	for _, r := range slices.Concat(Routes, HiddenRoutes) {
@@ -75,6 +78,21 @@ func newRouter(d Deps) *router {
 	}
 	rt.index = newRouteIndex(rt.routes)
 	return rt
+}
+
+// pinnedMax lowers the highest microversion served to the pinned
+// release's ([DEFAULT]/pin_release_version), as upstream's API does during
+// a rolling upgrade: the release's conductors lack what is newer.
+func pinnedMax(cfg *config.Config, max microversion.Version) microversion.Version {
+	c, err := ovo.NewCodec(cfg.StringOf(config.DefaultPinReleaseVersion))
+	if err != nil || c.APIVersionCap() == "" {
+		return max
+	}
+	_, minor, _ := strings.Cut(c.APIVersionCap(), ".")
+	if n, err := strconv.Atoi(minor); err == nil && n < max.Minor {
+		return microversion.Version{Major: max.Major, Minor: n}
+	}
+	return max
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -97,6 +97,16 @@ func (c *Codec) RPCVersionCap() string {
 	return c.release.RPC
 }
 
+// APIVersionCap is the highest REST API microversion the pinned release
+// serves, "" when unpinned: a pinned API serves no newer one, as
+// upstream's, since the conductors of the release lack what is newer.
+func (c *Codec) APIVersionCap() string {
+	if !c.Pinned() {
+		return ""
+	}
+	return c.release.API
+}
+
 // CanSendVersion reports whether a call of RPC version v may be sent.
 func (c *Codec) CanSendVersion(v string) bool { return CanSendVersion(v, c.RPCVersionCap()) }
 
