@@ -87,6 +87,8 @@ type invocation struct {
 	command string
 	args    []string
 	load    *config.LoadOptions
+	// dbsync holds the options of dbsync online_data_migrations.
+	dbsync dbsyncFlags
 }
 
 // parseArgs accepts options before and after the command, as oslo.config
@@ -96,6 +98,7 @@ func parseArgs(args []string, stderr io.Writer) (*invocation, error) {
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	inv := &invocation{load: config.RegisterFlags(fs)}
+	inv.dbsync.register(fs)
 	rest := args[1:]
 	if err := fs.Parse(rest); err != nil {
 		return nil, wrapFlagErr(err)

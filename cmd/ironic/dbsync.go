@@ -9,11 +9,11 @@ import (
 )
 
 // dbsync is ironic-dbsync: upgrade (also taking over an upstream database
-// at an Alembic revision from 2023.1's to the head), version and
-// create_schema.
+// at an Alembic revision from 2023.1's to the head), version, create_schema
+// and online_data_migrations.
 func dbsync(ctx context.Context, inv *invocation, stdout, stderr io.Writer) error {
 	if len(inv.args) != 1 {
-		return fmt.Errorf("%w: dbsync needs one of upgrade, version, create_schema", errUsage)
+		return fmt.Errorf("%w: dbsync needs one of upgrade, version, create_schema, online_data_migrations", errUsage)
 	}
 	cfg, log, err := loadConfig(modeDBSync, inv.load, stderr)
 	if err != nil {
@@ -21,7 +21,7 @@ func dbsync(ctx context.Context, inv *invocation, stdout, stderr io.Writer) erro
 	}
 	action := inv.args[0]
 	switch action {
-	case "upgrade", "create_schema", "version":
+	case "upgrade", "create_schema", "version", "online_data_migrations":
 	default:
 		return fmt.Errorf("%w: unknown dbsync command %q", errUsage, action)
 	}
@@ -36,6 +36,11 @@ func dbsync(ctx context.Context, inv *invocation, stdout, stderr io.Writer) erro
 	}
 	defer db.Close()
 	switch action {
+	case "online_data_migrations":
+		if err := checkSchema(ctx, db); err != nil {
+			return err
+		}
+		return onlineDataMigrations(ctx, cfg, db, inv.dbsync, stdout, stderr)
 	case "version":
 		ours, alembic, err := migrations.Version(ctx, db)
 		if err != nil {
