@@ -8,13 +8,13 @@ import (
 
 // ineffectiveOptions says, one line each, which options the files set that
 // change nothing here: those of internal/config/unread.go set away from
-// their default, and rpc_transport = oslo, which the mode overrides (the
-// API and conductors talk JSON-RPC until oslo.messaging RPC exists).
+// their default, and rpc_transport = oslo, which the all-in-one process
+// overrides (its API calls its conductor in-process).
 func ineffectiveOptions(cfg *config.Config) []string {
 	var lines []string
 	if cfg.IsSetOf(config.DefaultRPCTransport) && cfg.StringOf(config.DefaultRPCTransport) == "oslo" {
-		lines = append(lines, "option [DEFAULT]/rpc_transport = oslo has no effect in openkeel (not yet implemented (issue #28): "+
-			"the API and conductors talk JSON-RPC, the all-in-one calls in-process)")
+		lines = append(lines, "option [DEFAULT]/rpc_transport = oslo has no effect in the all-in-one process "+
+			"(its API calls its conductor in-process; ironic api and ironic conductor talk oslo.messaging)")
 	}
 	for _, i := range cfg.Ineffective() {
 		lines = append(lines, i.String())

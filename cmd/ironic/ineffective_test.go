@@ -23,7 +23,7 @@ func TestIneffectiveOptionsWarned(t *testing.T) {
 		"option [api]/api_workers is set but has no effect in openkeel (not applicable: number of Python WSGI worker processes;",
 		"option [oslo_concurrency]/lock_path is set but has no effect in openkeel (not applicable: oslo.concurrency's file locks",
 		"option [profiler]/enabled is set but has no effect in openkeel (not applicable: osprofiler traces Python calls;",
-		"option [DEFAULT]/rpc_transport = oslo has no effect in openkeel (not yet implemented (issue #28):",
+		"option [DEFAULT]/rpc_transport = oslo has no effect in the all-in-one process (",
 	}
 	for _, w := range want {
 		if !strings.Contains(log, `level=WARN msg="`+w) {

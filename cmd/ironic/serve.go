@@ -123,7 +123,19 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 			return fmt.Errorf("conductor: %w", err)
 		}
 	}
+	var stopOslo func() error
+	if m == modeConductor && usesOslo(cfg) {
+		// After the conductor's start, as upstream's RPC server.
+		if stopOslo, err = st.startOslo(ctx); err != nil {
+			return err
+		}
+	}
 	err = runServers(ctx, servers)
+	if stopOslo != nil {
+		if oerr := stopOslo(); oerr != nil && err == nil {
+			err = oerr
+		}
+	}
 	st.closeAPI()
 	if files != nil {
 		if ferr := files.Wait(); ferr != nil && err == nil {

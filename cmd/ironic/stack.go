@@ -94,13 +94,18 @@ func newStack(ctx context.Context, m mode, cfg *config.Config, log *slog.Logger,
 		Conductors:       s.store,
 		HeartbeatTimeout: heartbeatTimeout,
 		Host:             cfg.StringOf(config.DefaultHost),
+		TopicPrefix:      topicPrefix(cfg),
 	})
+	if m == modeAPI && usesOslo(cfg) {
+		api, err := osloClient(cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		s.rpc = api
+		return s, nil
+	}
 	if m == modeAPI {
-		copts := jsonrpc.ClientOptionsFromConfig(cfg)
-		// Pinned to an older release, the client sends updates as
-		// upstream's API does, naming the fields that differ from the row.
-		copts.Store = s.store
-		c, err := jsonrpc.NewClient(copts)
+		c, err := jsonrpc.NewClient(jsonrpc.ClientOptionsFromConfig(cfg))
 		if err != nil {
 			return nil, fmt.Errorf("JSON-RPC client: %w", err)
 		}
@@ -444,18 +449,15 @@ func rpcFlow(host string, next http.Handler) http.Handler {
 			var frame struct {
 				Params struct {
 					NodeID  any `json:"node_id"`
-					// node_obj is a serialised versioned object.
 					NodeObj struct {
-						Data struct {
-							UUID string `json:"uuid"`
-						} `json:"ironic_object.data"`
+						UUID string `json:"uuid"`
 					} `json:"node_obj"`
 				} `json:"params"`
 			}
 			if json.Unmarshal(body, &frame) == nil {
 				id, _ := frame.Params.NodeID.(string)
 				if id == "" {
-					id = frame.Params.NodeObj.Data.UUID
+					id = frame.Params.NodeObj.UUID
 				}
 				if uuid.Validate(id) == nil {
 					f.SetNode(id)

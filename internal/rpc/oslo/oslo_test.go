@@ -3,6 +3,7 @@ package oslo_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -63,6 +64,10 @@ func (c *conductor) ContinueNodeDeploy(ctx context.Context, topic, nodeID string
 	return errs.New(errs.ClassNodeLocked, map[string]any{"node": nodeID, "host": c.host})
 }
 
+// quiet drops the transport's logs: the reconnection warnings of the
+// fault tests are expected.
+var quiet = slog.New(slog.DiscardHandler)
+
 // bus is one test's private corner of the broker: its own exchange and
 // topic, so that tests running at once never see each other's messages.
 type bus struct {
@@ -75,7 +80,8 @@ func newBus(t *testing.T) bus {
 	id := uuid.NewString()[:8]
 	return bus{
 		opts: oslo.Options{TransportURL: transportURL(t), Exchange: "test-" + id, Timeout: 10 * time.Second,
-			TransientTTL: time.Minute, RetryInterval: 50 * time.Millisecond, RetryBackoff: 50 * time.Millisecond, IntervalMax: 500 * time.Millisecond},
+			TransientTTL: time.Minute, RetryInterval: 50 * time.Millisecond, RetryBackoff: 50 * time.Millisecond, IntervalMax: 500 * time.Millisecond,
+			Logger: quiet},
 		topic: "ironic.conductor_manager-" + id,
 	}
 }
