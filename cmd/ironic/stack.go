@@ -105,7 +105,11 @@ func newStack(ctx context.Context, m mode, cfg *config.Config, log *slog.Logger,
 		return s, nil
 	}
 	if m == modeAPI {
-		c, err := jsonrpc.NewClient(jsonrpc.ClientOptionsFromConfig(cfg))
+		copts := jsonrpc.ClientOptionsFromConfig(cfg)
+		// Pinned to an older release, the client sends updates as
+		// upstream's API does, naming the fields that differ from the row.
+		copts.Store = s.store
+		c, err := jsonrpc.NewClient(copts)
 		if err != nil {
 			return nil, fmt.Errorf("JSON-RPC client: %w", err)
 		}
@@ -449,15 +453,18 @@ func rpcFlow(host string, next http.Handler) http.Handler {
 			var frame struct {
 				Params struct {
 					NodeID  any `json:"node_id"`
+					// node_obj is a serialised versioned object.
 					NodeObj struct {
-						UUID string `json:"uuid"`
+						Data struct {
+							UUID string `json:"uuid"`
+						} `json:"ironic_object.data"`
 					} `json:"node_obj"`
 				} `json:"params"`
 			}
 			if json.Unmarshal(body, &frame) == nil {
 				id, _ := frame.Params.NodeID.(string)
 				if id == "" {
-					id = frame.Params.NodeObj.UUID
+					id = frame.Params.NodeObj.Data.UUID
 				}
 				if uuid.Validate(id) == nil {
 					f.SetNode(id)
