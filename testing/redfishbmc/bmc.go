@@ -108,6 +108,10 @@ type BMC struct {
 
 	// dell, when set, makes the BMC an iDRAC (dell.go).
 	dell *dellOEM
+
+	// sensors are the chassis' readings and the systems' health
+	// (sensors.go).
+	sensors sensorState
 }
 
 // New returns an emulator with no systems, no authentication and plain

@@ -176,7 +176,7 @@ func (b *BMC) renderSystem(s *System) map[string]any {
 		"@odata.id": base, "@odata.type": "#ComputerSystem.v1_13_0.ComputerSystem",
 		"Id": s.ID, "Name": s.ID, "UUID": s.UUID, "Manufacturer": s.Manufacturer, "Model": s.Model,
 		"SystemType": "Physical", "PowerState": s.PowerState,
-		"Status":                  map[string]any{"State": "Enabled", "Health": "OK"},
+		"Status":                  b.systemStatus(s.ID),
 		"IndicatorLED":            s.IndicatorLED,
 		"LocationIndicatorActive": s.LocationIndicatorActive,
 		"Boot":                    boot,
@@ -273,23 +273,9 @@ func (b *BMC) chassisRoute(r *http.Request, path string, body []byte) response {
 	base := root + "/Chassis/" + b.chassis.ID
 	switch path {
 	case base + "/Thermal":
-		return b.getOnly(r, func() any {
-			ok := map[string]any{"State": "Enabled", "Health": "OK"}
-			return map[string]any{"@odata.id": path, "Id": "Thermal", "Name": "Thermal",
-				"Fans": []any{map[string]any{"MemberId": "Fan1", "Name": "Fan 1", "Reading": 2400, "ReadingUnits": "RPM",
-					"MinReadingRange": 0, "MaxReadingRange": 5000, "PhysicalContext": "SystemBoard", "Status": ok}},
-				"Temperatures": []any{map[string]any{"MemberId": "CPU1", "Name": "CPU 1 Temp", "ReadingCelsius": 45,
-					"MinReadingRangeTemp": 0, "MaxReadingRangeTemp": 100, "PhysicalContext": "CPU", "SensorNumber": 5, "Status": ok}},
-			}
-		})
+		return b.getOnly(r, func() any { return b.renderThermal(path) })
 	case base + "/Power":
-		return b.getOnly(r, func() any {
-			return map[string]any{"@odata.id": path, "Id": "Power", "Name": "Power",
-				"PowerSupplies": []any{map[string]any{"MemberId": "0", "Name": "PSU 0", "PowerCapacityWatts": 800,
-					"LineInputVoltage": 230, "LastPowerOutputWatts": 190, "SerialNumber": "PSU-0001",
-					"Status": map[string]any{"State": "Enabled", "Health": "OK"}}},
-			}
-		})
+		return b.getOnly(r, func() any { return b.renderPower(path) })
 	}
 	if resp, ok := b.adapterRoute(r, base, path); ok {
 		return resp
