@@ -16,7 +16,7 @@
   // Provision verbs offered on a node page, with the states upstream's
   // state machine accepts each from; the API has the last word.
   const PROVISION = [
-    { target: 'manage', label: 'Manage', from: ['enroll', 'available', 'adopt failed', 'inspect failed', 'clean failed', 'verifying'] },
+    { target: 'manage', label: 'Manage', from: ['enroll', 'available', 'adopt failed', 'inspect failed', 'clean failed'] },
     { target: 'provide', label: 'Provide', from: ['manageable'] },
     { target: 'inspect', label: 'Inspect', from: ['manageable', 'inspect failed'] },
     { target: 'active', label: 'Deploy', from: ['available', 'deploy failed'] },
@@ -511,7 +511,7 @@
         power: el('td', { class: 'power' }, badge(n.power_state, n.power_state === 'power on' ? 'power-on' : '')),
         maintenance: el('td', { class: 'maintenance' }, n.maintenance ? badge('maintenance', 'maint') : ''),
       };
-      const tr = el('tr', { dataset: { uuid: n.uuid } }, el('td', {}, name), el('td', { class: 'muted', text: n.uuid }), cells.provision, cells.power, cells.maintenance,
+      const tr = el('tr', { dataset: { uuid: n.uuid } }, el('td', {}, name), el('td', { class: 'muted uuid', text: n.uuid }), cells.provision, cells.power, cells.maintenance,
         el('td', {}, n.fault ? badge(n.fault, 'fault') : ''), el('td', { text: display(n.conductor_group) }), el('td', { text: display(n.driver) }),
         el('td', { text: display(n.resource_class) }), el('td', { class: 'error', text: n.last_error || '' }));
       rows.set(n.uuid, { tr, node: n });
