@@ -32,6 +32,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/volume"
 	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/authz"
+	"github.com/openkeel/ironic/internal/changes"
 	"github.com/openkeel/ironic/internal/conductor"
 	"github.com/openkeel/ironic/internal/conductor/workers"
 	"github.com/openkeel/ironic/internal/config"
@@ -284,7 +285,11 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	// user of the htpasswd file or a valid token otherwise.
 	// The flow is made before the access log's context, so that its line
 	// names the node and conductor the request was routed to.
-	return logging.Middleware(console.Mount(metrics.Mount(auth.Handler(authn, metrics.Handler(s.metrics)), requests.Middleware(h)))), nil
+	stream, err := s.changeStream(authn, az, h)
+	if err != nil {
+		return nil, err
+	}
+	return logging.Middleware(changes.Mount(stream, console.Mount(metrics.Mount(auth.Handler(authn, metrics.Handler(s.metrics)), requests.Middleware(h))))), nil
 }
 
 // closeAPI flushes the API's notifications after its listeners have
