@@ -41,7 +41,7 @@ func newStore(ctx context.Context, cfg *config.Config, db *sqldb.DB) (store.Stor
 	if err := store.CheckKeyRing(ctx, db, r); err != nil {
 		return nil, fmt.Errorf("refusing to start: the key ring does not open the secrets stored: %w", err)
 	}
-	return store.New(db, store.WithKeyRing(r)), nil
+	return store.New(db, store.WithChangeRetention(cfg.DurationOf(config.OpenkeelChangesRetention)), store.WithKeyRing(r)), nil
 }
 
 // killAfterEnv names the test hook that makes `secrets` kill itself
