@@ -42,6 +42,8 @@ type Options struct {
 	Password string
 	// PoweredOn starts the chassis powered on.
 	PoweredOn bool
+	// Sensors are the BMC's sensors (sensors.go); none by default.
+	Sensors []Sensor
 }
 
 // Require skips the test when ipmi_sim or ipmitool is missing, unless the
@@ -110,8 +112,12 @@ func Start(t testing.TB, o Options) *BMC {
 	must(t, os.WriteFile(filepath.Join(dir, "power"), []byte(power+"\n"), 0o600))
 	must(t, os.WriteFile(filepath.Join(dir, "boot"), []byte("default\n"), 0o600))
 	must(t, os.WriteFile(filepath.Join(dir, "chassis_control"), []byte(controlScript), 0o700))
+	for _, sn := range o.Sensors {
+		must(t, os.WriteFile(b.sensorFile(sn.Number), []byte(strconv.Itoa(int(sn.Raw))+"\n"), 0o600))
+	}
 	must(t, os.WriteFile(filepath.Join(dir, "sim.emu"), []byte(
-		"mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\nmc_enable 0x20\n"), 0o600))
+		"mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\n"+
+			b.sensorEmu(o.Sensors)+"mc_enable 0x20\n"), 0o600))
 	must(t, os.MkdirAll(filepath.Join(dir, "state"), 0o700))
 
 	// A UDP port can be taken between probing and ipmi_sim binding it, so
