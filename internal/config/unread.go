@@ -116,8 +116,6 @@ var unreadTable = []unreadEntry{
 		"connection_parameters", "connection_recycle_time", "db_inc_retry_interval", "db_max_retries", "db_max_retry_interval",
 		"db_retry_interval", "max_overflow", "max_pool_size", "max_retries", "mysql_sql_mode", "mysql_wsrep_sync_wait",
 		"pool_timeout", "retry_interval", "sqlite_max_wait_for_retry", "sqlite_retries", "sqlite_synchronous", "use_db_reconnect"),
-	planned(22, "oslo_messaging_notifications", "versioned notifications on a message bus", "topics"),
-	planned(22, "sensor_data", "sensor data collection and its notifications"),
 	planned(26, "cinder", "the cinder storage interface (boot from volume)"),
 	planned(26, "ironic_networking", "the ironic-networking network interface and switch configuration"),
 	planned(26, "ironic_networking_json_rpc", "the ironic-networking service's JSON-RPC"),
@@ -138,7 +136,6 @@ var unreadTable = []unreadEntry{
 	na("drac", "read by the WS-Man idrac interfaces upstream removed; master's idrac-redfish interfaces do not read it",
 		"bios_factory_reset_timeout", "boot_device_job_status_timeout", "config_job_max_retries"),
 	planned(23, "redfish", "firmware updates that wait for a BMC to come back (item 1)", "firmware_update_bmc_timeout", "firmware_update_wait_unresponsive_bmc"),
-	planned(23, "oci", "oci:// images from a registry (item 7)", "permit_fallback_to_http_transport", "secure_cdn_registries", "verify_ca"),
 	// Gaps of issue 23 item 8 with no feature issue of their own: each is
 	// upstream behaviour openkeel does not have yet.
 	planned(23, "DEFAULT", "Jinja templates of the virtual media ISO's boot loader; openkeel writes them from built-in templates",
