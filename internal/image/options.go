@@ -68,6 +68,14 @@ type Options struct {
 	GrubConfigPath string
 	// TempDir is [DEFAULT]/tempdir.
 	TempDir string
+	// OCIVerifyCA is [oci]/verify_ca; nil (unset) means WebserverVerifyCA.
+	OCIVerifyCA *string
+	// OCIPermitHTTPFallback is [oci]/permit_fallback_to_http_transport.
+	OCIPermitHTTPFallback bool
+	// OCISecureCDNRegistries is [oci]/secure_cdn_registries.
+	OCISecureCDNRegistries []string
+	// OCIAuthConfig is [oci]/authentication_config.
+	OCIAuthConfig string
 }
 
 // DefaultOptions are upstream's defaults.
@@ -87,6 +95,7 @@ func DefaultOptions() Options {
 		IgnoreProjectCheckForAdmin: true,
 		IsolinuxBin:                "/usr/lib/syslinux/isolinux.bin",
 		GrubConfigPath:             "EFI/BOOT/grub.cfg",
+		OCISecureCDNRegistries:     []string{"registry.redhat.io", "registry.access.redhat.com", "docker.io", "registry-1.docker.io"},
 	}
 }
 
@@ -117,6 +126,13 @@ func OptionsFromConfig(c *config.Config) Options {
 		ESPImage:                     c.StringOf(config.DefaultEspImage),
 		GrubConfigPath:               c.StringOf(config.DefaultGrubConfigPath),
 		TempDir:                      c.StringOf(config.DefaultTempdir),
+		OCIPermitHTTPFallback:        c.BoolOf(config.OciPermitFallbackToHTTPTransport),
+		OCISecureCDNRegistries:       c.ListOf(config.OciSecureCdnRegistries),
+		OCIAuthConfig:                c.StringOf(config.OciAuthenticationConfig),
+	}
+	if c.HasOf(config.OciVerifyCA) {
+		v := c.StringOf(config.OciVerifyCA)
+		o.OCIVerifyCA = &v
 	}
 	o.IgnoreProjectCheckForAdmin = c.BoolOf(config.DefaultIgnoreProjectCheckForAdminTasks)
 	return o

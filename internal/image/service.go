@@ -44,11 +44,12 @@ type Service interface {
 
 // Sources picks the service for an image reference as upstream's
 // get_image_service does: http(s)://, file://, glance:// and bare UUIDs
-// (Glance). Glance is nil when no Glance endpoint is configured.
+// (Glance), oci:// (a container registry). Glance is nil when no Glance endpoint is configured.
 type Sources struct {
 	HTTP   *HTTPService
 	File   *FileService
 	Glance *GlanceService
+	OCI    *OCIService
 }
 
 // NewSources builds the HTTP and file services from opts; glance may be
@@ -58,7 +59,11 @@ func NewSources(opts Options, glance *GlanceService) (*Sources, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sources{HTTP: h, File: &FileService{AllowedPaths: opts.FileURLAllowedPaths}, Glance: glance}, nil
+	oci, err := NewOCIService(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Sources{HTTP: h, File: &FileService{AllowedPaths: opts.FileURLAllowedPaths}, Glance: glance, OCI: oci}, nil
 }
 
 // For returns the service that handles href.
@@ -80,6 +85,10 @@ func (s *Sources) For(href string) (Service, error) {
 		svc = s.File
 	case "glance":
 		svc = s.glance()
+	case "oci":
+		if s.OCI != nil {
+			svc = s.OCI
+		}
 	default:
 		return nil, refValidationFailed(href, "Image download protocol "+scheme+" is not supported.")
 	}

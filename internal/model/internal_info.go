@@ -47,11 +47,14 @@ const (
 	DIIStepsValidated        = "steps_validated"
 
 	// Deployment facts.
-	DIIIsWholeDiskImage          = "is_whole_disk_image"
-	DIIIsSourceAPath             = "is_source_a_path"
-	DIIBootFromVolume            = "boot_from_volume"
-	DIIBootFromVolumeDeploy      = "boot_from_volume_deploy"
-	DIIImageSource               = "image_source"
+	DIIIsWholeDiskImage     = "is_whole_disk_image"
+	DIIIsSourceAPath        = "is_source_a_path"
+	DIIBootFromVolume       = "boot_from_volume"
+	DIIBootFromVolumeDeploy = "boot_from_volume_deploy"
+	DIIImageSource          = "image_source"
+	// DIIContainerImageType marks an image chosen from a container
+	// registry ("oci_artifact").
+	DIIContainerImageType        = "container_image_type"
 	DIIInstance                  = "instance"
 	DIIRootUUIDOrDiskID          = "root_uuid_or_disk_id"
 	DIIDeployBootMode            = "deploy_boot_mode"

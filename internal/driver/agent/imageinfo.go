@@ -409,6 +409,10 @@ func (d *Direct) updateInstanceInfo(ctx context.Context, task *driver.Task) erro
 	ii["image_url"] = nil
 
 	switch {
+	case strings.HasPrefix(src, "oci://"):
+		if err := d.ociInstanceInfo(ctx, task, ds, src); err != nil {
+			return err
+		}
 	case image.IsGlanceImage(src):
 		info, err := d.glanceInstanceInfo(ctx, task, ds, src)
 		if err != nil {
@@ -441,6 +445,53 @@ func (d *Direct) updateInstanceInfo(ctx context.Context, task *driver.Task) erro
 	}
 	ii["image_type"] = imageTypePartition
 	return d.parseInstanceInfo(n)
+}
+
+// ociInstanceInfo is build_instance_info_for_deploy's container registry
+// branch: the artifact identify_specific_image chooses for the node's
+// cpu_arch and download source goes into instance_info (image_url the blob,
+// oci_image_manifest_url its manifest), the manifest becomes
+// driver_internal_info's image_source for the cache, and the image is then
+// cached and served by the conductor ("local") or checked at the registry.
+func (d *Direct) ociInstanceInfo(ctx context.Context, task *driver.Task, ds, src string) error {
+	n := task.Node
+	im := d.imgs()
+	if im.Sources == nil || im.Sources.OCI == nil {
+		return unsupportedRef(src, "oci")
+	}
+	auth := image.OCIAuthFor(n.InstanceInfo, n.DriverInfo, im.ImageServerUser, im.ImageServerPassword)
+	arch, _ := n.Properties["cpu_arch"].(string)
+	chosen, err := im.Sources.OCI.Identify(ctx, src, auth, ds, arch)
+	if err != nil {
+		return err
+	}
+	if chosen == nil {
+		return errs.New(errs.ClassInvalidImageRef, map[string]any{"image_href": src})
+	}
+	info := chosen.InstanceInfo()
+	ii := n.InstanceInfo
+	if info["image_disk_format"] == "unknown" && ii["image_disk_format"] == "raw" {
+		// A manifest given by digest says nothing of its format: the
+		// agent detects it, as upstream leaves it.
+		delete(info, "image_disk_format")
+		delete(ii, "image_disk_format")
+	}
+	for k, v := range info {
+		ii[k] = v
+	}
+	manifest, _ := ii["oci_image_manifest_url"].(string)
+	n.InternalInfo().Set(model.DIIImageSource, manifest)
+	n.InternalInfo().Set(model.DIIContainerImageType, "oci_artifact")
+	if size, ok := ii["image_size"].(int64); ok {
+		if err := checkImageSize(n, &image.Info{Size: size}, im); err != nil {
+			return err
+		}
+	}
+	if ds == DownloadLocal {
+		return d.cacheAndConvert(ctx, task, nil)
+	}
+	_, err = im.Sources.OCI.ShowWithAuth(ctx, manifest, auth)
+	return err
 }
 
 // glanceInstanceInfo is upstream's _instance_info_for_glance.
