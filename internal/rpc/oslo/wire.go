@@ -223,9 +223,16 @@ func decodeFailure(text string) error {
 	if f.Module != exceptionModule || f.Class == "" {
 		return errs.NewMessage(errs.ClassIronicException, fmt.Sprintf("Remote error: %s %s", f.Class, f.Message))
 	}
+	// Upstream's exceptions carry their code as a number, or as its text
+	// once an exception was rebuilt (its kwargs pass through repr).
 	kw := map[string]any{}
-	if c, ok := f.Kwargs["code"].(float64); ok {
+	switch c := f.Kwargs["code"].(type) {
+	case float64:
 		kw["code"] = int(c)
+	case string:
+		if n, err := strconv.Atoi(c); err == nil {
+			kw["code"] = n
+		}
 	}
 	return errs.NewMessageKw(errs.WireClass(errs.ModulePrefix+f.Class), f.Message, kw)
 }
