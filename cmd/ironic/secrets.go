@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/rpc/ovo"
 	"github.com/openkeel/ironic/internal/secrets"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
@@ -41,7 +42,14 @@ func newStore(ctx context.Context, cfg *config.Config, db *sqldb.DB) (store.Stor
 	if err := store.CheckKeyRing(ctx, db, r); err != nil {
 		return nil, fmt.Errorf("refusing to start: the key ring does not open the secrets stored: %w", err)
 	}
-	return store.New(db, store.WithChangeRetention(cfg.DurationOf(config.OpenkeelChangesRetention)), store.WithKeyRing(r)), nil
+	// Conductors register at the pinned release's Conductor version, so
+	// that an upstream Ironic of that release sharing the database reads
+	// their rows (issue 28, docs/migrating.md).
+	objects, err := ovo.NewCodec(cfg.StringOf(config.DefaultPinReleaseVersion))
+	if err != nil {
+		return nil, err
+	}
+	return store.New(db, store.WithChangeRetention(cfg.DurationOf(config.OpenkeelChangesRetention)), store.WithKeyRing(r), store.WithConductorVersion(objects.Version(ovo.ConductorClass))), nil
 }
 
 // killAfterEnv names the test hook that makes `secrets` kill itself

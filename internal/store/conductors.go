@@ -74,7 +74,8 @@ func (s *sqlStore) RegisterConductor(ctx context.Context, hostname, group string
 		err := tx.QueryRowContext(ctx, "SELECT id, online FROM conductors WHERE hostname = ?"+forUpdate(s.db), hostname).Scan(&id, &online)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			c := model.Conductor{Hostname: hostname, ConductorGroup: group, Online: true, Drivers: drivers, CreatedAt: now, UpdatedAt: &now}
+			c := model.Conductor{Hostname: hostname, ConductorGroup: group, Online: true, Drivers: drivers, CreatedAt: now, UpdatedAt: &now,
+				Version: s.conductorVersion}
 			id, err = s.insert(ctx, tx, "conductors", conductorFields(&c))
 			if err != nil {
 				return err
@@ -89,6 +90,9 @@ func (s *sqlStore) RegisterConductor(ctx context.Context, hostname, group string
 			q, args := "UPDATE conductors SET conductor_group = ?, online = ?, updated_at = ?", []any{group, true, s.db.Time(now)}
 			if ifaces != nil {
 				q, args = q+", drivers = ?", append(args, string(driversJSON))
+			}
+			if s.conductorVersion != "" {
+				q, args = q+", version = ?", append(args, s.conductorVersion)
 			}
 			if _, err := tx.ExecContext(ctx, q+" WHERE id = ?", append(args, id)...); err != nil {
 				return err

@@ -217,6 +217,14 @@ func WithClock(now func() time.Time) Option {
 	return func(s *sqlStore) { s.now = now }
 }
 
+// WithConductorVersion registers conductors with version v of upstream's
+// Conductor object, the one [DEFAULT]/pin_release_version names: an
+// upstream Ironic sharing the database refuses a conductor row of a newer
+// version, or of none.
+func WithConductorVersion(v string) Option {
+	return func(s *sqlStore) { s.conductorVersion = v }
+}
+
 // New returns a Store over db, whose schema must be migrated.
 func New(db *sqldb.DB, opts ...Option) Store {
 	s := &sqlStore{db: db, now: time.Now}
@@ -233,6 +241,9 @@ type sqlStore struct {
 	changes changeState
 	// ring seals and opens nodes' secret values; nil: stored plain.
 	ring *secrets.KeyRing
+	// conductorVersion is the Conductor object version conductor rows
+	// are registered with ("" leaves the column as it is: NULL when new).
+	conductorVersion string
 }
 
 var _ Store = (*sqlStore)(nil)

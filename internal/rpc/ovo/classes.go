@@ -132,6 +132,12 @@ var (
 	TraitListClass = &Class{Name: "TraitList", Latest: "1.2", Fields: []string{"objects"}}
 )
 
+// ConductorClass is objects.Conductor: never an RPC argument, but its
+// rows carry its version, which an upstream Ironic sharing the database
+// checks.
+var ConductorClass = &Class{Name: "Conductor", Latest: "1.6",
+	Fields: append(slices.Clone(base), "id", "drivers", "hostname", "conductor_group", "online")}
+
 // classOf is the class of a model value the RPC carries, or nil.
 func classOf(v any) *Class {
 	switch v.(type) {

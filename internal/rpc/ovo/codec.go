@@ -127,6 +127,16 @@ var timeFields = map[string]bool{
 	"inspection_finished_at": true, "inspection_started_at": true,
 }
 
+// emptyIsNone are the node fields whose "" in our model is upstream's
+// None (NULL in the database): an interface or state not set.
+var emptyIsNone = map[string]bool{
+	"power_state": true, "target_power_state": true, "target_provision_state": true,
+	"bios_interface": true, "boot_interface": true, "console_interface": true, "deploy_interface": true,
+	"firmware_interface": true, "inspect_interface": true, "management_interface": true,
+	"network_interface": true, "power_interface": true, "raid_interface": true, "rescue_interface": true,
+	"storage_interface": true, "vendor_interface": true,
+}
+
 // isotime is oslo.versionedobjects' datetime format: seconds, UTC as Z.
 const isotime = "2006-01-02T15:04:05Z"
 
@@ -174,7 +184,13 @@ func (c *Codec) Encode(v any, changes []string) (*Primitive, error) {
 // an id or created_at not given yet, traits not loaded.
 func (c *Codec) encodeField(class *Class, f string, val json.RawMessage) (json.RawMessage, bool, error) {
 	null := isNull(val)
+	empty := string(val) == `""`
 	switch {
+	case empty && (f == "uuid" || f == "provision_state" || f == "state"):
+		// Not chosen yet: upstream's create fills them in.
+		return nil, false, nil
+	case empty && class == NodeClass && emptyIsNone[f]:
+		return json.RawMessage("null"), true, nil
 	case f == "id":
 		return val, string(val) != "0", nil
 	case timeFields[f]:
