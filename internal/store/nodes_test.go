@@ -109,7 +109,12 @@ func TestNodeUpdate(t *testing.T) {
 		n.Extra = map[string]any{"c": "d"}
 		n.Owner = nil
 		n.Lessee = model.Ptr("ignored")
-		got, err := e.s.UpdateNode(e.ctx, n, "extra", "owner")
+		if _, err := e.s.UpdateNode(e.ctx, n, "extra", "owner"); err != nil {
+			t.Fatal(err)
+		}
+		// The node returned is the caller's with the named columns as
+		// written (TestNodeWrittenIsNodeRead); what was written is read.
+		got, err := e.s.GetNodeByID(e.ctx, n.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
