@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/openkeel/ironic/testing/keystone"
 )
 
 // The web console in headless Chromium against the all-in-one on
@@ -255,4 +257,79 @@ func (b *consoleBrowser) screenshot(name string) {
 			b.t.Errorf("screenshot %s: %v", name, err)
 		}
 	}
+}
+
+// The console under auth_strategy = keystone: the login form obtains a
+// token from the identity endpoint, a project reader sees only its
+// project's nodes, and an action its role may not take is shown as not
+// permitted, the node unchanged.
+func TestWebConsoleKeystoneInBrowser(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("IRONIC_SPEC_REQUIRED") == "1" {
+			t.Fatal("Debian's chromium is required in CI")
+		}
+		t.Skip("chromium not installed")
+	}
+	ks := keystone.New(t).
+		Project("service").Project("alpha").Project("beta").
+		User("ironic", "svc-pw").Grant("ironic", "service", "admin", "service").
+		User("admin", "adm-pw").GrantSystem("admin", "admin", "member", "reader").
+		User("carol", "c-pw").Grant("carol", "alpha", "reader")
+	dir := t.TempDir()
+	port := freePort(t)
+	conf := writeConf(t, dir, fmt.Sprintf(`[DEFAULT]
+auth_strategy = keystone
+[api]
+port = %d
+[keystone_authtoken]
+auth_type = password
+auth_url = %s
+www_authenticate_uri = %s
+username = ironic
+password = svc-pw
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+`, port, ks.URL(), ks.URL()))
+	p := startIronic(t, dir, "ironic", "--config-file", conf)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitHealthy(t, p, base+"/healthcheck")
+	admin := &apiClient{t: t, base: base, version: "1.115", header: http.Header{"X-Auth-Token": {ks.SystemToken("admin")}}}
+	for _, n := range []struct{ name, owner string }{{"alpha-1", "alpha"}, {"alpha-2", "alpha"}, {"beta-1", "beta"}} {
+		if status, body := admin.do("POST", "/v1/nodes", map[string]any{"name": n.name, "driver": "fake-hardware", "owner": ks.ProjectID(n.owner)}); status != http.StatusCreated {
+			t.Fatalf("create %s: %d %v", n.name, status, body)
+		}
+	}
+
+	b := newConsoleBrowser(t, chromium)
+	b.open(base + "/openkeel/console/")
+	b.waitFor(`location.hash === '#/login' && !!document.getElementById('login-keystone')`, 30*time.Second)
+	b.eval(`document.getElementById('login-user').value = 'carol'; document.getElementById('login-password').value = 'wrong'; document.getElementById('login-project').value = 'alpha'`)
+	b.screenshot("login")
+	b.click("#login-keystone button[type=submit]")
+	b.waitFor(`document.getElementById('login-error').textContent.startsWith('Login failed')`, 30*time.Second)
+	b.eval(`document.getElementById('login-password').value = 'c-pw'`)
+	b.click("#login-keystone button[type=submit]")
+	// Only project alpha's two nodes are counted and listed.
+	b.waitFor(`document.getElementById('total')?.textContent === '2'`, 30*time.Second)
+	if got := b.text(`JSON.parse(sessionStorage.getItem('openkeel.console.auth')).kind + ' ' + String(JSON.stringify(sessionStorage).includes('c-pw'))`); got != "token false" {
+		t.Errorf("session keeps %q, want a token and never the password", got)
+	}
+	b.eval(`location.hash = '#/nodes'`)
+	b.waitFor(`document.querySelectorAll('#nodes tbody tr').length === 2 && ![...document.querySelectorAll('#nodes tbody a')].some(a => a.textContent === 'beta-1')`, 30*time.Second)
+	// A reader may look but not act.
+	b.eval(`location.hash = '#/node/alpha-1'`)
+	b.waitFor(`document.getElementById('provision-state')?.textContent === 'enroll'`, 30*time.Second)
+	b.click("#action-power-off")
+	b.waitFor(`document.getElementById('confirm').open`, 10*time.Second)
+	b.click("#confirm-ok")
+	b.waitFor(`document.getElementById('confirm-error').textContent === 'not permitted' && document.getElementById('action-status').textContent === 'power off: not permitted'`, 30*time.Second)
+	b.screenshot("not-permitted")
+	if _, n := admin.do("GET", "/v1/nodes/alpha-1", nil); n["target_power_state"] != nil || n["power_state"] == "power off" {
+		t.Errorf("a refused action changed the node: %v %v", n["power_state"], n["target_power_state"])
+	}
+	// Another project's node is not found, as the API conceals it.
+	b.eval(`location.hash = '#/node/beta-1'`)
+	b.waitFor(`!!document.getElementById('not-found')`, 30*time.Second)
 }

@@ -744,7 +744,9 @@
       try {
         n = await api('GET', '/v1/nodes/' + encodeURIComponent(view.node ? view.node.uuid : ident));
       } catch (e) {
-        show(main, el('h1', { text: ident }), problem(e, 'Node'));
+        // Upstream answers 404 for another project's node too.
+        show(main, el('h1', { text: ident }), e instanceof APIError && e.status === 404
+          ? el('p', { class: 'muted', id: 'not-found', text: 'No node ' + ident + ' (or not visible to you).' }) : problem(e, 'Node'));
         shown = false;
         return;
       }
