@@ -12,7 +12,7 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/secrets"
-	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/internal/store/storetest"
 )
 
 func ring(t *testing.T, current string, keys map[string]byte) *secrets.KeyRing {
@@ -40,45 +40,6 @@ func secretNode(name string) model.Node {
 		InstanceInfo: map[string]any{"image_source": "glance-image", "rescue_password": plainSecrets[3],
 			"hashed_rescue_password": plainSecrets[4], "image_url": plainSecrets[6], "configdrive": plainSecrets[7]},
 	}
-}
-
-// everyText is the text of every column of every row of every table.
-func everyText(t *testing.T, ctx context.Context, db *sqldb.DB) string {
-	t.Helper()
-	q := "SELECT name FROM sqlite_master WHERE type = 'table'"
-	if db.Dialect() == sqldb.MySQL {
-		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
-	}
-	tables, err := stringColumn(ctx, db, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, table := range tables {
-		rows, err := db.QueryContext(ctx, "SELECT * FROM "+quote(table))
-		if err != nil {
-			t.Fatalf("%s: %v", table, err)
-		}
-		cols, _ := rows.Columns()
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range vals {
-				if bs, ok := v.([]byte); ok {
-					v = string(bs)
-				}
-				fmt.Fprintf(&b, "%s: %v\n", table, v)
-			}
-		}
-		rows.Close()
-	}
-	return b.String()
 }
 
 func TestSecretsSealedAtRest(t *testing.T) {
@@ -116,7 +77,7 @@ func TestSecretsSealedAtRest(t *testing.T) {
 		if _, err := s.UpdateAllocation(e.ctx, &model.Allocation{ID: a.ID, NodeID: &n.ID}, "node_id"); err != nil {
 			t.Fatal(err)
 		}
-		all := everyText(t, e.ctx, e.db)
+		all := storetest.AllText(t, e.db)
 		for _, p := range plainSecrets {
 			if strings.Contains(all, p) {
 				t.Errorf("%q is stored in plain text", p)
@@ -224,7 +185,7 @@ func TestConvertSecrets(t *testing.T) {
 			t.Fatalf("encrypt again: %+v %v", rep, err)
 		}
 		for _, p := range plainSecrets[:5] {
-			if strings.Contains(everyText(t, e.ctx, e.db), p) {
+			if strings.Contains(storetest.AllText(t, e.db), p) {
 				t.Fatalf("%q still plain after encrypt", p)
 			}
 		}
@@ -253,7 +214,7 @@ func TestConvertSecrets(t *testing.T) {
 				t.Fatalf("after decrypt a plain store reads %v %v", n.DriverInfo, n.InstanceInfo)
 			}
 		}
-		if strings.Contains(everyText(t, e.ctx, e.db), secrets.Prefix) {
+		if strings.Contains(storetest.AllText(t, e.db), secrets.Prefix) {
 			t.Fatal("a sealed value is left after decrypt")
 		}
 	})
