@@ -201,6 +201,9 @@ func (b *BMC) renderSystem(s *System) map[string]any {
 		out["SecureBoot"] = link(base + "/SecureBoot")
 	}
 	b.renderHardware(s, out)
+	if b.sensors.noSimpleStorage[s.ID] {
+		delete(out, "SimpleStorage")
+	}
 	return out
 }
 

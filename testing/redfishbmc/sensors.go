@@ -22,6 +22,8 @@ type sensorState struct {
 	readings *Sensors
 	// systemHealth is Status.Health per system; "OK" when unset.
 	systemHealth map[string]string
+	// noSimpleStorage lists the systems that do not link SimpleStorage.
+	noSimpleStorage map[string]bool
 	// reads counts the Thermal resource's reads, for Drift.
 	reads int
 	drift float64
@@ -106,4 +108,16 @@ func (b *BMC) renderPower(path string) map[string]any {
 			"LineInputVoltage": 230, "LastPowerOutputWatts": s.PSUOutputWatts, "SerialNumber": "PSU-0001",
 			"Status": map[string]any{"State": "Enabled", "Health": s.PSUHealth}}},
 	}
+}
+
+// WithoutSimpleStorage makes a system link no SimpleStorage, as BMCs that
+// only offer Storage with a resource per drive.
+func (b *BMC) WithoutSimpleStorage(id string) *BMC {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sensors.noSimpleStorage == nil {
+		b.sensors.noSimpleStorage = map[string]bool{}
+	}
+	b.sensors.noSimpleStorage[id] = true
+	return b
 }

@@ -383,6 +383,20 @@ func TestGetSensorsData(t *testing.T) {
 	}
 }
 
+// Without SimpleStorage the drives come from Storage, one read per
+// drive, as upstream's fallback.
+func TestGetSensorsDataStorageDrives(t *testing.T) {
+	e := newMgmtEnv(t, redfishbmc.StorageDrive(960197124096))
+	e.bmc.WithoutSimpleStorage("sys-1")
+	got, err := e.mgmt.GetSensorsData(e.ctx, e.task)
+	must(t, err)
+	drives, _ := got["Drive"].(map[string]any)
+	drive, _ := drives["Drive 1:1@sys-1"].(map[string]any)
+	if drive["capacity_bytes"] != int64(960197124096) || drive["model"] != "Emulated Disk" || drive["state"] != "Enabled" || drive["health"] != "OK" {
+		t.Fatalf("drives %v", drives)
+	}
+}
+
 func TestVirtualMedia(t *testing.T) {
 	e := newMgmtEnv(t)
 	must(t, e.mgmt.AttachVirtualMedia(e.ctx, e.task, "cdrom", "http://10.0.0.1/deploy.iso"))

@@ -40,9 +40,18 @@ func (m *Management) GetSensorsData(ctx context.Context, task *driver.Task) (map
 			task.Logger().Debug("failed reading chassis sensors", "node", task.Node.UUID, "error", err)
 		}
 	}
+	// SimpleStorage has the drives inline; Storage, which needs a read
+	// per drive, is only read without it, as upstream.
 	drives := map[string]any{}
-	if err := readSimpleStorage(sys, drives); err != nil {
-		task.Logger().Debug("failed reading simple storage", "node", task.Node.UUID, "error", err)
+	switch {
+	case sys.rawLink("SimpleStorage") != "":
+		if err := readSimpleStorage(sys, drives); err != nil {
+			task.Logger().Debug("failed reading simple storage", "node", task.Node.UUID, "error", err)
+		}
+	case sys.rawLink("Storage") != "":
+		if err := readStorageDrives(sys, drives); err != nil {
+			task.Logger().Debug("failed reading drive information", "node", task.Node.UUID, "error", err)
+		}
 	}
 	out["Fan"], out["Temperature"], out["Power"], out["Drive"] = fans, temps, power, drives
 	return out, nil
@@ -166,6 +175,39 @@ func readSimpleStorage(sys *system, drives map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// readStorageDrives collects the drives of every Storage resource, each
+// read from its own link.
+func readStorageDrives(sys *system, drives map[string]any) error {
+	storages, err := readStorageMembers(sys)
+	if err != nil {
+		return err
+	}
+	for _, st := range storages {
+		for _, d := range st.drives {
+			s := map[string]any{"name": d.Name, "model": d.Model, "capacity_bytes": d.size()}
+			state, health := d.Status["State"], d.Status["Health"]
+			s["state"], s["health"] = state, health
+			// Some BMCs report only Health: a drive with health is on.
+			if state == nil && health != nil {
+				s["state"] = "Enabled"
+			}
+			drives[fmt.Sprintf("%s:%s@%s", pyStrAny(d.Name), st.ID, path.Base(sys.ODataID))] = s
+		}
+	}
+	return nil
+}
+
+// pyStrAny is Python's str() of a JSON string or null.
+func pyStrAny(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	if v == nil {
+		return "None"
+	}
+	return fmt.Sprint(v)
 }
 
 func pyOptionalPtr(s *string) string {
