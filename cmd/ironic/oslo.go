@@ -29,14 +29,18 @@ func topicPrefix(cfg *config.Config) string {
 	return ""
 }
 
-// osloClient is the API's conductor RPC over oslo.messaging.
-func osloClient(cfg *config.Config, log *slog.Logger) (rpc.ConductorAPI, error) {
+// osloClient is the API's conductor RPC over oslo.messaging; payloads
+// are encoded as for JSON-RPC, pinned updates comparing with rows of
+// stored.
+func osloClient(cfg *config.Config, log *slog.Logger, stored jsonrpc.StoredObjects) (rpc.ConductorAPI, error) {
 	o, err := oslo.OptionsFromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	o.Logger = log
-	api, _, err := oslo.NewConductorAPI(o)
+	copts := jsonrpc.ClientOptionsFromConfig(cfg)
+	copts.Store = stored
+	api, _, err := oslo.NewConductorAPI(o, copts)
 	if err != nil {
 		return nil, fmt.Errorf("oslo.messaging RPC client: %w", err)
 	}

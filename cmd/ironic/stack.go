@@ -98,7 +98,7 @@ func newStack(ctx context.Context, m mode, cfg *config.Config, log *slog.Logger,
 		TopicPrefix:      topicPrefix(cfg),
 	})
 	if m == modeAPI && usesOslo(cfg) {
-		api, err := osloClient(cfg, log)
+		api, err := osloClient(cfg, log, s.store)
 		if err != nil {
 			return nil, err
 		}

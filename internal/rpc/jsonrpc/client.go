@@ -94,8 +94,16 @@ type Sender interface {
 	Send(ctx context.Context, topic, method string, params map[string]json.RawMessage, cast bool) (json.RawMessage, error)
 }
 
-// NewClientOver returns a Client whose calls go through s.
-func NewClientOver(s Sender) *Client { return &Client{sender: s} }
+// NewClientOver returns a Client whose calls go through s, with objects
+// at the versions of opts' PinReleaseVersion (pinned updates read
+// opts.Store); opts' HTTP settings are unused.
+func NewClientOver(s Sender, opts ClientOptions) (*Client, error) {
+	codec, err := ovo.NewCodec(opts.PinReleaseVersion)
+	if err != nil {
+		return nil, fmt.Errorf("rpc client: %w", err)
+	}
+	return &Client{opts: opts, sender: s, codec: codec}, nil
+}
 
 var _ rpc.ConductorAPI = (*Client)(nil)
 

@@ -71,14 +71,19 @@ func NewClient(o Options) (*Client, error) {
 	return &Client{o: o, d: d, log: o.Logger, replyQ: "reply_" + uniqueID(), waiters: map[string]*waiter{}}, nil
 }
 
-// NewConductorAPI returns the conductor RPC API over oslo.messaging and
-// the Client to Close when done.
-func NewConductorAPI(o Options) (rpc.ConductorAPI, *Client, error) {
+// NewConductorAPI returns the conductor RPC API over oslo.messaging, with
+// the payload settings of copts (pin_release_version), and the Client to
+// Close when done.
+func NewConductorAPI(o Options, copts jsonrpc.ClientOptions) (rpc.ConductorAPI, *Client, error) {
 	c, err := NewClient(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	return jsonrpc.NewClientOver(c), c, nil
+	api, err := jsonrpc.NewClientOver(c, copts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return api, c, nil
 }
 
 // Close drops the connection; calls waiting for a reply time out.

@@ -113,7 +113,7 @@ func (b bus) serve(t *testing.T, c *conductor) {
 
 func (b bus) client(t *testing.T) rpc.ConductorAPI {
 	t.Helper()
-	api, c, err := oslo.NewConductorAPI(b.opts)
+	api, c, err := oslo.NewConductorAPI(b.opts, jsonrpc.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
