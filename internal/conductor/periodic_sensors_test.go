@@ -22,6 +22,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/testing/fakeclock"
+	"github.com/openkeel/ironic/testing/ipmisim"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -29,6 +30,13 @@ import (
 // fake-hardware, [sensor_data] as given, sending sensor notifications
 // through drivers and the readings to a /metrics registry it returns.
 func newSensorEnv(t *testing.T, db *sqldb.DB, sensorConf map[string]string, drivers ...notify.Driver) (*env, *metrics.Sensors, func() string) {
+	t.Helper()
+	return newSensorEnvWith(t, db, sensorConf, false, drivers...)
+}
+
+// newSensorEnvWith is newSensorEnv with the ipmi hardware type (the real
+// ipmitool, throttle shortened) enabled too when ipmi is set.
+func newSensorEnvWith(t *testing.T, db *sqldb.DB, sensorConf map[string]string, ipmi bool, drivers ...notify.Driver) (*env, *metrics.Sensors, func() string) {
 	t.Helper()
 	defaults := map[string]string{}
 	for k, v := range redfishShipped {
@@ -43,6 +51,13 @@ func newSensorEnv(t *testing.T, db *sqldb.DB, sensorConf map[string]string, driv
 	defaults["enabled_boot_interfaces"] += ",fake"
 	defaults["enabled_deploy_interfaces"] += ",fake"
 	defaults["enabled_inspect_interfaces"] += ",no-inspect"
+	if ipmi {
+		ipmisim.Require(t)
+		defaults["enabled_hardware_types"] += ",ipmi"
+		defaults["enabled_power_interfaces"] += ",ipmitool"
+		defaults["enabled_management_interfaces"] += ",ipmitool"
+		defaults["enabled_boot_interfaces"] += ",ipxe"
+	}
 	cfg := testConfig(t, map[string]map[string]string{"DEFAULT": defaults,
 		"sensor_data": mergeConf(map[string]string{"send_sensor_data": "true"}, sensorConf)})
 	e := newStoreEnv(t, db, cfg)
@@ -52,6 +67,11 @@ func newSensorEnv(t *testing.T, db *sqldb.DB, sensorConf map[string]string, driv
 	}
 	o.Ports = e.st
 	o.Redfish.Clock = fakeclock.NewWallInstant()
+	if o.IPMI != nil {
+		o.IPMI.TempDir = t.TempDir()
+		o.IPMI.MinCommandInterval = 200 * time.Millisecond
+		o.IPMI.CommandRetryTimeout = 10 * time.Second
+	}
 	r, err := builtin.Registry(o)
 	if err != nil {
 		t.Fatal(err)
@@ -358,6 +378,55 @@ func TestRedfishHealthFromEmulator(t *testing.T) {
 		}
 		if hist := e.history(n); len(hist) != 3 || !strings.Contains(hist[2], "health='Warning' (previously 'Critical')") {
 			t.Errorf("history %v", hist)
+		}
+	})
+}
+
+// The sensor periodic reads an active ipmi node's sensors from ipmi_sim
+// with the real ipmitool and sends hardware.ipmi.metrics with the parsed
+// "sdr -v" records; /metrics shows them under the exporter's IPMI names
+// and follows a reading that changes.
+func TestSendSensorDataIPMISim(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		b := ipmisim.Start(t, ipmisim.Options{Sensors: []ipmisim.Sensor{
+			{Number: 1, Name: "CPU Temp", Type: ipmisim.SensorTemperature, Entity: ipmisim.EntityProcessor, Instance: 1, Raw: 45},
+			{Number: 2, Name: "Fan1A", Type: ipmisim.SensorFan, Entity: ipmisim.EntityFan, Instance: 1, Raw: 24},
+		}})
+		rec := &notifytest.Recorder{}
+		e, _, scrape := newSensorEnvWith(t, db, nil, true, rec)
+		instance := "9b3c4f44-0d8e-4b7c-9f61-3c1f3c0b7a11"
+		n := e.node(states.Active, func(n *model.Node) {
+			n.Driver = "ipmi"
+			n.InstanceUUID = &instance
+			n.DriverInfo = map[string]any{
+				"ipmi_address": b.Address, "ipmi_port": float64(b.Port),
+				"ipmi_username": b.Username, "ipmi_password": b.Password, "ipmi_cipher_suite": ipmisim.CipherSuite,
+			}
+		})
+		ctx := context.Background()
+		e.c.SendSensorData(ctx)
+		msgs := rec.Take()
+		if len(msgs) != 1 || msgs[0].EventType != "hardware.ipmi.metrics" || msgs[0].PublisherID != "None.sensor-host" {
+			t.Fatalf("notifications %v", msgs)
+		}
+		data := msgs[0].Payload.Data
+		if data["node_uuid"] != n.UUID || data["instance_uuid"] != instance || data["event_type"] != "hardware.ipmi.metrics.update" {
+			t.Errorf("payload header %v", data)
+		}
+		temps, _ := data["payload"].(map[string]any)["Temperature"].(map[string]any)
+		if cpu, _ := temps["CPU Temp (0x1)"].(map[string]any); cpu["Sensor Reading"] != "45 (+/- 0) degrees C" {
+			t.Errorf("temperature sensors %v", temps)
+		}
+		body := scrape()
+		if !grepHas(body, "baremetal_cpu_temp_celsius{", "} 45") || !grepHas(body, "baremetal_fan_rpm{", "} 2400") ||
+			!strings.Contains(body, `entity_id="3.1 (Processor)"`) || !strings.Contains(body, `instance_uuid="`+instance+`"`) {
+			t.Errorf("/metrics:\n%s", grepLines(body, "baremetal_"))
+		}
+
+		b.SetSensor(t, 1, 83)
+		e.c.SendSensorData(ctx)
+		if !grepHas(scrape(), "baremetal_cpu_temp_celsius{", "} 83") {
+			t.Errorf("/metrics after the change:\n%s", grepLines(scrape(), "baremetal_cpu"))
 		}
 	})
 }
