@@ -267,9 +267,13 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := metrics.RegisterNodes(s.metrics, func(ctx context.Context) ([]*model.Node, error) {
-		return s.store.ListNodeColumns(ctx, store.NodeFilter{IncludeChildren: true}, store.ListOptions{},
-			[]string{"provision_state", "power_state", "maintenance"})
+	if err := metrics.RegisterNodes(s.metrics, func(ctx context.Context) ([]metrics.NodeCount, error) {
+		counts, err := s.store.CountNodesByState(ctx)
+		out := make([]metrics.NodeCount, len(counts))
+		for i, c := range counts {
+			out[i] = metrics.NodeCount(c)
+		}
+		return out, err
 	}); err != nil {
 		return nil, err
 	}

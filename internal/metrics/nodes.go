@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -28,9 +27,20 @@ var powerStates = map[string]bool{
 	states.SoftPowerOff: true, states.Error: true,
 }
 
-// NodeSource lists every node with at least ProvisionState, PowerState and
-// Maintenance filled in (store.Store.ListNodeColumns).
-type NodeSource func(ctx context.Context) ([]*model.Node, error)
+// NodeCount is how many nodes have one provision state, power state and
+// maintenance flag; a state is "" for a node without one.
+type NodeCount struct {
+	ProvisionState string
+	PowerState     string
+	Maintenance    bool
+	Count          int64
+}
+
+// NodeSource counts every node by provision state, power state and
+// maintenance (store.Store.CountNodesByState): counted by the database,
+// not by listing every node on each scrape, which at 50,000 nodes cost a
+// scrape 0.1–0.3 CPU-s and the process tens of MiB (issue 29).
+type NodeSource func(ctx context.Context) ([]NodeCount, error)
 
 // RegisterNodes registers the node count series on reg, read from src at
 // scrape time. Every process that serves the API reports the same global
@@ -68,10 +78,11 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	nodes, err := c.src(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(c.nodes, fmt.Errorf("list nodes: %w", err))
+		ch <- prometheus.NewInvalidMetric(c.nodes, fmt.Errorf("count nodes: %w", err))
 		return
 	}
-	counts := map[nodeKey]int{}
+	// Several stored states can fall into one series (other).
+	counts := map[nodeKey]int64{}
 	for _, n := range nodes {
 		k := nodeKey{provision: StateOther, power: StateOther, maintenance: n.Maintenance}
 		switch p := n.ProvisionState; {
@@ -86,7 +97,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		case powerStates[p]:
 			k.power = p
 		}
-		counts[k]++
+		counts[k] += n.Count
 	}
 	for k, v := range counts {
 		ch <- prometheus.MustNewConstMetric(c.nodes, prometheus.GaugeValue, float64(v),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,9 +178,21 @@ func TestNodeCounts(t *testing.T) {
 	var fail error
 	var deadline bool
 	reg := metrics.NewRegistry()
-	err := metrics.RegisterNodes(reg, func(ctx context.Context) ([]*model.Node, error) {
+	err := metrics.RegisterNodes(reg, func(ctx context.Context) ([]metrics.NodeCount, error) {
 		_, deadline = ctx.Deadline()
-		return nodes, fail
+		// As the database's GROUP BY counts them.
+		var counts []metrics.NodeCount
+		for _, n := range nodes {
+			i := slices.IndexFunc(counts, func(c metrics.NodeCount) bool {
+				return c.ProvisionState == n.ProvisionState && c.PowerState == n.PowerState && c.Maintenance == n.Maintenance
+			})
+			if i < 0 {
+				counts = append(counts, metrics.NodeCount{ProvisionState: n.ProvisionState, PowerState: n.PowerState, Maintenance: n.Maintenance})
+				i = len(counts) - 1
+			}
+			counts[i].Count++
+		}
+		return counts, fail
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,9 @@ type Store interface {
 	DeleteNode(ctx context.Context, id int64) error
 	ListNodes(ctx context.Context, f NodeFilter, o ListOptions) ([]*model.Node, error)
 	ListNodeColumns(ctx context.Context, f NodeFilter, o ListOptions, columns []string) ([]*model.Node, error)
+	// CountNodesByState counts every node by provision state, power state
+	// and maintenance, in the database (the /metrics node gauges).
+	CountNodesByState(ctx context.Context) ([]NodeStateCount, error)
 	// ListNodeRows is ListNodeColumns with the JSON columns as stored
 	// text, for the list renderers; nil columns reads them all. Tags are
 	// not read.
