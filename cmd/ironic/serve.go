@@ -196,7 +196,7 @@ func openDatabase(ctx context.Context, cfg *config.Config, createDir bool) (*sql
 			}
 		}
 	}
-	db, err := sqldb.Open(ctx, url)
+	db, err := sqldb.OpenWith(ctx, url, sqldb.SettingsFromConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}

@@ -112,10 +112,8 @@ var unreadTable = []unreadEntry{
 	na("swift", keystoneTenant, "tenant_id", "tenant_name"),
 
 	// ---- Not yet implemented: planned by open issues.
-	planned(21, "database", "oslo.db's connection pool, retries and reconnection, with the Galera cluster work",
-		"connection_parameters", "connection_recycle_time", "db_inc_retry_interval", "db_max_retries", "db_max_retry_interval",
-		"db_retry_interval", "max_overflow", "max_pool_size", "max_retries", "mysql_sql_mode", "mysql_wsrep_sync_wait",
-		"pool_timeout", "retry_interval", "sqlite_max_wait_for_retry", "sqlite_retries", "sqlite_synchronous", "use_db_reconnect"),
+	planned(21, "database", "oslo.db's wait for a free pooled connection and its retries of a locked SQLite database (openkeel waits on SQLite's busy timeout and retries whole transactions)",
+		"pool_timeout", "sqlite_max_wait_for_retry", "sqlite_retries"),
 	planned(26, "cinder", "the cinder storage interface (boot from volume)"),
 	planned(26, "ironic_networking", "the ironic-networking network interface and switch configuration"),
 	planned(26, "ironic_networking_json_rpc", "the ironic-networking service's JSON-RPC"),

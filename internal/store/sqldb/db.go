@@ -36,10 +36,16 @@ const (
 // Open parses an oslo.db URL, opens the pool and checks that the database
 // answers. The caller closes the DB.
 func Open(ctx context.Context, rawURL string) (*DB, error) {
+	return open(ctx, rawURL, Settings{})
+}
+
+// open is Open with the settings of OpenWith.
+func open(ctx context.Context, rawURL string, s Settings) (*DB, error) {
 	c, err := parseConnection(rawURL)
 	if err != nil {
 		return nil, err
 	}
+	s.apply(c)
 	var sqlDB *sql.DB
 	switch c.dialect {
 	case MySQL:
@@ -65,6 +71,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		// proxies such as HAProxy in front of Galera usually allow.
 		sqlDB.SetConnMaxLifetime(time.Hour)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+		s.sizePool(sqlDB)
 	case SQLite:
 		sqlDB, err = sql.Open("sqlite", c.dsn)
 		if err != nil {
@@ -78,6 +85,9 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		sqlDB.SetConnMaxIdleTime(0)
 	}
 	db := &DB{DB: sqlDB, dialect: c.dialect, retry: DefaultRetryPolicy(), stmts: &stmtCache{}}
+	if s.Retry != nil {
+		db.retry = *s.Retry
+	}
 	if err := db.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("connect to database %q: %w", redact(rawURL), err)
