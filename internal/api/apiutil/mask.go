@@ -3,22 +3,18 @@ package apiutil
 import (
 	"regexp"
 	"strings"
+
+	"github.com/openkeel/ironic/internal/secrets"
 )
 
 // Secret is what masked values read.
 const Secret = "******"
 
 // sanitizeKeys are oslo.utils' _SANITIZE_KEYS: a key containing one of
-// them (case-insensitively) holds a secret.
-var sanitizeKeys = []string{
-	"adminpass", "admin_pass", "password", "admin_password", "auth_token", "new_pass",
-	"auth_password", "secret_uuid", "secret", "sys_pswd", "token", "configdrive",
-	"chappassword", "encrypted_key", "private_key", "fernetkey", "sslkey", "passphrase",
-	"cephclusterfsid", "octaviaheartbeatkey", "rabbitcookie", "cephmanilaclientkey",
-	"pacemakerremoteauthkey", "designaterndckey", "cephadminkey", "heatauthencryptionkey",
-	"cephclientkey", "keystonecredential", "barbicansimplecryptokek", "cephrgwkey",
-	"swifthashsuffix", "migrationsshkey", "cephmdskey", "cephmonkey",
-}
+// them (case-insensitively) holds a secret. internal/secrets seals the
+// values under the same keys, so what is masked is what is encrypted at
+// rest.
+var sanitizeKeys = secrets.SanitizeKeys()
 
 type maskPattern struct {
 	re  *regexp.Regexp
