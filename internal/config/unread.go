@@ -138,7 +138,6 @@ var unreadTable = []unreadEntry{
 	// upstream behaviour openkeel does not have yet.
 	planned(23, "DEFAULT", "Jinja templates of the virtual media ISO's boot loader; openkeel writes them from built-in templates",
 		"grub_config_template", "isolinux_config_template"),
-	planned(23, "DEFAULT", "truncation of long last_error and history texts", "log_in_db_max_size"),
 	planned(23, "DEFAULT", "waiting for free memory before an image conversion", "minimum_memory_wait_retries",
 		"minimum_memory_wait_time", "minimum_memory_warning_only", "minimum_required_memory"),
 	planned(23, "DEFAULT", "TLS version of the conductor's http_root web server", "webserver_tls_minimum_version"),

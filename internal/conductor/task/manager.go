@@ -46,6 +46,9 @@ type Settings struct {
 	// NodeHistory is [conductor]/node_history: whether history events are
 	// written to node_history.
 	NodeHistory bool
+	// LogInDBMaxSize is [DEFAULT]/log_in_db_max_size: last_error and
+	// maintenance_reason are cut to that many characters when saved.
+	LogInDBMaxSize int
 }
 
 // SettingsFromConfig reads the options; the caller adjusts Host when the
@@ -56,6 +59,8 @@ func SettingsFromConfig(c *config.Config) Settings {
 		RetryAttempts: c.IntOf(config.ConductorNodeLockedRetryAttempts),
 		RetryInterval: c.DurationOf(config.ConductorNodeLockedRetryInterval),
 		NodeHistory:   c.BoolOf(config.ConductorNodeHistory),
+		// Upstream's Node.save truncates these two, in characters.
+		LogInDBMaxSize: c.IntOf(config.DefaultLogInDBMaxSize),
 	}
 }
 

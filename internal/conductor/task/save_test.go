@@ -23,7 +23,7 @@ func TestSettingsFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := task.SettingsFromConfig(c)
-	want := task.Settings{Host: "cond-a", RetryAttempts: 3, RetryInterval: time.Second, NodeHistory: true}
+	want := task.Settings{Host: "cond-a", RetryAttempts: 3, RetryInterval: time.Second, NodeHistory: true, LogInDBMaxSize: 4096}
 	if got != want {
 		t.Errorf("settings = %+v, want %+v", got, want)
 	}

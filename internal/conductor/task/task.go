@@ -316,6 +316,7 @@ func (t *Task) Save(ctx context.Context) error {
 // worker's failure report) writes without the reservation guard, as
 // upstream's node.save() does.
 func (t *Task) save(ctx context.Context, always ...string) error {
+	t.truncateLogs(ctx, t.Node)
 	fields := changedColumns(&t.saved, t.Node)
 	for _, f := range always {
 		if !containsString(fields, f) {
@@ -360,9 +361,35 @@ func (t *Task) SaveLater() error {
 	if err := t.RequireExclusive(); err != nil {
 		return err
 	}
+	t.truncateLogs(context.Background(), t.Node)
 	c := cloneNode(t.Node)
 	t.pending = &c
 	return nil
+}
+
+// truncateLogs cuts last_error and maintenance_reason to
+// [DEFAULT]/log_in_db_max_size characters, as upstream's Node.save does
+// before every update, so that a driver's long error text (a traceback, a
+// BMC's HTML page) does not fill the row.
+func (t *Task) truncateLogs(ctx context.Context, n *model.Node) {
+	limit := t.m.settings.LogInDBMaxSize
+	if limit <= 0 {
+		return
+	}
+	cut := func(name string, p *string) *string {
+		if p == nil || len(*p) <= limit {
+			return p // bytes >= characters: nothing to count
+		}
+		r := []rune(*p)
+		if len(r) <= limit {
+			return p
+		}
+		t.log.InfoContext(ctx, "Truncating too long "+name, "characters", limit, "node", n.UUID)
+		short := string(r[:limit])
+		return &short
+	}
+	n.LastError = cut("last_error", n.LastError)
+	n.MaintenanceReason = cut("maintenance_reason", n.MaintenanceReason)
 }
 
 // pendingColumns names the columns SaveLater left to write.
