@@ -3,6 +3,8 @@ package conductor
 import (
 	"context"
 	"errors"
+	"iter"
+	"slices"
 	"sync"
 	"time"
 
@@ -105,30 +107,58 @@ const periodicPage = 1000
 // Unsorted walks page on id; sorted ones (the timeouts, whose filters
 // keep to transient states) read in one query.
 func (c *Conductor) iterNodes(ctx context.Context, f store.NodeFilter, sortKey string) []store.NodeSummary {
-	f.IncludeChildren = true
-	o := store.ListOptions{SortKey: sortKey, SortDir: "asc"}
 	if sortKey == "" {
-		o.Limit = periodicPage
+		var out []store.NodeSummary
+		for page := range c.nodePages(ctx, f) {
+			out = append(out, page...)
+		}
+		return out
 	}
-	var out []store.NodeSummary
-	for {
-		page, err := c.store.ListNodeSummaries(ctx, f, o)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.log.ErrorContext(ctx, "list nodes for a periodic task", "error", err)
-			}
-			return nil
+	f.IncludeChildren = true
+	page, err := c.store.ListNodeSummaries(ctx, f, store.ListOptions{SortKey: sortKey, SortDir: "asc"})
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.ErrorContext(ctx, "list nodes for a periodic task", "error", err)
 		}
-		for _, n := range page {
-			if c.owns(&model.Node{UUID: n.UUID, Driver: n.Driver, ConductorGroup: n.ConductorGroup}) {
-				out = append(out, n)
-			}
-		}
-		if o.Limit == 0 || len(page) < o.Limit {
-			return out
-		}
-		f.IDAbove = page[len(page)-1].ID
+		return nil
 	}
+	return slices.DeleteFunc(page, func(n store.NodeSummary) bool { return !c.ownsSummary(n) })
+}
+
+// nodePages yields the nodes matching f that are mapped to this
+// conductor, a page (of at most periodicPage) at a time in id order, each
+// read when the previous one has been handled: a pass over the fleet that
+// works page by page holds one page of summaries, not the whole fleet's
+// (the power sync's did, 580 MiB at 50,000 nodes, issue 29).
+func (c *Conductor) nodePages(ctx context.Context, f store.NodeFilter) iter.Seq[[]store.NodeSummary] {
+	return func(yield func([]store.NodeSummary) bool) {
+		f.IncludeChildren = true
+		o := store.ListOptions{SortDir: "asc", Limit: periodicPage}
+		for {
+			page, err := c.store.ListNodeSummaries(ctx, f, o)
+			if err != nil {
+				if ctx.Err() == nil {
+					c.log.ErrorContext(ctx, "list nodes for a periodic task", "error", err)
+				}
+				return
+			}
+			full := len(page) == o.Limit
+			if full {
+				f.IDAbove = page[len(page)-1].ID
+			}
+			page = slices.DeleteFunc(page, func(n store.NodeSummary) bool { return !c.ownsSummary(n) })
+			if len(page) > 0 && !yield(page) {
+				return
+			}
+			if !full {
+				return
+			}
+		}
+	}
+}
+
+func (c *Conductor) ownsSummary(n store.NodeSummary) bool {
+	return c.owns(&model.Node{UUID: n.UUID, Driver: n.Driver, ConductorGroup: n.ConductorGroup})
 }
 
 // withNode turns a predicate on the full node into one on summaries: it
@@ -263,12 +293,18 @@ var errStopPeriodic error = stopPeriodic{}
 
 // parallel runs fn over items with at most n goroutines.
 func parallel[T any](n int, items []T, fn func(T)) {
+	parallelSeq(min(n, len(items)), slices.Values(items), fn)
+}
+
+// parallelSeq is parallel over items produced while the first are
+// handled.
+func parallelSeq[T any](n int, items iter.Seq[T], fn func(T)) {
 	if n < 1 {
 		n = 1
 	}
 	ch := make(chan T)
 	var wg sync.WaitGroup
-	for i := 0; i < n && i < len(items); i++ {
+	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -277,7 +313,7 @@ func parallel[T any](n int, items []T, fn func(T)) {
 			}
 		}()
 	}
-	for _, it := range items {
+	for it := range items {
 		ch <- it
 	}
 	close(ch)

@@ -27,16 +27,26 @@ var syncExcludedStates = []string{states.DeployWait, states.CleanWait, states.En
 // fault "power failure"; a mismatch is corrected on the hardware with
 // force_power_state_during_sync, otherwise recorded.
 func (c *Conductor) SyncPowerStates(ctx context.Context) {
-	nodes := c.iterNodes(ctx, store.NodeFilter{Maintenance: boolPtr(false)}, "")
-	// The summary already tells of nodes the lock's checks would skip
-	// (upstream makes them under the shared lock): they are not locked,
-	// which saves reading them whole. One that leaves such a state
-	// meanwhile is synced on the next pass; one that enters it is still
-	// caught under the lock.
-	nodes = slices.DeleteFunc(nodes, func(n store.NodeSummary) bool {
-		return containsStr(syncExcludedStates, n.ProvisionState) || n.Maintenance || n.TargetPowerState != "" || n.Reservation != nil
-	})
-	parallel(c.cfg.IntOf(config.ConductorSyncPowerStateWorkers), batches(nodes, powerSyncBatch), func(b []store.NodeSummary) {
+	// The pass works page by page: the next page of summaries is read
+	// when the workers have taken the batches of this one.
+	pending := func(yield func([]store.NodeSummary) bool) {
+		for page := range c.nodePages(ctx, store.NodeFilter{Maintenance: boolPtr(false)}) {
+			// The summary already tells of nodes the lock's checks would
+			// skip (upstream makes them under the shared lock): they are
+			// not locked, which saves reading them whole. One that leaves
+			// such a state meanwhile is synced on the next pass; one that
+			// enters it is still caught under the lock.
+			page = slices.DeleteFunc(page, func(n store.NodeSummary) bool {
+				return containsStr(syncExcludedStates, n.ProvisionState) || n.Maintenance || n.TargetPowerState != "" || n.Reservation != nil
+			})
+			for _, b := range batches(page, powerSyncBatch) {
+				if !yield(b) {
+					return
+				}
+			}
+		}
+	}
+	parallelSeq(c.cfg.IntOf(config.ConductorSyncPowerStateWorkers), pending, func(b []store.NodeSummary) {
 		c.syncPowerStateBatch(ctx, b)
 	})
 }
