@@ -20,6 +20,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/keystoneauth"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/rpc/ovo"
 )
@@ -36,8 +37,12 @@ type ClientOptions struct {
 	Port int
 	// UseSSL selects https ([json_rpc]client_use_ssl or use_ssl).
 	UseSSL bool
-	// AuthStrategy is "noauth" or "http_basic"; keystone is refused.
+	// AuthStrategy is "noauth", "http_basic" or "keystone".
 	AuthStrategy string
+	// Keystone gives the token each call carries under keystone: the
+	// session of [json_rpc]'s keystoneauth options, as upstream's client
+	// loads them.
+	Keystone *keystoneauth.Session
 	// Username and Password are the http_basic credentials.
 	Username, Password string
 	// CAFile verifies the conductors' certificates; CertFile and KeyFile
@@ -58,7 +63,14 @@ type ClientOptions struct {
 
 // ClientOptionsFromConfig reads the [json_rpc] client options.
 func ClientOptionsFromConfig(cfg *config.Config) ClientOptions {
+	var ks *keystoneauth.Session
+	if AuthStrategy(cfg) == "keystone" {
+		// Its configuration errors surface on the first call, as
+		// upstream's session loads its plugin lazily.
+		ks = keystoneauth.New(keystoneauth.OptionsFromConfig(cfg, "json_rpc"))
+	}
 	return ClientOptions{
+		Keystone:     ks,
 		Port:         cfg.IntOf(config.JSONRPCPort),
 		UseSSL:       cfg.BoolOf(config.JSONRPCClientUseSSL) || cfg.BoolOf(config.JSONRPCUseSSL),
 		AuthStrategy: AuthStrategy(cfg),
@@ -111,8 +123,12 @@ var _ rpc.ConductorAPI = (*Client)(nil)
 func NewClient(opts ClientOptions) (*Client, error) {
 	switch opts.AuthStrategy {
 	case "noauth", "http_basic":
+	case "keystone":
+		if opts.Keystone == nil {
+			return nil, errors.New("json-rpc client: auth_strategy keystone needs a Keystone session")
+		}
 	default:
-		return nil, fmt.Errorf("json-rpc client: auth_strategy %q is not supported, use http_basic or noauth", opts.AuthStrategy)
+		return nil, fmt.Errorf("json-rpc client: auth_strategy %q is not supported, use keystone, http_basic or noauth", opts.AuthStrategy)
 	}
 	codec, err := ovo.NewCodec(opts.PinReleaseVersion)
 	if err != nil {
@@ -229,17 +245,9 @@ func (c *Client) request(ctx context.Context, topic, method, version string, kwa
 		return fmt.Errorf("json-rpc %s: encode request: %w", method, err)
 	}
 	url := c.URL(topic)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	resp, err := c.post(ctx, url, body, method)
 	if err != nil {
-		return fmt.Errorf("json-rpc %s to %s: %w", method, url, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.opts.AuthStrategy == "http_basic" {
-		req.SetBasicAuth(c.opts.Username, c.opts.Password)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return transportError(ctx, fmt.Errorf("json-rpc %s to %s: %w", method, url, err))
+		return err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
@@ -281,6 +289,38 @@ func (c *Client) send(ctx context.Context, topic, method string, params map[stri
 		return fmt.Errorf("%s to %s: decode result: %w", method, topic, err)
 	}
 	return nil
+}
+
+// post sends one frame. Under keystone it carries the session's token; a
+// token the conductor refuses (401: revoked, or expired early) is dropped
+// and the frame sent once more with a new one.
+func (c *Client) post(ctx context.Context, url string, body []byte, method string) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("json-rpc %s to %s: %w", method, url, err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		token := ""
+		switch c.opts.AuthStrategy {
+		case "http_basic":
+			req.SetBasicAuth(c.opts.Username, c.opts.Password)
+		case "keystone":
+			if token, err = c.opts.Keystone.Token(ctx); err != nil {
+				return nil, transportError(ctx, fmt.Errorf("json-rpc %s to %s: keystone token: %w", method, url, err))
+			}
+			req.Header.Set("X-Auth-Token", token)
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return nil, transportError(ctx, fmt.Errorf("json-rpc %s to %s: %w", method, url, err))
+		}
+		if resp.StatusCode == http.StatusUnauthorized && token != "" && attempt == 0 && c.opts.Keystone.Invalidate(token) {
+			resp.Body.Close()
+			continue
+		}
+		return resp, nil
+	}
 }
 
 // transportError classifies a failure to get a conductor's answer. A

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/httpserver"
@@ -39,6 +40,10 @@ type ServerOptions struct {
 	// Codec encodes the objects answered at the versions of
 	// [DEFAULT]/pin_release_version; nil is unpinned.
 	Codec *ovo.Codec
+	// AllowedRoles, under keystone authentication, are the roles of which
+	// a caller's token must hold one ([json_rpc]/allowed_roles); nil
+	// checks none (the other strategies).
+	AllowedRoles []string
 }
 
 // ServerOptionsFromConfig reads the [json_rpc] server options.
@@ -46,9 +51,14 @@ func ServerOptionsFromConfig(cfg *config.Config) ServerOptions {
 	// A pin older than 21.4 is left unpinned here: the conductor behind
 	// the server refuses to start with it (conductor.New).
 	codec, _ := ovo.NewCodec(cfg.StringOf(config.DefaultPinReleaseVersion))
+	var roles []string
+	if AuthStrategy(cfg) == "keystone" {
+		roles = append([]string{}, cfg.ListOf(config.JSONRPCAllowedRoles)...)
+	}
 	return ServerOptions{
 		MaxJSONDepth: cfg.IntOf(config.APIMaxJSONBodyDepth),
 		Codec:        codec,
+		AllowedRoles: roles,
 	}
 }
 
@@ -94,6 +104,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, "Only POST method can be used", nil)
 		return
 	}
+	if s.opts.AllowedRoles != nil && !s.allowed(auth.FromContext(r.Context())) {
+		// Upstream checks the roles the token validation put in the
+		// request (X-Roles) before it reads the frame.
+		writeHTTPError(w, http.StatusForbidden, "Forbidden", nil)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -122,6 +138,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.Write(out)
+}
+
+// allowed reports whether the caller's token holds one of AllowedRoles.
+func (s *Server) allowed(a *auth.Context) bool {
+	if a == nil {
+		return false
+	}
+	for _, r := range a.Roles {
+		if slices.Contains(s.opts.AllowedRoles, r) {
+			return true
+		}
+	}
+	return false
 }
 
 func writeHTTPError(w http.ResponseWriter, code int, msg string, headers map[string]string) {
