@@ -256,6 +256,11 @@ func (c *Conductor) deployingErrorHandler(ctx context.Context, t *task.Task, log
 		if err := t.Driver.Deploy.CleanUp(ctx, t.DriverTask()); err != nil {
 			cleanupErr = fmt.Sprintf("%s. Also failed to clean up due to: %s", errmsg, err)
 		}
+	} else if d, ok := t.Driver.Deploy.(driver.InstanceImagesDestroyer); ok && c.cfg.BoolOf(config.ConductorClearImageCacheOnDeployFailure) {
+		// Without a clean-up the cached instance image is kept for a
+		// retry, unless the operator wants it gone (upstream's
+		// deploying_error_handler).
+		d.DestroyInstanceImages(ctx, t.DriverTask())
 	}
 	if err := t.Refresh(ctx); err != nil {
 		t.Log().ErrorContext(ctx, "reload node", "error", err)

@@ -54,6 +54,7 @@ func (c *Conductor) periodics() []periodic {
 		{"_check_orphan_allocations", c.cfg.DurationOf(config.ConductorCheckAllocationsInterval), c.CheckOrphanAllocations},
 		{"cleanup_stale_conductors", c.cfg.DurationOf(config.ConductorConductorCleanupInterval), c.CleanupStaleConductors},
 		{"manage_node_history", c.cfg.DurationOf(config.ConductorNodeHistoryCleanupInterval), c.ManageNodeHistory},
+		{"_clean_up_caches", c.cfg.DurationOf(config.ConductorCacheCleanUpInterval), c.CleanUpCaches},
 	}
 	if c.cfg.BoolOf(config.SensorDataSendSensorData) {
 		ps = append(ps, periodic{"_send_sensor_data", c.cfg.DurationOf(config.SensorDataInterval), c.SendSensorData})

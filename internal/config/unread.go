@@ -143,8 +143,6 @@ var unreadTable = []unreadEntry{
 	planned(23, "audit", "CADF audit notifications of API requests"),
 	planned(23, "cifs", "virtual media images published on a CIFS share"),
 	planned(23, "nfs", "virtual media images published on an NFS share"),
-	planned(23, "conductor", "the image cache's clean-up periodic and its clearing after a failed deploy",
-		"cache_clean_up_interval", "clear_image_cache_on_deploy_failure"),
 	planned(23, "conductor", "checks openkeel does not make yet on configdrives, kernel parameters, metadata MTU, zstd images and ramdisk configuration",
 		"disable_configdrive_check", "disable_kernel_parameter_parsing", "disable_metadata_mtu_check",
 		"disable_zstandard_decompression", "error_on_ramdisk_config_inconsistency"),

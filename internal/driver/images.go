@@ -23,3 +23,21 @@ type ImagePublisher interface {
 type PublishedImagesRemover interface {
 	RemovePublishedImages(ctx context.Context, task *Task) error
 }
+
+// ImageCacheKeeper is implemented by interfaces that keep an image cache
+// of their own (instance images, PXE kernels and ramdisks, boot ISOs):
+// the conductor's _clean_up_caches periodic ([conductor]/
+// cache_clean_up_interval) asks each to drop its expired entries and trim
+// itself to its size, as upstream's image_cache.clean_up_all. A cache
+// never used (no directory yet) is left alone.
+type ImageCacheKeeper interface {
+	CleanUpImageCaches(ctx context.Context)
+}
+
+// InstanceImagesDestroyer is implemented by deploy interfaces that cache
+// a node's instance image: with [conductor]/
+// clear_image_cache_on_deploy_failure the conductor removes them when a
+// deployment fails without a clean-up (upstream's destroy_images).
+type InstanceImagesDestroyer interface {
+	DestroyInstanceImages(ctx context.Context, task *Task)
+}

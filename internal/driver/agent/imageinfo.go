@@ -832,6 +832,36 @@ func (d *Direct) destroyHTTPInstanceImages(ctx context.Context, task *driver.Tas
 	}
 }
 
+var (
+	_ driver.ImageCacheKeeper        = (*Direct)(nil)
+	_ driver.InstanceImagesDestroyer = (*Direct)(nil)
+)
+
+// CleanUpImageCaches trims the instance image cache, when one was made.
+func (d *Direct) CleanUpImageCaches(context.Context) {
+	im := d.imgs()
+	im.mu.Lock()
+	cache := im.cache
+	im.mu.Unlock()
+	if cache != nil {
+		cache.CleanUp(0)
+	}
+}
+
+// DestroyInstanceImages is upstream's destroy_images: the node's copy and
+// its directory go, and the cache is trimmed.
+func (d *Direct) DestroyInstanceImages(ctx context.Context, task *driver.Task) {
+	im := d.imgs()
+	if im.ImagesPath == "" {
+		return
+	}
+	removeQuietly(ctx, task, im.nodeImagePath(task.Node.UUID))
+	if err := os.RemoveAll(im.nodeImageDir(task.Node.UUID)); err != nil {
+		task.Logger().WarnContext(ctx, "failed to remove the instance image directory", "node", task.Node.UUID, "error", err)
+	}
+	d.CleanUpImageCaches(ctx)
+}
+
 func removeQuietly(ctx context.Context, task *driver.Task, p string) {
 	if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 		task.Logger().WarnContext(ctx, "failed to remove file", "path", p, "error", err)

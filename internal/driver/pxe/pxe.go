@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template"
 
 	"github.com/openkeel/ironic/internal/driver"
@@ -58,6 +59,9 @@ type lazyCache struct {
 	once  sync.Once
 	cache *image.Cache
 	err   error
+	// made is the cache this made, for the clean-up periodic, which must
+	// not make it.
+	made atomic.Pointer[image.Cache]
 }
 
 func (l *lazyCache) get(o Options) (*image.Cache, error) {
@@ -67,11 +71,28 @@ func (l *lazyCache) get(o Options) (*image.Cache, error) {
 			return
 		}
 		l.cache, l.err = image.NewCache(o.CacheDir, o.CacheSize, o.CacheTTL, false, o.Fetcher)
+		if l.err == nil {
+			l.made.Store(l.cache)
+		}
 	})
 	return l.cache, l.err
 }
 
-var _ driver.BootInterface = (*Boot)(nil)
+var (
+	_ driver.BootInterface    = (*Boot)(nil)
+	_ driver.ImageCacheKeeper = (*Boot)(nil)
+)
+
+// CleanUpImageCaches trims the TFTP/HTTP image cache, when one was made
+// (upstream's TFTPImageCache in clean_up_all).
+func (b *Boot) CleanUpImageCaches(context.Context) {
+	if b.cache == nil {
+		return
+	}
+	if c := b.cache.made.Load(); c != nil {
+		c.CleanUp(0)
+	}
+}
 
 // NewPXE is the "pxe" interface: configuration under [pxe]/tftp_root,
 // pxelinux for BIOS, GRUB for UEFI.

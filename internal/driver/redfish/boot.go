@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -167,6 +168,21 @@ type lazyISOCache struct {
 	once  sync.Once
 	cache *image.Cache
 	err   error
+	// made is cache once made, for the clean-up periodic, which must not
+	// make it.
+	made atomic.Pointer[image.Cache]
+}
+
+var _ driver.ImageCacheKeeper = (*VirtualMediaBoot)(nil)
+
+// CleanUpImageCaches trims the boot ISO cache, when one was made
+// (upstream's ISOImageCache in clean_up_all).
+func (b *VirtualMediaBoot) CleanUpImageCaches(context.Context) {
+	if l := b.opts.isoCache; l != nil {
+		if c := l.made.Load(); c != nil {
+			c.CleanUp(0)
+		}
+	}
 }
 
 // get is the cache for o, nil when o caches no ISO.
@@ -180,6 +196,7 @@ func (l *lazyISOCache) get(o *BootOptions) (*image.Cache, error) {
 		l.cache, l.err = image.NewCache(o.ISOMasterPath, o.ISOCacheSize, o.ISOCacheTTL, false, o.Fetcher)
 		if l.err == nil {
 			l.cache.DisableValidation = true
+			l.made.Store(l.cache)
 		}
 	})
 	return l.cache, l.err
