@@ -27,7 +27,8 @@ func sensorValue(fams map[string]*dto.MetricFamily, name, node string) (float64,
 
 // The all-in-one service with [sensor_data] reads a Redfish emulator's and
 // an ipmi_sim's sensors on its own schedule and shows them on /metrics
-// under ironic-prometheus-exporter's names, following the BMCs' readings.
+// under ironic-prometheus-exporter's names, following the BMCs' readings;
+// the emulator's system health reaches the API's 1.109 health field.
 func TestSensorSeriesOnMetrics(t *testing.T) {
 	ipmisim.Require(t)
 	const user, password = "admin", "bmc-pw"
@@ -38,7 +39,8 @@ func TestSensorSeriesOnMetrics(t *testing.T) {
 	dir := t.TempDir()
 	port := freePort(t)
 	conf := writeConf(t, dir, bmcConf+fmt.Sprintf("[api]\nport = %d\n", port)+
-		"[sensor_data]\nsend_sensor_data = true\ninterval = 1\nenable_for_undeployed_nodes = true\nenable_for_conductor = false\n")
+		"[sensor_data]\nsend_sensor_data = true\ninterval = 1\nenable_for_undeployed_nodes = true\nenable_for_conductor = false\n"+
+		"[conductor]\nsync_power_state_interval = 1\n")
 	p := startIronic(t, dir, "ironic", "--config-file", conf)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	waitHealthy(t, p, base+"/healthcheck")
@@ -75,6 +77,21 @@ func TestSensorSeriesOnMetrics(t *testing.T) {
 	bmc.SetSensors(redfishbmc.Sensors{CPUCelsius: 66, FanRPM: 1800, PSUOutputWatts: 250, CPUHealth: "OK", FanHealth: "OK", PSUHealth: "OK"})
 	sim.SetSensor(t, 1, 70)
 	expect(66, 70)
+
+	// The power sync carries the BMC's health to the 1.109 health field
+	// (the node must leave enroll for the sync to look at it).
+	bmc.SetSystemHealth("sys-1", "Critical")
+	if status, body := c.do("PUT", "/v1/nodes/"+rf+"/states/provision", map[string]any{"target": "manage"}); status != http.StatusAccepted {
+		t.Fatalf("manage: %d %v", status, body)
+	}
+	c109 := &apiClient{t: t, base: base, version: "1.109"}
+	await.UntilReason(t, 60*time.Second, "health from the BMC", func() (bool, string) {
+		_, n := c109.do("GET", "/v1/nodes/"+rf, nil)
+		return n["provision_state"] == "manageable" && n["health"] == "Critical", fmt.Sprintf("%v %v", n["provision_state"], n["health"])
+	})
+	if _, n := c.do("GET", "/v1/nodes/"+rf, nil); n["health"] != nil {
+		t.Errorf("health shown at 1.80: %v", n["health"])
+	}
 	if strings.Contains(p.out.String(), password) || strings.Contains(p.out.String(), sim.Password) {
 		t.Error("a BMC password is in the service's log")
 	}
