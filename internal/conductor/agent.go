@@ -22,7 +22,15 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 	if args.AgentVersion == "" && args.AgentStatus == "" {
 		return errs.InvalidParameterValue("Agent did not transmit a version, and a version is required. Please update the agent being used.")
 	}
-	t, err := c.tasks.Acquire(ctx, args.NodeID, task.AcquireOptions{Shared: true, Purpose: "heartbeat"})
+	// Upstream takes a shared lock here and upgrades it in the worker,
+	// reading the node twice. The exclusive lock is tried first: it reads
+	// the node once, in the reservation's transaction, and the worker's
+	// upgrade has nothing left to do (issue 29: the reads were a fifth of
+	// a heartbeat). A node another holds gets upstream's shared path.
+	t, err := c.tasks.Acquire(ctx, args.NodeID, task.AcquireOptions{Purpose: "heartbeat", NoRetry: true})
+	if errs.Is(err, errs.ClassNodeLocked) {
+		t, err = c.tasks.Acquire(ctx, args.NodeID, task.AcquireOptions{Shared: true, Purpose: "heartbeat"})
+	}
 	if err != nil {
 		return err
 	}
@@ -34,7 +42,9 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 	if c.cfg.BoolOf(config.AgentRequireTLS) && args.CallbackURL != "" && !strings.HasPrefix(args.CallbackURL, "https://") {
 		return errs.InvalidParameterValue("TLS is required by configuration")
 	}
-	if t.Node.InternalInfo().Get(model.DIIAgentURL) == nil && t.Node.Reservation != nil {
+	// The reservation of a shared task is another's; an exclusive one
+	// found none.
+	if t.Shared() && t.Node.InternalInfo().Get(model.DIIAgentURL) == nil && t.Node.Reservation != nil {
 		return errs.NodeLocked(args.NodeID, *t.Node.Reservation)
 	}
 	if args.AgentVerifyCA != "" {
