@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,7 +13,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/bcrypt"
 
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/keystone"
 )
 
@@ -61,6 +64,22 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	if status, body := c.do("PUT", "/v1/nodes/console-04/maintenance", map[string]any{"reason": "fan replacement"}); status != http.StatusAccepted {
 		t.Fatalf("maintenance: %d %v", status, body)
 	}
+	// A few nodes further on, for an overview with more than one state.
+	for _, name := range []string{"console-05", "console-06", "console-07"} {
+		if status, body := c.do("PUT", "/v1/nodes/"+name+"/states/provision", map[string]any{"target": "manage"}); status != http.StatusAccepted {
+			t.Fatalf("manage %s: %d %v", name, status, body)
+		}
+	}
+	for _, name := range []string{"console-05", "console-06", "console-07"} {
+		c.waitState(name, "manageable")
+	}
+	if status, body := c.do("PUT", "/v1/nodes/console-05/states/power", map[string]any{"target": "power on"}); status != http.StatusAccepted {
+		t.Fatalf("power on: %d %v", status, body)
+	}
+	await.UntilReason(t, 30*time.Second, "console-05 powered on", func() (bool, string) {
+		_, n := c.do("GET", "/v1/nodes/console-05", nil)
+		return n["power_state"] == "power on", fmt.Sprint(n["power_state"])
+	})
 	stream := hasChangeStream(t, base)
 	t.Logf("change stream served: %v", stream)
 
@@ -76,7 +95,7 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	b := newConsoleBrowser(t, chromium)
 	b.open(base + "/openkeel/console/")
 	b.waitFor(fmt.Sprintf(`document.getElementById('total')?.textContent === '%d'`, fleet), 30*time.Second)
-	b.waitFor(`document.querySelector('#by-provision [data-count="enroll"]')?.textContent === '12'`, 10*time.Second)
+	b.waitFor(`document.querySelector('#by-provision [data-count="enroll"]')?.textContent === '9' && document.querySelector('#by-power [data-count="power on"]')?.textContent === '1'`, 10*time.Second)
 	b.waitFor(`[...document.querySelectorAll('#groups tbody tr')].some(r => r.cells[0].textContent === 'rack-a' && r.cells[1].textContent === '12')`, 10*time.Second)
 	b.waitFor(`document.getElementById('total-maintenance').textContent === '1'`, 10*time.Second)
 
@@ -332,4 +351,48 @@ project_domain_name = Default
 	// Another project's node is not found, as the API conceals it.
 	b.eval(`location.hash = '#/node/beta-1'`)
 	b.waitFor(`!!document.getElementById('not-found')`, 30*time.Second)
+}
+
+// The console under auth_strategy = http_basic: the login form's user
+// and password are sent as the API's basic credentials; wrong ones are
+// refused on the form.
+func TestWebConsoleHTTPBasicInBrowser(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("IRONIC_SPEC_REQUIRED") == "1" {
+			t.Fatal("Debian's chromium is required in CI")
+		}
+		t.Skip("chromium not installed")
+	}
+	dir := t.TempDir()
+	hash, err := bcrypt.GenerateFromPassword([]byte("op-pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := filepath.Join(dir, "htpasswd")
+	if err := os.WriteFile(users, []byte("operator:"+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	conf := writeConf(t, dir, fmt.Sprintf("[DEFAULT]\nauth_strategy = http_basic\nhttp_basic_auth_user_file = %s\n[api]\nport = %d\n", users, port))
+	p := startIronic(t, dir, "ironic", "--config-file", conf)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitHealthy(t, p, base+"/healthcheck")
+	c := &apiClient{t: t, base: base, version: "1.115", header: http.Header{
+		"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("operator:op-pw"))}}}
+	if status, body := c.do("POST", "/v1/nodes", map[string]any{"name": "basic-1", "driver": "fake-hardware"}); status != http.StatusCreated {
+		t.Fatalf("create: %d %v", status, body)
+	}
+
+	b := newConsoleBrowser(t, chromium)
+	b.open(base + "/openkeel/console/")
+	b.waitFor(`location.hash === '#/login' && !!document.getElementById('login-basic')`, 30*time.Second)
+	b.eval(`document.getElementById('login-user').value = 'operator'; document.getElementById('login-password').value = 'nope'`)
+	b.click("#login-basic button[type=submit]")
+	b.waitFor(`document.getElementById('login-error').textContent.startsWith('Login failed')`, 30*time.Second)
+	b.eval(`document.getElementById('login-password').value = 'op-pw'`)
+	b.click("#login-basic button[type=submit]")
+	b.waitFor(`document.getElementById('total')?.textContent === '1' && document.getElementById('who').textContent === 'operator'`, 30*time.Second)
+	b.eval(`location.hash = '#/node/basic-1'`)
+	b.waitFor(`document.getElementById('provision-state')?.textContent === 'enroll'`, 30*time.Second)
 }

@@ -32,7 +32,13 @@ func NewHTTPService(opts Options) (*HTTPService, error) {
 		timeout = 60 * time.Second
 	}
 	verify, caFile := verifyCA(opts.WebserverVerifyCA)
-	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: !verify} //nolint:gosec // operator's [DEFAULT]/webserver_verify_ca
+	// Upstream's webserver_tls_minimum_version: TLS 1.3 unless the
+	// operator allows 1.2 for older image servers.
+	minTLS := uint16(tls.VersionTLS13)
+	if opts.WebserverTLSMinVersion == "1.2" {
+		minTLS = tls.VersionTLS12
+	}
+	tlsConf := &tls.Config{MinVersion: minTLS, InsecureSkipVerify: !verify} //nolint:gosec // operator's [DEFAULT]/webserver_verify_ca
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
 		if err != nil {

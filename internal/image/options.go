@@ -20,6 +20,10 @@ type Options struct {
 	// WebserverVerifyCA is [DEFAULT]/webserver_verify_ca: "True", "False"
 	// or the path of a CA bundle.
 	WebserverVerifyCA string
+	// WebserverTLSMinVersion is [DEFAULT]/webserver_tls_minimum_version:
+	// "1.2" or "1.3" (empty: 1.3, upstream's default), the lowest TLS
+	// version of HTTPS image downloads.
+	WebserverTLSMinVersion string
 	// WebserverTimeout is [DEFAULT]/webserver_connection_timeout.
 	WebserverTimeout time.Duration
 	// ImageServerUser/Password are used when [deploy]/image_server_auth_strategy
@@ -104,6 +108,7 @@ func OptionsFromConfig(c *config.Config) Options {
 	o := Options{
 		WebserverVerifyCA:            c.StringOf(config.DefaultWebserverVerifyCA),
 		WebserverTimeout:             c.DurationOf(config.DefaultWebserverConnectionTimeout),
+		WebserverTLSMinVersion:       c.StringOf(config.DefaultWebserverTLSMinimumVersion),
 		ImageServerBasicAuth:         c.StringOf(config.DeployImageServerAuthStrategy) == "http_basic",
 		ImageServerUser:              c.StringOf(config.DeployImageServerUser),
 		ImageServerPassword:          c.StringOf(config.DeployImageServerPassword),

@@ -56,9 +56,21 @@ func Register(m map[string]api.HandlerFunc, d Deps) {
 		d.Config = cfg
 	}
 	h := &handlers{Deps: d}
-	m["GET /v1/lookup"] = h.lookup
-	m["POST /v1/heartbeat/{node_ident}"] = h.heartbeat
-	m["POST /v1/continue_inspection"] = h.continueInspection
+	m["GET /v1/lookup"] = h.enabled(h.lookup)
+	m["POST /v1/heartbeat/{node_ident}"] = h.enabled(h.heartbeat)
+	m["POST /v1/continue_inspection"] = h.enabled(h.continueInspection)
+}
+
+// enabled refuses the route with upstream's 403 HTTPForbidden naming the
+// path when [api]/enable_ramdisk_endpoints is off, as on a public API of
+// a split-horizon deployment that agents must not reach.
+func (h *handlers) enabled(f api.HandlerFunc) api.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, rc *api.RequestContext) error {
+		if !h.Config.BoolOf(config.APIEnableRamdiskEndpoints) {
+			return errs.New(errs.ClassHTTPForbidden, map[string]any{"resource": r.URL.Path})
+		}
+		return f(w, r, rc)
+	}
 }
 
 // topic is get_topic_for with NoValidHost answered as 400, as upstream's
