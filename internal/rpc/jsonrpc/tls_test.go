@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -133,15 +134,17 @@ func TestOptionsFromDefaults(t *testing.T) {
 	if l.Port != 8089 || l.EnableSSL || l.TLSMinVersion != "1.3" {
 		t.Errorf("listen options %+v", l)
 	}
+	// Upstream's default strategy is keystone: the server admits the
+	// admin role, the client logs in with [json_rpc]'s options.
 	s := ServerOptionsFromConfig(cfg)
-	if s.MaxJSONDepth != 25 {
+	if s.MaxJSONDepth != 25 || !slices.Equal(s.AllowedRoles, []string{"admin"}) {
 		t.Errorf("server options %+v", s)
 	}
 	c := ClientOptionsFromConfig(cfg)
-	if c.Port != 8089 || c.UseSSL {
+	if c.Port != 8089 || c.UseSSL || c.AuthStrategy != "keystone" || c.Keystone == nil {
 		t.Errorf("client options %+v", c)
 	}
-	if _, err := NewClient(c); err == nil {
-		t.Error("client accepted the keystone default it cannot honour")
+	if _, err := NewClient(c); err != nil {
+		t.Errorf("client refused the keystone default: %v", err)
 	}
 }
