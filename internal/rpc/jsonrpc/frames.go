@@ -11,10 +11,11 @@
 // with HTTP status 200. A request without id is a cast: it runs, and is
 // answered 204 whatever happened.
 //
-// Objects (nodes, ports, allocations…) travel as the JSON of their
-// internal/model type, not as upstream's versioned objects: a Go API talks
-// to Go conductors, and only frames, method names, kwargs and error data
-// are shared with upstream.
+// Objects (nodes, ports, allocations…) travel as upstream's serialised
+// versioned objects (package ovo), at the versions of
+// [DEFAULT]/pin_release_version, so that frames, method names, kwargs,
+// objects and error data are upstream's: a Python Ironic API calls our
+// conductors and ours call its conductors (test/mixedfleet).
 package jsonrpc
 
 import (
