@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openkeel/ironic/internal/clock"
 	"io"
 	"log/slog"
 	"net"
@@ -57,6 +58,11 @@ type KeystoneConfig struct {
 	// X-Service-Token is a valid service token.
 	ServiceTokenRoles         []string
 	ServiceTokenRolesRequired bool
+
+	// ConnectRetries is http_request_max_retries: how many times a call
+	// to Keystone that could not connect is tried again (keystoneauth's
+	// connect_retries, 0.5 s apart doubling, as auth_token's adapter).
+	ConnectRetries int
 
 	// Client makes the calls to Keystone (default: one honouring the
 	// TLS options with a 30 s timeout).
@@ -279,7 +285,7 @@ func (k *Keystone) verify(ctx context.Context, token string, allowExpired, retry
 	req.Header.Set("X-Subject-Token", token)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("OpenStack-Identity-Access-Rules", "1.0")
-	resp, err := k.client.Do(req)
+	resp, err := k.do(req)
 	if err != nil {
 		return nil, &serviceError{fmt.Errorf("GET %s: %w", endpoint+"/auth/tokens", err)}
 	}
@@ -412,7 +418,7 @@ func (k *Keystone) passwordAuth(ctx context.Context) (string, *tokenData, error)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	resp, err := k.client.Do(req)
+	resp, err := k.do(req)
 	if err != nil {
 		return "", nil, &serviceError{fmt.Errorf("POST %s: %w", u, err)}
 	}
@@ -453,4 +459,33 @@ func intersect(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// connectRetryDelay is keystoneauth's first delay between connection
+// retries; it doubles each time.
+const connectRetryDelay = 500 * time.Millisecond
+
+// do sends req, trying again ConnectRetries times while Keystone cannot be
+// connected to; an answer, whatever its status, is not retried.
+func (k *Keystone) do(req *http.Request) (*http.Response, error) {
+	delay := connectRetryDelay
+	for attempt := 0; ; attempt++ {
+		resp, err := k.client.Do(req)
+		var op *net.OpError
+		if err == nil || attempt >= k.cfg.ConnectRetries || !errors.As(err, &op) || op.Op != "dial" {
+			return resp, err
+		}
+		slog.Warn("failure connecting to the identity server, retrying", "error", err, "delay", delay)
+		if serr := clock.Sleep(req.Context(), delay); serr != nil {
+			return nil, err
+		}
+		delay *= 2
+		if req.GetBody != nil {
+			body, berr := req.GetBody()
+			if berr != nil {
+				return nil, berr
+			}
+			req.Body = body
+		}
+	}
 }

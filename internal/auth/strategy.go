@@ -70,6 +70,7 @@ func KeystoneConfigFrom(c *config.Config) (KeystoneConfig, error) {
 		IncludeServiceCatalog:     c.Bool(s, "include_service_catalog"),
 		ServiceTokenRoles:         c.List(s, "service_token_roles"),
 		ServiceTokenRolesRequired: c.Bool(s, "service_token_roles_required"),
+		ConnectRetries:            c.IntOf(config.KeystoneAuthtokenHTTPRequestMaxRetries),
 		Client:                    client,
 	}, nil
 }
