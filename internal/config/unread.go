@@ -135,8 +135,6 @@ var unreadTable = []unreadEntry{
 	// upstream behaviour openkeel does not have yet.
 	planned(23, "DEFAULT", "Jinja templates of the virtual media ISO's boot loader; openkeel writes them from built-in templates",
 		"grub_config_template", "isolinux_config_template"),
-	planned(23, "DEFAULT", "waiting for free memory before an image conversion", "minimum_memory_wait_retries",
-		"minimum_memory_wait_time", "minimum_memory_warning_only", "minimum_required_memory"),
 	planned(23, "agent", "waiting for the Neutron agent of a smart NIC port", "neutron_agent_poll_interval"),
 	planned(23, "audit", "CADF audit notifications of API requests"),
 	planned(23, "cifs", "virtual media images published on a CIFS share"),

@@ -305,6 +305,10 @@ func (f *Fetcher) ImageToRaw(ctx context.Context, href, path, tmp string) (err e
 			os.Remove(staged)
 		}
 	}()
+	// qemu-img's conversion can take much memory: wait for it to be free.
+	if err := f.Opts.Memory.Wait(ctx); err != nil {
+		return err
+	}
 	slog.Debug("converting image to raw", "image", href, "format", format)
 	if err := ConvertImage(ctx, f.Opts, tmp, staged, format, "raw"); err != nil {
 		return errs.New(errs.ClassImageConvertFailed, map[string]any{"image_id": href, "reason": err.Error()})

@@ -72,6 +72,10 @@ type Options struct {
 	GrubConfigPath string
 	// TempDir is [DEFAULT]/tempdir.
 	TempDir string
+	// Memory is the [DEFAULT]/minimum_memory_* and minimum_required_memory
+	// check before a conversion to raw; DefaultOptions leaves it off (no
+	// required memory) so that tests do not depend on the host's.
+	Memory MemoryGuard
 	// OCIVerifyCA is [oci]/verify_ca; nil (unset) means WebserverVerifyCA.
 	OCIVerifyCA *string
 	// OCIPermitHTTPFallback is [oci]/permit_fallback_to_http_transport.
@@ -132,6 +136,12 @@ func OptionsFromConfig(c *config.Config) Options {
 		GrubConfigPath:               c.StringOf(config.DefaultGrubConfigPath),
 		TempDir:                      c.StringOf(config.DefaultTempdir),
 		OCIPermitHTTPFallback:        c.BoolOf(config.OciPermitFallbackToHTTPTransport),
+		Memory: MemoryGuard{
+			RequiredMiB: int64(c.IntOf(config.DefaultMinimumRequiredMemory)),
+			WaitTime:    c.DurationOf(config.DefaultMinimumMemoryWaitTime),
+			WaitRetries: c.IntOf(config.DefaultMinimumMemoryWaitRetries),
+			WarningOnly: c.BoolOf(config.DefaultMinimumMemoryWarningOnly),
+		},
 		OCISecureCDNRegistries:       c.ListOf(config.OciSecureCdnRegistries),
 		OCIAuthConfig:                c.StringOf(config.OciAuthenticationConfig),
 	}
