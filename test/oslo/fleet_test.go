@@ -44,7 +44,16 @@ func TestFleetOverOslo(t *testing.T) {
 	// A control exchange of the test's own: several runs can share the
 	// broker (the conductors' hosts, hence their queues, differ by port).
 	exchange := "ironic-test-" + uuid.NewString()[:8]
-	c := cluster.Start(t, cluster.Options{Conductors: 2, Database: db, Config: fmt.Sprintf(`[DEFAULT]
+	var c *cluster.Cluster
+	// Registered before the cluster's own cleanup, this runs after its
+	// processes have stopped: their queues and exchange outlive them,
+	// as upstream's, and are removed from the shared broker.
+	t.Cleanup(func() {
+		if c != nil {
+			removeQueues(transport, exchange, c)
+		}
+	})
+	c = cluster.Start(t, cluster.Options{Conductors: 2, Database: db, Config: fmt.Sprintf(`[DEFAULT]
 rpc_transport = oslo
 transport_url = %s
 control_exchange = %s
@@ -111,6 +120,23 @@ rpc_response_timeout = 30
 		}
 		ch.Close()
 	}
+}
+
+// removeQueues deletes the conductors' queues and the exchange.
+func removeQueues(transport, exchange string, c *cluster.Cluster) {
+	conn, err := amqp.Dial(strings.Replace(transport, "rabbit://", "amqp://", 1))
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return
+	}
+	for _, p := range c.Conductors {
+		_, _ = ch.QueueDelete(rpc.ManagerTopic+"."+p.Host, false, false, false)
+	}
+	_ = ch.ExchangeDelete(exchange, false, false)
 }
 
 // do sends one API request, checks its status and decodes its body into

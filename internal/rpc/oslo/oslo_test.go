@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/rpc/jsonrpc"
 	"github.com/openkeel/ironic/internal/rpc/oslo"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // transportURL is the machine's RabbitMQ (oslo.messaging's form); CI
@@ -101,6 +103,9 @@ func (b bus) serve(t *testing.T, c *conductor) {
 		if err := <-done; err != nil {
 			t.Errorf("server %s: %v", c.host, err)
 		}
+		// Topic queues outlive their consumers, as upstream's: remove
+		// the test's own from the shared broker.
+		b.remove(t, b.topic, b.topic+"."+c.host)
 	})
 	select {
 	case <-srv.Ready():
@@ -109,6 +114,25 @@ func (b bus) serve(t *testing.T, c *conductor) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("server %s not consuming after 30 s", c.host)
 	}
+}
+
+// remove deletes queues of the test and its exchange, when the broker
+// is still there.
+func (b bus) remove(t *testing.T, queues ...string) {
+	t.Helper()
+	conn, err := amqp.Dial(strings.Replace(b.opts.TransportURL, "rabbit://", "amqp://", 1))
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return
+	}
+	for _, q := range queues {
+		_, _ = ch.QueueDelete(q, false, false, false)
+	}
+	_ = ch.ExchangeDelete(b.opts.Exchange, false, false)
 }
 
 func (b bus) client(t *testing.T) rpc.ConductorAPI {
@@ -219,5 +243,65 @@ func TestFailoverToNextHost(t *testing.T) {
 	api := b.client(t)
 	if _, err := api.GetDriverProperties(context.Background(), b.topic+".cond-1", "fake-hardware"); err != nil {
 		t.Fatalf("call through the second host: %v", err)
+	}
+}
+
+// TestQuorumQueues: with rabbit_quorum_queue the conductor's topic queues
+// are durable quorum queues on a durable exchange, and calls go through.
+func TestQuorumQueues(t *testing.T) {
+	b := newBus(t)
+	b.opts.Quorum = true
+	b.opts.QuorumDeliveryLimit = 5
+	b.serve(t, newConductor("cond-1"))
+	api := b.client(t)
+	if _, err := api.GetDriverProperties(context.Background(), b.topic+".cond-1", "fake-hardware"); err != nil {
+		t.Fatalf("call over quorum queues: %v", err)
+	}
+	conn, err := amqp.Dial(strings.Replace(b.opts.TransportURL, "rabbit://", "amqp://", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A passive declaration with other arguments than the queue's own
+	// would close the channel: the queue is a durable quorum queue.
+	q := b.topic + ".cond-1"
+	if _, err := ch.QueueDeclare(q, true, false, false, false, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(5)}); err != nil {
+		t.Fatalf("queue %s is not a durable quorum queue: %v", q, err)
+	}
+}
+
+// TestDeletedQueueIsDeclaredAgain: an operator deleting the conductor's
+// queue cancels its consumer; the server declares it again and serves on.
+func TestDeletedQueueIsDeclaredAgain(t *testing.T) {
+	b := newBus(t)
+	b.serve(t, newConductor("cond-1"))
+	api := b.client(t)
+	conn, err := amqp.Dial(strings.Replace(b.opts.TransportURL, "rabbit://", "amqp://", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDelete(b.topic+".cond-1", false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	// Calls published before the queue is back are lost, as upstream's:
+	// retry with a short timeout until one is answered.
+	short := b
+	short.opts.Timeout = 500 * time.Millisecond
+	retry := short.client(t)
+	await.Until(t, 30*time.Second, "the queue to be declared again", func() bool {
+		_, err := retry.GetDriverProperties(context.Background(), b.topic+".cond-1", "fake-hardware")
+		return err == nil
+	})
+	if _, err := api.GetDriverProperties(context.Background(), b.topic+".cond-1", "fake-hardware"); err != nil {
+		t.Fatalf("call after the queue came back: %v", err)
 	}
 }

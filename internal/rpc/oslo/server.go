@@ -119,6 +119,10 @@ func (s *Server) session(ctx context.Context) error {
 	s.pub = pub
 	s.mu.Unlock()
 	var consumers sync.WaitGroup
+	// A consumer the broker cancels (its queue deleted, a failover of
+	// its node) ends the session: the next one declares the queues
+	// again, as upstream's consumers do on a cancel notification.
+	cancelled := make(chan string, len(queues))
 	for i, q := range queues {
 		deliveries, err := ch.Consume(q, fmt.Sprintf("%s-%d", s.host, i), false, false, false, false, nil)
 		if err != nil {
@@ -128,6 +132,7 @@ func (s *Server) session(ctx context.Context) error {
 			for d := range deliveries {
 				s.handle(ctx, d)
 			}
+			cancelled <- q
 		})
 	}
 	s.readyOnce.Do(func() { close(s.ready) })
@@ -139,6 +144,12 @@ func (s *Server) session(ctx context.Context) error {
 			return errors.New("connection closed")
 		}
 		return e
+	case q := <-cancelled:
+		for i := range queues {
+			_ = ch.Cancel(fmt.Sprintf("%s-%d", s.host, i), false)
+		}
+		consumers.Wait()
+		return fmt.Errorf("broker cancelled the consumer of %s", q)
 	case <-ctx.Done():
 		for i := range queues {
 			_ = ch.Cancel(fmt.Sprintf("%s-%d", s.host, i), false)
