@@ -99,13 +99,15 @@ func sampleNodeUpdate() *model.NodeUpdate {
 }
 
 func samplePort() *model.Port {
-	// local_link_connection is not nullable upstream: unset, it is {}.
+	// local_link_connection and pxe_enabled are not nullable upstream:
+	// unset, they are {} and true.
 	return &model.Port{ID: 3, UUID: "5e1c3d1c-0a44-4a5a-8a4f-9b2f0a1c2d3e", Address: model.Ptr("52:54:00:12:34:56"), NodeID: model.Ptr[int64](7),
-		LocalLinkConnection: map[string]any{}, CreatedAt: when}
+		LocalLinkConnection: map[string]any{}, PXEEnabled: model.Ptr(true), CreatedAt: when}
 }
 
 func samplePortgroup() *model.Portgroup {
-	return &model.Portgroup{ID: 4, UUID: "0b0e2d84-4a38-4b6e-9d3e-9a2b6c0f8e1a", Name: model.Ptr("pg0"), NodeID: model.Ptr[int64](7), CreatedAt: when}
+	return &model.Portgroup{ID: 4, UUID: "0b0e2d84-4a38-4b6e-9d3e-9a2b6c0f8e1a", Name: model.Ptr("pg0"), NodeID: model.Ptr[int64](7),
+		StandalonePortsSupported: model.Ptr(true), DynamicPortgroup: model.Ptr(false), CreatedAt: when}
 }
 
 func sampleConnector() *model.VolumeConnector {

@@ -133,7 +133,7 @@ func TestPinnedUpdatePortNamesItsChanges(t *testing.T) {
 	c, topic, rec := newPinned(t, fake, &storedRows{port: stored})
 	changed := *stored
 	changed.Extra = map[string]any{"k": "v"}
-	changed.PXEEnabled = model.Ptr(true)
+	changed.PXEEnabled = model.Ptr(false)
 	if _, err := c.UpdatePort(context.Background(), topic, &changed); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,12 @@ type Class struct {
 	// named nowhere date from 1.0. Versions that added only methods are
 	// absent.
 	Added map[string][]string
+	// NotNull are the fields upstream's object does not let be None, with
+	// the value upstream's database gives them when they are not set
+	// (JSON): an object decoded without one (a new object whose sender
+	// left it unset, or an older version) gets that value, and one of ours
+	// holding null is sent with it.
+	NotNull map[string]string
 }
 
 // Since is the version that added field (1.0 for the original ones).
@@ -97,6 +103,7 @@ var (
 			"1.12": {"description"}, "1.13": {"vendor"}, "1.15": {"category"},
 			"1.16": {"available_for_dynamic_portgroup"},
 		},
+		NotNull: map[string]string{"pxe_enabled": "true", "local_link_connection": "{}", "available_for_dynamic_portgroup": "true"},
 	}
 	// PortgroupClass is objects.Portgroup.
 	PortgroupClass = &Class{
@@ -108,6 +115,7 @@ var (
 			"1.1": {"internal_info"}, "1.2": {"standalone_ports_supported"}, "1.3": {"mode", "properties"},
 			"1.5": {"node_uuid"}, "1.7": {"physical_network"}, "1.8": {"category"}, "1.9": {"dynamic_portgroup"},
 		},
+		NotNull: map[string]string{"standalone_ports_supported": "true", "dynamic_portgroup": "false"},
 	}
 	// AllocationClass is objects.Allocation.
 	AllocationClass = &Class{

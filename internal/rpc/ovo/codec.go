@@ -206,9 +206,8 @@ func (c *Codec) encodeField(class *Class, f string, val json.RawMessage) (json.R
 		}
 		out, err := json.Marshal(t.UTC().Format(isotime))
 		return out, true, err
-	case f == "local_link_connection" && null:
-		// Not nullable upstream: an unset one is empty.
-		return json.RawMessage("{}"), true, nil
+	case null && class.NotNull[f] != "":
+		return json.RawMessage(class.NotNull[f]), true, nil
 	case class == NodeClass && f == "traits":
 		if null {
 			return nil, false, nil
@@ -270,6 +269,9 @@ func Decode(raw json.RawMessage, out any) ([]string, error) {
 		return nil, fmt.Errorf("decode %s: version %s is not compatible with %s", class.Name, p.Version, class.Latest)
 	}
 	data := make(map[string]json.RawMessage, len(p.Data))
+	for f, def := range class.NotNull {
+		data[f] = json.RawMessage(def)
+	}
 	for f, val := range p.Data {
 		if !class.has(f) {
 			continue

@@ -93,8 +93,8 @@ func TestRoundTrip(t *testing.T) {
 	n.CreatedAt = n.CreatedAt.Truncate(time.Second)
 	cases := []any{
 		n,
-		&model.Port{ID: 3, UUID: "u", Address: model.Ptr("52:54:00:12:34:56"), NodeID: model.Ptr[int64](7), Category: model.Ptr("c"), LocalLinkConnection: map[string]any{}},
-		&model.Portgroup{ID: 4, UUID: "u", Name: model.Ptr("pg"), DynamicPortgroup: model.Ptr(true)},
+		&model.Port{ID: 3, UUID: "u", Address: model.Ptr("52:54:00:12:34:56"), NodeID: model.Ptr[int64](7), Category: model.Ptr("c"), LocalLinkConnection: map[string]any{}, PXEEnabled: model.Ptr(false)},
+		&model.Portgroup{ID: 4, UUID: "u", Name: model.Ptr("pg"), DynamicPortgroup: model.Ptr(true), StandalonePortsSupported: model.Ptr(false)},
 		&model.Allocation{ID: 8, UUID: "u", State: "allocating", Traits: []string{"CUSTOM_X"}, Owner: model.Ptr("p")},
 		&model.VolumeConnector{ID: 5, UUID: "u", Type: model.Ptr("iqn")},
 		&model.VolumeTarget{ID: 6, UUID: "u", BootIndex: model.Ptr(0), VolumeID: model.Ptr("v")},
@@ -158,4 +158,26 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A port whose sender left pxe_enabled unset (upstream's API does when the
+// request has none) gets the database's default, true; one of ours holding
+// null goes out as true, since upstream's object refuses None there.
+func TestNotNullFieldsTakeUpstreamsDefault(t *testing.T) {
+	raw := []byte(`{"ironic_object.name": "Port", "ironic_object.namespace": "ironic", "ironic_object.version": "1.11",
+		"ironic_object.data": {"uuid": "u", "address": "52:54:00:00:00:01"}, "ironic_object.changes": ["uuid", "address"]}`)
+	var p model.Port
+	if _, err := Decode(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.PXEEnabled == nil || !*p.PXEEnabled || p.LocalLinkConnection == nil || !p.AvailableForDynamicPortgroup {
+		t.Errorf("decoded %+v", p)
+	}
+	out, err := Latest().Encode(&model.Port{UUID: "u"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out.Data["pxe_enabled"]) != "true" || string(out.Data["local_link_connection"]) != "{}" {
+		t.Errorf("encoded pxe_enabled %s local_link_connection %s", out.Data["pxe_enabled"], out.Data["local_link_connection"])
+	}
 }
