@@ -130,7 +130,7 @@ var unreadTable = []unreadEntry{
 	na("vnc", tlsCiphers, "tls_ciphers"),
 	na("drac", "read by the WS-Man idrac interfaces upstream removed; master's idrac-redfish interfaces do not read it",
 		"bios_factory_reset_timeout", "boot_device_job_status_timeout", "config_job_max_retries"),
-	planned(23, "redfish", "firmware updates that wait for a BMC to come back (item 1)", "firmware_update_bmc_timeout", "firmware_update_wait_unresponsive_bmc"),
+	na("redfish", "registered by master but read nowhere (its BMC firmware updates are bounded by firmware_update_resource_validation_timeout)", "firmware_update_bmc_timeout"),
 	// Gaps of issue 23 item 8 with no feature issue of their own: each is
 	// upstream behaviour openkeel does not have yet.
 	planned(23, "DEFAULT", "Jinja templates of the virtual media ISO's boot loader; openkeel writes them from built-in templates",

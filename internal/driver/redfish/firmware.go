@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -233,7 +234,24 @@ func (f *Firmware) executeUpdate(ctx context.Context, task *driver.Task, updates
 		setAsyncStepFlags(n, ptr(false), nil, ptr(true))
 	case componentNIC:
 		setAsyncStepFlags(n, ptr(false), nil, ptr(true))
+	case componentBIOS:
+		setAsyncStepFlags(n, ptr(true), nil, ptr(true))
 	default:
+		// Upstream's _setup_default_update_monitoring: an update that
+		// names no wait waits the node's
+		// firmware_update_unresponsive_bmc_wait, else
+		// [redfish]/firmware_update_wait_unresponsive_bmc, before its
+		// reboot.
+		if _, ok := upd[fwWaitKey]; !ok {
+			wait, _ := jsonInt(n.DriverInfo["firmware_update_unresponsive_bmc_wait"])
+			if s, ok := n.DriverInfo["firmware_update_unresponsive_bmc_wait"].(string); ok {
+				wait, _ = strconv.Atoi(s)
+			}
+			if wait == 0 {
+				wait = int(f.core.opts.FirmwareUpdateWaitUnresponsiveBMC / time.Second)
+			}
+			upd[fwWaitKey] = wait
+		}
 		setAsyncStepFlags(n, ptr(true), nil, ptr(true))
 	}
 	storeUpdates(n, updates)

@@ -50,12 +50,16 @@ type Options struct {
 	// The asynchronous jobs: how often the conductor polls them
 	// (raid_config_status_interval, firmware_update_status_interval) and
 	// the firmware update's waits and timeouts.
-	RAIDConfigStatusInterval                time.Duration
-	RAIDConfigFailInterval                  time.Duration
-	FirmwareUpdateFailInterval              time.Duration
-	FirmwareUpdateStatusInterval            time.Duration
-	FirmwareUpdateOverallTimeout            time.Duration
-	FirmwareUpdateRebootDelay               time.Duration
+	RAIDConfigStatusInterval     time.Duration
+	RAIDConfigFailInterval       time.Duration
+	FirmwareUpdateFailInterval   time.Duration
+	FirmwareUpdateStatusInterval time.Duration
+	FirmwareUpdateOverallTimeout time.Duration
+	FirmwareUpdateRebootDelay    time.Duration
+	// FirmwareUpdateWaitUnresponsiveBMC is [redfish]/
+	// firmware_update_wait_unresponsive_bmc: the wait after an update of a
+	// component of no known type before the reboot that finishes it.
+	FirmwareUpdateWaitUnresponsiveBMC       time.Duration
 	FirmwareUpdateBMCVersionCheckInterval   time.Duration
 	FirmwareUpdateNICStartingWait           time.Duration
 	FirmwareUpdateRequiredSuccesses         int
@@ -197,6 +201,7 @@ func OptionsFromConfig(c *config.Config) Options {
 	o.FirmwareUpdateStatusInterval = c.DurationOf(config.RedfishFirmwareUpdateStatusInterval)
 	o.FirmwareUpdateOverallTimeout = c.DurationOf(config.RedfishFirmwareUpdateOverallTimeout)
 	o.FirmwareUpdateRebootDelay = c.DurationOf(config.RedfishFirmwareUpdateRebootDelay)
+	o.FirmwareUpdateWaitUnresponsiveBMC = c.DurationOf(config.RedfishFirmwareUpdateWaitUnresponsiveBmc)
 	o.FirmwareUpdateBMCVersionCheckInterval = c.DurationOf(config.RedfishFirmwareUpdateBmcVersionCheckInterval)
 	o.FirmwareUpdateNICStartingWait = c.DurationOf(config.RedfishFirmwareUpdateNicStartingWait)
 	o.FirmwareUpdateRequiredSuccesses = c.IntOf(config.RedfishFirmwareUpdateRequiredSuccesses)
