@@ -151,7 +151,9 @@
       }
     }
     if (res.status === 401 && config.auth_strategy !== 'noauth') {
+      // Expired or revoked credentials: the stream goes with them.
       setCredentials(null);
+      live.stop();
       location.hash = '#/login';
       throw new APIError(401, 'authentication required');
     }
