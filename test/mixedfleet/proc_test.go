@@ -268,6 +268,21 @@ func (a api) enrol(name string) {
 	if extra, _ := n["extra"].(map[string]any); extra["rack"] != "r1" || extra["row"] != "a" || !strings.HasPrefix(fmt.Sprint(n["description"]), "enrolled") {
 		a.t.Fatalf("%s: patched node %s: extra %v description %v", a.name, name, n["extra"], n["description"])
 	}
+	// A port: create_port and update_port carry a Port object.
+	p := a.must(http.MethodPost, "/v1/ports", map[string]any{"node_uuid": n["uuid"], "address": macOf(name), "extra": map[string]any{"switch": "s1"}}, http.StatusCreated)
+	p = a.must(http.MethodPatch, "/v1/ports/"+fmt.Sprint(p["uuid"]), []map[string]any{{"op": "add", "path": "/extra/port", "value": "eth0"}}, http.StatusOK)
+	if extra, _ := p["extra"].(map[string]any); extra["switch"] != "s1" || extra["port"] != "eth0" || p["address"] != macOf(name) {
+		a.t.Fatalf("%s: patched port of %s: %v", a.name, name, p)
+	}
+}
+
+// macOf is a MAC address of the node's own.
+func macOf(name string) string {
+	var sum byte
+	for _, c := range []byte(name) {
+		sum = sum*31 + c
+	}
+	return fmt.Sprintf("52:54:00:%02x:%02x:%02x", len(name), sum, name[len(name)-1])
 }
 
 // deploy takes an enrolled node to active: manage, provide (automated
