@@ -128,6 +128,9 @@ func (f *Fetcher) Fetch(ctx context.Context, href, path string, o FetchOptions) 
 			os.Remove(tmp)
 		}
 	}()
+	if err := f.decompressZstd(ctx, tmp); err != nil {
+		return fmt.Errorf("fetch %s: %w", href, err)
+	}
 	skipInspection := o.DisableValidation || f.Opts.DisableDeepInspection
 	format := ""
 	if !skipInspection {

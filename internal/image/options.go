@@ -39,6 +39,8 @@ type Options struct {
 	DisableChecksumFiles bool
 	// DisableFileChecksum is [conductor]/disable_file_checksum.
 	DisableFileChecksum bool
+	// DisableZstdDecompression is [conductor]/disable_zstandard_decompression.
+	DisableZstdDecompression bool
 	// DisableDeepInspection is [conductor]/disable_deep_image_inspection.
 	DisableDeepInspection bool
 	// PermittedFormats is [conductor]/permitted_image_formats.
@@ -121,6 +123,7 @@ func OptionsFromConfig(c *config.Config) Options {
 		DisableChecksumFiles:         c.BoolOf(config.ConductorDisableSupportForChecksumFiles),
 		DisableFileChecksum:          c.BoolOf(config.ConductorDisableFileChecksum),
 		DisableDeepInspection:        c.BoolOf(config.ConductorDisableDeepImageInspection),
+		DisableZstdDecompression:     c.BoolOf(config.ConductorDisableZstandardDecompression),
 		PermittedFormats:             c.ListOf(config.ConductorPermittedImageFormats),
 		ConvertMemoryLimitMiB:        c.IntOf(config.DiskUtilsImageConvertMemoryLimit),
 		ConvertAttempts:              c.IntOf(config.DiskUtilsImageConvertAttempts),
@@ -142,8 +145,8 @@ func OptionsFromConfig(c *config.Config) Options {
 			WaitRetries: c.IntOf(config.DefaultMinimumMemoryWaitRetries),
 			WarningOnly: c.BoolOf(config.DefaultMinimumMemoryWarningOnly),
 		},
-		OCISecureCDNRegistries:       c.ListOf(config.OciSecureCdnRegistries),
-		OCIAuthConfig:                c.StringOf(config.OciAuthenticationConfig),
+		OCISecureCDNRegistries: c.ListOf(config.OciSecureCdnRegistries),
+		OCIAuthConfig:          c.StringOf(config.OciAuthenticationConfig),
 	}
 	if c.HasOf(config.OciVerifyCA) {
 		v := c.StringOf(config.OciVerifyCA)
