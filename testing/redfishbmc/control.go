@@ -19,6 +19,8 @@ const controlPrefix = "/emulator/"
 //	POST   /emulator/sessions/expire
 //	POST   /emulator/tasks/fail-next     {"message"}
 //	PUT    /emulator/systems/<id>/power  {"state": "On" | "Off"}
+//	PUT    /emulator/systems/<id>/health {"health": "OK" | "Warning" | "Critical" | ""}
+//	PUT    /emulator/sensors             Sensors (sensors.go)
 //	GET    /emulator/systems/<id>
 //	GET    /emulator/stats
 func (b *BMC) WithControl() *BMC {
@@ -43,6 +45,9 @@ type faultRequest struct {
 
 func (b *BMC) controlRoute(r *http.Request, path string, body []byte) response {
 	rest := strings.TrimPrefix(path, strings.TrimSuffix(controlPrefix, "/"))
+	if resp, ok := b.sensorControlRoute(r, rest, body); ok {
+		return resp
+	}
 	switch {
 	case rest == "/faults" && r.Method == http.MethodPost:
 		var f faultRequest

@@ -1,17 +1,25 @@
 package redfishbmc
 
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
 // The chassis' Thermal and Power resources and the systems' Status.Health,
 // which tests change while the service polls them: a fan slowing down, a
 // CPU warming up, a power supply failing.
 
 // Sensors are the chassis' readings and the health of its parts.
 type Sensors struct {
-	CPUCelsius     float64
-	FanRPM         float64
-	PSUOutputWatts float64
+	CPUCelsius     float64 `json:"cpu_celsius"`
+	FanRPM         float64 `json:"fan_rpm"`
+	PSUOutputWatts float64 `json:"psu_output_watts"`
 	// CPUHealth, FanHealth and PSUHealth are Status.Health values (OK,
 	// Warning, Critical).
-	CPUHealth, FanHealth, PSUHealth string
+	CPUHealth string `json:"cpu_health"`
+	FanHealth string `json:"fan_health"`
+	PSUHealth string `json:"psu_health"`
 }
 
 // defaultSensors is a healthy machine at rest.
@@ -120,4 +128,41 @@ func (b *BMC) WithoutSimpleStorage(id string) *BMC {
 	}
 	b.sensors.noSimpleStorage[id] = true
 	return b
+}
+
+// sensorControlRoute is the control API's part for sensors and health
+// (control.go): PUT /emulator/sensors and PUT /emulator/systems/<id>/health.
+func (b *BMC) sensorControlRoute(r *http.Request, rest string, body []byte) (response, bool) {
+	if r.Method != http.MethodPut {
+		return response{}, false
+	}
+	if rest == "/sensors" {
+		var s Sensors
+		if resp, ok := decode(body, &s); !ok {
+			return resp, true
+		}
+		b.SetSensors(s)
+		return response{status: http.StatusNoContent}, true
+	}
+	id, ok := strings.CutSuffix(strings.TrimPrefix(rest, "/systems/"), "/health")
+	if !ok || !strings.HasPrefix(rest, "/systems/") {
+		return response{}, false
+	}
+	b.mu.Lock()
+	_, known := b.systems[id]
+	b.mu.Unlock()
+	if !known {
+		return notFound(rest), true
+	}
+	var req struct {
+		Health string `json:"health"`
+	}
+	if resp, ok := decode(body, &req); !ok {
+		return resp, true
+	}
+	if !slices.Contains([]string{"OK", "Warning", "Critical", ""}, req.Health) {
+		return badRequest("Base.1.8.PropertyValueNotInList", "health %q is not OK, Warning, Critical or empty", req.Health), true
+	}
+	b.SetSystemHealth(id, req.Health)
+	return response{status: http.StatusNoContent}, true
 }

@@ -1,7 +1,9 @@
 package redfishbmc
 
 import (
+	"bytes"
 	"encoding/json"
+	"log"
 	"net/http"
 	"testing"
 )
@@ -43,7 +45,9 @@ func TestSensorsAndHealth(t *testing.T) {
 	if th.Temperatures[0].ReadingCelsius != 81 || th.Temperatures[0].Status.Health != "Critical" || th.Fans[0].Reading != 100 {
 		t.Errorf("after SetSensors %+v", th)
 	}
-	var pw struct{ PowerSupplies []struct{ LastPowerOutputWatts float64 } }
+	var pw struct {
+		PowerSupplies []struct{ LastPowerOutputWatts float64 }
+	}
 	getResource(t, b.URL()+"/redfish/v1/Chassis/1U/Power", &pw)
 	if pw.PowerSupplies[0].LastPowerOutputWatts != 500 {
 		t.Errorf("power %+v", pw)
@@ -64,4 +68,35 @@ func TestSensorsAndHealth(t *testing.T) {
 	if _, ok := sys.Status["Health"]; ok || sys.Status["State"] != "Enabled" {
 		t.Errorf("health left out: %v", sys.Status)
 	}
+}
+
+// A process-run emulator takes sensor readings and system health through
+// its control API.
+func TestSensorsControlAPI(t *testing.T) {
+	b, err := Build(Config{Control: true, Systems: []SystemConfig{{ID: "sys-1"}}}, log.New(&bytes.Buffer{}, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	url, err := b.Serve("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := call{t: t, base: url}
+	resp, _ := ctl.do(http.MethodPut, "/emulator/sensors", map[string]any{"cpu_celsius": 77, "fan_rpm": 900, "cpu_health": "Warning", "fan_health": "OK", "psu_health": "OK"})
+	wantStatus(t, resp, http.StatusNoContent)
+	if s := b.SensorReadings(); s.CPUCelsius != 77 || s.FanRPM != 900 || s.CPUHealth != "Warning" {
+		t.Errorf("sensors %+v", s)
+	}
+	resp, _ = ctl.do(http.MethodPut, "/emulator/systems/sys-1/health", map[string]any{"health": "Critical"})
+	wantStatus(t, resp, http.StatusNoContent)
+	var sys struct{ Status map[string]string }
+	getResource(t, url+SystemPath("sys-1"), &sys)
+	if sys.Status["Health"] != "Critical" {
+		t.Errorf("health %v", sys.Status)
+	}
+	resp, _ = ctl.do(http.MethodPut, "/emulator/systems/sys-1/health", map[string]any{"health": "Broken"})
+	wantStatus(t, resp, http.StatusBadRequest)
+	resp, _ = ctl.do(http.MethodPut, "/emulator/systems/nope/health", map[string]any{"health": "OK"})
+	wantStatus(t, resp, http.StatusNotFound)
 }
