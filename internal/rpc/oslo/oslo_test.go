@@ -14,11 +14,13 @@ import (
 	"github.com/google/uuid"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/rpc/jsonrpc"
 	"github.com/openkeel/ironic/internal/rpc/oslo"
 	"github.com/openkeel/ironic/testing/await"
+	"github.com/openkeel/ironic/testing/rabbitmq"
 )
 
 // transportURL is the machine's RabbitMQ (oslo.messaging's form); CI
@@ -303,5 +305,48 @@ func TestDeletedQueueIsDeclaredAgain(t *testing.T) {
 	})
 	if _, err := api.GetDriverProperties(context.Background(), b.topic+".cond-1", "fake-hardware"); err != nil {
 		t.Fatalf("call after the queue came back: %v", err)
+	}
+}
+
+// TestTLS: [oslo_messaging_rabbit]/ssl with ssl_ca_file reaches a broker
+// that serves AMQP over TLS only; without the CA the call fails as any
+// broker outage, a 503.
+func TestTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a private RabbitMQ node")
+	}
+	broker := rabbitmq.StartWith(t, rabbitmq.Options{TLS: true})
+	for _, tc := range []struct {
+		name string
+		ca   string
+		ok   bool
+	}{{"with the CA", broker.CAFile(), true}, {"without it", "", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Load(config.LoadOptions{Overrides: map[string]map[string]string{
+				"DEFAULT":               {"transport_url": broker.URL(), "control_exchange": "ironic", "rpc_response_timeout": "5"},
+				"oslo_messaging_rabbit": {"ssl": "true", "ssl_ca_file": tc.ca},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts, err := oslo.OptionsFromConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.Logger = quiet
+			opts.RetryInterval, opts.IntervalMax = 100*time.Millisecond, 500*time.Millisecond
+			b := bus{opts: opts, topic: "ironic.conductor_manager"}
+			if tc.ok {
+				b.serve(t, newConductor("cond-tls"))
+			}
+			b.opts.Timeout = time.Second
+			_, err = b.client(t).GetDriverProperties(context.Background(), b.topic+".cond-tls", "fake-hardware")
+			if tc.ok && err != nil {
+				t.Fatalf("call over TLS: %v", err)
+			}
+			if e, isErr := errs.As(err); !tc.ok && (!isErr || e.Code != http.StatusServiceUnavailable) {
+				t.Fatalf("call with an unknown CA: %v, want a 503", err)
+			}
+		})
 	}
 }
