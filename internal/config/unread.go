@@ -133,8 +133,6 @@ var unreadTable = []unreadEntry{
 	na("redfish", "registered by master but read nowhere (its BMC firmware updates are bounded by firmware_update_resource_validation_timeout)", "firmware_update_bmc_timeout"),
 	// Gaps of issue 23 item 8 with no feature issue of their own: each is
 	// upstream behaviour openkeel does not have yet.
-	planned(23, "DEFAULT", "Jinja templates of the virtual media ISO's boot loader; openkeel writes them from built-in templates",
-		"grub_config_template", "isolinux_config_template"),
 	planned(23, "agent", "waiting for the Neutron agent of a smart NIC port", "neutron_agent_poll_interval"),
 	planned(23, "audit", "CADF audit notifications of API requests"),
 	planned(23, "cifs", "virtual media images published on a CIFS share"),

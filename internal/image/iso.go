@@ -161,7 +161,13 @@ func buildBIOSISO(ctx context.Context, opts Options, output string, b BootISOOpt
 	if ldlinux != "" {
 		files[ldlinuxPath] = FileEntry{Source: ldlinux}
 	}
-	files[isolinuxCfgPath] = FileEntry{Data: []byte(IsolinuxConfig("/vmlinuz", "/initrd", b.KernelParams))}
+	isolinuxCfg, err := bootConfig(opts.IsolinuxConfigTemplate,
+		map[string]string{"kernel": "/vmlinuz", "ramdisk": "/initrd", "kernel_params": b.KernelParams},
+		IsolinuxConfig("/vmlinuz", "/initrd", b.KernelParams))
+	if err != nil {
+		return imageCreationFailed("iso", err)
+	}
+	files[isolinuxCfgPath] = FileEntry{Data: isolinuxCfg}
 	dir, err := os.MkdirTemp(opts.TempDir, "bootiso")
 	if err != nil {
 		return imageCreationFailed("iso", err)
@@ -211,7 +217,13 @@ func buildUEFIISO(ctx context.Context, opts Options, output string, b BootISOOpt
 	} else {
 		files[espRel] = FileEntry{Source: esp}
 	}
-	files[grubRel] = FileEntry{Data: []byte(GrubConfig("/vmlinuz", "/initrd", b.KernelParams))}
+	grubCfg, err := bootConfig(opts.GrubConfigTemplate,
+		map[string]string{"linux": "/vmlinuz", "initrd": "/initrd", "kernel_params": b.KernelParams},
+		GrubConfig("/vmlinuz", "/initrd", b.KernelParams))
+	if err != nil {
+		return imageCreationFailed("iso", err)
+	}
+	files[grubRel] = FileEntry{Data: grubCfg}
 	if err := populate(dir, files); err != nil {
 		return imageCreationFailed("iso", err)
 	}

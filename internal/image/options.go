@@ -74,6 +74,11 @@ type Options struct {
 	GrubConfigPath string
 	// TempDir is [DEFAULT]/tempdir.
 	TempDir string
+	// IsolinuxConfigTemplate and GrubConfigTemplate are
+	// [DEFAULT]/isolinux_config_template and grub_config_template when
+	// they name an operator's file; "" (upstream's default under
+	// $pybasedir) is the built-in text.
+	IsolinuxConfigTemplate, GrubConfigTemplate string
 	// Memory is the [DEFAULT]/minimum_memory_* and minimum_required_memory
 	// check before a conversion to raw; DefaultOptions leaves it off (no
 	// required memory) so that tests do not depend on the host's.
@@ -153,6 +158,8 @@ func OptionsFromConfig(c *config.Config) Options {
 		o.OCIVerifyCA = &v
 	}
 	o.IgnoreProjectCheckForAdmin = c.BoolOf(config.DefaultIgnoreProjectCheckForAdminTasks)
+	o.IsolinuxConfigTemplate = operatorTemplate(c, config.DefaultIsolinuxConfigTemplate)
+	o.GrubConfigTemplate = operatorTemplate(c, config.DefaultGrubConfigTemplate)
 	return o
 }
 
@@ -166,4 +173,15 @@ func verifyCA(v string) (verify bool, caFile string) {
 		return false, ""
 	}
 	return true, v
+}
+
+// operatorTemplate is a template option naming an operator's file, "" when
+// it names one of upstream's source tree ($pybasedir, which the
+// configuration resolves next to our executable), whose text is built in.
+func operatorTemplate(c *config.Config, k config.StringOpt) string {
+	v := c.StringOf(k)
+	if base := strings.TrimRight(c.StringOf(config.DefaultPybasedir), "/"); base != "" && strings.HasPrefix(v, base+"/") {
+		return ""
+	}
+	return v
 }
