@@ -8,6 +8,10 @@
 // each behind both APIs, nodes spread by the shared hash ring, then
 // Debian's conductor stopped and ours taking its nodes over.
 //
+// TestRollingMigrationOverOslo runs the same phases with every process on
+// rpc_transport = oslo (oslo.messaging over a private RabbitMQ node of
+// testing/rabbitmq).
+//
 // Debian's 21.4 JSON-RPC client calls every conductor at its own
 // [json_rpc]port (it reads no port from the conductor's host name, as
 // 2023.2's does), so two conductors need two addresses: the second one

@@ -11,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/store/storetest"
 	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/cluster"
+	"github.com/openkeel/ironic/testing/rabbitmq"
 )
 
 // The two conductor addresses: Debian's 21.4 client calls every conductor
@@ -29,6 +30,9 @@ type fleet struct {
 	bin     string
 	db      string
 	rpcPort int
+	// transport is what every process reads after the common options:
+	// the oslo.messaging variant's rpc_transport and broker.
+	transport string
 }
 
 func newFleet(t *testing.T) *fleet {
@@ -89,8 +93,9 @@ images_path = %[1]s/images
 instance_master_path = %[1]s/master_images
 [oslo_concurrency]
 lock_path = %[1]s/locks
+%[7]s
 %[6]s
-`, f.dir, f.rpcPort, f.db, firstHost, freePort(f.t), extra)
+`, f.dir, f.rpcPort, f.db, firstHost, freePort(f.t), extra, f.transport)
 	path := filepath.Join(f.dir, name+".conf")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		f.t.Fatal(err)
@@ -131,7 +136,22 @@ func (f *fleet) debianAPI(name string) (api, *proc) {
 // 21.4 to ours step by step, as docs/migrating.md describes it.
 func TestRollingMigrationOverJSONRPC(t *testing.T) {
 	requireDebianIronic(t)
+	rollingMigration(t, newFleet(t))
+}
+
+// TestRollingMigrationOverOslo is the same migration with every process
+// on rpc_transport = oslo, through a RabbitMQ node of the test's own (the
+// conductors' queues are named by host, which the JSON-RPC variant's
+// fixed addresses would share with another run on the machine's broker).
+func TestRollingMigrationOverOslo(t *testing.T) {
+	requireDebianIronic(t)
+	broker := rabbitmq.Start(t)
 	f := newFleet(t)
+	f.transport = fmt.Sprintf("[DEFAULT]\nrpc_transport = oslo\ntransport_url = %s\nrpc_response_timeout = 30\n", broker.URL())
+	rollingMigration(t, f)
+}
+
+func rollingMigration(t *testing.T, f *fleet) {
 	phase := time.Now()
 	lap := func(what string) {
 		t.Logf("%s: %s", what, time.Since(phase).Round(100*time.Millisecond))
