@@ -150,8 +150,8 @@ var unreadTable = []unreadEntry{
 	planned(23, "keystone_authtoken", "the token validator's own credentials section, service type and system scope",
 		"auth_section", "service_type", "system_scope"),
 	na("oslo_middleware", "read by oslo.middleware's sizelimit filter, which upstream's API pipeline (ironic/api/app.py) does not include; [api]/max_json_body_size* bound request bodies", "max_request_body_size"),
-	planned(23, "pxe", "PXE behaviour openkeel does not have yet: per-node template overrides, the DHCP IP version, iPXE images from Swift",
-		"enable_insecure_template_override", "ip_version", "ipxe_use_swift"),
+	planned(23, "pxe", "PXE behaviour openkeel does not have yet: the DHCP IP version, iPXE images from Swift",
+		"ip_version", "ipxe_use_swift"),
 }
 
 // unreadIndex is unreadTable by option, built once at start.

@@ -448,20 +448,42 @@ func (b *Boot) grub(n *model.Node) bool { return !b.ipxe && b.bootMode(n) == "ue
 
 // configTemplate is the node's template: the operator's file when
 // configured (for PXE, the one of the node's cpu_arch first, as upstream's
-// get_pxe_config_template), else the embedded one for the loader.
-func (b *Boot) configTemplate(n *model.Node) (name, override string) {
+// get_pxe_config_template), else the embedded one for the loader. A node's
+// own driver_info/pxe_template is used only with [pxe]/
+// enable_insecure_template_override, and refused otherwise, as master
+// does since CVE-2026-44917 (a node's owner could name any file of the
+// conductor).
+func (b *Boot) configTemplate(n *model.Node) (name, override string, err error) {
+	nodeTemplate, _ := n.DriverInfo["pxe_template"].(string)
+	if nodeTemplate != "" && !b.opts.EnableInsecureTemplateOverride {
+		byArchOption := "pxe_template_by_arch"
+		if b.ipxe {
+			byArchOption = "ipxe_template_by_arch"
+		}
+		return "", "", errs.NewMessage(errs.ClassInvalidParameterValue, "The node's driver_info field pxe_template override value is "+
+			"insecure (CVE-2026-44917) and should not be used. The appropriate approach is to utilize [pxe]"+byArchOption+
+			" configuration in ironic.conf to match the baremetal node's architecture. Please work with your Ironic operator "+
+			"to remedy your usage and configuration. Default templates may be leveraged by deleting the pxe_template value "+
+			"in the driver_info field.")
+	}
 	byArch := b.opts.ConfigTemplateByArch[driver.CPUArch(n)]
 	switch {
+	case b.ipxe && nodeTemplate != "":
+		return "ipxe_config.tmpl", nodeTemplate, nil
 	case b.ipxe:
-		return "ipxe_config.tmpl", b.opts.IPXEConfigTemplate
+		return "ipxe_config.tmpl", b.opts.IPXEConfigTemplate, nil
+	case nodeTemplate != "" && b.grub(n):
+		return "grub.tmpl", nodeTemplate, nil
+	case nodeTemplate != "":
+		return "pxelinux.tmpl", nodeTemplate, nil
 	case b.grub(n) && byArch != "":
-		return "grub.tmpl", byArch
+		return "grub.tmpl", byArch, nil
 	case byArch != "":
-		return "pxelinux.tmpl", byArch
+		return "pxelinux.tmpl", byArch, nil
 	case b.grub(n):
-		return "grub.tmpl", b.opts.UEFIPXEConfigTemplate
+		return "grub.tmpl", b.opts.UEFIPXEConfigTemplate, nil
 	default:
-		return "pxelinux.tmpl", b.opts.PXEConfigTemplate
+		return "pxelinux.tmpl", b.opts.PXEConfigTemplate, nil
 	}
 }
 
@@ -499,7 +521,10 @@ func (b *Boot) writeConfig(ctx context.Context, task *driver.Task, opts map[stri
 			return fmt.Errorf("boot configuration directory: %w", err)
 		}
 	}
-	name, override := b.configTemplate(n)
+	name, override, err := b.configTemplate(n)
+	if err != nil {
+		return err
+	}
 	root, disk := "{{ ROOT }}", "{{ DISK_IDENTIFIER }}"
 	if b.grub(n) {
 		// GRUB chokes on braces in its configuration.
