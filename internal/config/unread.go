@@ -143,7 +143,6 @@ var unreadTable = []unreadEntry{
 	planned(23, "conductor", "step flow records in node history and syslog", "log_step_flows_to_syslog", "record_step_flows_in_history"),
 	planned(23, "conductor", "mDNS advertisement of the API for the agent", "enable_mdns"),
 	planned(23, "mdns", "mDNS advertisement of the API for the agent"),
-	planned(23, "glance", "images read straight from a Glance direct_url", "allowed_direct_url_schemes"),
 	na("neutron", "registered by master but read nowhere: request_timeout has no reader, retries is deprecated for [neutron]/status_code_retries", "request_timeout", "retries"),
 	planned(23, "healthcheck", "oslo.middleware health check back ends and filters", "allowed_source_ranges", "backends",
 		"detailed", "disable_by_file_path", "disable_by_file_paths", "ignore_proxied_requests"),

@@ -55,6 +55,8 @@ type Options struct {
 	DownloadConcurrency int
 	// ParallelDownloads is [DEFAULT]/parallel_image_downloads.
 	ParallelDownloads bool
+	// GlanceAllowedDirectURLSchemes is [glance]/allowed_direct_url_schemes.
+	GlanceAllowedDirectURLSchemes []string
 	// GlanceNumRetries is [glance]/num_retries.
 	GlanceNumRetries int
 	// GlanceRetryDelay is the wait between Glance retries (upstream: 1 s).
@@ -117,33 +119,34 @@ func DefaultOptions() Options {
 // OptionsFromConfig reads Options from ironic.conf.
 func OptionsFromConfig(c *config.Config) Options {
 	o := Options{
-		WebserverVerifyCA:            c.StringOf(config.DefaultWebserverVerifyCA),
-		WebserverTimeout:             c.DurationOf(config.DefaultWebserverConnectionTimeout),
-		WebserverTLSMinVersion:       c.StringOf(config.DefaultWebserverTLSMinimumVersion),
-		ImageServerBasicAuth:         c.StringOf(config.DeployImageServerAuthStrategy) == "http_basic",
-		ImageServerUser:              c.StringOf(config.DeployImageServerUser),
-		ImageServerPassword:          c.StringOf(config.DeployImageServerPassword),
-		FileURLAllowedPaths:          c.ListOf(config.ConductorFileURLAllowedPaths),
-		AllowMD5:                     c.BoolOf(config.AgentAllowMd5Checksum),
-		DisableChecksumFiles:         c.BoolOf(config.ConductorDisableSupportForChecksumFiles),
-		DisableFileChecksum:          c.BoolOf(config.ConductorDisableFileChecksum),
-		DisableDeepInspection:        c.BoolOf(config.ConductorDisableDeepImageInspection),
-		DisableZstdDecompression:     c.BoolOf(config.ConductorDisableZstandardDecompression),
-		PermittedFormats:             c.ListOf(config.ConductorPermittedImageFormats),
-		ConvertMemoryLimitMiB:        c.IntOf(config.DiskUtilsImageConvertMemoryLimit),
-		ConvertAttempts:              c.IntOf(config.DiskUtilsImageConvertAttempts),
-		RawImageGrowthFactor:         c.FloatOf(config.DefaultRawImageGrowthFactor),
-		DownloadConcurrency:          c.IntOf(config.DefaultImageDownloadConcurrency),
-		ParallelDownloads:            c.BoolOf(config.DefaultParallelImageDownloads),
-		GlanceNumRetries:             c.IntOf(config.GlanceNumRetries),
-		GlanceRetryDelay:             time.Second,
-		AllowImageAccessViaAuthToken: c.BoolOf(config.DefaultAllowImageAccessViaAuthToken),
-		IsolinuxBin:                  c.StringOf(config.DefaultIsolinuxBin),
-		LdlinuxC32:                   c.StringOf(config.DefaultLdlinuxC32),
-		ESPImage:                     c.StringOf(config.DefaultEspImage),
-		GrubConfigPath:               c.StringOf(config.DefaultGrubConfigPath),
-		TempDir:                      c.StringOf(config.DefaultTempdir),
-		OCIPermitHTTPFallback:        c.BoolOf(config.OciPermitFallbackToHTTPTransport),
+		WebserverVerifyCA:             c.StringOf(config.DefaultWebserverVerifyCA),
+		WebserverTimeout:              c.DurationOf(config.DefaultWebserverConnectionTimeout),
+		WebserverTLSMinVersion:        c.StringOf(config.DefaultWebserverTLSMinimumVersion),
+		ImageServerBasicAuth:          c.StringOf(config.DeployImageServerAuthStrategy) == "http_basic",
+		ImageServerUser:               c.StringOf(config.DeployImageServerUser),
+		ImageServerPassword:           c.StringOf(config.DeployImageServerPassword),
+		FileURLAllowedPaths:           c.ListOf(config.ConductorFileURLAllowedPaths),
+		AllowMD5:                      c.BoolOf(config.AgentAllowMd5Checksum),
+		DisableChecksumFiles:          c.BoolOf(config.ConductorDisableSupportForChecksumFiles),
+		DisableFileChecksum:           c.BoolOf(config.ConductorDisableFileChecksum),
+		DisableDeepInspection:         c.BoolOf(config.ConductorDisableDeepImageInspection),
+		DisableZstdDecompression:      c.BoolOf(config.ConductorDisableZstandardDecompression),
+		PermittedFormats:              c.ListOf(config.ConductorPermittedImageFormats),
+		ConvertMemoryLimitMiB:         c.IntOf(config.DiskUtilsImageConvertMemoryLimit),
+		ConvertAttempts:               c.IntOf(config.DiskUtilsImageConvertAttempts),
+		RawImageGrowthFactor:          c.FloatOf(config.DefaultRawImageGrowthFactor),
+		DownloadConcurrency:           c.IntOf(config.DefaultImageDownloadConcurrency),
+		ParallelDownloads:             c.BoolOf(config.DefaultParallelImageDownloads),
+		GlanceNumRetries:              c.IntOf(config.GlanceNumRetries),
+		GlanceAllowedDirectURLSchemes: c.ListOf(config.GlanceAllowedDirectURLSchemes),
+		GlanceRetryDelay:              time.Second,
+		AllowImageAccessViaAuthToken:  c.BoolOf(config.DefaultAllowImageAccessViaAuthToken),
+		IsolinuxBin:                   c.StringOf(config.DefaultIsolinuxBin),
+		LdlinuxC32:                    c.StringOf(config.DefaultLdlinuxC32),
+		ESPImage:                      c.StringOf(config.DefaultEspImage),
+		GrubConfigPath:                c.StringOf(config.DefaultGrubConfigPath),
+		TempDir:                       c.StringOf(config.DefaultTempdir),
+		OCIPermitHTTPFallback:         c.BoolOf(config.OciPermitFallbackToHTTPTransport),
 		Memory: MemoryGuard{
 			RequiredMiB: int64(c.IntOf(config.DefaultMinimumRequiredMemory)),
 			WaitTime:    c.DurationOf(config.DefaultMinimumMemoryWaitTime),
