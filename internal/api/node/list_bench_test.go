@@ -128,3 +128,46 @@ func BenchmarkNodeDetail(b *testing.B) { benchmarkList(b, "/v1/nodes/detail?limi
 func BenchmarkNodeNovaFields(b *testing.B) {
 	benchmarkList(b, "/v1/nodes?fields="+novaFields, "1.46")
 }
+
+// The single-node requests of issue 29's goals, through the router, the
+// handlers and the in-process conductor on SQLite: one node read by UUID,
+// a PATCH of extra, and an enrolment.
+func BenchmarkNodeShow(b *testing.B) {
+	e, _ := listEnv(b, 10)
+	uuid := e.do("GET", "/v1/nodes/bench-000003", "1.78", "").json(b)["uuid"].(string)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if r := e.do("GET", "/v1/nodes/"+uuid, "1.78", ""); r.status != http.StatusOK {
+			b.Fatalf("show: %d %s", r.status, r.body)
+		}
+	}
+}
+
+func BenchmarkNodePatch(b *testing.B) {
+	e, _ := listEnv(b, 10)
+	uuid := e.do("GET", "/v1/nodes/bench-000003", "1.78", "").json(b)["uuid"].(string)
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		body := fmt.Sprintf(`[{"op": "add", "path": "/extra/n", "value": %d}]`, i)
+		if r := e.do("PATCH", "/v1/nodes/"+uuid, "1.78", body); r.status != http.StatusOK {
+			b.Fatalf("patch: %d %s", r.status, r.body)
+		}
+	}
+}
+
+func BenchmarkNodeCreate(b *testing.B) {
+	e, _ := listEnv(b, 3)
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 1000
+	for b.Loop() {
+		i++
+		if r := e.do("POST", "/v1/nodes", "1.78", benchNodeBody(i)); r.status != http.StatusCreated {
+			b.Fatalf("create: %d %s", r.status, r.body)
+		}
+	}
+}
