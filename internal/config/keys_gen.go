@@ -772,6 +772,13 @@ var (
 	OpenkeelChangesHeartbeatInterval                  = IntOpt{Name{"openkeel_changes", "heartbeat_interval"}}
 	OpenkeelChangesPollInterval                       = FloatOpt{Name{"openkeel_changes", "poll_interval"}}
 	OpenkeelChangesRetention                          = IntOpt{Name{"openkeel_changes", "retention"}}
+	OpenkeelEventsCertFile                            = StringOpt{Name{"openkeel_events", "cert_file"}}
+	OpenkeelEventsEnabled                             = BoolOpt{Name{"openkeel_events", "enabled"}}
+	OpenkeelEventsExternalURL                         = StringOpt{Name{"openkeel_events", "external_url"}}
+	OpenkeelEventsHostIP                              = StringOpt{Name{"openkeel_events", "host_ip"}}
+	OpenkeelEventsKeyFile                             = StringOpt{Name{"openkeel_events", "key_file"}}
+	OpenkeelEventsPort                                = IntOpt{Name{"openkeel_events", "port"}}
+	OpenkeelEventsSubscriptionCheckInterval           = IntOpt{Name{"openkeel_events", "subscription_check_interval"}}
 	OpenkeelHTTPAllowUnauthenticatedJSONRPC           = BoolOpt{Name{"openkeel_http", "allow_unauthenticated_json_rpc"}}
 	OpenkeelHTTPHTTPRootHostIP                        = StringOpt{Name{"openkeel_http", "http_root_host_ip"}}
 	OpenkeelHTTPIdleTimeout                           = IntOpt{Name{"openkeel_http", "idle_timeout"}}

@@ -32,4 +32,21 @@ var ourOptions = []Option{
 		Help: "Seconds between an API process's reads of the change table for changes committed by other processes (its own wake it at once)."},
 	{Section: "openkeel_changes", Name: "heartbeat_interval", Type: TypeInt, Default: 15, Min: bound(1),
 		Help: "Seconds a change stream may stay silent before a comment is sent, so that proxies and clients see the connection live."},
+	// BMC push events (internal/conductor/pushevents.go): the conductor
+	// subscribes to each Redfish node's EventService and listens for its
+	// events; upstream only polls.
+	{Section: "openkeel_events", Name: "enabled", Type: TypeBool, Default: false,
+		Help: "Subscribe to each Redfish node's EventService and correct its power state and health within seconds of an event; the power sync stays the fallback."},
+	{Section: "openkeel_events", Name: "host_ip", Type: TypeHostAddress, Default: "0.0.0.0",
+		Help: "Address the conductor's event listener binds to."},
+	{Section: "openkeel_events", Name: "port", Type: TypeInt, Default: 8091, Min: bound(0),
+		Help: "Port of the conductor's event listener; 0 picks a free port (tests)."},
+	{Section: "openkeel_events", Name: "external_url", Type: TypeString,
+		Help: "URL the BMCs post events to, up to the listener's root (e.g. https://conductor-0.example.com:8091); unset: http://<host_ip>:<port>."},
+	{Section: "openkeel_events", Name: "cert_file", Type: TypeString,
+		Help: "Certificate (PEM) the event listener serves TLS with; with key_file. Unset: plain HTTP."},
+	{Section: "openkeel_events", Name: "key_file", Type: TypeString,
+		Help: "Private key (PEM) of cert_file."},
+	{Section: "openkeel_events", Name: "subscription_check_interval", Type: TypeInt, Default: 300, Min: bound(0),
+		Help: "Seconds between passes that check each node's subscription still exists on its BMC and create it again if lost; 0 disables the pass."},
 }
