@@ -97,10 +97,8 @@ type BMC struct {
 	asyncRAID    bool
 	images       map[string]firmwareImage
 
-	subs       []*subscription
-	nextSub    int
-	nextEvent  int
-	deliveries eventDeliveries // (eventservice.go)
+	subs    []*subscription
+	nextSub int
 
 	adapters     []*NetworkAdapter
 	startOnReset bool
@@ -287,7 +285,6 @@ func (b *BMC) close() {
 	for _, h := range holds {
 		h.Release()
 	}
-	b.deliveries.stop()
 	if srv != nil {
 		srv.CloseClientConnections()
 		srv.Close()

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -85,42 +84,11 @@ type Manager struct {
 	clock    Clock
 	log      *slog.Logger
 	observe  LockObserver
-	releases releases
+	// waiters are this conductor's tasks waiting for a node's lock, in
+	// arrival order (fairlock.go).
+	waiters lockQueues
 	// notifier sends the provision notifications; nil sends none.
 	notifier *notify.Notifier
-}
-
-// releases wakes the tasks of this conductor waiting for a node's lock
-// when another of its tasks releases it.
-type releases struct {
-	mu      sync.Mutex
-	waiting map[int64]chan struct{}
-}
-
-// signal returns a channel closed at the node's next release; take it
-// before trying the lock, so that a release in between is not missed.
-func (r *releases) signal(nodeID int64) <-chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.waiting == nil {
-		r.waiting = map[int64]chan struct{}{}
-	}
-	ch, ok := r.waiting[nodeID]
-	if !ok {
-		ch = make(chan struct{})
-		r.waiting[nodeID] = ch
-	}
-	return ch
-}
-
-// notify wakes the node's waiters.
-func (r *releases) notify(nodeID int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ch, ok := r.waiting[nodeID]; ok {
-		close(ch)
-		delete(r.waiting, nodeID)
-	}
 }
 
 // LockObserver hears of every exclusive lock acquisition: the time it

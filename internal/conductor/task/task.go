@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -132,9 +133,10 @@ func invalidState(err error) error {
 	return err
 }
 
-// lock reserves the node with upstream's retry policy and returns it as
-// read by the reservation. held, when not nil, is the holder a read just
-// before found: the first try then fails without a write.
+// lock reserves the node with upstream's retry policy, waiting its turn
+// behind this conductor's earlier waiters (fairlock.go), and returns it
+// as read by the reservation. held, when not nil, is the holder a read
+// just before found: the first try then fails without a write.
 func (t *Task) lock(ctx context.Context, id int64, uuid string, held *string) (*model.Node, error) {
 	m := t.m
 	attempts := m.settings.RetryAttempts
@@ -156,17 +158,55 @@ func (t *Task) lock(ctx context.Context, id int64, uuid string, held *string) (*
 			m.observe(m.clock.Now().Sub(start), conflicts, outcome)
 		}
 	}
+	// The wait is bounded as upstream's retries are: attempts intervals
+	// (none for a patient task), and the context.
+	var deadline time.Time
+	if attempts > 0 {
+		deadline = start.Add(interval * time.Duration(attempts))
+	}
+	// A single try (upstream retry=False) takes no turn; every other
+	// acquire queues before its first try, so that a release between the
+	// try and the wait still wakes it.
+	var w *lockWaiter
+	var wake <-chan struct{}
+	if attempts != 1 {
+		w = m.waiters.join(id)
+		wake = w.wake
+	}
+	leave := func(locked bool) {
+		if w != nil {
+			m.waiters.leave(id, w, locked)
+		}
+	}
 	// A retry waits node_locked_retry_interval, as upstream's, but a lock
-	// released by this conductor wakes its waiters at once: such a wake-up
-	// is a free try within the same interval, so the time a caller may
-	// wait is unchanged while contended nodes change hands without idling.
+	// released by this conductor wakes the head waiter at once: such a
+	// wake-up is a free try within the same interval, so the time a caller
+	// may wait is unchanged while contended nodes change hands without idling.
 	intervalEnd := start.Add(interval)
 	for try := 1; ; {
-		if elapsed := m.clock.Now().Sub(start); elapsed > maxLockTime {
+		now := m.clock.Now()
+		if elapsed := now.Sub(start); elapsed > maxLockTime {
 			t.log.WarnContext(ctx, "exceeded the normal maximum time window to reserve the node",
 				"purpose", t.purpose, "seconds", elapsed.Seconds())
 		}
-		released := m.releases.signal(id)
+		expired := !deadline.IsZero() && !now.Before(deadline)
+		if w != nil && !expired && !m.waiters.isHead(id, w) {
+			// Not our turn: wait for it (an earlier waiter took the lock
+			// and released it, or gave up), re-checking every interval.
+			// The holder read before queueing is stale by then.
+			held = nil
+			wait := interval
+			if !deadline.IsZero() {
+				wait = min(wait, deadline.Sub(now))
+			}
+			if _, err := m.sleepUntilReleased(ctx, wake, wait); err != nil {
+				leave(false)
+				observe("locked")
+				return nil, fmt.Errorf("%w (gave up waiting: %w)", errs.NodeLocked(uuid, ""), err)
+			}
+			continue
+		}
+		// The head's try, or the last one of a waiter whose time is up.
 		var n *model.Node
 		var err error
 		if held != nil {
@@ -176,6 +216,7 @@ func (t *Task) lock(ctx context.Context, id int64, uuid string, held *string) (*
 			n, err = m.store.ReserveNode(ctx, m.settings.Host, id)
 		}
 		if err == nil {
+			leave(true)
 			t.log.DebugContext(ctx, "node reserved", "purpose", t.purpose, "seconds", m.clock.Now().Sub(start).Seconds())
 			observe("ok")
 			return n, nil
@@ -185,7 +226,8 @@ func (t *Task) lock(ctx context.Context, id int64, uuid string, held *string) (*
 		if locked {
 			conflicts++
 		}
-		if !locked || (attempts > 0 && try >= attempts) {
+		if !locked || (attempts > 0 && try >= attempts) || expired {
+			leave(false)
 			if locked {
 				observe("locked")
 			} else {
@@ -193,8 +235,9 @@ func (t *Task) lock(ctx context.Context, id int64, uuid string, held *string) (*
 			}
 			return nil, err
 		}
-		woken, serr := m.sleepUntilReleased(ctx, released, intervalEnd.Sub(m.clock.Now()))
+		woken, serr := m.sleepUntilReleased(ctx, wake, min(intervalEnd.Sub(now), untilDeadline(deadline, now)))
 		if serr != nil {
+			leave(false)
 			observe("locked")
 			return nil, fmt.Errorf("%w (gave up waiting: %w)", err, serr)
 		}
@@ -203,6 +246,14 @@ func (t *Task) lock(ctx context.Context, id int64, uuid string, held *string) (*
 			intervalEnd = m.clock.Now().Add(interval)
 		}
 	}
+}
+
+// untilDeadline is the time left before deadline; unbounded when zero.
+func untilDeadline(deadline, now time.Time) time.Duration {
+	if deadline.IsZero() {
+		return time.Duration(math.MaxInt64)
+	}
+	return deadline.Sub(now)
 }
 
 // sleepUntilReleased waits d, or less when released closes first (woken).
@@ -270,7 +321,7 @@ func (t *Task) DowngradeLock(ctx context.Context) error {
 	if err := t.releaseNode(ctx); err != nil {
 		return storeError(err, "release node "+t.Node.UUID)
 	}
-	t.m.releases.notify(t.Node.ID)
+	t.m.waiters.released(t.Node.ID)
 	t.shared = true
 	n, err := t.m.store.GetNodeByID(ctx, t.Node.ID)
 	if err != nil {
@@ -475,7 +526,7 @@ func (t *Task) release() error {
 		if errors.Is(err, store.ErrNotFound) {
 			err = nil
 		}
-		t.m.releases.notify(t.Node.ID)
+		t.m.waiters.released(t.Node.ID)
 	}
 	t.log.DebugContext(t.base, "released lock", "type", t.lockType(), "purpose", t.purpose,
 		"held_seconds", t.m.clock.Now().Sub(t.held).Seconds())
