@@ -97,8 +97,10 @@ type BMC struct {
 	asyncRAID    bool
 	images       map[string]firmwareImage
 
-	subs    []*subscription
-	nextSub int
+	subs       []*subscription
+	nextSub    int
+	nextEvent  int
+	deliveries eventDeliveries // (eventservice.go)
 
 	adapters     []*NetworkAdapter
 	startOnReset bool
@@ -285,6 +287,7 @@ func (b *BMC) close() {
 	for _, h := range holds {
 		h.Release()
 	}
+	b.deliveries.stop()
 	if srv != nil {
 		srv.CloseClientConnections()
 		srv.Close()

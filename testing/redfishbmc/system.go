@@ -310,6 +310,7 @@ func (b *BMC) SetPower(id, state string) {
 	defer b.mu.Unlock()
 	s := b.mustSystem(id)
 	s.PowerState, s.pending = state, nil
+	b.powerEvent(id, state)
 }
 
 // SecureBoot returns SecureBootEnable and the key resets received.
