@@ -54,6 +54,8 @@ func TestWebConsoleInBrowser(t *testing.T) {
 		switch i {
 		case 2:
 			n["resource_class"] = "gpu"
+		case 5:
+			n["bios_interface"] = "fake"
 		case 3:
 			n["description"] = `<img src=x id=xss-probe onerror="document.title='owned'">`
 		}
@@ -163,6 +165,35 @@ func TestWebConsoleInBrowser(t *testing.T) {
 		t.Errorf("without a change stream the page should poll, it is %q", mode)
 	}
 	b.screenshot("node")
+
+	// The other actions on a manageable node: clean with steps of the
+	// dialog's list, maintenance with a reason and back, boot device.
+	b.eval(`location.hash = '#/node/console-05'`)
+	b.waitFor(`document.getElementById('node-name')?.textContent === 'console-05' && !document.getElementById('action-clean').disabled`, 30*time.Second)
+	b.click("#action-clean")
+	b.waitFor(`document.getElementById('confirm').open && !!document.getElementById('clean-steps')`, 10*time.Second)
+	b.eval(`document.getElementById('clean-steps').value = '[{"interface": "bios", "step": "cache_bios_settings"}]'`)
+	b.click("#confirm-ok")
+	b.waitFor(`document.getElementById('action-status').textContent === 'Clean: accepted' && document.getElementById('provision-state').textContent === 'manageable' && !document.getElementById('target-provision-state')`, 60*time.Second)
+	if n := c.waitState("console-05", "manageable"); n["last_error"] != nil {
+		t.Fatalf("clean: last_error %v", n["last_error"])
+	}
+	b.click("#action-maintenance-on")
+	b.waitFor(`document.getElementById('confirm').open && !!document.getElementById('maintenance-reason')`, 10*time.Second)
+	b.eval(`document.getElementById('maintenance-reason').value = 'disk swap'`)
+	b.click("#confirm-ok")
+	b.waitFor(`document.getElementById('maintenance').textContent === 'in maintenance: disk swap'`, 30*time.Second)
+	b.click("#action-maintenance-off")
+	b.waitFor(`document.getElementById('confirm').open`, 10*time.Second)
+	b.click("#confirm-ok")
+	b.waitFor(`document.getElementById('maintenance').textContent === 'no'`, 30*time.Second)
+	b.click("#action-boot-device")
+	b.waitFor(`document.getElementById('confirm').open && !!document.getElementById('boot-device')`, 10*time.Second)
+	b.click("#confirm-ok")
+	b.waitFor(`document.getElementById('action-status').textContent === 'boot device pxe: accepted'`, 30*time.Second)
+	if status, body := c.do("GET", "/v1/nodes/console-05/management/boot_device", nil); status != http.StatusOK || body["boot_device"] != "pxe" {
+		t.Errorf("boot device: %d %v", status, body)
+	}
 
 	// Back to the overview: the deployed node is counted as active.
 	b.eval(`location.hash = '#/'`)
