@@ -48,7 +48,7 @@ type fixture struct {
 	srv *httptest.Server
 }
 
-func newFixture(t *testing.T, db *sqldb.DB) *fixture {
+func newFixture(t testing.TB, db *sqldb.DB) *fixture {
 	t.Helper()
 	st := store.New(db)
 	api := &fakeAPI{hidden: map[string]string{}}
@@ -68,7 +68,7 @@ type subscription struct {
 	cancel context.CancelFunc
 }
 
-func (f *fixture) subscribe(t *testing.T, query string, header http.Header) *subscription {
+func (f *fixture) subscribe(t testing.TB, query string, header http.Header) *subscription {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+Path+query, nil)
