@@ -7,7 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apitest"
@@ -170,4 +175,56 @@ func BenchmarkNodeCreate(b *testing.B) {
 			b.Fatalf("create: %d %s", r.status, r.body)
 		}
 	}
+}
+
+// BenchmarkNodeDetailConcurrent8 is the memory side of detail pages: 8
+// clients each fetching a 1,000-node page, as make bench drives them; it
+// reports the largest live heap sampled while they run (peak-heap-MiB),
+// the figure behind the process's peak RSS.
+func BenchmarkNodeDetailConcurrent8(b *testing.B) {
+	e, _ := listEnv(b, 1000)
+	const clients = 8
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+		}
+	}()
+	runtime.GC()
+	peak.Store(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				if r := e.do("GET", "/v1/nodes/detail?limit=1000", "1.78", ""); r.status != http.StatusOK {
+					b.Errorf("detail: %d", r.status)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	close(stop)
+	<-sampled
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
 }

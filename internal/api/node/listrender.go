@@ -265,7 +265,11 @@ func provisionStateWriter(v microversion.Version) func([]byte, *model.Node) []by
 	}
 }
 
-// writePage answers a page of rows: {"nodes": [...], "next": ...}.
+// writePage answers a page of rows: {"nodes": [...], "next": ...}. It
+// consumes rows: each is dropped once written, so that the collector can
+// take a row's text while the rest of the page is rendered, instead of
+// the whole page's rows living beside its answer (issue 29: 8 concurrent
+// detail pages were the process's peak memory).
 func (h *handlers) writePage(ctx context.Context, w http.ResponseWriter, rc *api.RequestContext, vw view,
 	rows []store.NodeRow, fields []string, next string) error {
 	plan, err := h.planPage(rc, vw, fields)
@@ -283,6 +287,7 @@ func (h *handlers) writePage(ctx context.Context, w http.ResponseWriter, rc *api
 			pb.b = b
 			return err
 		}
+		rows[i] = store.NodeRow{}
 	}
 	b = append(b, ']')
 	if next != "" {
