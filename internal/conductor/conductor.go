@@ -123,6 +123,7 @@ type Conductor struct {
 	stop        context.CancelFunc
 	loops       sync.WaitGroup
 	powerFails  map[string]int
+	push        *pushEvents // the event listener, when on (pushevents.go)
 }
 
 // New builds a conductor; Start registers it.
@@ -262,6 +263,10 @@ func (c *Conductor) Start(ctx context.Context) error {
 		defer c.loops.Done()
 		c.keepalive(loopCtx)
 	}()
+	if err := c.startPushEvents(loopCtx); err != nil {
+		cancel()
+		return err
+	}
 	c.startPeriodics(loopCtx)
 	c.loops.Add(1)
 	go func() {

@@ -127,6 +127,11 @@ func (c *Conductor) UpdateNode(ctx context.Context, _ string, nodeID string, upd
 		}
 		in.AllocationID = nil
 	}
+	if delta["driver"] {
+		// The new driver may not reach the BMC the old one subscribed on.
+		c.dropPushSubscription(ctx, cloneNode(stored), t.Log())
+		in.InternalInfo().Delete(model.DIIOpenkeelEventSubscription, model.DIIOpenkeelEventSecret)
+	}
 	*t.Node = *in
 	if err := t.Save(ctx); err != nil {
 		return nil, storeErr(err, "update node "+in.UUID)
@@ -256,6 +261,7 @@ func (c *Conductor) DestroyNode(ctx context.Context, _ string, nodeID string) er
 		return err
 	}
 	c.removePublishedImages(ctx, t)
+	c.dropPushSubscription(ctx, n, t.Log())
 	if err := c.store.DeleteNode(ctx, n.ID); err != nil {
 		return storeErr(err, "delete node "+n.UUID)
 	}

@@ -61,6 +61,7 @@ func (c *Conductor) periodics() []periodic {
 	}
 	ps = append(ps, c.driverPeriodics()...)
 	ps = append(ps, c.bootRetryPeriodics()...)
+	ps = append(ps, c.pushEventPeriodics()...)
 	if c.cfg.IntOf(config.ConductorRescueCallbackTimeout) > 0 {
 		ps = append(ps, periodic{"_check_rescuewait_timeouts", c.cfg.DurationOf(config.ConductorCheckRescueStateInterval), c.CheckRescueWaitTimeouts})
 	}

@@ -94,6 +94,13 @@ const (
 	DIIRAIDConfigs                = "raid_configs"
 	DIIRedfishBIOSState           = "redfish_bios_state"
 	DIIRequestedBIOSAttrs         = "requested_bios_attrs"
+
+	// Ours (upstream has no push events): the node's BMC event
+	// subscription and the secret its events carry as their Context. The
+	// secret's name holds "secret", so the API masks it and the store
+	// seals it as it does the agent token.
+	DIIOpenkeelEventSubscription = "openkeel_event_subscription"
+	DIIOpenkeelEventSecret       = "openkeel_event_secret"
 )
 
 // InternalInfo is a view over a node's driver_internal_info: reads see the
