@@ -70,6 +70,9 @@ var valueSets = []struct {
 		"jsonRPC":       map[string]any{"tls": map[string]any{"enabled": false}},
 		"metrics":       map[string]any{"serviceMonitor": map[string]any{"enabled": true, "conductors": true}},
 	}},
+	{"secrets encrypted at rest", map[string]any{
+		"secretsEncryption": map[string]any{"enabled": true, "secretName": "ironic-keys", "keyIDs": []any{"2026-06", "2026-12"}, "currentKeyID": "2026-12"},
+	}},
 	{"noauth, metrics, no network policy", map[string]any{
 		"auth":          map[string]any{"strategy": "noauth"},
 		"image":         map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)},
@@ -124,6 +127,9 @@ func checkSecrets(t *testing.T, r *rendered) {
 	want[r.str("jsonRPC.auth.secretName")] = true
 	if r.value("jsonRPC.tls.enabled") == true {
 		want[r.str("jsonRPC.tls.secretName")] = true
+	}
+	if r.value("secretsEncryption.enabled") == true {
+		want[r.str("secretsEncryption.secretName")] = true
 	}
 	switch r.str("auth.strategy") {
 	case "keystone":
@@ -480,7 +486,8 @@ func checkFileServer(t *testing.T, r *rendered, c corev1.Container, svc *corev1.
 }
 
 // checkStatusTest: `helm test` runs `ironic status upgrade check` with the
-// services' configuration and database, and nothing else.
+// services' configuration and database (and the key ring, whose check
+// opens a sealed value), and nothing else.
 func checkStatusTest(t *testing.T, r *rendered) {
 	pod, po := find[*corev1.Pod](t, r, "Pod", statusName)
 	if po.Hook == nil || !slices.Equal(po.Hook.Events, []release.HookEvent{release.HookTest}) {
@@ -497,7 +504,8 @@ func checkStatusTest(t *testing.T, r *rendered) {
 		if v.ConfigMap != nil && v.ConfigMap.Name != configName {
 			t.Errorf("status check reads ConfigMap %s, the services read %s", v.ConfigMap.Name, configName)
 		}
-		if v.Secret != nil && v.Secret.SecretName != r.str("database.secretName") {
+		keyRing := r.value("secretsEncryption.enabled") == true && v.Secret != nil && v.Secret.SecretName == r.str("secretsEncryption.secretName")
+		if v.Secret != nil && v.Secret.SecretName != r.str("database.secretName") && !keyRing {
 			t.Errorf("status check mounts Secret %s, it needs the database's only", v.Secret.SecretName)
 		}
 	}

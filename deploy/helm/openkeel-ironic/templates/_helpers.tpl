@@ -80,6 +80,13 @@ conductor:
   graceful_shutdown_timeout: {{ .Values.conductor.gracefulShutdownTimeout }}
 deploy:
   http_root: {{ .Values.conductor.httpRoot }}
+{{- if .Values.secretsEncryption.enabled }}
+openkeel_secrets:
+  key_files: /etc/ironic/keys
+  {{- with .Values.secretsEncryption.currentKeyID }}
+  current_key_id: {{ . }}
+  {{- end }}
+{{- end }}
 {{- if eq .Values.auth.strategy "keystone" }}
 {{- $k := .Values.auth.keystone }}
 {{- range $k.sections }}
@@ -204,6 +211,11 @@ Arguments: root, role (api, conductor, dbsync, status).
 - name: database-secret
   mountPath: /etc/ironic/secrets/database
   readOnly: true
+{{- if and $root.Values.secretsEncryption.enabled (ne .role "dbsync") }}
+- name: secrets-keys
+  mountPath: /etc/ironic/keys
+  readOnly: true
+{{- end }}
 {{- if not (has .role (list "dbsync" "status")) }}
 - name: json-rpc-secret
   mountPath: /etc/ironic/secrets/json-rpc
@@ -246,6 +258,17 @@ Arguments: root, role (api, conductor, dbsync, status).
     items:
       - key: {{ $root.Values.database.secretKey }}
         path: connection
+{{- if and $root.Values.secretsEncryption.enabled (ne .role "dbsync") }}
+{{- /* The key ring reads every file of the folder: one per key id. */}}
+- name: secrets-keys
+  secret:
+    secretName: {{ $root.Values.secretsEncryption.secretName }}
+    defaultMode: 0440
+    items:
+      {{- range $root.Values.secretsEncryption.keyIDs }}
+      - {key: {{ . | quote }}, path: {{ . | quote }}}
+      {{- end }}
+{{- end }}
 {{- if not (has .role (list "dbsync" "status")) }}
 - name: json-rpc-secret
   secret:
