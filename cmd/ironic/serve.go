@@ -37,7 +37,7 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 	}
 	log = log.With("mode", string(m))
 	warnUnknown(cfg, log)
-	warnIneffective(cfg, log)
+	warnIneffective(m, cfg, log)
 	if m == modeConductor {
 		// Before the database: a refused start says so at once.
 		if err := checkJSONRPCExposure(ctx, cfg, log); err != nil {
