@@ -2,15 +2,24 @@ package conductor_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/openkeel/ironic/internal/conductor"
+	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/builtin"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/notify"
+	"github.com/openkeel/ironic/internal/notify/notifytest"
+	"github.com/openkeel/ironic/internal/secrets"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/testing/await"
+	"github.com/openkeel/ironic/testing/fakeclock"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -19,6 +28,29 @@ import (
 // sync runs only every 60 s; an event with another Context is refused;
 // a subscription the BMC lost is made again by the subscription pass;
 // deleting the node deletes its subscription.
+// newPushEnv is newBuiltinEnv's conductor with a notifier recording into
+// rec.
+func newPushEnv(t *testing.T, db *sqldb.DB, cfg *config.Config, log *slog.Logger, rec *notifytest.Recorder) *env {
+	t.Helper()
+	e := newStoreEnv(t, db, cfg)
+	o, err := builtin.OptionsFromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Ports = e.st
+	o.Redfish.Clock = fakeclock.NewWallInstant()
+	r, err := builtin.Registry(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.drivers, err = r.Build(driver.SettingsFromConfig(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	e.run(conductor.Options{Logger: log,
+		Notifier: notify.New(notify.Options{Service: notify.ServiceConductor, Host: testHost, Level: "info", Drivers: []notify.Driver{rec}})})
+	return e
+}
+
 func TestPushEventsPowerDrift(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
 		bmc := redfishbmc.New(t).System("sys-1", redfishbmc.PowerState(redfishbmc.On)).WithBasicAuth(oobUser, oobPassword)
@@ -31,7 +63,8 @@ func TestPushEventsPowerDrift(t *testing.T) {
 			"openkeel_events": {"enabled": "true", "host_ip": "127.0.0.1", "port": "0",
 				"subscription_check_interval": "0"},
 		})
-		e := newBuiltinEnv(t, db, cfg, logs.logger(), nil)
+		rec := &notifytest.Recorder{}
+		e := newPushEnv(t, db, cfg, logs.logger(), rec)
 		ctx := context.Background()
 		n := e.enrollRedfish(bmc, oobPassword)
 		if err := e.api.DoProvisioningAction(ctx, "", n.UUID, "manage"); err != nil {
@@ -75,6 +108,14 @@ func TestPushEventsPowerDrift(t *testing.T) {
 		}
 		took := drift(redfishbmc.Off, states.PowerOff)
 		t.Logf("drift seen in %v (sync interval 60 s)", took)
+		// As the sync would: power_state_corrected with the state replaced.
+		await.Until(t, 2*time.Second, "power_state_corrected", func() bool {
+			m := rec.Find("baremetal.node.power_state_corrected.success")
+			return m != nil && m.Payload.Data["from_power"] == states.PowerOn && m.Payload.Data["power_state"] == states.PowerOff
+		})
+		if !secrets.IsSecretKey(model.DIIOpenkeelEventSecret) {
+			t.Fatal("the event secret's key is not one the API masks")
+		}
 
 		// The BMC forgets its subscriptions (a reset): the pass makes a
 		// new one, with a new secret, and events flow again.
