@@ -240,6 +240,12 @@ func (c *Conductor) Start(ctx context.Context) error {
 			InterfaceName: r.InterfaceName, Default: r.Default,
 		})
 	}
+	// The event listener opens before the conductor registers, so that a
+	// busy port or a bad certificate leaves no conductor row behind.
+	servePush, err := c.listenPushEvents()
+	if err != nil {
+		return err
+	}
 	cond, err := c.store.RegisterConductor(ctx, c.host, c.group, ifaces, false)
 	var already *store.ConductorAlreadyRegisteredError
 	if errors.As(err, &already) {
@@ -247,6 +253,9 @@ func (c *Conductor) Start(ctx context.Context) error {
 		cond, err = c.store.RegisterConductor(ctx, c.host, c.group, ifaces, true)
 	}
 	if err != nil {
+		closed, cancel := context.WithCancel(ctx)
+		cancel()
+		servePush(closed)
 		return fmt.Errorf("register conductor %s: %w", c.host, err)
 	}
 	c.mu.Lock()
@@ -263,10 +272,11 @@ func (c *Conductor) Start(ctx context.Context) error {
 		defer c.loops.Done()
 		c.keepalive(loopCtx)
 	}()
-	if err := c.startPushEvents(loopCtx); err != nil {
-		cancel()
-		return err
-	}
+	c.loops.Add(1)
+	go func() {
+		defer c.loops.Done()
+		servePush(loopCtx)
+	}()
 	c.startPeriodics(loopCtx)
 	c.loops.Add(1)
 	go func() {

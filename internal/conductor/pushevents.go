@@ -84,21 +84,23 @@ func (c *Conductor) pushEvents() *pushEvents {
 	return c.push
 }
 
-// startPushEvents opens the event listener when [openkeel_events]/enabled
-// and serves it until ctx ends.
-func (c *Conductor) startPushEvents(ctx context.Context) error {
+// listenPushEvents opens the event listener when
+// [openkeel_events]/enabled; serve answers events until its ctx ends (at
+// once, closing the listener, when ctx has ended already). Disabled,
+// serve returns at once.
+func (c *Conductor) listenPushEvents() (serve func(ctx context.Context), err error) {
 	if !c.cfg.BoolOf(config.OpenkeelEventsEnabled) {
-		return nil
+		return func(context.Context) {}, nil
 	}
 	cert, key := c.cfg.StringOf(config.OpenkeelEventsCertFile), c.cfg.StringOf(config.OpenkeelEventsKeyFile)
-	p := &pushEvents{ctx: ctx, pending: map[string]bool{}, again: map[string]bool{}}
+	p := &pushEvents{pending: map[string]bool{}, again: map[string]bool{}}
 	srv, err := httpserver.Listen(httpserver.Options{
 		HostIP: c.cfg.StringOf(config.OpenkeelEventsHostIP), Port: c.cfg.IntOf(config.OpenkeelEventsPort),
 		EnableSSL: cert != "", CertFile: cert, KeyFile: key,
 		ShutdownTimeout: 5 * time.Second, Limits: httpserver.LimitsFromConfig(c.cfg), Logger: c.log,
 	}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.servePushEvent(p, w, r) }))
 	if err != nil {
-		return fmt.Errorf("push events listener: %w", err)
+		return nil, fmt.Errorf("push events listener: %w", err)
 	}
 	p.base = strings.TrimSuffix(c.cfg.StringOf(config.OpenkeelEventsExternalURL), "/")
 	if p.base == "" {
@@ -114,15 +116,16 @@ func (c *Conductor) startPushEvents(ctx context.Context) error {
 	c.mu.Lock()
 	c.push = p
 	c.mu.Unlock()
-	c.loops.Add(1)
-	go func() {
-		defer c.loops.Done()
+	return func(ctx context.Context) {
+		// Set before Serve starts the handlers that read it.
+		p.ctx = ctx
+		if ctx.Err() == nil {
+			c.log.InfoContext(ctx, "push events listener started", "url", p.base)
+		}
 		if err := srv.Serve(ctx); err != nil {
 			c.log.ErrorContext(ctx, "push events listener", "error", err)
 		}
-	}()
-	c.log.InfoContext(ctx, "push events listener started", "url", p.base)
-	return nil
+	}, nil
 }
 
 // pushEvent is the part of a Redfish Event the conductor reads.
