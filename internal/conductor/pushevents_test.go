@@ -3,7 +3,9 @@ package conductor_test
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +147,44 @@ func TestPushEventsPowerDrift(t *testing.T) {
 		}
 		if left := bmc.Subscriptions(); len(left) != 0 {
 			t.Fatalf("subscriptions after the node's deletion: %+v", left)
+		}
+	})
+}
+
+// A listener that cannot open fails Start before the conductor
+// registers.
+func TestPushEventsBusyPortFailsStart(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
+		busy, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer busy.Close()
+		cfg := testConfig(t, map[string]map[string]string{
+			"DEFAULT": redfishShipped,
+			"openkeel_events": {"enabled": "true", "host_ip": "127.0.0.1",
+				"port": strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)},
+		})
+		e := newStoreEnv(t, db, cfg)
+		o, err := builtin.OptionsFromConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Ports = e.st
+		r, err := builtin.Registry(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.drivers, err = r.Build(driver.SettingsFromConfig(cfg)); err != nil {
+			t.Fatal(err)
+		}
+		c := e.newConductor(testHost, nil, nil)
+		if err := c.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "push events listener") {
+			_ = c.Stop(context.Background())
+			t.Fatalf("start on a busy port: %v", err)
+		}
+		if _, err := e.st.GetConductor(context.Background(), testHost, nil); err == nil {
+			t.Fatal("the conductor registered although it could not start")
 		}
 	})
 }
