@@ -176,6 +176,7 @@ func newStack(ctx context.Context, m mode, cfg *config.Config, log *slog.Logger,
 			nodes, err := s.store.ListNodes(ctx, store.NodeFilter{ReservedByAnyOf: []string{host}}, store.ListOptions{})
 			return len(nodes), err
 		},
+		PushEvents: s.conductor.PushEventCounts,
 	}); err != nil {
 		return nil, err
 	}

@@ -23,6 +23,9 @@ type ConductorSource struct {
 	// LocksHeld counts the nodes whose reservation is Host; nil leaves
 	// the series out.
 	LocksHeld func(ctx context.Context) (int, error)
+	// PushEvents counts the BMC events accepted and refused
+	// ([openkeel_events]); nil leaves the series out.
+	PushEvents func() (accepted, rejected int64)
 }
 
 // RegisterConductor registers the conductor's series on reg.
@@ -43,6 +46,8 @@ func RegisterConductor(reg prometheus.Registerer, src ConductorSource) error {
 			"Work refused with NoFreeConductorWorker because the pool was full or stopping.", nil, labels),
 		locks: prometheus.NewDesc("ironic_conductor_node_locks_held",
 			"Nodes reserved (exclusively locked) by this conductor.", nil, labels),
+		push: prometheus.NewDesc("openkeel_conductor_push_events_total",
+			"BMC push events received, by outcome (accepted; rejected: unknown node, wrong Context or malformed).", []string{"outcome"}, labels),
 	}
 	if err := reg.Register(c); err != nil {
 		return fmt.Errorf("register conductor metrics: %w", err)
@@ -54,12 +59,12 @@ func RegisterConductor(reg prometheus.Registerer, src ConductorSource) error {
 // reservations already keep them, and copying them into gauges on every
 // change would need hooks in the conductor.
 type conductorCollector struct {
-	src                                     ConductorSource
-	size, running, spawned, rejected, locks *prometheus.Desc
+	src                                           ConductorSource
+	size, running, spawned, rejected, locks, push *prometheus.Desc
 }
 
 func (c *conductorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.size, c.running, c.spawned, c.rejected, c.locks} {
+	for _, d := range []*prometheus.Desc{c.size, c.running, c.spawned, c.rejected, c.locks, c.push} {
 		ch <- d
 	}
 }
@@ -72,6 +77,11 @@ func (c *conductorCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(st.ReservedRunning), "reserved")
 	ch <- prometheus.MustNewConstMetric(c.spawned, prometheus.CounterValue, float64(st.Spawned))
 	ch <- prometheus.MustNewConstMetric(c.rejected, prometheus.CounterValue, float64(st.Rejected))
+	if c.src.PushEvents != nil {
+		accepted, rejected := c.src.PushEvents()
+		ch <- prometheus.MustNewConstMetric(c.push, prometheus.CounterValue, float64(accepted), "accepted")
+		ch <- prometheus.MustNewConstMetric(c.push, prometheus.CounterValue, float64(rejected), "rejected")
+	}
 	if c.src.LocksHeld == nil {
 		return
 	}

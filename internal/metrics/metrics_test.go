@@ -259,9 +259,10 @@ func TestConductorSeries(t *testing.T) {
 	locks, lockErr := 7, error(nil)
 	reg := metrics.NewRegistry()
 	if err := metrics.RegisterConductor(reg, metrics.ConductorSource{
-		Host:      "cond-0.ironic",
-		Workers:   pool.Stats,
-		LocksHeld: func(context.Context) (int, error) { return locks, lockErr },
+		Host:       "cond-0.ironic",
+		Workers:    pool.Stats,
+		LocksHeld:  func(context.Context) (int, error) { return locks, lockErr },
+		PushEvents: func() (int64, int64) { return 5, 2 },
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -293,6 +294,8 @@ func TestConductorSeries(t *testing.T) {
 		{"ironic_conductor_workers_spawned_total", map[string]string{}, 3},
 		{"ironic_conductor_workers_rejected_total", map[string]string{}, 1},
 		{"ironic_conductor_node_locks_held", map[string]string{}, 7},
+		{"openkeel_conductor_push_events_total", map[string]string{"outcome": "accepted"}, 5},
+		{"openkeel_conductor_push_events_total", map[string]string{"outcome": "rejected"}, 2},
 	}
 	for _, w := range want {
 		if got := gauge(w.name, w.labels); got != w.value {
