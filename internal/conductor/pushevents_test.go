@@ -115,6 +115,11 @@ func TestPushEventsPowerDrift(t *testing.T) {
 			m := rec.Find("baremetal.node.power_state_corrected.success")
 			return m != nil && m.Payload.Data["from_power"] == states.PowerOn && m.Payload.Data["power_state"] == states.PowerOff
 		})
+		// A health change reaches the node the same way.
+		bmc.SetSystemHealth("sys-1", "Warning")
+		await.Until(t, 2*time.Second, "the node's health to follow the BMC's event", func() bool {
+			return deref(e.get(n).Health) == "Warning"
+		})
 		if !secrets.IsSecretKey(model.DIIOpenkeelEventSecret) {
 			t.Fatal("the event secret's key is not one the API masks")
 		}

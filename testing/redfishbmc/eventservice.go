@@ -64,12 +64,25 @@ func (b *BMC) DropSubscriptions() {
 	b.subs = nil
 }
 
-// powerEvent queues, for every subscriber whose EventTypes take it, a
-// ResourceChanged-style event about system id's power state; the caller
-// holds b.mu.
+// powerEvent queues a ResourceUpdated event about system id's power
+// state for the subscribers; the caller holds b.mu.
 func (b *BMC) powerEvent(id, state string) {
+	b.systemEvent(id, "ResourceUpdated", "ResourceEvent.1.0.ResourceChanged",
+		"The power state of the system changed to "+state+".")
+}
+
+// healthEvent queues a StatusChange event about system id's health, as
+// a BMC's Resource Event registry words it; the caller holds b.mu.
+func (b *BMC) healthEvent(id, health string) {
+	b.systemEvent(id, "StatusChange", "ResourceEvent.1.0.ResourceStatusChanged"+health,
+		"The health of the system changed to "+health+".")
+}
+
+// systemEvent queues, for every subscriber whose EventTypes take
+// eventType, an event about system id; the caller holds b.mu.
+func (b *BMC) systemEvent(id, eventType, messageID, message string) {
 	for _, s := range b.subs {
-		if len(s.EventTypes) > 0 && !slices.Contains(s.EventTypes, "ResourceUpdated") && !slices.Contains(s.EventTypes, "StatusChange") {
+		if len(s.EventTypes) > 0 && !slices.Contains(s.EventTypes, eventType) {
 			continue
 		}
 		b.nextEvent++
@@ -77,10 +90,10 @@ func (b *BMC) powerEvent(id, state string) {
 			"@odata.type": "#Event.v1_7_0.Event", "Id": fmt.Sprint(b.nextEvent), "Name": "Event Array",
 			"Context": s.Context,
 			"Events": []map[string]any{{
-				"EventType": "ResourceUpdated", "EventId": fmt.Sprint(b.nextEvent),
+				"EventType": eventType, "EventId": fmt.Sprint(b.nextEvent),
 				"EventTimestamp":    time.Now().UTC().Format(time.RFC3339),
-				"MessageId":         "ResourceEvent.1.0.ResourceChanged",
-				"Message":           "The power state of the system changed to " + state + ".",
+				"MessageId":         messageID,
+				"Message":           message,
 				"MessageArgs":       []string{},
 				"OriginOfCondition": map[string]string{"@odata.id": root + "/Systems/" + id},
 			}},

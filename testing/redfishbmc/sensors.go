@@ -70,6 +70,7 @@ func (b *BMC) SetSystemHealth(id, health string) {
 		b.sensors.systemHealth = map[string]string{}
 	}
 	b.sensors.systemHealth[id] = health
+	b.healthEvent(id, health)
 }
 
 func (b *BMC) currentSensors() Sensors {
