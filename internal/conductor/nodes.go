@@ -130,7 +130,7 @@ func (c *Conductor) UpdateNode(ctx context.Context, _ string, nodeID string, upd
 	if delta["driver"] {
 		// The new driver may not reach the BMC the old one subscribed on.
 		c.dropPushSubscription(ctx, cloneNode(stored), t.Log())
-		in.InternalInfo().Delete(model.DIIOpenkeelEventSubscription, model.DIIOpenkeelEventSecret)
+		in.InternalInfo().Delete(model.DIIOpenkeelEventSubscription, model.DIIOpenkeelEventSecret, model.DIIOpenkeelEventDestination)
 	}
 	*t.Node = *in
 	if err := t.Save(ctx); err != nil {

@@ -257,7 +257,23 @@ func (c *Conductor) ensureEventSubscription(ctx context.Context, p *pushEvents, 
 	if !ok {
 		return nil
 	}
-	if id := t.Node.InternalInfo().String(model.DIIOpenkeelEventSubscription); id != "" {
+	dest := p.base + pushEventsPath + t.Node.UUID
+	ii := t.Node.InternalInfo()
+	id := ii.String(model.DIIOpenkeelEventSubscription)
+	if id != "" && ii.String(model.DIIOpenkeelEventDestination) != dest {
+		// Subscribed by another conductor (the node was taken over) or
+		// to an older external_url: replace it with one to this listener.
+		if err := t.UpgradeLock(ctx, task.UpgradeOptions{}); err != nil {
+			return err
+		}
+		if del, ok := routes["delete_subscription"]; ok {
+			if _, err := del.Func(ctx, t.DriverTask(), http.MethodDelete, map[string]any{"id": id}); err != nil {
+				t.Log().WarnContext(ctx, "event subscription of another destination left on the BMC", "subscription", id, "error", err)
+			}
+		}
+		id = ""
+	}
+	if id != "" {
 		list, ok := routes["get_all_subscriptions"]
 		if !ok {
 			return nil
@@ -276,11 +292,13 @@ func (c *Conductor) ensureEventSubscription(ctx context.Context, p *pushEvents, 
 	if err := t.UpgradeLock(ctx, task.UpgradeOptions{}); err != nil {
 		return err
 	}
+	// The lock's read of the node is the one to change.
+	ii = t.Node.InternalInfo()
 	secret, err := newEventSecret()
 	if err != nil {
 		return err
 	}
-	args := map[string]any{"Destination": p.base + pushEventsPath + t.Node.UUID, "Context": secret,
+	args := map[string]any{"Destination": dest, "Context": secret,
 		"Protocol": "Redfish", "EventTypes": pushEventTypes}
 	dt := t.DriverTask()
 	if err := t.Driver.Vendor.Validate(ctx, dt, "create_subscription", args); errs.Is(err, errs.ClassInvalidParameterValue) {
@@ -293,13 +311,13 @@ func (c *Conductor) ensureEventSubscription(ctx context.Context, p *pushEvents, 
 		return fmt.Errorf("create event subscription: %w", err)
 	}
 	doc, _ := out.(map[string]any)
-	id, _ := doc["Id"].(string)
+	id, _ = doc["Id"].(string)
 	if id == "" {
 		return errors.New("create event subscription: the BMC's answer has no Id")
 	}
-	ii := t.Node.InternalInfo()
 	ii.Set(model.DIIOpenkeelEventSubscription, id)
 	ii.Set(model.DIIOpenkeelEventSecret, secret)
+	ii.Set(model.DIIOpenkeelEventDestination, dest)
 	if err := t.Save(ctx); err != nil {
 		return fmt.Errorf("save event subscription: %w", err)
 	}
@@ -317,7 +335,7 @@ func (c *Conductor) dropPushSubscription(ctx context.Context, n *model.Node, log
 	if id == "" {
 		return
 	}
-	ii.Delete(model.DIIOpenkeelEventSubscription, model.DIIOpenkeelEventSecret)
+	ii.Delete(model.DIIOpenkeelEventSubscription, model.DIIOpenkeelEventSecret, model.DIIOpenkeelEventDestination)
 	ifaces, err := c.drivers.ForNode(n)
 	if err != nil {
 		log.WarnContext(ctx, "event subscription left on the BMC", "subscription", id, "error", err)

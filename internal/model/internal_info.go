@@ -101,6 +101,9 @@ const (
 	// seals it as it does the agent token.
 	DIIOpenkeelEventSubscription = "openkeel_event_subscription"
 	DIIOpenkeelEventSecret       = "openkeel_event_secret"
+	// The Destination subscribed: a conductor that takes the node over
+	// from another subscribes again to its own listener.
+	DIIOpenkeelEventDestination = "openkeel_event_destination"
 )
 
 // InternalInfo is a view over a node's driver_internal_info: reads see the
