@@ -316,7 +316,7 @@ func TestStatusUpgradeCheck(t *testing.T) {
 		t.Fatalf("dbsync: %d\n%s", code, out)
 	}
 	out, code = runIronic(t, dir, "ironic", "--config-file", conf, "status", "upgrade", "check")
-	if code != 0 || strings.Contains(out, "Failure") || strings.Count(out, "| Result: Success") != 4 || !strings.HasPrefix(out, "+---") {
+	if code != 0 || strings.Contains(out, "Failure") || strings.Count(out, "| Result: Success") != 5 || !strings.HasPrefix(out, "+---") {
 		t.Fatalf("ready: exit %d\n%s", code, out)
 	}
 	if out, code := runIronic(t, dir, "ironic", "status"); code != 2 || !strings.Contains(out, "status needs `upgrade check`") {
