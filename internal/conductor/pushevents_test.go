@@ -147,6 +147,17 @@ func TestPushEventsPowerDrift(t *testing.T) {
 			t.Fatal("the event secret is in the logs")
 		}
 
+		// A subscription another conductor made (before this one took the
+		// node over) is replaced by one to this conductor's listener.
+		cur := e.get(n)
+		cur.DriverInternalInfo[model.DIIOpenkeelEventDestination] = "http://127.0.0.1:9/openkeel/events/" + n.UUID
+		if _, err := e.st.UpdateNode(ctx, cur, "driver_internal_info"); err != nil {
+			t.Fatal(err)
+		}
+		e.c.EnsureEventSubscriptions(ctx)
+		if moved := bmc.Subscriptions(); len(moved) != 1 || moved[0].ID == subs[0].ID || moved[0].Destination != sub.Destination {
+			t.Fatalf("subscriptions after the take-over: %+v (before: %+v)", moved, subs)
+		}
 		if err := e.api.DestroyNode(ctx, "", n.UUID); err != nil {
 			t.Fatal(err)
 		}
