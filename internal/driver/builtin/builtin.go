@@ -16,6 +16,7 @@ import (
 	"github.com/openkeel/ironic/internal/console/container"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
+	"github.com/openkeel/ironic/internal/driver/ansible"
 	"github.com/openkeel/ironic/internal/driver/fake"
 	"github.com/openkeel/ironic/internal/driver/graphical"
 	"github.com/openkeel/ironic/internal/driver/idrac"
@@ -43,6 +44,8 @@ type Options struct {
 	// probes the ipmitool binary and fails without it, so, as upstream
 	// loads only enabled entry points, they are left out unless enabled.
 	IPMI *ipmi.Options
+	// Ansible configures the ansible deploy interface ([ansible]).
+	Ansible ansible.Options
 	// Agent configures the agent-based deploy interfaces; a nil Client
 	// gets upstream's defaults.
 	Agent agent.Options
@@ -145,6 +148,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 			PreCreatePorts: c.BoolOf(config.InspectorPreCreatePorts),
 			APIURL:         c.StringOf(config.ServiceCatalogEndpointOverride),
 		},
+		Ansible:     ansible.OptionsFromConfig(c),
 		AgentRescue: agent.RescueOptions{HashAlgorithm: c.StringOf(config.ConductorRescuePasswordHashAlgorithm)},
 	}
 	// Images come over HTTP(S), from allowed local paths, or from Glance
@@ -287,6 +291,9 @@ func Registry(o Options) (*driver.Registry, error) {
 	}
 	if err := agent.Register(r, o.Agent); err != nil {
 		return nil, fmt.Errorf("agent interfaces: %w", err)
+	}
+	if err := ansible.Register(r, o.Ansible, o.Agent); err != nil {
+		return nil, fmt.Errorf("ansible interfaces: %w", err)
 	}
 	if o.DirectImages != nil {
 		if err := agent.ConfigureDirectImages(r, o.DirectImages); err != nil {
