@@ -2,9 +2,19 @@ package conductor_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,16 +64,26 @@ func newPushEnv(t *testing.T, db *sqldb.DB, cfg *config.Config, log *slog.Logger
 }
 
 func TestPushEventsPowerDrift(t *testing.T) {
+	t.Run("http", func(t *testing.T) { testPushEventsPowerDrift(t, false) })
+	t.Run("https", func(t *testing.T) { testPushEventsPowerDrift(t, true) })
+}
+
+func testPushEventsPowerDrift(t *testing.T, useTLS bool) {
 	forEachDB(t, func(t *testing.T, db *sqldb.DB) {
 		bmc := redfishbmc.New(t).System("sys-1", redfishbmc.PowerState(redfishbmc.On)).WithBasicAuth(oobUser, oobPassword)
 		logs := &hwLog{}
+		events := map[string]string{"enabled": "true", "host_ip": "127.0.0.1", "port": "0", "subscription_check_interval": "0"}
+		scheme := "http://"
+		if useTLS {
+			events["cert_file"], events["key_file"] = eventsCert(t)
+			scheme = "https://"
+		}
 		cfg := testConfig(t, map[string]map[string]string{
 			"DEFAULT": redfishShipped,
 			// Recorded rather than forced back, so that the drift shows
 			// in the database.
-			"conductor": {"force_power_state_during_sync": "false", "sync_power_state_interval": "60"},
-			"openkeel_events": {"enabled": "true", "host_ip": "127.0.0.1", "port": "0",
-				"subscription_check_interval": "0"},
+			"conductor":       {"force_power_state_during_sync": "false", "sync_power_state_interval": "60"},
+			"openkeel_events": events,
 		})
 		rec := &notifytest.Recorder{}
 		e := newPushEnv(t, db, cfg, logs.logger(), rec)
@@ -81,6 +101,9 @@ func TestPushEventsPowerDrift(t *testing.T) {
 			t.Fatalf("subscriptions after the pass: %+v", subs)
 		}
 		sub := subs[0]
+		if !strings.HasPrefix(sub.Destination, scheme+"127.0.0.1:") {
+			t.Fatalf("destination %s, want %s on 127.0.0.1", sub.Destination, scheme)
+		}
 		ii := e.get(n).InternalInfo()
 		if sub.Destination != e.c.PushEventsURL()+"/openkeel/events/"+n.UUID || sub.Protocol != "Redfish" ||
 			sub.Context == "" || sub.Context != ii.String(model.DIIOpenkeelEventSecret) ||
@@ -89,7 +112,9 @@ func TestPushEventsPowerDrift(t *testing.T) {
 		}
 
 		// A forged event: right node, wrong Context.
-		resp, err := http.Post(sub.Destination, "application/json",
+		forger := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the test's own certificate
+		defer forger.CloseIdleConnections()
+		resp, err := forger.Post(sub.Destination, "application/json",
 			strings.NewReader(`{"Context": "guess", "Events": [{"EventType": "ResourceUpdated"}]}`))
 		if err != nil {
 			t.Fatal(err)
@@ -203,4 +228,37 @@ func TestPushEventsBusyPortFailsStart(t *testing.T) {
 			t.Fatal("the conductor registered although it could not start")
 		}
 	})
+}
+
+// eventsCert writes a self-signed certificate for 127.0.0.1 and its key
+// for the event listener, returning their paths.
+func eventsCert(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "conductor events"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "events.pem"), filepath.Join(dir, "events-key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }
