@@ -123,7 +123,7 @@ var unreadTable = []unreadEntry{
 		"extra_kernel_params", "force_dhcp", "require_managed_boot", "status_check_period"),
 	planned(26, "conductor", "trait-based networking of the ironic-networking interface", "enable_trait_based_networking",
 		"trait_based_networking_config_file", "trait_based_networking_enable_default_trait", "trait_based_networking_raise_when_no_match"),
-	planned(27, "ansible", "the ansible deploy interface"),
+	planned(27, "ansible", "the ansible deploy interface's cleaning playbooks", "default_clean_playbook", "default_clean_steps_config"),
 	planned(27, "anaconda", "the anaconda deploy interface"),
 	planned(27, "vnc", "the systemd and kubernetes console container providers (fake and container are built)",
 		"systemd_container_template", "systemd_container_publish_port", "kubernetes_container_template", "kubernetes_pod_timeout"),

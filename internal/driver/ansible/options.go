@@ -38,9 +38,10 @@ type Options struct {
 	ImageStoreCafile   string
 	ImageStoreCertfile string
 	ImageStoreKeyfile  string
-	// TLSMinimumVersion and TLSCiphers are [DEFAULT]/webserver_tls_*.
+	// TLSMinimumVersion is [DEFAULT]/webserver_tls_minimum_version.
+	// Upstream also passes [DEFAULT]/webserver_tls_ciphers, an OpenSSL
+	// cipher string this build does not read (see unread.go).
 	TLSMinimumVersion string
-	TLSCiphers        string
 	// ExtraMemory is [ansible]/extra_memory (MiB added to the image size
 	// for the ramdisk's memory requirement).
 	ExtraMemory int
@@ -80,7 +81,6 @@ func OptionsFromConfig(c *config.Config) Options {
 		ImageStoreCertfile:       c.StringOf(config.AnsibleImageStoreCertfile),
 		ImageStoreKeyfile:        c.StringOf(config.AnsibleImageStoreKeyfile),
 		TLSMinimumVersion:        c.StringOf(config.DefaultWebserverTLSMinimumVersion),
-		TLSCiphers:               c.StringOf(config.DefaultWebserverTLSCiphers),
 		ExtraMemory:              c.IntOf(config.AnsibleExtraMemory),
 		Tempdir:                  c.StringOf(config.DefaultTempdir),
 		PowerOffRetries:          c.IntOf(config.AnsiblePostDeployGetPowerStateRetries),

@@ -88,9 +88,6 @@ func (d *Deploy) deployVars(n *model.Node) (map[string]any, error) {
 	if d.opts.TLSMinimumVersion != "" {
 		image["tls_minimum_version"] = d.opts.TLSMinimumVersion
 	}
-	if d.opts.TLSCiphers != "" {
-		image["tls_ciphers"] = d.opts.TLSCiphers
-	}
 	vars := map[string]any{"image": image}
 	if cd, ok := n.InstanceInfo["configdrive"].(string); ok && cd != "" {
 		if u, err := url.Parse(cd); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
