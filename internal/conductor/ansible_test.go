@@ -65,7 +65,7 @@ func ansibleDeploy(t *testing.T, db *sqldb.DB, s *sshd.Server, dir, logPath, cfg
 	mustRegister(t, r, driver.KindManagement, "disk-able", &diskManagement{})
 	opts := ansible.Options{
 		EmbeddedDir: filepath.Join(dir, "playbooks"), ConfigFilePath: cfgPath, ExtraArgs: "--check",
-		DefaultUsername: s.User, DefaultKeyFile: s.KeyFile, DefaultPythonInterpreter: "/usr/bin/python3", Tempdir: dir,
+		DefaultUsername: s.User, DefaultKeyFile: s.KeyFile, DefaultPythonInterpreter: "/usr/bin/python3", Tempdir: dir, ExtraMemory: 10,
 	}
 	if err := ansible.Register(r, opts, agent.Options{DefaultBootMode: "uefi"}); err != nil {
 		t.Fatal(err)
@@ -111,6 +111,10 @@ func ansibleDeploy(t *testing.T, db *sqldb.DB, s *sshd.Server, dir, logPath, cfg
 	})
 	t.Logf("heartbeat to active: %s", time.Since(start))
 	active := e.get(n)
+	// 18 bytes are 0 MiB, plus [ansible]/extra_memory's default 10 here.
+	if got := active.InstanceInfo["image_mem_req"]; got != float64(10) {
+		t.Errorf("image_mem_req %v (%T), want 10", got, got)
+	}
 	if active.PowerState != states.PowerOn || deref(active.LastError) != "" {
 		t.Errorf("active node: power %q, last_error %q", active.PowerState, deref(active.LastError))
 	}

@@ -7,9 +7,11 @@ package ansible
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/openkeel/ironic/internal/clock"
 	"github.com/openkeel/ironic/internal/driver"
@@ -153,6 +155,7 @@ func (d *Deploy) Validate(ctx context.Context, task *driver.Task) error {
 // Deploy boots the ramdisk (prepared by Prepare, as upstream's
 // prepare_agent_boot) and waits for its heartbeat.
 func (d *Deploy) Deploy(ctx context.Context, task *driver.Task) (string, error) {
+	d.recordMemoryRequirement(ctx, task)
 	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, nil); err != nil {
 		return "", fmt.Errorf("prepare ramdisk: %w", err)
 	}
@@ -162,6 +165,46 @@ func (d *Deploy) Deploy(ctx context.Context, task *driver.Task) (string, error) 
 	}
 	task.Node.PowerState = "power on"
 	return "wait call-back", nil
+}
+
+// recordMemoryRequirement is upstream's _required_image_info: the image's
+// size in MiB plus [ansible]/extra_memory, as instance_info's
+// image_mem_req, which the playbooks see as ironic.image.mem_req. The size
+// is read from an HTTP(S) image's Content-Length; an image whose size
+// this cannot learn (a Glance UUID) gets no requirement, with a warning.
+func (d *Deploy) recordMemoryRequirement(ctx context.Context, task *driver.Task) {
+	n := task.Node
+	src, _ := n.InstanceInfo["image_url"].(string)
+	if src == "" {
+		src, _ = n.InstanceInfo["image_source"].(string)
+	}
+	size, err := downloadSize(ctx, src)
+	if err != nil {
+		task.Logger().WarnContext(ctx, "image size unknown, no image_mem_req recorded", "node", n.UUID, "error", err)
+		return
+	}
+	n.InstanceInfo["image_mem_req"] = size/(1<<20) + int64(d.opts.ExtraMemory)
+}
+
+func downloadSize(ctx context.Context, src string) (int64, error) {
+	if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") {
+		return 0, fmt.Errorf("not an HTTP(S) image: %q", src)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, src, nil)
+	if err != nil {
+		return 0, fmt.Errorf("image size: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("image size: %w", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.ContentLength < 0 {
+		return 0, fmt.Errorf("image size: HEAD %s answered %s without a length", src, resp.Status)
+	}
+	return resp.ContentLength, nil
 }
 
 // TakeOver: upstream does not support taking over an ansible-deployed
