@@ -207,6 +207,14 @@ func downloadSize(ctx context.Context, src string) (int64, error) {
 	return resp.ContentLength, nil
 }
 
+// PrepareCleaning refuses: upstream cleans through the clean playbook and
+// clean_steps.yaml, which are not built yet. Succeeding with no clean
+// steps would hand the node on with its disks unerased.
+func (d *Deploy) PrepareCleaning(_ context.Context, task *driver.Task) (string, error) {
+	return "", errs.New(errs.ClassNodeCleaningFailure, map[string]any{"node": task.Node.UUID,
+		"reason": "cleaning with the ansible deploy interface (its clean playbooks) is not built; clean with another deploy interface or disable automated cleaning"})
+}
+
 // TakeOver: upstream does not support taking over an ansible-deployed
 // node and only logs; the node must be redeployed.
 func (d *Deploy) TakeOver(ctx context.Context, task *driver.Task) error {
