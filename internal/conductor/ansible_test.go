@@ -44,7 +44,7 @@ func TestAnsibleDeployReachesActive(t *testing.T) {
 	logPath := filepath.Join(dir, "ansible.log")
 	cfgPath := filepath.Join(dir, "ansible.cfg")
 	conf := "[defaults]\nhost_key_checking = False\nremote_port = " + strconv.Itoa(s.Port) + "\nlog_path = " + logPath +
-		"\nlocal_tmp = " + filepath.Join(dir, "tmp") + "\nremote_tmp = " + filepath.Join(dir, "rtmp") + "\n[ssh_connection]\npipelining = True\n"
+		"\nlocal_tmp = " + filepath.Join(dir, "tmp") + "\nremote_tmp = " + filepath.Join(dir, "rtmp") + "\n[ssh_connection]\npipelining = True\nssh_args = -o ControlMaster=no\n"
 	if err := os.WriteFile(cfgPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -91,6 +91,9 @@ Subsystem sftp internal-sftp
 	}
 	cmd := exec.Command(sshdPath, "-D", "-e", "-f", cfg)
 	cmd.Stdout, cmd.Stderr = &s.log, &s.log
+	// A session child still holding the log pipe (a client's lingering
+	// master connection) must not hold the test's end.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start sshd: %v", err)
 	}

@@ -34,7 +34,7 @@ func RamdiskOptions(t *testing.T, s *sshd.Server) (Options, string) {
 	logPath := filepath.Join(dir, "ansible.log")
 	cfg := filepath.Join(dir, "ansible.cfg")
 	conf := "[defaults]\nhost_key_checking = False\nretry_files_enabled = False\nremote_port = " + strconv.Itoa(s.Port) +
-		"\nlog_path = " + logPath + "\nlocal_tmp = " + filepath.Join(dir, "tmp") + "\nremote_tmp = " + filepath.Join(dir, "rtmp") + "\n[ssh_connection]\npipelining = True\n"
+		"\nlog_path = " + logPath + "\nlocal_tmp = " + filepath.Join(dir, "tmp") + "\nremote_tmp = " + filepath.Join(dir, "rtmp") + "\n[ssh_connection]\npipelining = True\nssh_args = -o ControlMaster=no\n"
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
