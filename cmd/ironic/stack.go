@@ -462,7 +462,7 @@ func rpcFlow(host string, next http.Handler) http.Handler {
 			}
 			var frame struct {
 				Params struct {
-					NodeID  any `json:"node_id"`
+					NodeID any `json:"node_id"`
 					// node_obj is a serialised versioned object.
 					NodeObj struct {
 						Data struct {

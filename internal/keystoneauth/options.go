@@ -68,10 +68,14 @@ type Options struct {
 	StatusCodeRetryDelay time.Duration
 }
 
-// OptionsFromConfig reads section. When [section]/auth_section names
-// another section, the plugin options come from there, as keystoneauth
-// loads them.
-func OptionsFromConfig(c *config.Config, section string) Options {
+// SessionOptionsFromConfig reads section's authentication plugin, TLS
+// and timeout options: what a session needs to obtain a token. When
+// [section]/auth_section names another section, the plugin options come
+// from there, as keystoneauth loads them. Callers that never look a
+// service up in the catalog (the JSON-RPC client builds each URL from a
+// conductor's host) use this alone, so that the adapter options stay
+// unread rather than read to no effect.
+func SessionOptionsFromConfig(c *config.Config, section string) Options {
 	plug := section
 	if s := str(c, section, "auth_section"); s != "" {
 		plug = s
@@ -103,23 +107,29 @@ func OptionsFromConfig(c *config.Config, section string) Options {
 		KeyFile:  str(c, section, "keyfile"),
 		Insecure: has(c, section, "insecure") && c.Bool(section, "insecure"),
 		Timeout:  time.Duration(integer(c, section, "timeout")) * time.Second,
-
-		ServiceType:          str(c, section, "service_type"),
-		ServiceName:          str(c, section, "service_name"),
-		RegionName:           str(c, section, "region_name"),
-		Interface:            str(c, section, "interface"),
-		EndpointOverride:     str(c, section, "endpoint_override"),
-		ConnectRetries:       integer(c, section, "connect_retries"),
-		ConnectRetryDelay:    seconds(c, section, "connect_retry_delay"),
-		StatusCodeRetries:    integer(c, section, "status_code_retries"),
-		StatusCodeRetryDelay: seconds(c, section, "status_code_retry_delay"),
-	}
-	if has(c, section, "valid_interfaces") {
-		o.ValidInterfaces = c.List(section, "valid_interfaces")
 	}
 	if o.AuthType == "" {
 		// Ironic's register_auth_opts sets this default in every section.
 		o.AuthType = "password"
+	}
+	return o
+}
+
+// OptionsFromConfig reads section: the session's options and the
+// keystoneauth adapter options that find the service's endpoint.
+func OptionsFromConfig(c *config.Config, section string) Options {
+	o := SessionOptionsFromConfig(c, section)
+	o.ServiceType = str(c, section, "service_type")
+	o.ServiceName = str(c, section, "service_name")
+	o.RegionName = str(c, section, "region_name")
+	o.Interface = str(c, section, "interface")
+	o.EndpointOverride = str(c, section, "endpoint_override")
+	o.ConnectRetries = integer(c, section, "connect_retries")
+	o.ConnectRetryDelay = seconds(c, section, "connect_retry_delay")
+	o.StatusCodeRetries = integer(c, section, "status_code_retries")
+	o.StatusCodeRetryDelay = seconds(c, section, "status_code_retry_delay")
+	if has(c, section, "valid_interfaces") {
+		o.ValidInterfaces = c.List(section, "valid_interfaces")
 	}
 	return o
 }

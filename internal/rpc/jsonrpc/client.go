@@ -67,7 +67,7 @@ func ClientOptionsFromConfig(cfg *config.Config) ClientOptions {
 	if AuthStrategy(cfg) == "keystone" {
 		// Its configuration errors surface on the first call, as
 		// upstream's session loads its plugin lazily.
-		ks = keystoneauth.New(keystoneauth.OptionsFromConfig(cfg, "json_rpc"))
+		ks = keystoneauth.New(keystoneauth.SessionOptionsFromConfig(cfg, "json_rpc"))
 	}
 	return ClientOptions{
 		Keystone:     ks,
