@@ -57,6 +57,10 @@ type settings struct {
 	render            string
 	perfDir           string
 	command           string
+	// secrets runs our services with a key ring, so that node secrets
+	// are sealed at rest (issue 25): its cost is this run against one
+	// without.
+	secrets bool
 }
 
 // pageSweepAt is the fleet size of the page-size sweep: 10,000 nodes, or
@@ -208,6 +212,7 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	fs.StringVar(&s.jsonOut, "json", os.Getenv("BENCH_JSON"), "also write the raw results to this JSON file (BENCH_JSON)")
 	fs.StringVar(&s.render, "render", "", "measure nothing: render the report from a results JSON file")
 	fs.StringVar(&s.perfDir, "perf", os.Getenv("BENCH_PERF"), "record a perf profile of the server during each request type into this folder (BENCH_PERF)")
+	fs.BoolVar(&s.secrets, "secrets", os.Getenv("BENCH_SECRETS") == "1", "run our services with a key ring: node secrets sealed at rest (BENCH_SECRETS=1)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -216,6 +218,10 @@ func startSQLite(ctx context.Context, s *settings, dir string) (*deployment, err
 	if err != nil {
 		return nil, err
 	}
+	keyRing, err := secretsConf(s, dir)
+	if err != nil {
+		return nil, err
+	}
 	dbPath := filepath.Join(dir, "ironic.sqlite")
 	conf := filepath.Join(dir, "ironic.conf")
 	d := &deployment{
@@ -225,7 +231,7 @@ func startSQLite(ctx context.Context, s *settings, dir string) (*deployment, err
 		sqlWriteDSN: "file:" + dbPath + "?_pragma=busy_timeout(10000)",
 		dir:         dir,
 		writeConf: func(syncInterval int) error {
-			text := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n\n[agent]\nrequire_tls = false\n\n[conductor]\nsync_power_state_interval = %d\n\n[database]\nconnection = sqlite:///%s\n\n[deploy]\nhttp_url = http://127.0.0.1:%d\n",
+			text := fmt.Sprintf("[api]\nhost_ip = 127.0.0.1\nport = %d\n\n[agent]\nrequire_tls = false\n\n[conductor]\nsync_power_state_interval = %d\n\n[database]\nconnection = sqlite:///%s\n\n[deploy]\nhttp_url = http://127.0.0.1:%d\n"+keyRing,
 				port, syncInterval, dbPath, filesPort)
 			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 				return fmt.Errorf("config: %w", err)
@@ -305,6 +311,11 @@ func startMariaDB(ctx context.Context, s *settings, dir string, logf func(string
 	if server.Passwd != "" {
 		cred += ":" + server.Passwd
 	}
+	keyRing, err := secretsConf(s, dir)
+	if err != nil {
+		d.stop()
+		return nil, err
+	}
 	conf := filepath.Join(dir, "ironic.conf")
 	d.dir = dir
 	d.writeConf = func(syncInterval int) error {
@@ -329,7 +340,7 @@ port = %d
 
 [database]
 connection = mysql+pymysql://%s@%s/%s
-`, fakeHardware, apiPort, syncInterval, rpcPort, cred, server.Addr, dbName)
+`+keyRing, fakeHardware, apiPort, syncInterval, rpcPort, cred, server.Addr, dbName)
 		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
@@ -365,4 +376,25 @@ connection = mysql+pymysql://%s@%s/%s
 		return nil, err
 	}
 	return d, nil
+}
+
+// secretsConf is the configuration section of a run with secrets sealed
+// at rest (BENCH_SECRETS=1): one random key of the run's own, written to
+// dir/keys, as a mounted Secret would hold it. Without it, nothing.
+func secretsConf(s *settings, dir string) (string, error) {
+	if !s.secrets {
+		return "", nil
+	}
+	keys := filepath.Join(dir, "keys")
+	if err := os.MkdirAll(keys, 0o700); err != nil {
+		return "", fmt.Errorf("key ring: %w", err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", fmt.Errorf("key ring: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(keys, "bench"), []byte(base64.StdEncoding.EncodeToString(key)), 0o600); err != nil {
+		return "", fmt.Errorf("key ring: %w", err)
+	}
+	return fmt.Sprintf("\n[openkeel_secrets]\nkey_files = %s\ncurrent_key_id = bench\n", filepath.Join(keys, "*")), nil
 }
