@@ -61,6 +61,16 @@ const (
 	DriverInternalInfo = "driver_internal_info"
 )
 
+// Places of the other resources' secrets, as their additional data names
+// them (resource, field path; the resource's UUID is the "node"):
+// upstream masks volume targets' properties and the step arguments of
+// deploy templates and runbooks with mask_dict_password.
+const (
+	VolumeTargetProperties = "volume_target.properties"
+	DeployTemplateStepArgs = "deploy_template.steps.args"
+	RunbookStepArgs        = "runbook.steps.args"
+)
+
 // Columns are the node columns that hold secrets.
 func Columns() []string { return []string{DriverInfo, InstanceInfo, DriverInternalInfo} }
 
@@ -153,7 +163,17 @@ type UndecryptableError struct {
 }
 
 func (e *UndecryptableError) Error() string {
-	return fmt.Sprintf("secret %s of node %s cannot be decrypted: %v", e.Field, e.Node, e.Err)
+	return fmt.Sprintf("secret %s of %s %s cannot be decrypted: %v", e.Field, owner(e.Field), e.Node, e.Err)
+}
+
+// owner is the kind of resource a field belongs to: the other resources'
+// places start with their name ("volume_target.properties/…"); a node's
+// are its bare column names.
+func owner(field string) string {
+	if i := strings.IndexByte(field, '.'); i > 0 {
+		return strings.ReplaceAll(field[:i], "_", " ")
+	}
+	return "node"
 }
 
 func (e *UndecryptableError) Unwrap() error { return e.Err }

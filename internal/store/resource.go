@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/openkeel/ironic/internal/errs"
+	"github.com/openkeel/ironic/internal/secrets"
 )
 
 // resource binds a table to its model type, so every table with an id
@@ -32,6 +35,41 @@ type resource[T any] struct {
 	// saveChildren writes the child rows named by which (a subset of
 	// children) of v, whose id is id, inside tx.
 	saveChildren func(ctx context.Context, s *sqlStore, tx *sql.Tx, v *T, id int64, which []string) error
+	// seal, when set, returns v with its columns' secret values sealed
+	// under ring: a copy, so that the caller's v stays plain; v itself
+	// when ring is nil. Secrets of child rows are sealed by saveChildren.
+	seal func(ring *secrets.KeyRing, v *T) (*T, error)
+	// open, when set, opens in place the sealed secret values of a row
+	// just read (its children included); a value that does not open is a
+	// secrets.UndecryptableError.
+	open func(ring *secrets.KeyRing, v *T) error
+}
+
+// sealed is v as written: its secrets sealed when r seals.
+func (r resource[T]) sealed(s *sqlStore, v *T) (*T, error) {
+	if r.seal == nil {
+		return v, nil
+	}
+	out, err := r.seal(s.ring, v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.kind, err)
+	}
+	return out, nil
+}
+
+// opened opens the sealed secret values of rows just read. A secret that
+// does not open is an Unavailable fault (503), as for nodes: the reader
+// gets the error, never the sealed text in the secret's place.
+func (r resource[T]) opened(s *sqlStore, rows []*T) error {
+	if r.open == nil {
+		return nil
+	}
+	for _, v := range rows {
+		if err := r.open(s.ring, v); err != nil {
+			return errs.Unavailable(err)
+		}
+	}
+	return nil
 }
 
 // duplicate maps a unique violation writing v to a DuplicateError.
@@ -78,6 +116,9 @@ func getOne[T any](ctx context.Context, s *sqlStore, r resource[T], col string, 
 	if len(rows) == 0 {
 		return nil, &NotFoundError{Kind: r.kind, Ident: ident}
 	}
+	if err := r.opened(s, rows); err != nil {
+		return nil, err
+	}
 	return rows[0], nil
 }
 
@@ -87,12 +128,15 @@ func getOne[T any](ctx context.Context, s *sqlStore, r resource[T], col string, 
 func create[T any](ctx context.Context, s *sqlStore, r resource[T], in *T, prepare func(*T)) (*T, error) {
 	v := *in
 	prepare(&v)
-	fs := r.fields(&v)
-	stampNew(fs, s.clock())
+	stampNew(r.fields(&v), s.clock())
+	written, err := r.sealed(s, &v)
+	if err != nil {
+		return nil, err
+	}
 	var id int64
-	err := s.changeTx(ctx, func(tx *sql.Tx) error {
+	err = s.changeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		id, err = s.insert(ctx, tx, r.table, fs)
+		id, err = s.insert(ctx, tx, r.table, r.fields(written))
 		if err != nil {
 			return err
 		}
@@ -129,7 +173,11 @@ func updateWith[T any](ctx context.Context, s *sqlStore, r resource[T], v *T, id
 		// Only children named: still stamp updated_at on the parent.
 		columns = []string{"updated_at"}
 	}
-	set, args, err := s.updateSet(r.fields(v), columns, s.clock())
+	written, err := r.sealed(s, v)
+	if err != nil {
+		return nil, err
+	}
+	set, args, err := s.updateSet(r.fields(written), columns, s.clock())
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +214,9 @@ func list[T any](ctx context.Context, s *sqlStore, r resource[T], w *where, o Li
 	rows, err := query(ctx, s.db, r, w.sql()+tail, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", r.table, err)
+	}
+	if err := r.opened(s, rows); err != nil {
+		return nil, err
 	}
 	return rows, nil
 }

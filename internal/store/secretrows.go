@@ -12,40 +12,85 @@ import (
 	"github.com/openkeel/ironic/internal/store/sqldb"
 )
 
-// secretRow is a node's secret-bearing columns as stored ("" for NULL).
+// secretTable is a table whose rows hold secrets, as the conversion
+// commands and checks read and rewrite it.
+type secretTable struct {
+	// table is the table read and rewritten, aliased t in from.
+	table string
+	// from is the FROM clause: t, joined to its parent p when the
+	// additional data's UUID is the parent's (steps).
+	from string
+	// uuid is the expression of the UUID the values are sealed with.
+	uuid string
+	// cols are the columns of t holding secrets, with the places their
+	// values' additional data names.
+	cols []secretCol
+}
+
+// secretCol is a column of a secretTable.
+type secretCol struct{ column, place string }
+
+var (
+	nodeSecrets = secretTable{table: "nodes", from: "nodes t", uuid: "t.uuid", cols: []secretCol{
+		{secrets.DriverInfo, secrets.DriverInfo},
+		{secrets.InstanceInfo, secrets.InstanceInfo},
+		{secrets.DriverInternalInfo, secrets.DriverInternalInfo},
+	}}
+	// secretTables are every table holding secrets: the nodes', then the
+	// other resources' upstream masks.
+	secretTables = []secretTable{
+		nodeSecrets,
+		{table: "volume_targets", from: "volume_targets t", uuid: "t.uuid",
+			cols: []secretCol{{"properties", secrets.VolumeTargetProperties}}},
+		{table: "deploy_template_steps", from: "deploy_template_steps t JOIN deploy_templates p ON p.id = t.deploy_template_id", uuid: "p.uuid",
+			cols: []secretCol{{"args", secrets.DeployTemplateStepArgs}}},
+		{table: "runbook_steps", from: "runbook_steps t JOIN runbooks p ON p.id = t.runbook_id", uuid: "p.uuid",
+			cols: []secretCol{{"args", secrets.RunbookStepArgs}}},
+	}
+)
+
+// secretRow is a row's secret-bearing columns as stored ("" for NULL).
 type secretRow struct {
 	id    int64
 	uuid  string
-	texts [3]string // driver_info, instance_info, driver_internal_info
+	texts []string // in the order of the table's cols
 }
-
-// secretColumnList is the SELECT list of a secretRow.
-const secretColumnList = "id, uuid, driver_info, instance_info, driver_internal_info"
 
 // secretRowBatch is how many rows the commands and checks read at once.
 const secretRowBatch = 100
 
-// readSecretRows reads up to secretRowBatch rows with id above after,
-// those holding a sealed value only when sealedOnly.
-func readSecretRows(ctx context.Context, q querier, after int64, sealedOnly bool) ([]secretRow, error) {
-	query := "SELECT " + secretColumnList + " FROM nodes WHERE id > ?"
+// readSecretRows reads up to secretRowBatch rows of tbl with id above
+// after, those holding a sealed value only when sealedOnly.
+func readSecretRows(ctx context.Context, q querier, tbl *secretTable, after int64, sealedOnly bool) ([]secretRow, error) {
+	list := []string{"t.id", tbl.uuid}
+	var likes []string
 	args := []any{after}
-	if sealedOnly {
-		like := "%" + secrets.Prefix + "%"
-		query += " AND (driver_info LIKE ? OR instance_info LIKE ? OR driver_internal_info LIKE ?)"
-		args = append(args, like, like, like)
+	for _, c := range tbl.cols {
+		list = append(list, "t."+quote(c.column))
+		likes = append(likes, "t."+quote(c.column)+" LIKE ?")
 	}
-	rows, err := q.QueryContext(ctx, query+fmt.Sprintf(" ORDER BY id LIMIT %d", secretRowBatch), args...)
+	query := "SELECT " + strings.Join(list, ", ") + " FROM " + tbl.from + " WHERE t.id > ?"
+	if sealedOnly {
+		query += " AND (" + strings.Join(likes, " OR ") + ")"
+		for range tbl.cols {
+			args = append(args, "%"+secrets.Prefix+"%")
+		}
+	}
+	rows, err := q.QueryContext(ctx, query+fmt.Sprintf(" ORDER BY t.id LIMIT %d", secretRowBatch), args...)
 	if err != nil {
-		return nil, fmt.Errorf("read nodes' secrets: %w", err)
+		return nil, fmt.Errorf("read %s' secrets: %w", tbl.table, err)
 	}
 	defer rows.Close()
 	var out []secretRow
 	for rows.Next() {
-		var r secretRow
-		var texts [3]sql.NullString
-		if err := rows.Scan(&r.id, &r.uuid, &texts[0], &texts[1], &texts[2]); err != nil {
-			return nil, fmt.Errorf("read nodes' secrets: %w", err)
+		r := secretRow{texts: make([]string, len(tbl.cols))}
+		texts := make([]sql.NullString, len(tbl.cols))
+		dest := []any{&r.id, &r.uuid}
+		for i := range texts {
+			dest = append(dest, &texts[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("read %s' secrets: %w", tbl.table, err)
 		}
 		for i, t := range texts {
 			r.texts[i] = t.String
@@ -56,14 +101,14 @@ func readSecretRows(ctx context.Context, q querier, after int64, sealedOnly bool
 }
 
 // dicts decodes the row's columns; an empty or null text is a nil dict.
-func (r *secretRow) dicts() ([3]map[string]any, error) {
-	var ms [3]map[string]any
+func (r *secretRow) dicts(tbl *secretTable) ([]map[string]any, error) {
+	ms := make([]map[string]any, len(r.texts))
 	for i, t := range r.texts {
 		if t == "" || t == "null" {
 			continue
 		}
 		if err := json.Unmarshal([]byte(t), &ms[i]); err != nil {
-			return ms, fmt.Errorf("node %s: %s: %w", r.uuid, secretColumns[i].name, err)
+			return ms, fmt.Errorf("%s %d (%s): %s: %w", tbl.table, r.id, r.uuid, tbl.cols[i].column, err)
 		}
 	}
 	return ms, nil
@@ -77,39 +122,43 @@ func (r *secretRow) dicts() ([3]map[string]any, error) {
 // rows holding a sealed value and decodes one per key id.
 func CheckKeyRing(ctx context.Context, db *sqldb.DB, ring *secrets.KeyRing) error {
 	checked := map[string]bool{}
-	for after := int64(0); ; {
-		rows, err := readSecretRows(ctx, db, after, true)
-		if err != nil {
-			return err
-		}
-		for i := range rows {
-			r := &rows[i]
-			after = r.id
-			fresh := false
-			for _, t := range r.texts {
-				for _, id := range sealedKeyIDs(t) {
-					if !checked[id] {
-						checked[id], fresh = true, true
-					}
-				}
-			}
-			if !fresh {
-				continue
-			}
-			ms, err := r.dicts()
+	for ti := range secretTables {
+		tbl := &secretTables[ti]
+		for after := int64(0); ; {
+			rows, err := readSecretRows(ctx, db, tbl, after, true)
 			if err != nil {
 				return err
 			}
-			for j, c := range secretColumns {
-				if _, err := secrets.Open(ring, r.uuid, c.name, ms[j]); err != nil {
+			for i := range rows {
+				r := &rows[i]
+				after = r.id
+				fresh := false
+				for _, t := range r.texts {
+					for _, id := range sealedKeyIDs(t) {
+						if !checked[id] {
+							checked[id], fresh = true, true
+						}
+					}
+				}
+				if !fresh {
+					continue
+				}
+				ms, err := r.dicts(tbl)
+				if err != nil {
 					return err
 				}
+				for j, c := range tbl.cols {
+					if _, err := secrets.Open(ring, r.uuid, c.place, ms[j]); err != nil {
+						return err
+					}
+				}
+			}
+			if len(rows) < secretRowBatch {
+				break
 			}
 		}
-		if len(rows) < secretRowBatch {
-			return nil
-		}
 	}
+	return nil
 }
 
 // sealedKeyIDs are the key ids of the sealed values in text, without
@@ -129,57 +178,72 @@ func sealedKeyIDs(text string) []string {
 	}
 }
 
-// SecretSurvey counts the secret values of the nodes as stored.
+// SecretSurvey counts the secret values as stored.
 type SecretSurvey struct {
 	// Nodes is how many nodes there are.
 	Nodes int
 	// PlainNodes is how many of them hold a secret in plain text.
 	PlainNodes int
-	// Counts are the secret values by form.
+	// PlainOthers is how many volume targets and steps of deploy
+	// templates and runbooks hold a secret in plain text.
+	PlainOthers int
+	// Counts are the secret values by form, of every table.
 	Counts secrets.Counts
 }
 
-// SurveySecrets counts the nodes' secret values, plain and sealed by key
-// (`ironic status upgrade check`).
+// SurveySecrets counts the secret values of every table holding them,
+// plain and sealed by key (`ironic status upgrade check`).
 func SurveySecrets(ctx context.Context, db *sqldb.DB) (SecretSurvey, error) {
 	var s SecretSurvey
-	for after := int64(0); ; {
-		rows, err := readSecretRows(ctx, db, after, false)
-		if err != nil {
-			return s, err
-		}
-		for i := range rows {
-			after = rows[i].id
-			ms, err := rows[i].dicts()
+	for ti := range secretTables {
+		tbl := &secretTables[ti]
+		nodes := tbl.table == nodeSecrets.table
+		for after := int64(0); ; {
+			rows, err := readSecretRows(ctx, db, tbl, after, false)
 			if err != nil {
 				return s, err
 			}
-			before := s.Counts.Plain
-			for j, c := range secretColumns {
-				s.Counts.Count(c.name, ms[j])
+			for i := range rows {
+				after = rows[i].id
+				ms, err := rows[i].dicts(tbl)
+				if err != nil {
+					return s, err
+				}
+				before := s.Counts.Plain
+				for j, c := range tbl.cols {
+					s.Counts.Count(c.place, ms[j])
+				}
+				plain := s.Counts.Plain > before
+				switch {
+				case nodes:
+					s.Nodes++
+					if plain {
+						s.PlainNodes++
+					}
+				case plain:
+					s.PlainOthers++
+				}
 			}
-			s.Nodes++
-			if s.Counts.Plain > before {
-				s.PlainNodes++
+			if len(rows) < secretRowBatch {
+				break
 			}
-		}
-		if len(rows) < secretRowBatch {
-			return s, nil
 		}
 	}
+	return s, nil
 }
 
 // ConvertOptions tune ConvertSecrets.
 type ConvertOptions struct {
-	// AfterRow, when set, is called after each node rewritten with how
+	// AfterRow, when set, is called after each row rewritten with how
 	// many have been so far (the tests kill the command there).
 	AfterRow func(rewritten int)
 }
 
 // ConvertReport is what ConvertSecrets did.
 type ConvertReport struct {
-	// Nodes is how many nodes were read; Rewritten how many were written.
-	Nodes, Rewritten int
+	// Nodes is how many nodes were read, Others how many volume targets
+	// and steps; Rewritten how many rows of either were written.
+	Nodes, Others, Rewritten int
 	// Values is how many secret values were sealed, resealed or opened.
 	Values int
 	// Retries is how many rewrites found the row changed under them and
@@ -190,47 +254,65 @@ type ConvertReport struct {
 // maxRowRetries bounds the rewrites of one row that keeps changing.
 const maxRowRetries = 50
 
-// ConvertSecrets applies op (encrypt, rotate, decrypt) to every node's
-// secret values, row by row, each rewrite a conditional UPDATE that
-// succeeds only if the row's three columns are still the text it
-// converted: a concurrent write (the service running beside it) is never
-// lost, the row is read again and converted anew. updated_at is left as
-// it is: the node's content does not change. Killed at any point, it has
-// written whole rows or nothing of a row, and run again it goes on where
-// it was (rows already converted have nothing left to convert).
+// ConvertSecrets applies op (encrypt, rotate, decrypt) to the secret
+// values of every table holding them (nodes first), row by row, each
+// rewrite a conditional UPDATE that succeeds only if the row's secret
+// columns are still the text it converted: a concurrent write (the
+// service running beside it) is never lost, the row is read again and
+// converted anew. updated_at is left as it is: the content does not
+// change. Killed at any point, it has written whole rows or nothing of a
+// row, and run again it goes on where it was (rows already converted have
+// nothing left to convert).
 func ConvertSecrets(ctx context.Context, db *sqldb.DB, ring *secrets.KeyRing, op secrets.Op, o ConvertOptions) (ConvertReport, error) {
 	var rep ConvertReport
 	if ring == nil {
 		return rep, errors.New("no key ring configured ([openkeel_secrets]/key_files)")
 	}
-	update := rewriteQuery(db)
-	for after := int64(0); ; {
-		rows, err := readSecretRows(ctx, db, after, op != secrets.Encrypt)
-		if err != nil {
+	for ti := range secretTables {
+		if err := convertTable(ctx, db, ring, op, &secretTables[ti], o, &rep); err != nil {
 			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// convertTable is ConvertSecrets over one table.
+func convertTable(ctx context.Context, db *sqldb.DB, ring *secrets.KeyRing, op secrets.Op, tbl *secretTable, o ConvertOptions, rep *ConvertReport) error {
+	update := rewriteQuery(db, tbl)
+	for after := int64(0); ; {
+		rows, err := readSecretRows(ctx, db, tbl, after, op != secrets.Encrypt)
+		if err != nil {
+			return err
 		}
 		for i := range rows {
 			r := rows[i]
 			after = r.id
-			rep.Nodes++
+			if tbl.table == nodeSecrets.table {
+				rep.Nodes++
+			} else {
+				rep.Others++
+			}
 			for try := 0; ; try++ {
 				if try == maxRowRetries {
-					return rep, fmt.Errorf("node %s: changed under each of %d rewrites", r.uuid, maxRowRetries)
+					return fmt.Errorf("%s %d (%s): changed under each of %d rewrites", tbl.table, r.id, r.uuid, maxRowRetries)
 				}
-				texts, n, err := convertRow(ring, op, &r)
+				texts, n, err := convertRow(ring, op, tbl, &r)
 				if err != nil || n == 0 {
 					if err != nil {
-						return rep, err
+						return err
 					}
 					break
 				}
-				args := []any{texts[0], texts[1], texts[2], r.id, r.texts[0], r.texts[1], r.texts[2]}
+				args := append(texts, r.id)
+				for _, t := range r.texts {
+					args = append(args, t)
+				}
 				res, err := db.ExecContext(ctx, update, args...)
 				if err != nil {
-					return rep, fmt.Errorf("node %s: %w", r.uuid, err)
+					return fmt.Errorf("%s %d (%s): %w", tbl.table, r.id, r.uuid, err)
 				}
 				if done, err := res.RowsAffected(); err != nil {
-					return rep, fmt.Errorf("node %s: %w", r.uuid, err)
+					return fmt.Errorf("%s %d (%s): %w", tbl.table, r.id, r.uuid, err)
 				} else if done == 1 {
 					rep.Rewritten++
 					rep.Values += n
@@ -241,9 +323,9 @@ func ConvertSecrets(ctx context.Context, db *sqldb.DB, ring *secrets.KeyRing, op
 				}
 				// Written meanwhile (or deleted): read it again.
 				rep.Retries++
-				again, err := readRow(ctx, db, r.id)
+				again, err := readRow(ctx, db, tbl, r.id)
 				if err != nil {
-					return rep, err
+					return err
 				}
 				if again == nil {
 					break
@@ -252,29 +334,30 @@ func ConvertSecrets(ctx context.Context, db *sqldb.DB, ring *secrets.KeyRing, op
 			}
 		}
 		if len(rows) < secretRowBatch {
-			return rep, nil
+			return nil
 		}
 	}
 }
 
-// rewriteQuery sets a node's three secret columns if they still hold the
-// texts read, compared byte for byte (MySQL's default collation would
-// take two values differing in case for equal).
-func rewriteQuery(db *sqldb.DB) string {
+// rewriteQuery sets a row's secret columns if they still hold the texts
+// read, compared byte for byte (MySQL's default collation would take two
+// values differing in case for equal).
+func rewriteQuery(db *sqldb.DB, tbl *secretTable) string {
 	eq := "COALESCE(%s, '') = ?"
 	if db.Dialect() == sqldb.MySQL {
 		eq = "BINARY COALESCE(%s, '') = BINARY ?"
 	}
-	var conds []string
-	for _, c := range secretColumns {
-		conds = append(conds, fmt.Sprintf(eq, c.name))
+	var sets, conds []string
+	for _, c := range tbl.cols {
+		sets = append(sets, quote(c.column)+" = ?")
+		conds = append(conds, fmt.Sprintf(eq, quote(c.column)))
 	}
-	return "UPDATE nodes SET driver_info = ?, instance_info = ?, driver_internal_info = ? WHERE id = ? AND " + strings.Join(conds, " AND ")
+	return "UPDATE " + tbl.table + " SET " + strings.Join(sets, ", ") + " WHERE id = ? AND " + strings.Join(conds, " AND ")
 }
 
-// readRow reads one node's secret columns again; nil when it is gone.
-func readRow(ctx context.Context, db *sqldb.DB, id int64) (*secretRow, error) {
-	rows, err := readSecretRows(ctx, db, id-1, false)
+// readRow reads one row's secret columns again; nil when it is gone.
+func readRow(ctx context.Context, db *sqldb.DB, tbl *secretTable, id int64) (*secretRow, error) {
+	rows, err := readSecretRows(ctx, db, tbl, id-1, false)
 	if err != nil {
 		return nil, err
 	}
@@ -287,16 +370,16 @@ func readRow(ctx context.Context, db *sqldb.DB, id int64) (*secretRow, error) {
 // convertRow converts the row's dicts and returns their new texts and how
 // many values changed. A column with nothing to convert keeps its text
 // (NULL stays NULL).
-func convertRow(ring *secrets.KeyRing, op secrets.Op, r *secretRow) ([3]any, int, error) {
-	var texts [3]any
-	ms, err := r.dicts()
+func convertRow(ring *secrets.KeyRing, op secrets.Op, tbl *secretTable, r *secretRow) ([]any, int, error) {
+	texts := make([]any, len(tbl.cols))
+	ms, err := r.dicts(tbl)
 	if err != nil {
 		return texts, 0, err
 	}
 	total := 0
-	for i, c := range secretColumns {
+	for i, c := range tbl.cols {
 		texts[i] = nullable(r.texts[i])
-		out, n, err := ring.Convert(op, r.uuid, c.name, ms[i])
+		out, n, err := ring.Convert(op, r.uuid, c.place, ms[i])
 		if err != nil {
 			return texts, 0, err
 		}

@@ -8,15 +8,22 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/secrets"
 )
 
 // stepTable describes deploy_template_steps or runbook_steps: ordered
 // steps belonging to a parent row through fk.
 type stepTable[S any] struct {
 	table, fk string
-	fields    func(*S) []field
-	parentOf  func(*S) *int64
+	// parent is the parent's table; secrets is where the steps' secret
+	// arguments are, as their additional data names it with the parent's
+	// UUID.
+	parent, secrets string
+	fields          func(*S) []field
+	parentOf        func(*S) *int64
+	args            func(*S) *map[string]any
 	// key identifies a step for upstream's update matching: interface,
 	// step, arguments and priority (or order).
 	key func(*S) (string, error)
@@ -33,6 +40,8 @@ func stepKey(iface, step string, args map[string]any, rank int) (string, error) 
 
 var (
 	deployStepTable = stepTable[model.DeployTemplateStep]{table: "deploy_template_steps", fk: "deploy_template_id",
+		parent: "deploy_templates", secrets: secrets.DeployTemplateStepArgs,
+		args: func(st *model.DeployTemplateStep) *map[string]any { return &st.Args },
 		fields: func(st *model.DeployTemplateStep) []field {
 			return rowFields(&st.ID, nil, &st.CreatedAt, &st.UpdatedAt, &st.Version, []field{
 				{name: "deploy_template_id", ptr: &st.DeployTemplateID},
@@ -47,6 +56,8 @@ var (
 			return stepKey(st.Interface, st.Step, st.Args, st.Priority)
 		}}
 	runbookStepTable = stepTable[model.RunbookStep]{table: "runbook_steps", fk: "runbook_id",
+		parent: "runbooks", secrets: secrets.RunbookStepArgs,
+		args: func(st *model.RunbookStep) *map[string]any { return &st.Args },
 		fields: func(st *model.RunbookStep) []field {
 			return rowFields(&st.ID, nil, &st.CreatedAt, &st.UpdatedAt, &st.Version, []field{
 				{name: "runbook_id", ptr: &st.RunbookID},
@@ -65,11 +76,24 @@ var (
 // sync makes the parent's steps equal to steps as upstream's
 // _update_*_steps: steps matching an existing one (same key) are kept with
 // their id and timestamps, the others created, and leftovers deleted.
-func (t stepTable[S]) sync(ctx context.Context, s *sqlStore, tx *sql.Tx, parentID int64, steps []S) error {
+// Steps are matched on their plain arguments (the stored ones opened) and
+// created with their secret arguments sealed under the parent's UUID
+// (parentUUID; read when empty and needed).
+func (t stepTable[S]) sync(ctx context.Context, s *sqlStore, tx *sql.Tx, parentID int64, parentUUID string, steps []S) error {
 	var zero S
 	current, err := queryAll(ctx, tx, t.fields, "SELECT "+columnList(t.fields(&zero))+" FROM "+t.table+" WHERE "+quote(t.fk)+" = ? ORDER BY id", parentID)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", t.table, err)
+	}
+	if parentUUID == "" && (s.ring != nil || len(current) > 0) {
+		if err := tx.QueryRowContext(ctx, "SELECT uuid FROM "+t.parent+" WHERE id = ?", parentID).Scan(&parentUUID); err != nil {
+			return fmt.Errorf("read %s %d: %w", t.parent, parentID, err)
+		}
+	}
+	for _, c := range current {
+		if err := t.open(s.ring, parentUUID, c); err != nil {
+			return errs.Unavailable(err)
+		}
 	}
 	unmatched := map[string][]int64{}
 	for _, c := range current {
@@ -90,6 +114,12 @@ func (t stepTable[S]) sync(ctx context.Context, s *sqlStore, tx *sql.Tx, parentI
 			continue
 		}
 		*t.parentOf(&st) = parentID
+		if s.ring != nil {
+			p := t.args(&st)
+			if *p, err = s.ring.Seal(parentUUID, t.secrets, *p); err != nil {
+				return fmt.Errorf("%s of %s: %w", t.table, parentUUID, err)
+			}
+		}
 		fs := t.fields(&st)
 		stampNew(fs, now)
 		if _, err := s.insert(ctx, tx, t.table, fs); err != nil {
@@ -123,6 +153,28 @@ func (t stepTable[S]) load(ctx context.Context, q querier, parentIDs []int64) (m
 		out[p] = append(out[p], *r)
 	}
 	return out, nil
+}
+
+// open opens in place the sealed secret arguments of a step of the
+// parent whose UUID is parentUUID.
+func (t stepTable[S]) open(ring *secrets.KeyRing, parentUUID string, st *S) error {
+	p := t.args(st)
+	opened, err := secrets.Open(ring, parentUUID, t.secrets, *p)
+	if err != nil {
+		return err
+	}
+	*p = opened
+	return nil
+}
+
+// openSteps is a parent resource's open: its steps' arguments opened.
+func openSteps[S any](t stepTable[S], steps []S, parentUUID string, ring *secrets.KeyRing) error {
+	for i := range steps {
+		if err := t.open(ring, parentUUID, &steps[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func idOf(fs []field) int64 {
@@ -174,16 +226,22 @@ var (
 		},
 		children: []string{"steps"},
 		saveChildren: func(ctx context.Context, s *sqlStore, tx *sql.Tx, d *model.DeployTemplate, id int64, _ []string) error {
-			return deployStepTable.sync(ctx, s, tx, id, d.Steps)
+			return deployStepTable.sync(ctx, s, tx, id, d.UUID, d.Steps)
+		},
+		open: func(ring *secrets.KeyRing, d *model.DeployTemplate) error {
+			return openSteps(deployStepTable, d.Steps, d.UUID, ring)
 		}}
 	runbookResource = resource[model.Runbook]{table: "runbooks", kind: KindRunbook,
 		fields:   runbookFields,
 		dupValue: func(r *model.Runbook, col string) string { return nameOrUUID(r.Name, r.UUID)(col) },
 		load:     loadRunbookChildren,
+		open: func(ring *secrets.KeyRing, r *model.Runbook) error {
+			return openSteps(runbookStepTable, r.Steps, r.UUID, ring)
+		},
 		children: []string{"steps", "traits"},
 		saveChildren: func(ctx context.Context, s *sqlStore, tx *sql.Tx, r *model.Runbook, id int64, which []string) error {
 			if slices.Contains(which, "steps") {
-				if err := runbookStepTable.sync(ctx, s, tx, id, r.Steps); err != nil {
+				if err := runbookStepTable.sync(ctx, s, tx, id, r.UUID, r.Steps); err != nil {
 					return err
 				}
 			}

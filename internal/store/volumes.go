@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/secrets"
 )
 
 func volumeConnectorFields(c *model.VolumeConnector) []field {
@@ -43,6 +45,23 @@ var (
 	volumeTargetResource = resource[model.VolumeTarget]{table: "volume_targets", kind: KindVolumeTarget,
 		fields:    volumeTargetFields,
 		dupFields: map[string]string{"node_id": "boot_index"},
+		seal: func(ring *secrets.KeyRing, v *model.VolumeTarget) (*model.VolumeTarget, error) {
+			if ring == nil {
+				return v, nil
+			}
+			sealed, err := ring.Seal(v.UUID, secrets.VolumeTargetProperties, v.Properties)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", v.UUID, err)
+			}
+			w := *v
+			w.Properties = sealed
+			return &w, nil
+		},
+		open: func(ring *secrets.KeyRing, v *model.VolumeTarget) error {
+			opened, err := secrets.Open(ring, v.UUID, secrets.VolumeTargetProperties, v.Properties)
+			v.Properties = opened
+			return err
+		},
 		dupValue: func(v *model.VolumeTarget, col string) string {
 			if col == "node_id" || col == "boot_index" {
 				if v.BootIndex == nil {
