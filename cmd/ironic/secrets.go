@@ -98,8 +98,8 @@ func secretsCommand(ctx context.Context, inv *invocation, stdout, stderr io.Writ
 		}
 	}
 	rep, err := store.ConvertSecrets(ctx, db, r, op, o)
-	fmt.Fprintf(stdout, "secrets %s: %d nodes read, %d rewritten, %d values %s, %d rewrites retried after a concurrent write\n",
-		op, rep.Nodes, rep.Rewritten, rep.Values, map[secrets.Op]string{secrets.Encrypt: "encrypted", secrets.Rotate: "re-encrypted under key " + r.CurrentID(), secrets.Decrypt: "decrypted"}[op], rep.Retries)
+	fmt.Fprintf(stdout, "secrets %s: %d nodes and %d volume targets and steps read, %d rewritten, %d values %s, %d rewrites retried after a concurrent write\n",
+		op, rep.Nodes, rep.Others, rep.Rewritten, rep.Values, map[secrets.Op]string{secrets.Encrypt: "encrypted", secrets.Rotate: "re-encrypted under key " + r.CurrentID(), secrets.Decrypt: "decrypted"}[op], rep.Retries)
 	if err != nil {
 		return fmt.Errorf("secrets %s: %w (run it again to go on)", op, err)
 	}
@@ -136,10 +136,10 @@ func checkSecretsAtRest(ctx context.Context, cfg *config.Config) checkResult {
 	sort.Strings(sealed)
 	switch {
 	case sv.Counts.Plain > 0 && r == nil:
-		return checkResult{1, fmt.Sprintf("%d secret values of %d nodes (BMC credentials, instance secrets, agent tokens) are stored in plain text: "+
-			"configure a key ring ([openkeel_secrets]/key_files) and run `ironic secrets encrypt` (docs/operations.md)", sv.Counts.Plain, sv.PlainNodes)}
+		return checkResult{1, fmt.Sprintf("%d secret values of %d nodes and %d volume targets or steps (BMC credentials, instance secrets, agent tokens, CHAP and step passwords) are stored in plain text: "+
+			"configure a key ring ([openkeel_secrets]/key_files) and run `ironic secrets encrypt` (docs/operations.md)", sv.Counts.Plain, sv.PlainNodes, sv.PlainOthers)}
 	case sv.Counts.Plain > 0:
-		return checkResult{1, fmt.Sprintf("%d secret values of %d nodes are stored in plain text (written before the key ring): run `ironic secrets encrypt`", sv.Counts.Plain, sv.PlainNodes)}
+		return checkResult{1, fmt.Sprintf("%d secret values of %d nodes and %d volume targets or steps are stored in plain text (written before the key ring): run `ironic secrets encrypt`", sv.Counts.Plain, sv.PlainNodes, sv.PlainOthers)}
 	case r != nil && sv.Counts.Sealed[r.CurrentID()] < total(sv.Counts.Sealed):
 		return checkResult{1, fmt.Sprintf("secrets are sealed under keys other than the current %s (%s): run `ironic secrets rotate` before removing an old key", r.CurrentID(), strings.Join(sealed, ", "))}
 	}

@@ -64,6 +64,31 @@ func enrol(t *testing.T, base string, i int) string {
 	return n.UUID
 }
 
+// postJSON posts body to base+path at the latest version and fails the
+// test unless it is created.
+func postJSON(t *testing.T, base, path, body string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-OpenStack-Ironic-API-Version", "latest")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
+	}
+}
+
+// otherPlain are the secrets of the volume target, deploy template and
+// runbook the test creates: the other places upstream masks.
+var otherPlain = []string{"chap-pw-e2e", "template-pw-e2e", "runbook-pw-e2e"}
+
 // plainOf are the secrets enrol(i) wrote.
 func plainOf(i int) []string {
 	return []string{fmt.Sprintf("ipmi-pw-%d", i), fmt.Sprintf("redfish-pw-%d", i), fmt.Sprintf("sig-%d", i)}
@@ -119,7 +144,7 @@ func TestSecretsAtRestEndToEnd(t *testing.T) {
 				t.Fatalf("after the kill: %+v %v", sv, err)
 			}
 			out, code := runIronic(t, dir, "ironic", "--config-file", conf, "secrets", "encrypt")
-			if code != 0 || !strings.Contains(out, "6 nodes read, 4 rewritten, 12 values encrypted") {
+			if code != 0 || !strings.Contains(out, "6 nodes and 0 volume targets and steps read, 4 rewritten, 12 values encrypted") {
 				t.Fatalf("encrypt again: exit %d\n%s", code, out)
 			}
 			out, _ = runIronic(t, dir, "ironic", "--config-file", conf, "status", "upgrade", "check")
@@ -142,7 +167,15 @@ func TestSecretsAtRestEndToEnd(t *testing.T) {
 				if resp.StatusCode != http.StatusOK || bytes.Contains(body, []byte(secrets.Prefix)) {
 					t.Fatalf("GET node: %d %s", resp.StatusCode, body)
 				}
+				if i == before {
+					postJSON(t, base, "/v1/volume/targets", `{"node_uuid": "`+u+`", "volume_type": "iscsi", "volume_id": "vol-e2e",
+						"boot_index": 0, "properties": {"target_iqn": "iqn.2026-01.example:e2e", "auth_password": "`+otherPlain[0]+`"}}`)
+				}
 			}
+			postJSON(t, base, "/v1/deploy_templates", `{"name": "CUSTOM_E2E_SECRET", "steps": [{"interface": "bios",
+				"step": "apply_configuration", "priority": 150, "args": {"settings": [], "password": "`+otherPlain[1]+`"}}]}`)
+			postJSON(t, base, "/v1/runbooks", `{"name": "CUSTOM_E2E_RUNBOOK", "steps": [{"interface": "bios",
+				"step": "apply_configuration", "order": 1, "args": {"settings": [], "password": "`+otherPlain[2]+`"}}]}`)
 			resp, err := http.Get(base + "/v1/nodes/detail")
 			if err != nil {
 				t.Fatal(err)
@@ -161,6 +194,11 @@ func TestSecretsAtRestEndToEnd(t *testing.T) {
 					}
 				}
 			}
+			for _, s := range otherPlain {
+				if strings.Contains(all, s) {
+					t.Errorf("%q is stored in plain text", s)
+				}
+			}
 
 			// The wrong key: the service refuses to start, naming the key.
 			wrongDir := filepath.Join(dir, "wrong")
@@ -175,15 +213,15 @@ func TestSecretsAtRestEndToEnd(t *testing.T) {
 			writeKey(t, dir, "k2", 2)
 			conf = writeConf(t, dir, common+"[openkeel_secrets]\nkey_files = "+filepath.Join(dir, "keys")+"\ncurrent_key_id = k2\n")
 			out, code = runIronic(t, dir, "ironic", "--config-file", conf, "secrets", "rotate")
-			if code != 0 || !strings.Contains(out, "8 nodes read, 8 rewritten, 24 values re-encrypted under key k2") {
+			if code != 0 || !strings.Contains(out, "8 nodes and 3 volume targets and steps read, 11 rewritten, 27 values re-encrypted under key k2") {
 				t.Fatalf("rotate: exit %d\n%s", code, out)
 			}
 			out, code = runIronic(t, dir, "ironic", "--config-file", conf, "secrets", "decrypt")
-			if code != 0 || !strings.Contains(out, "8 rewritten, 24 values decrypted") {
+			if code != 0 || !strings.Contains(out, "11 rewritten, 27 values decrypted") {
 				t.Fatalf("decrypt: exit %d\n%s", code, out)
 			}
 			all = storetest.AllText(t, b.DB)
-			if strings.Contains(all, secrets.Prefix) || !strings.Contains(all, "ipmi-pw-7") {
+			if strings.Contains(all, secrets.Prefix) || !strings.Contains(all, "ipmi-pw-7") || !strings.Contains(all, otherPlain[2]) {
 				t.Fatal("sealed values left after decrypt")
 			}
 		})
