@@ -2,8 +2,10 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/errs"
@@ -175,6 +177,125 @@ func TestSecretsOtherResources(t *testing.T) {
 		vt.Properties["auth_password"] = "chap-pw-new-Vt55"
 		if err := readOthers(t, e, plain, vt, dt, rb); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// Without a key ring the hooks cost no allocation: a row read is looked
+// at once, a row written is written as it is.
+func TestSecretsOtherResourcesNoKeyAllocs(t *testing.T) {
+	s := &sqlStore{}
+	vt := &model.VolumeTarget{UUID: "u", Properties: map[string]any{"target_iqn": "iqn", "auth_password": "pw", "nested": map[string]any{"k": "v"}}}
+	dt := &model.DeployTemplate{UUID: "u", Steps: []model.DeployTemplateStep{{Args: map[string]any{"password": "pw"}}}}
+	rows, dts := []*model.VolumeTarget{vt}, []*model.DeployTemplate{dt}
+	allocs := testing.AllocsPerRun(100, func() {
+		if w, err := volumeTargetResource.sealed(s, vt); err != nil || w != vt {
+			t.Fatal("sealed without a key ring")
+		}
+		if volumeTargetResource.opened(s, rows) != nil || deployTemplateResource.opened(s, dts) != nil {
+			t.Fatal("opened without a key ring")
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations without a key ring", allocs)
+	}
+}
+
+// Rotation beside the service writing volume targets and deploy template
+// steps loses no write: each rewrite is conditional on the row unchanged.
+func TestRotateUnderConcurrentOtherWrites(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		r1 := ring(t, "k1", map[string]byte{"k1": 1})
+		r2 := ring(t, "k2", map[string]byte{"k1": 1, "k2": 2})
+		old := New(e.db, WithKeyRing(r1))
+		n, err := old.CreateNode(e.ctx, &model.Node{Driver: "fake-hardware"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vts []*model.VolumeTarget
+		for i := range 10 {
+			vt, err := old.CreateVolumeTarget(e.ctx, &model.VolumeTarget{NodeID: &n.ID, VolumeType: model.Ptr("iscsi"), BootIndex: model.Ptr(i),
+				VolumeID: model.Ptr(fmt.Sprintf("vol-%d", i)), Properties: map[string]any{"auth_password": "pw-0"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vts = append(vts, vt)
+		}
+		dt, err := old.CreateDeployTemplate(e.ctx, &model.DeployTemplate{Name: "CUSTOM_ROT", Steps: []model.DeployTemplateStep{
+			{Interface: "bios", Step: "apply_configuration", Priority: 1, Args: map[string]any{"password": "step-pw-0"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(e.db, WithKeyRing(r2))
+		const writes = 5
+		var wg sync.WaitGroup
+		errc := make(chan error, 3)
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			for i := 1; i <= writes; i++ {
+				for _, vt := range vts {
+					v, err := s.GetVolumeTargetByID(e.ctx, vt.ID)
+					if err == nil {
+						v.Properties[fmt.Sprintf("w%d_password", i)] = fmt.Sprintf("pw-%d", i)
+						_, err = s.UpdateVolumeTarget(e.ctx, v, "properties")
+					}
+					if err != nil {
+						errc <- err
+						return
+					}
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := 1; i <= writes; i++ {
+				d, err := s.GetDeployTemplateByID(e.ctx, dt.ID)
+				if err == nil {
+					d.Steps = append(d.Steps, model.DeployTemplateStep{Interface: "raid", Step: "apply_configuration", Priority: 1 + i,
+						Args: map[string]any{"password": fmt.Sprintf("step-pw-%d", i)}})
+					_, err = s.UpdateDeployTemplate(e.ctx, d, "steps")
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if _, err := ConvertSecrets(e.ctx, e.db, r2, secrets.Rotate, ConvertOptions{}); err != nil {
+				errc <- err
+			}
+		}()
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			t.Fatal(err)
+		}
+		for _, vt := range vts {
+			v, err := s.GetVolumeTargetByID(e.ctx, vt.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i <= writes; i++ {
+				if v.Properties[fmt.Sprintf("w%d_password", i)] != fmt.Sprintf("pw-%d", i) || v.Properties["auth_password"] != "pw-0" {
+					t.Fatalf("volume target %d lost a write: %v", v.ID, v.Properties)
+				}
+			}
+		}
+		d, err := s.GetDeployTemplateByID(e.ctx, dt.ID)
+		if err != nil || len(d.Steps) != writes+1 {
+			t.Fatalf("template after rotation: %+v %v", d, err)
+		}
+		for i, st := range d.Steps {
+			if st.Args["password"] != fmt.Sprintf("step-pw-%d", i) {
+				t.Fatalf("step %d: %v", i, st.Args)
+			}
+		}
+		sv, err := SurveySecrets(e.ctx, e.db)
+		if err != nil || sv.Counts.Plain != 0 || len(sv.Counts.Sealed) != 1 || sv.Counts.Sealed["k2"] == 0 {
+			t.Fatalf("after rotation: %+v %v", sv, err)
 		}
 	})
 }
