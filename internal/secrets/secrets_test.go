@@ -225,3 +225,25 @@ func BenchmarkDriverInfo(b *testing.B) {
 		}
 	})
 }
+
+// The other resources' secrets are sealed at their own place: a value does
+// not open at another, and the error names the resource, not a node.
+func TestOtherPlaces(t *testing.T) {
+	r := testRing(t, "k1", "k1")
+	props := map[string]any{"target_iqn": "iqn", "auth_password": "chap"}
+	sealed, err := r.Seal("vt-uuid", VolumeTargetProperties, props)
+	if err != nil || sealed["target_iqn"] != "iqn" || !IsSealed(sealed["auth_password"].(string)) {
+		t.Fatalf("seal: %v %v", sealed, err)
+	}
+	if opened, err := Open(r, "vt-uuid", VolumeTargetProperties, sealed); err != nil || opened["auth_password"] != "chap" {
+		t.Fatalf("open: %v %v", opened, err)
+	}
+	_, err = Open(r, "vt-uuid", RunbookStepArgs, sealed)
+	if err == nil || !strings.Contains(err.Error(), "of runbook vt-uuid") {
+		t.Fatalf("opened at another place: %v", err)
+	}
+	_, err = Open(nil, "n-uuid", DriverInfo, map[string]any{"ipmi_password": sealed["auth_password"]})
+	if err == nil || !strings.Contains(err.Error(), "of node n-uuid") {
+		t.Fatalf("a node's error: %v", err)
+	}
+}

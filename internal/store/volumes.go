@@ -49,6 +49,10 @@ var (
 			if ring == nil {
 				return v, nil
 			}
+			if v.UUID == "" {
+				// Sealed under no UUID, the secrets would never open again.
+				return nil, fmt.Errorf("volume target %d written without its UUID: its secrets cannot be sealed", v.ID)
+			}
 			sealed, err := ring.Seal(v.UUID, secrets.VolumeTargetProperties, v.Properties)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", v.UUID, err)
