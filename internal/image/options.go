@@ -98,21 +98,25 @@ type Options struct {
 // DefaultOptions are upstream's defaults.
 func DefaultOptions() Options {
 	return Options{
-		WebserverVerifyCA:          "True",
-		WebserverTimeout:           60 * time.Second,
-		FileURLAllowedPaths:        []string{"/var/lib/ironic"},
-		AllowMD5:                   true,
-		PermittedFormats:           []string{"raw", "gpt", "qcow2", "iso"},
-		ConvertMemoryLimitMiB:      2048,
-		ConvertAttempts:            3,
-		RawImageGrowthFactor:       2,
-		DownloadConcurrency:        20,
-		ParallelDownloads:          true,
-		GlanceRetryDelay:           time.Second,
-		IgnoreProjectCheckForAdmin: true,
-		IsolinuxBin:                "/usr/lib/syslinux/isolinux.bin",
-		GrubConfigPath:             "EFI/BOOT/grub.cfg",
-		OCISecureCDNRegistries:     []string{"registry.redhat.io", "registry.access.redhat.com", "docker.io", "registry-1.docker.io"},
+		WebserverVerifyCA:      "True",
+		WebserverTimeout:       60 * time.Second,
+		WebserverTLSMinVersion: "1.3",
+		FileURLAllowedPaths:    []string{"/var/lib/ironic"},
+		AllowMD5:               true,
+		PermittedFormats:       []string{"raw", "gpt", "qcow2", "iso"},
+		ConvertMemoryLimitMiB:  2048,
+		ConvertAttempts:        3,
+		RawImageGrowthFactor:   2,
+		DownloadConcurrency:    20,
+		ParallelDownloads:      true,
+		GlanceRetryDelay:       time.Second,
+		// Upstream's default is an empty list, as the option reader gives.
+		GlanceAllowedDirectURLSchemes: []string{},
+		IgnoreProjectCheckForAdmin:    true,
+		IsolinuxBin:                   "/usr/lib/syslinux/isolinux.bin",
+		GrubConfigPath:                "EFI/BOOT/grub.cfg",
+		OCISecureCDNRegistries:        []string{"registry.redhat.io", "registry.access.redhat.com", "docker.io", "registry-1.docker.io"},
+		Memory:                        MemoryGuard{RequiredMiB: 1024, WaitTime: 15 * time.Second, WaitRetries: 6},
 	}
 }
 
