@@ -257,7 +257,20 @@ func (a api) power(ident, target string) {
 // one: the edit goes to the conductor as update_node.
 func (a api) enrol(name string) {
 	a.t.Helper()
-	n := a.must(http.MethodPost, "/v1/nodes", map[string]any{"name": name, "driver": "fake-hardware", "extra": map[string]any{"rack": "r1"}}, http.StatusCreated)
+	// An API answers 503 (TemporaryFailure) until its hash ring has
+	// taken in a conductor that just registered; clients retry it.
+	var n map[string]any
+	await.UntilReason(a.t, 60*time.Second, a.name+": enrol "+name+", retrying 503s", func() (bool, string) {
+		code, out := a.call(http.MethodPost, "/v1/nodes", map[string]any{"name": name, "driver": "fake-hardware", "extra": map[string]any{"rack": "r1"}})
+		if code == http.StatusServiceUnavailable {
+			return false, fmt.Sprintf("%d %v", code, out)
+		}
+		if code != http.StatusCreated {
+			a.t.Fatalf("%s POST /v1/nodes: %d, want 201: %v", a.name, code, out)
+		}
+		n = out
+		return true, ""
+	})
 	if n["boot_interface"] != "fake" || n["provision_state"] != "enroll" {
 		a.t.Fatalf("%s: enrolled node %s: %v", a.name, name, n)
 	}
