@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // SensorType is an IPMI sensor type code (IPMI 2.0 table 42-3).
@@ -109,19 +111,15 @@ func (b *BMC) sensorFile(number byte) string {
 func (b *BMC) SetSensor(t testing.TB, number, raw byte) {
 	t.Helper()
 	must(t, os.WriteFile(b.sensorFile(number), []byte(strconv.Itoa(int(raw))+"\n"), 0o600))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	await.UntilReason(t, 10*time.Second, fmt.Sprintf("ipmi_sim's sensor %d to read %d", number, raw), func() (bool, string) {
 		// Get Sensor Reading (NetFn sensor/event 0x04, command 0x2d):
 		// the first byte answered is the raw reading.
 		out, err := b.Ipmitool("raw", "0x04", "0x2d", fmt.Sprintf("0x%02x", number))
 		if f := strings.Fields(out); err == nil && len(f) > 0 {
 			if v, perr := strconv.ParseUint(f[0], 16, 8); perr == nil && byte(v) == raw {
-				return
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sensor %d does not read %d (last answer %q, %v)", number, raw, out, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("last answer %q, %v", out, err)
+	})
 }
