@@ -170,7 +170,7 @@ func rollingMigration(t *testing.T, f *fleet) {
 	pyAPI.waitConductor(firstHost, goFirst)
 	pyAPI.lifecycle("a-node")
 	lap("(a) Debian's API, our conductor: enrol, manage, provide, deploy, power off/on, undeploy")
-	goFirst.stop(t)
+	goFirst.Stop(t)
 
 	// (b) Our API calling Debian's conductor.
 	pyCond := f.debianConductor("debian-conductor", firstHost)
@@ -234,7 +234,7 @@ func rollingMigration(t *testing.T, f *fleet) {
 
 	// Debian's conductor stops: both APIs move its nodes to ours, which
 	// then serves them.
-	pyCond.stop(t)
+	pyCond.Stop(t)
 	for _, a := range apis {
 		await.UntilReason(t, 120*time.Second, a.name+" to map every node to "+secondHost, func() (bool, string) {
 			for _, n := range nodes {

@@ -9,14 +9,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/openkeel/ironic/internal/store/storetest"
 	"github.com/openkeel/ironic/testing/await"
+	"github.com/openkeel/ironic/testing/service"
 )
 
 // debianPython runs Debian's Ironic scripts: they need the system
@@ -71,73 +70,12 @@ func run(t *testing.T, dir string, argv ...string) {
 	}
 }
 
-// proc is a service the test started; its output is in dir/<name>.log,
-// shown when the test fails. It is stopped at the test's end.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
+// proc is a service the test started (testing/service).
+type proc = service.Process
 
 func start(t *testing.T, dir, name string, argv ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
-	f, err := os.Create(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = exec.Command(argv[0], argv[1:]...)
-	p.cmd.Dir = dir
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	if err := p.cmd.Start(); err != nil {
-		f.Close()
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.stop(t)
-		if t.Failed() {
-			b, _ := os.ReadFile(p.log)
-			if len(b) > 5000 {
-				b = b[len(b)-5000:]
-			}
-			t.Logf("--- %s output (end):\n%s", name, b)
-		}
-	})
-	return p
-}
-
-// stop ends the process as its service manager would (SIGTERM), killing
-// it if it does not end in time.
-func (p *proc) stop(t *testing.T) {
-	t.Helper()
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(90 * time.Second):
-		t.Errorf("%s did not stop on SIGTERM within 90 s; killed", p.name)
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
+	return service.Start(t, dir, name, argv...)
 }
 
 // api is a client of one of the fleet's APIs (Debian's or ours).
@@ -195,8 +133,8 @@ func (a api) must(method, path string, body any, want int) map[string]any {
 func (a api) waitUp(p *proc) {
 	a.t.Helper()
 	await.UntilReason(a.t, 120*time.Second, a.name+" to answer", func() (bool, string) {
-		if p.exited() {
-			a.t.Fatalf("%s exited during start-up", p.name)
+		if p.Exited() {
+			a.t.Fatalf("%s exited during start-up", p.Name)
 		}
 		resp, err := http.Get(a.base + "/v1")
 		if err != nil {
@@ -211,8 +149,8 @@ func (a api) waitUp(p *proc) {
 func (a api) waitConductor(host string, p *proc) {
 	a.t.Helper()
 	await.UntilReason(a.t, 120*time.Second, a.name+" to see conductor "+host+" alive", func() (bool, string) {
-		if p.exited() {
-			a.t.Fatalf("%s exited during start-up", p.name)
+		if p.Exited() {
+			a.t.Fatalf("%s exited during start-up", p.Name)
 		}
 		code, out := a.call(http.MethodGet, "/v1/conductors/"+host, nil)
 		return code == http.StatusOK && out["alive"] == true, fmt.Sprintf("%d %v", code, out)

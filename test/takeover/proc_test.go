@@ -7,11 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/openkeel/ironic/testing/await"
+	"github.com/openkeel/ironic/testing/service"
 )
 
 // debianPython runs Debian's Ironic scripts: they need the system
@@ -45,51 +45,16 @@ func run(t *testing.T, dir string, name string, args ...string) string {
 	return string(out)
 }
 
-// service is a server process the test started.
-type service struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-// startService starts a server in dir with its output in dir/<name>.log and
-// waits until it answers on base+"/v1". The test shows the log when it
-// fails; the process is stopped at its end if it was not before.
-func startService(t *testing.T, dir, name, base string, argv ...string) *service {
+// startService starts a server in dir with its output in dir/<name>.log
+// (testing/service) and waits until it answers on base+"/v1"; it is
+// stopped at the test's end if it was not before.
+func startService(t *testing.T, dir, name, base string, argv ...string) *service.Process {
 	t.Helper()
-	s := &service{name: name, log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
-	f, err := os.Create(s.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.cmd = exec.Command(argv[0], argv[1:]...)
-	s.cmd.Dir = dir
-	s.cmd.Stdout, s.cmd.Stderr = f, f
-	if err := s.cmd.Start(); err != nil {
-		f.Close()
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() {
-		_ = s.cmd.Wait()
-		f.Close()
-		close(s.done)
-	}()
-	t.Cleanup(func() {
-		s.stop(t)
-		if t.Failed() {
-			b, _ := os.ReadFile(s.log)
-			if len(b) > 6000 {
-				b = b[len(b)-6000:]
-			}
-			t.Logf("--- %s output (end):\n%s", name, b)
-		}
-	})
+	s := service.Start(t, dir, name, argv...)
+	s.StopTimeout = 30 * time.Second
 	await.UntilReason(t, 90*time.Second, name+" to answer on "+base, func() (bool, string) {
-		select {
-		case <-s.done:
+		if s.Exited() {
 			t.Fatalf("%s exited during start-up", name)
-		default:
 		}
 		resp, err := http.Get(base + "/v1")
 		if err != nil {
@@ -99,25 +64,6 @@ func startService(t *testing.T, dir, name, base string, argv ...string) *service
 		return resp.StatusCode == http.StatusOK, resp.Status
 	})
 	return s
-}
-
-// stop ends the process as its service manager would (SIGTERM), killing
-// it if it does not end in time.
-func (s *service) stop(t *testing.T) {
-	t.Helper()
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
-		t.Errorf("%s did not stop on SIGTERM within 30 s; killed", s.name)
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
 }
 
 func freePort(t *testing.T) int {

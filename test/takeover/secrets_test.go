@@ -45,7 +45,7 @@ func TestDecryptedDatabaseReadByIronic214(t *testing.T) {
 	const password = "bmc-Pw-0451"
 	node := c.create("/v1/nodes", map[string]any{"driver": "fake-hardware",
 		"driver_info": map[string]any{"ipmi_address": "10.1.1.1", "ipmi_username": "admin", "ipmi_password": password}})
-	upstream.stop(t)
+	upstream.Stop(t)
 
 	run(t, dir, bin, "--config-file", conf, "dbsync", "upgrade")
 	keys := filepath.Join(dir, "keys")

@@ -56,7 +56,7 @@ func TestTakeOverIronic214(t *testing.T) {
 			c := client{t: t, base: base}
 			paths := fill(c)
 			want := record(c, paths)
-			upstream.stop(t)
+			upstream.Stop(t)
 			t.Logf("Ironic 21.4 made, filled and stopped in %s", time.Since(start).Round(time.Millisecond))
 
 			var copyURL string
@@ -90,7 +90,7 @@ func TestTakeOverIronic214(t *testing.T) {
 
 			ours := startService(t, dir, "openkeel-ironic", base, bin, "--config-file", conf, "all-in-one")
 			got := record(client{t: t, base: base}, paths)
-			ours.stop(t)
+			ours.Stop(t)
 			compared := 0
 			for _, p := range paths {
 				ds := differences(p, want[p], got[p])
