@@ -326,25 +326,7 @@ func TestWebConsoleKeystoneInBrowser(t *testing.T) {
 		User("ironic", "svc-pw").Grant("ironic", "service", "admin", "service").
 		User("admin", "adm-pw").GrantSystem("admin", "admin", "member", "reader").
 		User("carol", "c-pw").Grant("carol", "alpha", "reader")
-	dir := t.TempDir()
-	port := freePort(t)
-	conf := writeConf(t, dir, fmt.Sprintf(`[DEFAULT]
-auth_strategy = keystone
-[api]
-port = %d
-[keystone_authtoken]
-auth_type = password
-auth_url = %s
-www_authenticate_uri = %s
-username = ironic
-password = svc-pw
-project_name = service
-user_domain_name = Default
-project_domain_name = Default
-`, port, ks.URL(), ks.URL()))
-	p := startIronic(t, dir, "ironic", "--config-file", conf)
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	waitHealthy(t, p, base+"/healthcheck")
+	base, _ := startKeystoneIronic(t, ks)
 	admin := &apiClient{t: t, base: base, version: "1.115", header: http.Header{"X-Auth-Token": {ks.SystemToken("admin")}}}
 	for _, n := range []struct{ name, owner string }{{"alpha-1", "alpha"}, {"alpha-2", "alpha"}, {"beta-1", "beta"}} {
 		if status, body := admin.do("POST", "/v1/nodes", map[string]any{"name": n.name, "driver": "fake-hardware", "owner": ks.ProjectID(n.owner)}); status != http.StatusCreated {

@@ -24,25 +24,7 @@ func TestKeystoneAuthentication(t *testing.T) {
 		User("admin", "adm-pw").GrantSystem("admin", "admin", "member", "reader").
 		User("alice", "a-pw").Grant("alice", "alpha", "member", "reader").
 		User("bob", "b-pw").Grant("bob", "beta", "member", "reader")
-	dir := t.TempDir()
-	port := freePort(t)
-	conf := writeConf(t, dir, fmt.Sprintf(`[DEFAULT]
-auth_strategy = keystone
-[api]
-port = %d
-[keystone_authtoken]
-auth_type = password
-auth_url = %s
-www_authenticate_uri = %s
-username = ironic
-password = svc-pw
-project_name = service
-user_domain_name = Default
-project_domain_name = Default
-`, port, ks.URL(), ks.URL()))
-	p := startIronic(t, dir, "ironic", "--config-file", conf)
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	waitHealthy(t, p, base+"/healthcheck")
+	base, p := startKeystoneIronic(t, ks)
 
 	call := func(method, path, token, body string) (int, http.Header, string) {
 		t.Helper()
@@ -105,4 +87,32 @@ project_domain_name = Default
 	}
 	ks.Up()
 	terminate(t, p)
+}
+
+// startKeystoneIronic runs the all-in-one service validating tokens with
+// ks, whose user "ironic" (password svc-pw, admin of project service) is
+// the service's own, and answers its base URL and process once it is
+// healthy.
+func startKeystoneIronic(t *testing.T, ks *keystone.Fixture) (string, *process) {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePort(t)
+	conf := writeConf(t, dir, fmt.Sprintf(`[DEFAULT]
+auth_strategy = keystone
+[api]
+port = %d
+[keystone_authtoken]
+auth_type = password
+auth_url = %s
+www_authenticate_uri = %s
+username = ironic
+password = svc-pw
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+`, port, ks.URL(), ks.URL()))
+	p := startIronic(t, dir, "ironic", "--config-file", conf)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitHealthy(t, p, base+"/healthcheck")
+	return base, p
 }
