@@ -7,6 +7,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -23,6 +24,16 @@ type DB struct {
 	keep  *sql.Conn
 	retry RetryPolicy
 	stmts *stmtCache // shared by WithRetryPolicy copies
+	// writer is SQLite's write gate (nil on MySQL): one slot, so this
+	// process's writers queue for SQLite's single write lock in Go, first
+	// come first served, instead of each polling it through busy_timeout.
+	// SQLite's busy handler sleeps between polls, so under load a writer
+	// could lose every poll to the others for the whole timeout, retry
+	// after retry (seen as SQLITE_BUSY with 50 contenders on 2 loaded
+	// cores). busy_timeout still covers other processes on the same file.
+	writer chan struct{}
+	// writeWait bounds a wait at the gate (busy_timeout; shorter in tests).
+	writeWait time.Duration
 }
 
 // Pool sizes. SQLite has one writer at a time whatever the pool size, but
@@ -85,6 +96,10 @@ func open(ctx context.Context, rawURL string, s Settings) (*DB, error) {
 		sqlDB.SetConnMaxIdleTime(0)
 	}
 	db := &DB{DB: sqlDB, dialect: c.dialect, retry: DefaultRetryPolicy(), stmts: &stmtCache{}}
+	if c.dialect == SQLite {
+		db.writer = make(chan struct{}, 1)
+		db.writeWait = sqliteBusyTimeout
+	}
 	if s.Retry != nil {
 		db.retry = *s.Retry
 	}
@@ -136,6 +151,13 @@ func (db *DB) InReadTx(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 func (db *DB) tx(ctx context.Context, opts *sql.TxOptions, fn func(*sql.Tx) error) error {
+	if opts == nil {
+		release, err := db.enterWrite(ctx)
+		if err != nil {
+			return uncommitted(fmt.Errorf("begin transaction: %w", err))
+		}
+		defer release()
+	}
 	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return uncommitted(fmt.Errorf("begin transaction: %w", err))
@@ -149,6 +171,37 @@ func (db *DB) tx(ctx context.Context, opts *sql.TxOptions, fn func(*sql.Tx) erro
 	}
 	return nil
 }
+
+// enterWrite waits for the write gate (SQLite only; a no-op on MySQL) and
+// returns its release. Channel senders are served in arrival order, so no
+// writer starves. The wait is bounded as busy_timeout bounds SQLite's: past
+// it the writer gets ErrWriteBusy, which Retry retries and Fault answers as
+// a 503, as it would SQLITE_BUSY; a write opened inside another write
+// transaction thus fails as it did without the gate instead of hanging.
+func (db *DB) enterWrite(ctx context.Context) (func(), error) {
+	if db.writer == nil {
+		return func() {}, nil
+	}
+	select {
+	case db.writer <- struct{}{}:
+		return func() { <-db.writer }, nil
+	default:
+	}
+	timer := time.NewTimer(db.writeWait)
+	defer timer.Stop()
+	select {
+	case db.writer <- struct{}{}:
+		return func() { <-db.writer }, nil
+	case <-timer.C:
+		return nil, ErrWriteBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// ErrWriteBusy is a writer's wait for SQLite's write gate outlasting
+// busy_timeout: the database is busy, as SQLITE_BUSY says.
+var ErrWriteBusy = errors.New("database is locked: another writer held it for the whole busy timeout")
 
 // Now is the current time as upstream stores it: UTC without zone, whole
 // seconds on MySQL (DATETIME has no fraction there) and microseconds on

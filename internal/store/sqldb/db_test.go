@@ -18,7 +18,7 @@ import (
 )
 
 // Many writers, each doing read-modify-write in its own transaction, must all
-// succeed on a file database: immediate transactions plus busy_timeout turn
+// succeed on a file database: the write gate, immediate transactions and busy_timeout turn
 // contention into waiting, never into "database is locked".
 func TestSQLiteConcurrentWriters(t *testing.T) {
 	ctx := context.Background()
@@ -365,5 +365,49 @@ func TestSQLiteOddFileName(t *testing.T) {
 	db.Close()
 	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 		t.Errorf("database file not created under its own name: %v", err)
+	}
+}
+
+// SQLite's writers queue at the process's write gate: a writer whose context
+// ends while it waits leaves without running, and a write opened inside
+// another write transaction (which SQLite could never grant) fails as busy,
+// retryable and answered as a 503, instead of hanging.
+func TestSQLiteWriteGate(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqldb.Open(ctx, storetest.SQLiteURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	storetest.Exec(t, db, "CREATE TABLE t (n INTEGER)")
+	once := sqldb.WithWriteWait(db.WithRetryPolicy(sqldb.RetryPolicy{Attempts: 1}), 50*time.Millisecond)
+
+	err = once.InTx(ctx, func(*sql.Tx) error {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		ran := false
+		err := once.InTx(cctx, func(*sql.Tx) error { ran = true; return nil })
+		if ran || !errors.Is(err, context.Canceled) {
+			t.Errorf("writer with an ended context: ran %v, err %v; want not run, context.Canceled", ran, err)
+		}
+		err = once.InTx(ctx, func(*sql.Tx) error { ran = true; return nil })
+		if ran || !errors.Is(err, sqldb.ErrWriteBusy) || !sqldb.IsRetryable(err) || !sqldb.IsUnavailable(err) {
+			t.Errorf("nested writer: ran %v, err %v; want not run, ErrWriteBusy, retryable and unavailable", ran, err)
+		}
+		// Readers do not queue at the gate.
+		return once.InReadTx(ctx, func(tx *sql.Tx) error {
+			var n int
+			return tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&n)
+		})
+	})
+	if err != nil {
+		t.Fatalf("outer write transaction: %v", err)
+	}
+	// The gate is free again once the transaction ended.
+	if err := once.InTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO t (n) VALUES (1)")
+		return err
+	}); err != nil {
+		t.Errorf("write after the gate was released: %v", err)
 	}
 }

@@ -66,6 +66,9 @@ func IsUnavailable(err error) bool {
 		}
 		return false
 	}
+	if errors.Is(err, ErrWriteBusy) {
+		return true
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		primary := se.Code() & 0xff

@@ -97,6 +97,9 @@ func IsRetryable(err error) bool {
 	if errors.As(err, &me) {
 		return mysqlRetryable(me.Number)
 	}
+	if errors.Is(err, ErrWriteBusy) {
+		return true
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		primary := se.Code() & 0xff

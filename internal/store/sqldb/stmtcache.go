@@ -122,6 +122,13 @@ func (c Cached) ExecContext(ctx context.Context, query string, args ...any) (sql
 		return nil, err
 	}
 	if st != nil {
+		// A statement outside a transaction writes in its own: it queues
+		// at the write gate as InTx does.
+		release, err := c.db.enterWrite(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		return st.ExecContext(ctx, args...)
 	}
 	return c.db.ExecContext(ctx, query, args...)
