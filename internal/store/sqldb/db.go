@@ -34,6 +34,9 @@ type DB struct {
 	writer chan struct{}
 	// writeWait bounds a wait at the gate (busy_timeout; shorter in tests).
 	writeWait time.Duration
+	// poolTimeout, when positive, bounds a transaction's wait for a pooled
+	// connection ([database]/pool_timeout; MySQL only).
+	poolTimeout time.Duration
 }
 
 // Pool sizes. SQLite has one writer at a time whatever the pool size, but
@@ -99,9 +102,17 @@ func open(ctx context.Context, rawURL string, s Settings) (*DB, error) {
 	if c.dialect == SQLite {
 		db.writer = make(chan struct{}, 1)
 		db.writeWait = sqliteBusyTimeout
+		if s.SQLiteLockWait > 0 {
+			db.writeWait = s.SQLiteLockWait
+		}
+	} else {
+		db.poolTimeout = max(s.PoolTimeout, 0)
 	}
 	if s.Retry != nil {
 		db.retry = *s.Retry
+	}
+	if c.dialect == SQLite && s.SQLiteNoRetries {
+		db.retry.Attempts = 1
 	}
 	if err := db.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
@@ -150,18 +161,34 @@ func (db *DB) InReadTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	})
 }
 
+// InLockingReadTx runs fn in a transaction meant for locking reads (SELECT
+// … LOCK IN SHARE MODE) on MySQL: READ COMMITTED, so that the reads take
+// no gap locks and block no inserter, and a locking read sees the newest
+// rows (waiting for those of transactions still committing) rather than a
+// snapshot. On SQLite, where writers commit one at a time in order, it is
+// InReadTx.
+func (db *DB) InLockingReadTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	if db.dialect != MySQL {
+		return db.InReadTx(ctx, fn)
+	}
+	return db.Retry(ctx, func(ctx context.Context) error {
+		return db.tx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted}, fn)
+	})
+}
+
 func (db *DB) tx(ctx context.Context, opts *sql.TxOptions, fn func(*sql.Tx) error) error {
-	if opts == nil {
+	if opts == nil || !opts.ReadOnly {
 		release, err := db.enterWrite(ctx)
 		if err != nil {
 			return uncommitted(fmt.Errorf("begin transaction: %w", err))
 		}
 		defer release()
 	}
-	tx, err := db.BeginTx(ctx, opts)
+	tx, done, err := db.begin(ctx, opts)
 	if err != nil {
 		return uncommitted(fmt.Errorf("begin transaction: %w", err))
 	}
+	defer done()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return uncommitted(err)
@@ -171,6 +198,38 @@ func (db *DB) tx(ctx context.Context, opts *sql.TxOptions, fn func(*sql.Tx) erro
 	}
 	return nil
 }
+
+// begin starts a transaction and returns what to call once it ended. With
+// a pool timeout it first takes a connection from the pool, waiting at
+// most poolTimeout: database/sql would wait for one as long as ctx lasts,
+// and the transaction itself must still live as long as ctx.
+func (db *DB) begin(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, func(), error) {
+	if db.poolTimeout <= 0 {
+		tx, err := db.BeginTx(ctx, opts)
+		return tx, func() {}, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, db.poolTimeout)
+	conn, err := db.Conn(wctx)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, nil, fmt.Errorf("%w (%s)", ErrPoolTimeout, db.poolTimeout)
+		}
+		return nil, nil, err
+	}
+	tx, err := conn.BeginTx(ctx, opts)
+	if err != nil {
+		_ = conn.Close()
+		return nil, nil, err
+	}
+	return tx, func() { _ = conn.Close() }, nil
+}
+
+// ErrPoolTimeout is a transaction's wait for a pooled connection outlasting
+// [database]/pool_timeout: every connection the pool may open is busy, as
+// SQLAlchemy's "QueuePool limit … reached, connection timed out" says. It
+// is answered 503 and not retried, which would only wait again.
+var ErrPoolTimeout = errors.New("database connection pool exhausted: no connection became free within pool_timeout")
 
 // enterWrite waits for the write gate (SQLite only; a no-op on MySQL) and
 // returns its release. Channel senders are served in arrival order, so no
