@@ -112,8 +112,6 @@ var unreadTable = []unreadEntry{
 	na("swift", keystoneTenant, "tenant_id", "tenant_name"),
 
 	// ---- Not yet implemented: planned by open issues.
-	planned(21, "database", "oslo.db's wait for a free pooled connection and its retries of a locked SQLite database (openkeel waits on SQLite's busy timeout and retries whole transactions)",
-		"pool_timeout", "sqlite_max_wait_for_retry", "sqlite_retries"),
 	planned(26, "cinder", "the cinder storage interface (boot from volume)"),
 	planned(26, "ironic_networking", "the ironic-networking network interface and switch configuration"),
 	planned(26, "ironic_networking_json_rpc", "the ironic-networking service's JSON-RPC"),

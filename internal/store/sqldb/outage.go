@@ -50,8 +50,9 @@ func (c outageConnector) Connect(ctx context.Context) (driver.Conn, error) {
 // so that a later try may succeed: the server could not be reached, a
 // connection broke during the statement (the driver's bad or invalid
 // connection), the server refused or killed it while shutting down, full
-// or out of its cluster, or a lock conflict outlived the retries of
-// Retry (deadlock, lock wait timeout; SQLite busy or locked).
+// or out of its cluster, the pool had no free connection within
+// pool_timeout, or a lock conflict outlived the retries of Retry
+// (deadlock, lock wait timeout; SQLite busy or locked).
 func IsUnavailable(err error) bool {
 	var ce *connectError
 	if errors.As(err, &ce) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) {
@@ -66,7 +67,7 @@ func IsUnavailable(err error) bool {
 		}
 		return false
 	}
-	if errors.Is(err, ErrWriteBusy) {
+	if errors.Is(err, ErrWriteBusy) || errors.Is(err, ErrPoolTimeout) {
 		return true
 	}
 	var se *sqlite.Error

@@ -47,6 +47,23 @@ type Settings struct {
 	// use_db_reconnect with db_max_retries, db_retry_interval,
 	// db_inc_retry_interval and db_max_retry_interval).
 	Retry *RetryPolicy
+	// PoolTimeout is [database]/pool_timeout: how long a MySQL transaction
+	// waits for a free pooled connection once the pool is at its bound, as
+	// SQLAlchemy's QueuePool timeout; past it the transaction fails with
+	// ErrPoolTimeout, a 503. 0 (unset) leaves the wait to the caller's
+	// context.
+	PoolTimeout time.Duration
+	// SQLiteNoRetries is [database]/sqlite_retries = False: a transaction
+	// that finds SQLite locked fails at once instead of being retried
+	// (upstream's wrap_sqlite_retry switched off).
+	SQLiteNoRetries bool
+	// SQLiteLockWait is [database]/sqlite_max_wait_for_retry: how long a
+	// writer waits for SQLite's write lock before it is told the database
+	// is locked. Upstream polls the lock with tenacity for that long; here
+	// writers of one process queue for it at the write gate and writers of
+	// other processes poll it through busy_timeout, both bounded by it.
+	// 0 keeps sqliteBusyTimeout.
+	SQLiteLockWait time.Duration
 }
 
 // SettingsFromConfig reads the [database] options. Options left at their
@@ -59,6 +76,9 @@ func SettingsFromConfig(c *config.Config) Settings {
 		RetryInterval:       time.Duration(c.IntOf(config.DatabaseRetryInterval)) * time.Second,
 		Parameters:          c.StringOf(config.DatabaseConnectionParameters),
 		SQLiteUnsynchronous: !c.BoolOf(config.DatabaseSqliteSynchronous),
+		PoolTimeout:         time.Duration(c.IntOf(config.DatabasePoolTimeout)) * time.Second,
+		SQLiteNoRetries:     !c.BoolOf(config.DatabaseSqliteRetries),
+		SQLiteLockWait:      time.Duration(c.IntOf(config.DatabaseSqliteMaxWaitForRetry)) * time.Second,
 	}
 	if c.IsSetOf(config.DatabaseMaxPoolSize) || c.IsSetOf(config.DatabaseMaxOverflow) {
 		pool, overflow := c.IntOf(config.DatabaseMaxPoolSize), c.IntOf(config.DatabaseMaxOverflow)
@@ -181,6 +201,9 @@ func (s Settings) apply(c *connection) {
 		}
 		c.dsn = c.mysql.FormatDSN()
 	case SQLite:
+		if s.SQLiteLockWait > 0 {
+			c.dsn = strings.Replace(c.dsn, url.QueryEscape(busyTimeoutPragma(sqliteBusyTimeout)), url.QueryEscape(busyTimeoutPragma(s.SQLiteLockWait)), 1)
+		}
 		if s.SQLiteUnsynchronous {
 			c.dsn = strings.Replace(c.dsn, url.QueryEscape("synchronous(NORMAL)"), url.QueryEscape("synchronous(OFF)"), 1)
 			if !strings.Contains(c.dsn, url.QueryEscape("synchronous(OFF)")) {

@@ -29,6 +29,11 @@ const (
 // ("sqlite as close to a real database as possible").
 const sqliteBusyTimeout = 10 * time.Second
 
+// busyTimeoutPragma is the _pragma value that sets SQLite's busy timeout.
+func busyTimeoutPragma(d time.Duration) string {
+	return fmt.Sprintf("busy_timeout(%d)", d.Milliseconds())
+}
+
 // connection is a parsed oslo.db URL.
 type connection struct {
 	dialect Dialect
@@ -86,7 +91,7 @@ func parseSQLite(rawURL, rest string) (*connection, error) {
 		}
 	}
 	params := url.Values{}
-	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()))
+	params.Add("_pragma", busyTimeoutPragma(sqliteBusyTimeout))
 	params.Add("_pragma", "foreign_keys(1)")
 	params.Set("_txlock", "immediate")
 	if path == "" || path == ":memory:" {
