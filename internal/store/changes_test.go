@@ -226,3 +226,72 @@ func TestChangeSignal(t *testing.T) {
 		}
 	})
 }
+
+// A node's traits are a node field: setting, adding and removing them is a
+// node update naming "traits" (a no-op add records nothing); deleting the
+// node records the deletion of its ports, portgroups and allocations
+// before its own.
+func TestChangesTraitsAndCascade(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		n := mustNode(t, e, model.Node{Owner: model.Ptr("p1")})
+		pg, err := e.s.CreatePortgroup(e.ctx, &model.Portgroup{NodeID: &n.ID, Address: model.Ptr("52:54:00:00:01:00")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := e.s.CreatePort(e.ctx, &model.Port{NodeID: &n.ID, Address: model.Ptr("52:54:00:00:01:01")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, before, err := e.s.(ChangeLog).ChangeBounds(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.SetNodeTraits(e.ctx, n.ID, []string{"CUSTOM_A", "CUSTOM_B"}, "1.0"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.AddNodeTrait(e.ctx, n.ID, "CUSTOM_C", "1.0"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.AddNodeTrait(e.ctx, n.ID, "CUSTOM_C", "1.0"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.s.DeleteNodeTrait(e.ctx, n.ID, "CUSTOM_A"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.s.DeleteNodeTrait(e.ctx, n.ID, "CUSTOM_MISSING"); err == nil {
+			t.Fatal("deleting a missing trait succeeded")
+		}
+		if err := e.s.UnsetNodeTraits(e.ctx, n.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.s.UnsetNodeTraits(e.ctx, n.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.s.DeleteNode(e.ctx, n.ID); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := e.s.(ChangeLog).ChangesAfter(e.ctx, before, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []changeKey
+		for _, c := range cs {
+			got = append(got, changeKey{c.Resource, c.Action, c.UUID})
+			if c.Resource == ChangeNode && c.Action == ChangeUpdated && !slices.Equal(c.Changed, []string{"traits"}) {
+				t.Errorf("trait change %+v: want changed [traits]", c)
+			}
+			if c.Resource == ChangePort && (c.NodeUUID != n.UUID || c.Owner != "p1") {
+				t.Errorf("port deletion %+v: want the node's UUID and owner", c)
+			}
+		}
+		traits := changeKey{ChangeNode, ChangeUpdated, n.UUID}
+		want := []changeKey{traits, traits, traits, traits,
+			{ChangePort, ChangeDeleted, p.UUID},
+			{ChangePortgroup, ChangeDeleted, pg.UUID},
+			{ChangeNode, ChangeDeleted, n.UUID},
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("changes\n%v\nwant\n%v", got, want)
+		}
+	})
+}

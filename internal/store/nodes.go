@@ -394,6 +394,9 @@ func (s *sqlStore) DeleteNode(ctx context.Context, id int64) error {
 			return err
 		}
 		for _, t := range nodeChildTables {
+			if err := s.recordChildDeletions(ctx, tx, t, id); err != nil {
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE node_id = ?", id); err != nil {
 				return fmt.Errorf("delete %s: %w", t, err)
 			}
@@ -404,6 +407,39 @@ func (s *sqlStore) DeleteNode(ctx context.Context, id int64) error {
 		return s.recordChange(ctx, tx, subject, ChangeDeleted, nil)
 	})
 	return wrapUnlessTyped(err, "delete node "+ident)
+}
+
+// recordChildDeletions records on the change stream the deletion of the
+// node's rows of table when the table is streamed (ports, portgroups,
+// allocations): a subscriber following a port learns it went with its
+// node.
+func (s *sqlStore) recordChildDeletions(ctx context.Context, tx *sql.Tx, table string, nodeID int64) error {
+	if _, ok := streamTables[table]; !ok {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM "+table+" WHERE node_id = ? ORDER BY id", nodeID)
+	if err != nil {
+		return fmt.Errorf("list %s of node %d for the change stream: %w", table, nodeID, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("list %s of node %d for the change stream: %w", table, nodeID, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list %s of node %d for the change stream: %w", table, nodeID, err)
+	}
+	for _, id := range ids {
+		if err := s.recordRow(ctx, tx, table, id, ChangeDeleted, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NodeFilter selects nodes as upstream's get_node_list filters do. A nil

@@ -23,11 +23,15 @@ type labelTable struct {
 	// parent is the owning table, fk the column naming its row and
 	// parentKind its Kind.
 	parent, fk, parentKind string
+	// nodeField is the node's API field the table holds ("traits"): a
+	// change of it is a node update on the change stream. Empty for
+	// tables the API shows no node field of.
+	nodeField string
 }
 
 var (
 	traitsTable = labelTable{table: "node_traits", col: "trait", kind: KindNodeTrait, max: MaxTraitsPerNode,
-		parent: "nodes", fk: "node_id", parentKind: KindNode}
+		parent: "nodes", fk: "node_id", parentKind: KindNode, nodeField: "traits"}
 	tagsTable = labelTable{table: "node_tags", col: "tag", kind: KindNodeTag,
 		parent: "nodes", fk: "node_id", parentKind: KindNode}
 	runbookTraitsTable = labelTable{table: "runbook_traits", col: "trait", kind: KindRunbookTrait,
@@ -86,12 +90,31 @@ func (t labelTable) tooMany(parentID int64, n int) error {
 	return nil
 }
 
+// labelTx runs fn in a write transaction; for a table holding a node
+// field, the transaction records the node's update on the change stream
+// when fn reports that it changed something.
+func (s *sqlStore) labelTx(ctx context.Context, t labelTable, parentID int64, fn func(*sql.Tx) (changed bool, err error)) error {
+	if t.nodeField == "" {
+		return s.db.InTx(ctx, func(tx *sql.Tx) error {
+			_, err := fn(tx)
+			return err
+		})
+	}
+	return s.changeTx(ctx, func(tx *sql.Tx) error {
+		changed, err := fn(tx)
+		if err != nil || !changed {
+			return err
+		}
+		return s.recordNode(ctx, tx, parentID, ChangeUpdated, []string{t.nodeField})
+	})
+}
+
 func (s *sqlStore) setLabels(ctx context.Context, t labelTable, parentID int64, values []string, version string) ([]labelRow, error) {
 	var rows []labelRow
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.labelTx(ctx, t, parentID, func(tx *sql.Tx) (bool, error) {
 		var err error
 		rows, err = s.replaceLabels(ctx, tx, t, parentID, values, version)
-		return err
+		return true, err
 	})
 	if err != nil {
 		return nil, wrapUnlessTyped(err, "set "+t.table+" of "+t.parentKind+" "+strconv.FormatInt(parentID, 10))
@@ -125,12 +148,16 @@ func (s *sqlStore) replaceLabels(ctx context.Context, tx *sql.Tx, t labelTable, 
 }
 
 func (s *sqlStore) unsetLabels(ctx context.Context, t labelTable, parentID int64) error {
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.labelTx(ctx, t, parentID, func(tx *sql.Tx) (bool, error) {
 		if err := t.parentExists(ctx, tx, parentID); err != nil {
-			return err
+			return false, err
 		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM "+t.table+" WHERE "+t.fk+" = ?", parentID)
-		return err
+		res, err := tx.ExecContext(ctx, "DELETE FROM "+t.table+" WHERE "+t.fk+" = ?", parentID)
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		return n > 0, err
 	})
 	return wrapUnlessTyped(err, "unset "+t.table+" of node "+strconv.FormatInt(parentID, 10))
 }
@@ -159,29 +186,29 @@ func (s *sqlStore) getLabels(ctx context.Context, t labelTable, parentID int64) 
 // original timestamps), as upstream ignores the duplicate.
 func (s *sqlStore) addLabel(ctx context.Context, t labelTable, parentID int64, value, version string) (*labelRow, error) {
 	row := labelRow{ParentID: parentID, Value: value, Version: version, CreatedAt: s.clock()}
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.labelTx(ctx, t, parentID, func(tx *sql.Tx) (bool, error) {
 		if err := t.parentExists(ctx, tx, parentID); err != nil {
-			return err
+			return false, err
 		}
 		var one int
 		err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.table+" WHERE "+t.fk+" = ? AND "+t.col+" = ?", parentID, value).Scan(&one)
 		if err == nil {
-			return nil
+			return false, nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
-			return err
+			return false, err
 		}
 		if t.max > 0 {
 			var n int
 			if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t.table+" WHERE "+t.fk+" = ?", parentID).Scan(&n); err != nil {
-				return err
+				return false, err
 			}
 			if err := t.tooMany(parentID, n+1); err != nil {
-				return err
+				return false, err
 			}
 		}
 		_, err = s.insert(ctx, tx, t.table, t.fields(&row))
-		return err
+		return err == nil, err
 	})
 	if err != nil {
 		return nil, wrapUnlessTyped(err, "add "+t.col+" to node "+strconv.FormatInt(parentID, 10))
@@ -190,11 +217,12 @@ func (s *sqlStore) addLabel(ctx context.Context, t labelTable, parentID int64, v
 }
 
 func (s *sqlStore) deleteLabel(ctx context.Context, t labelTable, parentID int64, value string) error {
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.labelTx(ctx, t, parentID, func(tx *sql.Tx) (bool, error) {
 		if err := t.parentExists(ctx, tx, parentID); err != nil {
-			return err
+			return false, err
 		}
-		return execOne(ctx, tx, t.notFound(parentID, value), "DELETE FROM "+t.table+" WHERE "+t.fk+" = ? AND "+t.col+" = ?", parentID, value)
+		err := execOne(ctx, tx, t.notFound(parentID, value), "DELETE FROM "+t.table+" WHERE "+t.fk+" = ? AND "+t.col+" = ?", parentID, value)
+		return err == nil, err
 	})
 	return wrapUnlessTyped(err, "delete "+t.col+" of node "+strconv.FormatInt(parentID, 10))
 }
