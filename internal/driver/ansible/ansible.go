@@ -27,6 +27,11 @@ type Deploy struct {
 	*agent.CustomAgent
 	opts   Options
 	runner *Runner
+	// erasePriority and eraseMetadataPriority are
+	// [deploy]/erase_devices_priority and erase_devices_metadata_priority
+	// (nil: the clean steps file's priority).
+	erasePriority, eraseMetadataPriority *int
+	fastTrack                            driver.FastTrack
 }
 
 var (
@@ -49,7 +54,14 @@ func New(o Options, ao agent.Options) *Deploy {
 	if o.DefaultShutdownPlaybook == "" {
 		o.DefaultShutdownPlaybook = "shutdown.yaml"
 	}
-	return &Deploy{CustomAgent: agent.NewCustomAgent(ao), opts: o, runner: NewRunner(o)}
+	if o.DefaultCleanPlaybook == "" {
+		o.DefaultCleanPlaybook = "clean.yaml"
+	}
+	if o.DefaultCleanStepsConfig == "" {
+		o.DefaultCleanStepsConfig = "clean_steps.yaml"
+	}
+	return &Deploy{CustomAgent: agent.NewCustomAgent(ao), opts: o, runner: NewRunner(o),
+		erasePriority: ao.ErasePriority, eraseMetadataPriority: ao.EraseMetadataPriority, fastTrack: ao.FastTrack}
 }
 
 // Register adds the ansible deploy interface to r.
@@ -88,10 +100,21 @@ func (d *Deploy) Steps() []driver.StepSpec {
 	}
 }
 
-// ListSteps: the declared deploy steps. Cleaning playbooks are not
-// implemented, so no clean step is offered (see the package's
-// README note in the issue).
-func (d *Deploy) ListSteps(_ context.Context, _ *driver.Task, kind driver.StepKind) ([]driver.StepSpec, error) {
+// ListSteps is upstream's get_<kind>_steps: the declared deploy steps,
+// and the clean steps of the node's clean steps file (upstream
+// get_clean_steps).
+func (d *Deploy) ListSteps(_ context.Context, task *driver.Task, kind driver.StepKind) ([]driver.StepSpec, error) {
+	if kind == driver.StepClean {
+		steps, err := d.cleanSteps(task.Node)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]driver.StepSpec, len(steps))
+		for i, s := range steps {
+			out[i] = s.spec
+		}
+		return out, nil
+	}
 	var out []driver.StepSpec
 	for _, s := range d.Steps() {
 		if s.Kind == kind {
@@ -114,8 +137,12 @@ func (d *Deploy) StepHandlers() map[string]driver.StepFunc {
 	}
 }
 
-// ExecuteStep runs a declared step; there are no in-band ones.
+// ExecuteStep runs a declared deploy step, or a clean step through the
+// clean playbook; no step runs on the agent.
 func (d *Deploy) ExecuteStep(ctx context.Context, task *driver.Task, step driver.Step) (string, error) {
+	if step.Kind == driver.StepClean {
+		return d.executeCleanStep(ctx, task, step)
+	}
 	fn, ok := d.StepHandlers()[step.Name]
 	if !ok || step.Kind != driver.StepDeploy {
 		return "", fmt.Errorf("%s step %s.%s has not been found.", step.Kind, step.Interface, step.Name)
@@ -205,14 +232,6 @@ func downloadSize(ctx context.Context, src string) (int64, error) {
 		return 0, fmt.Errorf("image size: HEAD %s answered %s without a length", src, resp.Status)
 	}
 	return resp.ContentLength, nil
-}
-
-// PrepareCleaning refuses: upstream cleans through the clean playbook and
-// clean_steps.yaml, which are not built yet. Succeeding with no clean
-// steps would hand the node on with its disks unerased.
-func (d *Deploy) PrepareCleaning(_ context.Context, task *driver.Task) (string, error) {
-	return "", errs.New(errs.ClassNodeCleaningFailure, map[string]any{"node": task.Node.UUID,
-		"reason": "cleaning with the ansible deploy interface (its clean playbooks) is not built; clean with another deploy interface or disable automated cleaning"})
 }
 
 // TakeOver: upstream does not support taking over an ansible-deployed

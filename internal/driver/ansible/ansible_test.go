@@ -192,13 +192,3 @@ func (m *bootDeviceRecorder) SetBootDevice(_ context.Context, _ *driver.Task, de
 	m.device = device
 	return nil
 }
-
-// Cleaning is refused rather than run with no steps, which would leave
-// the disks unerased.
-func TestPrepareCleaningRefused(t *testing.T) {
-	d := New(Options{}, agent.Options{})
-	_, err := d.PrepareCleaning(context.Background(), &driver.Task{Node: &model.Node{UUID: "n1"}})
-	if err == nil || !strings.Contains(err.Error(), "Failed to clean node n1: cleaning with the ansible deploy interface") {
-		t.Fatalf("PrepareCleaning: %v", err)
-	}
-}

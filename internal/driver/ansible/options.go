@@ -32,6 +32,12 @@ type Options struct {
 	DefaultPythonInterpreter string
 	DefaultDeployPlaybook    string
 	DefaultShutdownPlaybook  string
+	// DefaultCleanPlaybook and DefaultCleanStepsConfig are
+	// [ansible]/default_clean_playbook and default_clean_steps_config:
+	// the playbook each clean step runs (with the step's tags) and the
+	// file, beside the playbooks, that declares the clean steps.
+	DefaultCleanPlaybook    string
+	DefaultCleanStepsConfig string
 	// ImageStoreInsecure, ...Cafile, ...Certfile, ...Keyfile are the TLS
 	// settings the playbooks download the image with.
 	ImageStoreInsecure bool
@@ -76,6 +82,8 @@ func OptionsFromConfig(c *config.Config) Options {
 		DefaultPythonInterpreter: c.StringOf(config.AnsibleDefaultPythonInterpreter),
 		DefaultDeployPlaybook:    c.StringOf(config.AnsibleDefaultDeployPlaybook),
 		DefaultShutdownPlaybook:  c.StringOf(config.AnsibleDefaultShutdownPlaybook),
+		DefaultCleanPlaybook:     c.StringOf(config.AnsibleDefaultCleanPlaybook),
+		DefaultCleanStepsConfig:  c.StringOf(config.AnsibleDefaultCleanStepsConfig),
 		ImageStoreInsecure:       c.BoolOf(config.AnsibleImageStoreInsecure),
 		ImageStoreCafile:         c.StringOf(config.AnsibleImageStoreCafile),
 		ImageStoreCertfile:       c.StringOf(config.AnsibleImageStoreCertfile),

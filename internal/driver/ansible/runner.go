@@ -5,13 +5,17 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/openkeel/ironic/internal/pyfmt"
 )
 
 // playbooks are our default playbooks, with the roles and variables
@@ -97,10 +101,37 @@ func (r *Runner) Run(ctx context.Context, pb playbook, ironic map[string]any, ta
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("%s %s: %w\nStdout: %s\nStderr: %s", script, pb.Name, err, out.String(), errOut.String())
+		shown := append([]string{script}, args...)
+		if r.opts.ConfigFilePath != "" {
+			shown = append([]string{"env", "ANSIBLE_CONFIG=" + r.opts.ConfigFilePath}, shown...)
+		}
+		return out.String(), &execError{cmd: shown, out: out.String(), errOut: errOut.String(), err: err}
 	}
 	return out.String(), nil
 }
+
+// execError is a failed ansible-playbook run, worded as oslo's
+// ProcessExecutionError, which upstream's InstanceDeployFailure carries
+// into the node's last_error.
+type execError struct {
+	cmd         []string
+	out, errOut string
+	err         error
+}
+
+func (e *execError) Error() string {
+	desc, code := "Unexpected error while running command.", "-"
+	var exit *exec.ExitError
+	if errors.As(e.err, &exit) && exit.ExitCode() >= 0 {
+		code = strconv.Itoa(exit.ExitCode())
+	} else {
+		desc = e.err.Error()
+	}
+	return fmt.Sprintf("%s\nCommand: %s\nExit code: %s\nStdout: %s\nStderr: %s",
+		desc, strings.Join(e.cmd, " "), code, pyfmt.Repr(e.out), pyfmt.Repr(e.errOut))
+}
+
+func (e *execError) Unwrap() error { return e.err }
 
 // splitArgs splits s as shlex.split does for the quoting an operator
 // writes in ansible_extra_args: whitespace, single and double quotes,

@@ -22,5 +22,12 @@ func TestDeployClassMatchesDriversJSON(t *testing.T) {
 	if !ok {
 		t.Fatal("drivers.json has no ansible deploy class")
 	}
-	drivertest.CheckClass(t, c, driver.KindDeploy, impl, &driver.Task{Node: &model.Node{}})
+	// drivers.json lists the decorated steps; the clean steps come from
+	// the clean steps file at run time (TestCleanSteps), so ListSteps is
+	// hidden here.
+	drivertest.CheckClass(t, c, driver.KindDeploy, declaredOnly{impl}, &driver.Task{Node: &model.Node{}})
 }
+
+// declaredOnly shows an implementation's properties and declared steps
+// only.
+type declaredOnly struct{ driver.Interface }

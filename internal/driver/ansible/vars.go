@@ -27,17 +27,14 @@ func (d *Deploy) playbookFor(n *model.Node, action string) (playbook, error) {
 		}
 		return def
 	}
-	def := map[string]string{"deploy": d.opts.DefaultDeployPlaybook, "shutdown": d.opts.DefaultShutdownPlaybook}[action]
+	def := map[string]string{"deploy": d.opts.DefaultDeployPlaybook, "shutdown": d.opts.DefaultShutdownPlaybook, "clean": d.opts.DefaultCleanPlaybook}[action]
 	name := str("ansible_"+action+"_playbook", def)
 	if name == "" {
 		return playbook{}, errs.New(errs.ClassInstanceDeployFailure, map[string]any{"reason": fmt.Sprintf("Failed to set ansible playbook for action %s", action)})
 	}
-	dir := str("ansible_playbooks_path", d.opts.PlaybooksPath)
-	if dir == "" {
-		var err error
-		if dir, err = d.runner.embedded(); err != nil {
-			return playbook{}, err
-		}
+	dir, err := d.playbooksDir(n)
+	if err != nil {
+		return playbook{}, err
 	}
 	return playbook{
 		Dir:     dir,
@@ -46,6 +43,19 @@ func (d *Deploy) playbookFor(n *model.Node, action string) (playbook, error) {
 		KeyFile: str("ansible_key_file", d.opts.DefaultKeyFile),
 		Python:  str("ansible_python_interpreter", d.opts.DefaultPythonInterpreter),
 	}, nil
+}
+
+// playbooksDir is the node's playbooks directory: driver_info's
+// ansible_playbooks_path, [ansible]/playbooks_path, or our embedded
+// playbooks.
+func (d *Deploy) playbooksDir(n *model.Node) (string, error) {
+	if v, ok := n.DriverInfo["ansible_playbooks_path"].(string); ok && v != "" {
+		return v, nil
+	}
+	if d.opts.PlaybooksPath != "" {
+		return d.opts.PlaybooksPath, nil
+	}
+	return d.runner.embedded()
 }
 
 // nodeIP is the host of the agent's callback URL: the ramdisk's address.
