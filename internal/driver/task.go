@@ -21,11 +21,20 @@ type Task struct {
 	VolumeTargets VolumeTargets
 }
 
-// VolumeTargets reaches the volume targets of a task's node, which
+// VolumeTargets reaches the volume targets and connectors of a task's
+// node (upstream's task.volume_targets and task.volume_connectors), which
 // interfaces otherwise have no access to.
 type VolumeTargets interface {
 	// DestroyAll deletes every volume target of the node.
 	DestroyAll(ctx context.Context) error
+	// List returns the node's volume targets.
+	List(ctx context.Context) ([]*model.VolumeTarget, error)
+	// Connectors returns the node's volume connectors.
+	Connectors(ctx context.Context) ([]*model.VolumeConnector, error)
+	// SetProperties stores the storage service's connection data as the
+	// properties of every target of volumeID, as upstream saves them on
+	// VolumeTarget.list_by_volume_id after an attachment.
+	SetProperties(ctx context.Context, volumeID string, properties map[string]any) error
 }
 
 // Logger returns the task's logger, or the default one.

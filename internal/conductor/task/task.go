@@ -105,6 +105,42 @@ func (v nodeVolumeTargets) DestroyAll(ctx context.Context) error {
 	return nil
 }
 
+// List returns the node's volume targets.
+func (v nodeVolumeTargets) List(ctx context.Context) ([]*model.VolumeTarget, error) {
+	n := v.t.Node
+	targets, err := v.t.m.store.ListVolumeTargets(ctx, store.VolumeFilter{NodeID: &n.ID}, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list the volume targets of node %s: %w", n.UUID, err)
+	}
+	return targets, nil
+}
+
+// Connectors returns the node's volume connectors.
+func (v nodeVolumeTargets) Connectors(ctx context.Context) ([]*model.VolumeConnector, error) {
+	n := v.t.Node
+	conns, err := v.t.m.store.ListVolumeConnectors(ctx, store.VolumeFilter{NodeID: &n.ID}, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list the volume connectors of node %s: %w", n.UUID, err)
+	}
+	return conns, nil
+}
+
+// SetProperties writes properties to every target of volumeID, as
+// upstream's cinder storage interface saves them after attaching.
+func (v nodeVolumeTargets) SetProperties(ctx context.Context, volumeID string, properties map[string]any) error {
+	targets, err := v.t.m.store.ListVolumeTargets(ctx, store.VolumeFilter{VolumeID: &volumeID}, store.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list the volume targets of volume %s: %w", volumeID, err)
+	}
+	for _, vt := range targets {
+		vt.Properties = properties
+		if _, err := v.t.m.store.UpdateVolumeTarget(ctx, vt, "properties"); err != nil {
+			return fmt.Errorf("save the properties of volume target %s: %w", vt.UUID, err)
+		}
+	}
+	return nil
+}
+
 // RequireExclusive fails with ExclusiveLockRequired (403) on a shared task
 // (upstream's require_exclusive_lock).
 func (t *Task) RequireExclusive() error {

@@ -233,6 +233,9 @@ func (d *CustomAgent) TearDown(ctx context.Context, task *driver.Task) (string, 
 // one leaving rescue or being adopted, gets its instance boot back.
 func (d *CustomAgent) Prepare(ctx context.Context, task *driver.Task) error {
 	n := task.Node
+	if err := driver.PopulateStorageDriverInternalInfo(ctx, task); err != nil {
+		return err
+	}
 	switch n.ProvisionState {
 	case states.Deploying:
 		if err := task.Driver.Network.Validate(ctx, task); err != nil {

@@ -117,6 +117,9 @@ func (d *Ramdisk) Deploy(ctx context.Context, task *driver.Task) (string, error)
 // back.
 func (d *Ramdisk) Prepare(ctx context.Context, task *driver.Task) error {
 	n := task.Node
+	if err := driver.PopulateStorageDriverInternalInfo(ctx, task); err != nil {
+		return err
+	}
 	if n.ProvisionState == states.Deploying {
 		if err := task.Driver.Network.Validate(ctx, task); err != nil {
 			return err
