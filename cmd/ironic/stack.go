@@ -30,6 +30,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/runbook"
 	"github.com/openkeel/ironic/internal/api/shard"
 	"github.com/openkeel/ironic/internal/api/volume"
+	"github.com/openkeel/ironic/internal/audit"
 	"github.com/openkeel/ironic/internal/auth"
 	"github.com/openkeel/ironic/internal/authz"
 	"github.com/openkeel/ironic/internal/changes"
@@ -70,6 +71,8 @@ type stack struct {
 	// apiNotifier sends the API's versioned notifications; closeAPI
 	// flushes it once the listeners have stopped.
 	apiNotifier *notify.Notifier
+	// auditNotifier sends the API's audit events ([audit]/enabled).
+	auditNotifier *notify.SensorNotifier
 }
 
 func newStack(ctx context.Context, m mode, cfg *config.Config, log *slog.Logger, db *sqldb.DB) (*stack, error) {
@@ -262,8 +265,15 @@ func (s *stack) apiHandler() (http.Handler, error) {
 	for id, h := range handlers {
 		handlers[id] = withCallerContext(h)
 	}
-	h := api.New(api.Deps{Config: s.cfg, Logger: s.log, Handlers: handlers,
-		Authenticate: authn, Authorize: az.Route})
+	auditor, err := s.auditMiddleware()
+	if err != nil {
+		return nil, err
+	}
+	h, err := api.Build(api.Deps{Config: s.cfg, Logger: s.log, Handlers: handlers,
+		Authenticate: authn, Authorize: az.Route, Audit: auditor})
+	if err != nil {
+		return nil, err
+	}
 	requests, err := metrics.NewAPI(s.metrics, api.Routes)
 	if err != nil {
 		return nil, err
@@ -302,6 +312,26 @@ func (s *stack) apiHandler() (http.Handler, error) {
 // driver's few seconds) instead of dying with the process.
 func (s *stack) closeAPI() {
 	s.apiNotifier.Close()
+	s.auditNotifier.Close()
+}
+
+// auditMiddleware is [audit]'s stage of the API, nil when disabled; its
+// notifier is kept for closeAPI.
+func (s *stack) auditMiddleware() (middleware.Middleware, error) {
+	if !s.cfg.BoolOf(config.AuditEnabled) {
+		return nil, nil
+	}
+	n, err := notify.AuditFromConfig(s.cfg, s.log, s.metrics)
+	if err != nil {
+		return nil, err
+	}
+	mw, err := audit.FromConfig(s.cfg, n, s.log)
+	if err != nil {
+		n.Close()
+		return nil, err
+	}
+	s.auditNotifier = n
+	return mw.Wrap, nil
 }
 
 // withCallerContext gives the handler's calls to the conductor the

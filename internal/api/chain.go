@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -10,16 +11,27 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 )
 
-// New assembles the API: upstream's middleware chain (seed § 2.1,
+// New is Build for configurations known to be valid (the defaults, tests'
+// own): it panics where Build returns an error.
+func New(d Deps) http.Handler {
+	h, err := Build(d)
+	if err != nil {
+		panic("api: " + err.Error())
+	}
+	return h
+}
+
+// Build assembles the API: upstream's middleware chain (seed § 2.1,
 // outermost first) around the router. The order is what makes the error
 // precedence: 401 (authentication) before 400/413 (body limits) before
 // 406 (version) before 404/405 (routing) before the route's policy and
-// validation.
-func New(d Deps) http.Handler {
+// validation. A configuration upstream's API would not start with is an
+// error.
+func Build(d Deps) (http.Handler, error) {
 	if d.Config == nil {
 		cfg, err := config.Load(config.LoadOptions{})
 		if err != nil {
-			panic("api: default configuration: " + err.Error())
+			return nil, fmt.Errorf("default configuration: %w", err)
 		}
 		d.Config = cfg
 	}
@@ -27,17 +39,22 @@ func New(d Deps) http.Handler {
 		d.Logger = slog.Default()
 	}
 	cfg := d.Config
+	hc, err := middleware.HealthcheckConfigFrom(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return middleware.Chain(newRouter(d),
 		middleware.RequestLog(d.Logger),
 		middleware.JSONExtension(),
 		middleware.CORS(middleware.CORSConfigFrom(cfg)),
 		middleware.AssignRequestID(),
-		middleware.Healthcheck(middleware.HealthcheckConfigFrom(cfg)),
+		middleware.Healthcheck(hc),
 		middleware.ProxyHeaders(cfg.BoolOf(config.OsloMiddlewareEnableProxyHeadersParsing)),
 		middleware.Authenticate(d.Authenticate, cfg.StringOf(config.DefaultAuthStrategy), nil),
+		d.Audit,
 		middleware.BodyLimits(middleware.BodyLimitConfigFrom(cfg)),
 		recoverPanics(d.Logger, cfg.BoolOf(config.DefaultDebugTracebacksInAPI), d.Panicked),
-	)
+	), nil
 }
 
 // recoverPanics turns a handler panic into upstream's 500 fault instead

@@ -45,6 +45,9 @@ type Deps struct {
 	// was raised on: test harnesses fail the test on it, so a panic is
 	// never a 500 to live with.
 	Panicked func(r *http.Request, p any, stack []byte)
+	// Audit, when set, is keystonemiddleware's audit stage ([audit]),
+	// run after authentication as upstream's pipeline runs it.
+	Audit middleware.Middleware
 }
 
 // router is the innermost stage: version negotiation, routing, gates and

@@ -24,8 +24,11 @@ type SensorNotifier struct {
 // SensorOptions configure NewSensorNotifier.
 type SensorOptions struct {
 	// Host is [DEFAULT]/host.
-	Host    string
-	Drivers []Driver
+	Host string
+	// PublisherID replaces the sensor data's "None.<host>" for the other
+	// non-versioned notifications (the API's audit events).
+	PublisherID string
+	Drivers     []Driver
 	Now     func() time.Time
 }
 
@@ -36,6 +39,9 @@ func NewSensorNotifier(o SensorOptions) *SensorNotifier {
 	// notifier without a service, and the publisher id is formatted from
 	// Python's None: "None.<host>". Consumers match on it, so it is kept.
 	n := &SensorNotifier{publisher: "None." + o.Host, drivers: o.Drivers, now: o.Now}
+	if o.PublisherID != "" {
+		n.publisher = o.PublisherID
+	}
 	if n.now == nil {
 		n.now = time.Now
 	}
