@@ -35,6 +35,12 @@ func (c *Conductor) cleanFlow() *stepFlow {
 			}
 			return ""
 		},
+		milestone: func(n *model.Node) flowMilestone {
+			if n.TargetProvisionState == states.Manageable {
+				return milestoneManualCleaning
+			}
+			return milestoneAutomatedCleaning
+		},
 		progressFailure:  "Node failed to check cleaning progress",
 		maintenanceError: "Cleaning aborted as node is in maintenance mode",
 		agentLogsLabel:   "cleaning",
@@ -172,11 +178,13 @@ func (c *Conductor) doNodeClean(ctx context.Context, t *task.Task, cleanSteps []
 		c.cleaningErrorHandler(ctx, t, fmt.Sprintf("Cannot clean node %s: %s", n.UUID, err), cleanErrOpts{tearDown: true, setFail: true})
 		return nil
 	}
+	f := c.cleanFlow()
+	c.flowStarted(ctx, t, f)
 	index := -1
 	if len(n.InternalInfo().Steps(model.DIICleanSteps)) > 0 {
 		index = 0
 	}
-	return c.runSteps(ctx, t, c.cleanFlow(), index)
+	return c.runSteps(ctx, t, f, index)
 }
 
 // setNodeCleaningSteps stores the steps to run: the user's, validated
@@ -221,6 +229,7 @@ func (c *Conductor) finishCleaning(ctx context.Context, t *task.Task) error {
 		}
 	}
 	c.nodeUpdateCache(ctx, t)
+	c.flowEnded(ctx, t, c.cleanFlow())
 	c.restoreDeployInterface(ctx, t)
 	event := states.EventDone
 	if manual || n.Retired {

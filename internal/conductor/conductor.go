@@ -75,6 +75,11 @@ type Options struct {
 	// ObserveSensors, when set, hears of every node's sensor data the
 	// periodic collects (the /metrics sensor series).
 	ObserveSensors func(SensorReport)
+	// MaskSecrets is oslo.utils' mask_dict_password, applied to the step
+	// arguments the step flow records show (stepflows.go); the caller
+	// passes the API's so that history masks what the API does. Without
+	// it the values under secret keys are masked.
+	MaskSecrets func(map[string]any) map[string]any
 }
 
 // Conductor is one conductor service.
@@ -99,6 +104,8 @@ type Conductor struct {
 	// sensors and observeSensors carry the sensor data.
 	sensors        *notify.SensorNotifier
 	observeSensors func(SensorReport)
+	// mask is Options.MaskSecrets.
+	mask func(map[string]any) map[string]any
 
 	// priorityOverrides are the step priority overrides of the kinds
 	// that have them ([conductor]/clean_step_priority_override and
@@ -134,7 +141,7 @@ func New(o Options) (*Conductor, error) {
 	c := &Conductor{
 		store: o.Store, drivers: o.Drivers, cfg: o.Config, host: o.Host, group: o.Group,
 		log: o.Logger, clock: o.Clock, pool: o.Pool, owns: o.Owns, observe: o.ObservePeriodic, powerFails: map[string]int{},
-		notifier: o.Notifier, nova: o.Nova, sensors: o.Sensors, observeSensors: o.ObserveSensors,
+		notifier: o.Notifier, nova: o.Nova, sensors: o.Sensors, observeSensors: o.ObserveSensors, mask: o.MaskSecrets,
 	}
 	objects, perr := ovo.NewCodec(o.Config.StringOf(config.DefaultPinReleaseVersion))
 	if perr != nil {

@@ -25,6 +25,7 @@ func (c *Conductor) deployFlow() *stepFlow {
 		rebootKey: model.DIIDeploymentReboot, pollKey: model.DIIDeploymentPolling,
 		current:            func(n *model.Node) *map[string]any { return &n.DeployStep },
 		target:             func(*model.Node) string { return "" },
+		milestone:          func(*model.Node) flowMilestone { return milestoneDeployment },
 		progressFailure:    "Failed to process the next deploy step",
 		maintenanceError:   "Deploy aborted as node is in maintenance mode",
 		refreshAfterReboot: true,
@@ -213,13 +214,16 @@ func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task, configdrive 
 	if err := t.Save(ctx); err != nil {
 		return err
 	}
-	return c.runSteps(ctx, t, c.deployFlow(), 0)
+	f := c.deployFlow()
+	c.flowStarted(ctx, t, f)
+	return c.runSteps(ctx, t, f, 0)
 }
 
 // finishDeploy ends a deployment after the last step: the step data is
 // dropped, the console restarted when enabled, and the node goes active.
 func (c *Conductor) finishDeploy(ctx context.Context, t *task.Task) error {
 	n := t.Node
+	c.flowEnded(ctx, t, c.deployFlow())
 	n.DeployStep = nil
 	wipeDeployInternalInfo(n)
 	if err := t.Save(ctx); err != nil {

@@ -47,6 +47,9 @@ type stepFlow struct {
 	// target is the explicit target of the flow's events (manual
 	// cleaning keeps manageable), "" for the machine's.
 	target func(n *model.Node) string
+	// milestone names the flow in its start and end records
+	// (stepflows.go).
+	milestone func(n *model.Node) flowMilestone
 
 	// progressFailure prefixes an error met while checking the agent's
 	// progress (upstream's heartbeat handlers).

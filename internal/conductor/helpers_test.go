@@ -54,6 +54,7 @@ func (s *scripted) Steps() []driver.StepSpec {
 		driver.CleanStep("block", 50),
 		driver.CleanStep("needs_args", 0).WithArgs(map[string]driver.ArgInfo{
 			"size": driver.Required("Size in GiB"), "mode": driver.Optional("Mode"),
+			"admin_password": driver.Optional("A secret the step flow records mask"),
 		}),
 		driver.ServiceStep("svc_async"),
 		driver.ServiceStep("svc_abortable").WithAbortable(true),

@@ -22,6 +22,7 @@ func (c *Conductor) serviceFlow() *stepFlow {
 		rebootKey: model.DIIServicingReboot, pollKey: model.DIIServicingPolling,
 		current:            func(n *model.Node) *map[string]any { return &n.ServiceStep },
 		target:             func(*model.Node) string { return "" },
+		milestone:          func(*model.Node) flowMilestone { return milestoneServicing },
 		progressFailure:    "Node failed to check service progress",
 		maintenanceError:   "Service aborted as node is in maintenance mode",
 		refreshAfterReboot: true,
@@ -118,6 +119,7 @@ func (c *Conductor) doNodeService(ctx context.Context, t *task.Task, serviceStep
 		ramdiskNeeded = true
 	}
 	list := n.InternalInfo().Steps(model.DIIServiceSteps)
+	c.flowStarted(ctx, t, c.serviceFlow())
 	for _, s := range list {
 		if b, _ := s["requires_ramdisk"].(bool); b {
 			ramdiskNeeded = true
@@ -174,6 +176,7 @@ func (c *Conductor) finishService(ctx context.Context, t *task.Task) error {
 	if err := t.Save(ctx); err != nil {
 		return err
 	}
+	c.flowEnded(ctx, t, c.serviceFlow())
 	if !disableRamdisk {
 		if p, ok := t.Driver.Deploy.(driver.ServicePreparer); ok {
 			if err := p.TearDownService(ctx, t.DriverTask()); err != nil {

@@ -79,6 +79,7 @@ func (c *Conductor) runSteps(ctx context.Context, t *task.Task, f *stepFlow, ind
 			result, err = c.executeStep(ctx, t, f.kind, step)
 		}
 		if err != nil {
+			c.flowAborted(ctx, t, f, step)
 			f.failStep(ctx, t, step, err)
 			return nil
 		}
