@@ -54,8 +54,10 @@ func (c *Conductor) SyncPowerStates(ctx context.Context) {
 // Upstream's shared acquire reads each node whole, one query (three with
 // traits and tags) per node, which was most of a pass's CPU. A sync
 // worker reads powerSyncBatch nodes in one go instead, just before their
-// turn; a node whose turn comes more than powerSyncMaxAge after that read
-// (its neighbours' BMCs were slow) is read again alone. The read is the
+// turn, without the columns the sync never reads (JSON documents it would
+// decode for nothing: store.ReadNodesForPowerSync); a node whose turn
+// comes more than powerSyncMaxAge after that read (its neighbours' BMCs
+// were slow) is read again alone. The read is the
 // shared lock's, which guards nothing: a node that needs a write is read
 // again under the exclusive lock either way.
 const (
@@ -86,7 +88,7 @@ func (c *Conductor) syncPowerStateBatch(ctx context.Context, b []store.NodeSumma
 		ids[i] = s.ID
 	}
 	read := c.clock.Now()
-	full, err := c.store.ReadNodes(ctx, ids)
+	full, err := c.store.ReadNodesForPowerSync(ctx, ids)
 	if err != nil {
 		if ctx.Err() == nil {
 			c.log.ErrorContext(ctx, "power state sync: read nodes", "error", err)

@@ -139,6 +139,8 @@ var unreadTable = []unreadEntry{
 	planned(23, "conductor", "mDNS advertisement of the API for the agent", "enable_mdns"),
 	planned(23, "mdns", "mDNS advertisement of the API for the agent"),
 	na("neutron", "registered by master but read nowhere: request_timeout has no reader, retries is deprecated for [neutron]/status_code_retries", "request_timeout", "retries"),
+	planned(23, "keystone_authtoken", "the token validator's own credentials section, service type and system scope",
+		"auth_section", "service_type", "system_scope"),
 	na("oslo_middleware", "read by oslo.middleware's sizelimit filter, which upstream's API pipeline (ironic/api/app.py) does not include; [api]/max_json_body_size* bound request bodies", "max_request_body_size"),
 	planned(23, "pxe", "PXE behaviour openkeel does not have yet: the DHCP IP version, iPXE images from Swift",
 		"ip_version", "ipxe_use_swift"),

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -48,35 +49,46 @@ func TestListNodeSummaries(t *testing.T) {
 	})
 }
 
-// TestReadNodes: a batch is read whole, traits and tags included, in id
-// order; ids gone are left out and a batch too long is refused.
-func TestReadNodes(t *testing.T) {
+// TestReadNodesForPowerSync: a batch is read in id order with every
+// column but the skipped ones, which stay zero, and without labels; ids
+// gone are left out and a batch too long is refused.
+func TestReadNodesForPowerSync(t *testing.T) {
 	eachBackend(t, func(t *testing.T, e env) {
 		var ids []int64
-		for range 3 {
-			ids = append(ids, mustNode(t, e, model.Node{Properties: map[string]any{"cpus": 8}}).ID)
+		for i := range 3 {
+			ids = append(ids, mustNode(t, e, model.Node{
+				Properties: map[string]any{"cpus": 8}, DriverInfo: map[string]any{"ipmi_address": fmt.Sprint("192.0.2.", i)},
+				InstanceInfo: map[string]any{"image_source": "http://images.example/x.qcow2"}, Extra: map[string]any{"foo": "bar"},
+				NetworkData: map[string]any{"links": []any{}}, Description: model.Ptr("rack 1"),
+			}).ID)
 		}
 		if _, err := e.s.SetNodeTraits(e.ctx, ids[1], []string{"CUSTOM_B", "CUSTOM_A"}, "1.0"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.SetNodeTags(e.ctx, ids[2], []string{"rack1"}); err != nil {
-			t.Fatal(err)
-		}
-		got, err := e.s.ReadNodes(e.ctx, []int64{ids[2], 99999, ids[0], ids[1]})
+		got, err := e.s.ReadNodesForPowerSync(e.ctx, []int64{ids[2], 99999, ids[0], ids[1]})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != 3 || got[0].ID != ids[0] || got[1].ID != ids[1] || got[2].ID != ids[2] {
 			t.Fatalf("read %d nodes: %+v", len(got), got)
 		}
-		want, _ := e.s.GetNodeByID(e.ctx, ids[1])
-		if !reflect.DeepEqual(got[1], want) {
-			t.Errorf("batch read %+v\nsingle read %+v", got[1], want)
+		whole, err := e.s.GetNodeByID(e.ctx, ids[1])
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got[2].Tags, []string{"rack1"}) || len(got[0].Traits) != 0 || got[0].Traits == nil {
-			t.Errorf("labels: %v %v", got[2].Tags, got[0].Traits)
+		// The whole node with the skipped columns and the labels zeroed
+		// is what the batch read.
+		want := *whole
+		want.Extra, want.CleanStep, want.DeployStep, want.ServiceStep = nil, nil, nil, nil
+		want.RAIDConfig, want.TargetRAIDConfig, want.NetworkData, want.Description = nil, nil, nil, nil
+		want.Traits, want.Tags = nil, nil
+		if !reflect.DeepEqual(got[1], &want) {
+			t.Errorf("batch read %+v\nwhole node less the skipped columns %+v", got[1], &want)
 		}
-		_, err = e.s.ReadNodes(e.ctx, make([]int64, NodeReadBatch+1))
+		if got[0].DriverInfo["ipmi_address"] != "192.0.2.0" || got[2].Properties["cpus"] != float64(8) {
+			t.Errorf("read columns: %v %v", got[0].DriverInfo, got[2].Properties)
+		}
+		_, err = e.s.ReadNodesForPowerSync(e.ctx, make([]int64, NodeReadBatch+1))
 		wantErr[*InvalidParameterError](t, err, ErrInvalidParameter)
 	})
 }

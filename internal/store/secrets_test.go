@@ -103,9 +103,9 @@ func TestSecretsSealedAtRest(t *testing.T) {
 		if err != nil || !strings.Contains(rows[0].JSON.DriverInfo, plainSecrets[0]) || strings.Contains(rows[0].JSON.InstanceInfo, secrets.Prefix) {
 			t.Fatalf("ListNodeRows: %+v %v", rows, err)
 		}
-		batch, err := s.ReadNodes(e.ctx, []int64{n.ID})
+		batch, err := s.ReadNodesForPowerSync(e.ctx, []int64{n.ID})
 		if err != nil || batch[0].InstanceInfo["rescue_password"] != plainSecrets[3] {
-			t.Fatalf("ReadNodes: %v", err)
+			t.Fatalf("ReadNodesForPowerSync: %v", err)
 		}
 		if err := CheckKeyRing(e.ctx, e.db, ring(t, "k1", map[string]byte{"k1": 1})); err != nil {
 			t.Fatalf("CheckKeyRing with the right key: %v", err)

@@ -44,9 +44,9 @@ type Store interface {
 	// ListNodeSummaries is ListNodes reading only the columns of a
 	// NodeSummary, for the periodic tasks.
 	ListNodeSummaries(ctx context.Context, f NodeFilter, o ListOptions) ([]NodeSummary, error)
-	// ReadNodes reads at most NodeReadBatch nodes by id in one go, for
-	// the periodic tasks.
-	ReadNodes(ctx context.Context, ids []int64) ([]*model.Node, error)
+	// ReadNodesForPowerSync reads at most NodeReadBatch nodes by id in
+	// one go, without the columns the power sync never reads.
+	ReadNodesForPowerSync(ctx context.Context, ids []int64) ([]*model.Node, error)
 	GetNodeByPortAddresses(ctx context.Context, addresses []string) (*model.Node, error)
 	TouchNodeProvisioning(ctx context.Context, nodeID int64) error
 	CheckNodeList(ctx context.Context, idents []string, project string) (map[string]string, error)
