@@ -15,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/httproot"
 	"github.com/openkeel/ironic/internal/httpserver"
+	"github.com/openkeel/ironic/internal/mdns"
 	"github.com/openkeel/ironic/internal/store/migrations"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 )
@@ -121,6 +122,14 @@ func serve(ctx context.Context, m mode, opts *config.LoadOptions, stderr io.Writ
 		stopConsoleContainers(ctx, cfg, log)
 		if err := st.conductor.Start(ctx); err != nil {
 			return fmt.Errorf("conductor: %w", err)
+		}
+		// After the start, as upstream's init_host publishes last.
+		published, err := mdns.PublishAPI(ctx, cfg, log)
+		if err != nil {
+			return fmt.Errorf("conductor: %w", err)
+		}
+		if published != nil {
+			defer published.Close()
 		}
 	}
 	var stopOslo func() error
