@@ -131,7 +131,6 @@ var unreadTable = []unreadEntry{
 	// Gaps of issue 23 item 8 with no feature issue of their own: each is
 	// upstream behaviour openkeel does not have yet.
 	planned(23, "agent", "waiting for the Neutron agent of a smart NIC port", "neutron_agent_poll_interval"),
-	planned(23, "audit", "CADF audit notifications of API requests"),
 	planned(23, "cifs", "virtual media images published on a CIFS share"),
 	planned(23, "nfs", "virtual media images published on an NFS share"),
 	planned(23, "conductor", "checks openkeel does not make yet on configdrives, kernel parameters, metadata MTU and ramdisk configuration",
@@ -139,8 +138,6 @@ var unreadTable = []unreadEntry{
 		"error_on_ramdisk_config_inconsistency"),
 	na("mdns", "registered by master but read nowhere: it bounded the client lookup that mdns.py no longer has", "lookup_attempts"),
 	na("neutron", "registered by master but read nowhere: request_timeout has no reader, retries is deprecated for [neutron]/status_code_retries", "request_timeout", "retries"),
-	planned(23, "healthcheck", "oslo.middleware health check back ends and filters", "allowed_source_ranges", "backends",
-		"detailed", "disable_by_file_path", "disable_by_file_paths", "ignore_proxied_requests"),
 	planned(23, "keystone_authtoken", "the token validator's own credentials section, service type and system scope",
 		"auth_section", "service_type", "system_scope"),
 	na("oslo_middleware", "read by oslo.middleware's sizelimit filter, which upstream's API pipeline (ironic/api/app.py) does not include; [api]/max_json_body_size* bound request bodies", "max_request_body_size"),
