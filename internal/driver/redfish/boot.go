@@ -58,6 +58,9 @@ type BootOptions struct {
 	// The same by the node's cpu_arch ([conductor]/deploy_kernel_by_arch,
 	// …, bootloader_by_arch), before the conductor-wide ones.
 	DeployKernelByArch, DeployRamdiskByArch, RescueKernelByArch, RescueRamdiskByArch, BootloaderByArch map[string]string
+	// ErrorOnRamdiskConfigInconsistency is [conductor]/
+	// error_on_ramdisk_config_inconsistency (driver.RamdiskSources).
+	ErrorOnRamdiskConfigInconsistency bool
 	// APICAFile is [agent]/api_ca_file, put on the ISO for the agent.
 	APICAFile string
 	// Debug is [DEFAULT]/debug (ipa-debug=1).
@@ -116,34 +119,35 @@ type PortLister interface {
 // with the [swift] section's credentials.
 func BootOptionsFromConfig(c *config.Config) BootOptions {
 	o := BootOptions{
-		HTTPRoot:            c.StringOf(config.DeployHTTPRoot),
-		HTTPURL:             c.StringOf(config.DeployHTTPURL),
-		ExternalHTTPURL:     c.StringOf(config.DeployExternalHTTPURL),
-		ExternalCallbackURL: c.StringOf(config.DeployExternalCallbackURL),
-		APIURL:              c.StringOf(config.ServiceCatalogEndpointOverride),
-		KernelAppendParams:  c.StringOf(config.RedfishKernelAppendParams),
-		FilePermission:      fs.FileMode(c.IntOf(config.RedfishFilePermission)),
-		DownloadSource:      c.StringOf(config.DeployRamdiskImageDownloadSource),
-		DefaultBootMode:     c.StringOf(config.DeployDefaultBootMode),
-		DeployKernel:        c.StringOf(config.ConductorDeployKernel),
-		DeployRamdisk:       c.StringOf(config.ConductorDeployRamdisk),
-		RescueKernel:        c.StringOf(config.ConductorRescueKernel),
-		RescueRamdisk:       c.StringOf(config.ConductorRescueRamdisk),
-		Bootloader:          c.StringOf(config.ConductorBootloader),
-		DeployKernelByArch:  c.DictOf(config.ConductorDeployKernelByArch),
-		DeployRamdiskByArch: c.DictOf(config.ConductorDeployRamdiskByArch),
-		RescueKernelByArch:  c.DictOf(config.ConductorRescueKernelByArch),
-		RescueRamdiskByArch: c.DictOf(config.ConductorRescueRamdiskByArch),
-		BootloaderByArch:    c.DictOf(config.ConductorBootloaderByArch),
-		APICAFile:           c.StringOf(config.AgentAPICAFile),
-		Debug:               c.BoolOf(config.DefaultDebug),
-		Image:               image.OptionsFromConfig(c),
-		SwiftContainer:      c.StringOf(config.RedfishSwiftContainer),
-		SwiftObjectExpiry:   time.Duration(c.IntOf(config.RedfishSwiftObjectExpiryTimeout)) * time.Second,
-		ISOMasterPath:       c.StringOf(config.DeployISOMasterPath),
-		ISOCacheSize:        int64(c.IntOf(config.DeployISOCacheSize)) << 20,
-		ISOCacheTTL:         time.Duration(c.IntOf(config.DeployISOCacheTTL)) * time.Minute,
-		isoCache:            &lazyISOCache{},
+		HTTPRoot:                          c.StringOf(config.DeployHTTPRoot),
+		HTTPURL:                           c.StringOf(config.DeployHTTPURL),
+		ExternalHTTPURL:                   c.StringOf(config.DeployExternalHTTPURL),
+		ExternalCallbackURL:               c.StringOf(config.DeployExternalCallbackURL),
+		APIURL:                            c.StringOf(config.ServiceCatalogEndpointOverride),
+		KernelAppendParams:                c.StringOf(config.RedfishKernelAppendParams),
+		FilePermission:                    fs.FileMode(c.IntOf(config.RedfishFilePermission)),
+		DownloadSource:                    c.StringOf(config.DeployRamdiskImageDownloadSource),
+		DefaultBootMode:                   c.StringOf(config.DeployDefaultBootMode),
+		DeployKernel:                      c.StringOf(config.ConductorDeployKernel),
+		DeployRamdisk:                     c.StringOf(config.ConductorDeployRamdisk),
+		RescueKernel:                      c.StringOf(config.ConductorRescueKernel),
+		RescueRamdisk:                     c.StringOf(config.ConductorRescueRamdisk),
+		Bootloader:                        c.StringOf(config.ConductorBootloader),
+		DeployKernelByArch:                c.DictOf(config.ConductorDeployKernelByArch),
+		DeployRamdiskByArch:               c.DictOf(config.ConductorDeployRamdiskByArch),
+		RescueKernelByArch:                c.DictOf(config.ConductorRescueKernelByArch),
+		RescueRamdiskByArch:               c.DictOf(config.ConductorRescueRamdiskByArch),
+		BootloaderByArch:                  c.DictOf(config.ConductorBootloaderByArch),
+		ErrorOnRamdiskConfigInconsistency: c.BoolOf(config.ConductorErrorOnRamdiskConfigInconsistency),
+		APICAFile:                         c.StringOf(config.AgentAPICAFile),
+		Debug:                             c.BoolOf(config.DefaultDebug),
+		Image:                             image.OptionsFromConfig(c),
+		SwiftContainer:                    c.StringOf(config.RedfishSwiftContainer),
+		SwiftObjectExpiry:                 time.Duration(c.IntOf(config.RedfishSwiftObjectExpiryTimeout)) * time.Second,
+		ISOMasterPath:                     c.StringOf(config.DeployISOMasterPath),
+		ISOCacheSize:                      int64(c.IntOf(config.DeployISOCacheSize)) << 20,
+		ISOCacheTTL:                       time.Duration(c.IntOf(config.DeployISOCacheTTL)) * time.Minute,
+		isoCache:                          &lazyISOCache{},
 	}
 	if c.BoolOf(config.RedfishUseSwift) {
 		o.Swift = swift.FromConfig(c)
@@ -271,7 +275,19 @@ func boolField(m map[string]any, key string) bool {
 	return false
 }
 
-func (b *VirtualMediaBoot) parseDriverInfo(n *model.Node) (deployInfo, error) {
+// ramdiskSources are the configured agent images of mode.
+func (b *VirtualMediaBoot) ramdiskSources(mode string) driver.RamdiskSources {
+	o := b.opts
+	if mode == "rescue" {
+		return driver.RamdiskSources{Kernel: o.RescueKernel, Ramdisk: o.RescueRamdisk, KernelByArch: o.RescueKernelByArch,
+			RamdiskByArch: o.RescueRamdiskByArch, ErrorOnInconsistency: o.ErrorOnRamdiskConfigInconsistency}
+	}
+	return driver.RamdiskSources{Kernel: o.DeployKernel, Ramdisk: o.DeployRamdisk, KernelByArch: o.DeployKernelByArch,
+		RamdiskByArch: o.DeployRamdiskByArch, ErrorOnInconsistency: o.ErrorOnRamdiskConfigInconsistency}
+}
+
+func (b *VirtualMediaBoot) parseDriverInfo(task *driver.Task) (deployInfo, error) {
+	n := task.Node
 	di := n.DriverInfo
 	d := deployInfo{mode: rescueOrDeployMode(n), needsAgent: true}
 	if d.mode == "deploy" && n.DeployInterface == "ramdisk" {
@@ -284,21 +300,10 @@ func (b *VirtualMediaBoot) parseDriverInfo(n *model.Node) (deployInfo, error) {
 		d.iso = strField(di, "redfish_"+d.mode+"_iso")
 	}
 	if d.iso == "" {
-		d.kernel, d.ramdisk = strField(di, d.mode+"_kernel"), strField(di, d.mode+"_ramdisk")
-		if d.kernel == "" || d.ramdisk == "" {
-			// A pair half from the node and half from the configuration
-			// is an operator's mistake: take both from the configuration.
-			// Upstream's get_agent_kernel_ramdisk: the pair of the
-			// node's cpu_arch, else the conductor-wide pair.
-			d.kernel, d.ramdisk = b.opts.DeployKernel, b.opts.DeployRamdisk
-			kernels, ramdisks := b.opts.DeployKernelByArch, b.opts.DeployRamdiskByArch
-			if d.mode == "rescue" {
-				d.kernel, d.ramdisk = b.opts.RescueKernel, b.opts.RescueRamdisk
-				kernels, ramdisks = b.opts.RescueKernelByArch, b.opts.RescueRamdiskByArch
-			}
-			if k, r, ok := driver.KernelRamdiskByArch(n, kernels, ramdisks); ok {
-				d.kernel, d.ramdisk = k, r
-			}
+		var err error
+		d.kernel, d.ramdisk, err = driver.AgentKernelRamdisk(n, d.mode, b.ramdiskSources(d.mode), task.Logger())
+		if err != nil {
+			return d, err
 		}
 		var missing []string
 		if d.kernel == "" {
@@ -334,7 +339,7 @@ func (b *VirtualMediaBoot) parseDriverInfo(n *model.Node) (deployInfo, error) {
 // Validate is upstream validate: the agent images and the BMC address,
 // and for a ramdisk deployment what the instance boots from.
 func (b *VirtualMediaBoot) Validate(ctx context.Context, task *driver.Task) error {
-	if _, err := b.parseDriverInfo(task.Node); err != nil {
+	if _, err := b.parseDriverInfo(task); err != nil {
 		return err
 	}
 	if bootOption(task.Node) != "ramdisk" {
@@ -350,7 +355,7 @@ func (b *VirtualMediaBoot) Validate(ctx context.Context, task *driver.Task) erro
 // ValidateInspection is upstream validate_inspection: no unmanaged
 // fallback for virtual media.
 func (b *VirtualMediaBoot) ValidateInspection(_ context.Context, task *driver.Task) error {
-	_, err := b.parseDriverInfo(task.Node)
+	_, err := b.parseDriverInfo(task)
 	return err
 }
 
@@ -365,7 +370,7 @@ func (b *VirtualMediaBoot) PrepareRamdisk(ctx context.Context, task *driver.Task
 	if !driver.NeedPrepareRamdisk(n) {
 		return nil
 	}
-	d, err := b.parseDriverInfo(n)
+	d, err := b.parseDriverInfo(task)
 	if err != nil {
 		return err
 	}

@@ -154,7 +154,7 @@ func TestVirtualMediaISOCacheConcurrentNodes(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, err := e.boot.parseDriverInfo(task.Node)
+			d, err := e.boot.parseDriverInfo(task)
 			if err == nil {
 				_, err = e.boot.prepareRemoteISO(context.Background(), task, d, href, "local")
 			}

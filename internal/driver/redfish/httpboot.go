@@ -64,7 +64,7 @@ func (b *HTTPSBoot) Validate(ctx context.Context, task *driver.Task) error {
 
 // ValidateInspection is upstream validate_inspection: driver_info only.
 func (b *HTTPSBoot) ValidateInspection(_ context.Context, task *driver.Task) error {
-	_, err := b.vm.parseDriverInfo(task.Node)
+	_, err := b.vm.parseDriverInfo(task)
 	return err
 }
 
@@ -78,7 +78,7 @@ func (b *HTTPSBoot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdi
 	if !driver.NeedPrepareRamdisk(n) {
 		return nil
 	}
-	d, err := b.vm.parseDriverInfo(n)
+	d, err := b.vm.parseDriverInfo(task)
 	if err != nil {
 		return err
 	}
