@@ -45,6 +45,7 @@ const (
 	keystoneTenant        = "keystoneauth's v2 duplicate of project_id/project_name; a file's tenant_* is taken as project_*'s deprecated name"
 	tlsCiphers            = "an OpenSSL cipher string; Go's crypto/tls chooses among its own vetted cipher suites"
 	jsonRPCAdapter        = "upstream's JSON-RPC client builds each URL from the conductor's host, so the keystoneauth adapter options have no effect there either"
+	inProcessNetworking   = "openkeel runs the switch configuration service (master's separate ironic-networking service) inside the conductor, so there is no service to reach over RPC"
 )
 
 // not applicable: what the option configures has no counterpart here.
@@ -101,6 +102,10 @@ var unreadTable = []unreadEntry{
 	na("nova", keystoneVersionBounds, "max_version", "min_version", "version"),
 	na("nova", keystoneRequestLog, "collect_timing", "split_loggers"),
 	na("nova", keystoneTenant, "tenant_id", "tenant_name"),
+	na("cinder", keystoneVersionBounds, "max_version", "min_version", "version"),
+	na("cinder", keystoneRequestLog, "collect_timing", "split_loggers"),
+	na("cinder", keystoneTenant, "tenant_id", "tenant_name"),
+	na("cinder", "registered by master but read nowhere: retries is deprecated for [cinder]/status_code_retries", "retries"),
 	na("neutron", keystoneVersionBounds, "max_version", "min_version", "version"),
 	na("neutron", keystoneRequestLog, "collect_timing", "split_loggers"),
 	na("neutron", keystoneTenant, "tenant_id", "tenant_name"),
@@ -112,18 +117,15 @@ var unreadTable = []unreadEntry{
 	na("swift", keystoneTenant, "tenant_id", "tenant_name"),
 
 	// ---- Not yet implemented: planned by open issues.
-	planned(26, "cinder", "the cinder storage interface (boot from volume)"),
-	planned(26, "ironic_networking", "the ironic-networking network interface and switch configuration"),
-	planned(26, "ironic_networking_json_rpc", "the ironic-networking service's JSON-RPC"),
+	na("ironic_networking", inProcessNetworking, "rpc_transport"),
+	na("ironic_networking", "master writes networking-generic-switch's translation of switch_config_file there for that library to read; openkeel's switch drivers read switch_config_file itself", "driver_config_dir"),
+	na("ironic_networking_json_rpc", inProcessNetworking),
 	planned(26, "dnsmasq", "the PXE filter's dnsmasq files", "dhcp_leasefile"),
 	planned(26, "auto_discovery", "unmanaged discovery of unknown machines", "inspection_scope"),
 	planned(26, "inspector", "unmanaged inspection (booting the ramdisk without managing the node's boot)",
 		"extra_kernel_params", "force_dhcp", "require_managed_boot", "status_check_period"),
 	planned(26, "conductor", "trait-based networking of the ironic-networking interface", "enable_trait_based_networking",
 		"trait_based_networking_config_file", "trait_based_networking_enable_default_trait", "trait_based_networking_raise_when_no_match"),
-	planned(27, "anaconda", "the anaconda deploy interface"),
-	planned(27, "vnc", "the systemd and kubernetes console container providers (fake and container are built)",
-		"systemd_container_template", "systemd_container_publish_port", "kubernetes_container_template", "kubernetes_pod_timeout"),
 	na("vnc", tlsCiphers, "tls_ciphers"),
 	na("drac", "read by the WS-Man idrac interfaces upstream removed; master's idrac-redfish interfaces do not read it",
 		"bios_factory_reset_timeout", "boot_device_job_status_timeout", "config_job_max_retries"),
@@ -133,13 +135,10 @@ var unreadTable = []unreadEntry{
 	planned(23, "agent", "waiting for the Neutron agent of a smart NIC port", "neutron_agent_poll_interval"),
 	planned(23, "cifs", "virtual media images published on a CIFS share"),
 	planned(23, "nfs", "virtual media images published on an NFS share"),
-	planned(23, "conductor", "checks openkeel does not make yet on configdrives, kernel parameters, metadata MTU and ramdisk configuration",
-		"disable_configdrive_check", "disable_kernel_parameter_parsing", "disable_metadata_mtu_check",
-		"error_on_ramdisk_config_inconsistency"),
+	planned(23, "conductor", "checks openkeel does not make yet on configdrives, kernel parameters and metadata MTU",
+		"disable_configdrive_check", "disable_kernel_parameter_parsing", "disable_metadata_mtu_check"),
 	na("mdns", "registered by master but read nowhere: it bounded the client lookup that mdns.py no longer has", "lookup_attempts"),
 	na("neutron", "registered by master but read nowhere: request_timeout has no reader, retries is deprecated for [neutron]/status_code_retries", "request_timeout", "retries"),
-	planned(23, "keystone_authtoken", "the token validator's own credentials section, service type and system scope",
-		"auth_section", "service_type", "system_scope"),
 	na("oslo_middleware", "read by oslo.middleware's sizelimit filter, which upstream's API pipeline (ironic/api/app.py) does not include; [api]/max_json_body_size* bound request bodies", "max_request_body_size"),
 	planned(23, "pxe", "PXE behaviour openkeel does not have yet: the DHCP IP version, iPXE images from Swift",
 		"ip_version", "ipxe_use_swift"),

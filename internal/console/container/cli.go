@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -18,7 +17,7 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 )
 
-//go:embed templates/ironic-console-container.template
+//go:embed templates/*.template
 var templates embed.FS
 
 const (
@@ -60,8 +59,14 @@ func newCLI(o Options) (*CLI, error) {
 
 // readTemplate reads the operator's template, or the built-in one for "".
 func readTemplate(path string) (string, error) {
+	return readFileOr(path, "templates/ironic-console-container.template")
+}
+
+// readFileOr reads the operator's template at path, or the built-in one
+// named builtin when path is "".
+func readFileOr(path, builtin string) (string, error) {
 	if path == "" {
-		b, err := templates.ReadFile("templates/ironic-console-container.template")
+		b, err := templates.ReadFile(builtin)
 		return string(b), err
 	}
 	b, err := os.ReadFile(path)
@@ -71,15 +76,18 @@ func readTemplate(path string) (string, error) {
 	return string(b), nil
 }
 
+// templateName names a template in errors: the operator's file or ours.
+func templateName(path string) string {
+	if path == "" {
+		return "the built-in template"
+	}
+	return path
+}
+
 // Name is "container".
 func (c *CLI) Name() string { return "container" }
 
-var templateVar = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
-
 // args renders the command template into the CLI's argument vector.
-// Upstream's default template uses Jinja2 only to substitute variables;
-// that is what is rendered here, and a template with Jinja2 statements or
-// an unknown variable is refused rather than run half-rendered.
 func (c *CLI) args(uuid, app string) ([]string, error) {
 	params := map[string]string{
 		"uuid":         uuid,
@@ -90,23 +98,9 @@ func (c *CLI) args(uuid, app string) ([]string, error) {
 		"publish_port": c.o.PublishPort,
 		"my_ip":        c.o.MyIP,
 	}
-	if strings.Contains(c.template, "{%") {
-		return nil, fmt.Errorf("jinja2 statements ({%% ... %%}) are not supported; only {{ variable }} substitution is")
-	}
-	var bad string
-	out := templateVar.ReplaceAllStringFunc(c.template, func(m string) string {
-		name := templateVar.FindStringSubmatch(m)[1]
-		v, ok := params[name]
-		if !ok {
-			bad = name
-		}
-		return v
-	})
-	if bad != "" {
-		return nil, fmt.Errorf("unknown template variable %q", bad)
-	}
-	if strings.Contains(out, "{{") {
-		return nil, fmt.Errorf("unsupported jinja2 expression")
+	out, err := substitute(c.template, params)
+	if err != nil {
+		return nil, err
 	}
 	return shlex.Split(out)
 }

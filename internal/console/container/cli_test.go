@@ -55,7 +55,7 @@ func TestProviderRefusals(t *testing.T) {
 		"no engine":         {Options{Provider: "container", Executable: filepath.Join(dir, "absent"), Image: "i"}, "not available or the container engine is not reachable"},
 		"jinja statements":  {Options{Provider: "container", Executable: engine, Image: "i", CommandTemplate: jinja}, "jinja2 statements"},
 		"unknown variable":  {Options{Provider: "container", Executable: engine, Image: "i", CommandTemplate: unknown}, `unknown template variable "password"`},
-		"provider not here": {Options{Provider: "kubernetes"}, `looking for "kubernetes"`},
+		"provider not here": {Options{Provider: "nonesuch"}, `looking for "nonesuch"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := New(tc.o)

@@ -45,23 +45,38 @@ type Options struct {
 	ConductorHost string
 	// MyIP replaces an unspecified published address.
 	MyIP string
+	// SystemdTemplate and SystemdPublishPort are
+	// [vnc]/systemd_container_template ("" for ours) and
+	// systemd_container_publish_port.
+	SystemdTemplate    string
+	SystemdPublishPort string
+	// SystemdUnitDir is where the systemd provider writes its quadlets;
+	// "" is upstream's /etc/containers/systemd/users/<uid>/containers/systemd.
+	SystemdUnitDir string
+	// KubernetesTemplate is [vnc]/kubernetes_container_template ("" for
+	// ours); KubernetesPodTimeout is kubernetes_pod_timeout, how long a
+	// console pod gets to be ready.
+	KubernetesTemplate   string
+	KubernetesPodTimeout time.Duration
 	// WaitForReady is how many one-second attempts a started container
 	// gets to answer RFB ([vnc]/wait_for_ready_timeout).
 	WaitForReady int
 }
 
 // New returns the configured provider. Upstream loads providers as entry
-// points; those not built here (systemd, kubernetes) are refused as an
-// unknown entry point is, so that a conductor never pretends to run a
-// console it cannot.
+// points; an unknown name is refused as an unknown entry point is.
 func New(o Options) (Provider, error) {
 	switch o.Provider {
 	case "fake", "":
 		return Fake{}, nil
 	case "container":
 		return newCLI(o)
+	case "systemd":
+		return newSystemd(o)
+	case "kubernetes":
+		return newKubernetes(o)
 	default:
-		return nil, Error(o.Provider, fmt.Sprintf("No 'ironic.console.container' driver found, looking for %q (openkeel provides fake and container)", o.Provider))
+		return nil, Error(o.Provider, fmt.Sprintf("No 'ironic.console.container' driver found, looking for %q (openkeel provides fake, container, systemd and kubernetes)", o.Provider))
 	}
 }
 

@@ -3,6 +3,7 @@ package container
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/openkeel/ironic/internal/config"
 	"github.com/openkeel/ironic/internal/model"
@@ -16,22 +17,27 @@ func OptionsFromConfig(c *config.Config) Options {
 		Executable:      c.StringOf(config.VNCContainerExecutable),
 		Host:            c.StringOf(config.VNCContainerHost),
 		PublishPort:     c.StringOf(config.VNCContainerPublishPort),
-		CommandTemplate: commandTemplate(c),
+		CommandTemplate: operatorFile(c, config.VNCContainerCommandTemplate),
 		ReadOnly:        c.BoolOf(config.VNCReadOnly),
 		ConductorHost:   c.StringOf(config.DefaultHost),
 		MyIP:            c.StringOf(config.DefaultMyIP),
 		WaitForReady:    c.IntOf(config.VNCWaitForReadyTimeout),
+		// Upstream's default templates are files under Python's package
+		// directory, which this binary does not have: ours are built in.
+		SystemdTemplate:      operatorFile(c, config.VNCSystemdContainerTemplate),
+		SystemdPublishPort:   c.StringOf(config.VNCSystemdContainerPublishPort),
+		KubernetesTemplate:   operatorFile(c, config.VNCKubernetesContainerTemplate),
+		KubernetesPodTimeout: time.Duration(c.IntOf(config.VNCKubernetesPodTimeout)) * time.Second,
 	}
 }
 
-// commandTemplate is the operator's template file, or "" for the built-in
-// one while the option keeps upstream's default (a file under Python's
-// package directory, which this binary does not have).
-func commandTemplate(c *config.Config) string {
-	if !c.IsSetOf(config.VNCContainerCommandTemplate) {
+// operatorFile is the operator's template file, or "" for ours while the
+// option keeps upstream's default.
+func operatorFile(c *config.Config, opt config.StringOpt) string {
+	if !c.IsSetOf(opt) {
 		return ""
 	}
-	return c.StringOf(config.VNCContainerCommandTemplate)
+	return c.StringOf(opt)
 }
 
 // Lazy builds the configured provider on first use, as upstream's
