@@ -40,6 +40,21 @@ type KeystoneConfig struct {
 	ProjectID         string
 	ProjectDomainName string
 	ProjectDomainID   string
+	// DomainID and DomainName scope the service's own token to a domain,
+	// SystemScope ("all") to the system; at most one of project, domain
+	// and system may be given, as keystoneauth requires.
+	DomainID    string
+	DomainName  string
+	SystemScope string
+	// PluginSection is the section the credentials above were read from:
+	// [keystone_authtoken]/auth_section, or keystone_authtoken itself.
+	PluginSection string
+
+	// ServiceType is this service's type in the catalog. Tokens of
+	// application credentials with access rules are accepted only for
+	// requests a rule of this service type allows; without it they are
+	// refused.
+	ServiceType string
 
 	// Interface and RegionName choose the identity endpoint of the
 	// service token's catalog used for validation (AuthURL if none).
@@ -96,11 +111,14 @@ type Keystone struct {
 // NewKeystone checks the configuration and returns the authenticator. No
 // call to Keystone is made before the first request.
 func NewKeystone(cfg KeystoneConfig) (*Keystone, error) {
+	if cfg.PluginSection == "" {
+		cfg.PluginSection = "keystone_authtoken"
+	}
 	if cfg.AuthURL == "" {
-		return nil, errors.New("[keystone_authtoken]/auth_url is required for auth_strategy = keystone")
+		return nil, fmt.Errorf("[%s]/auth_url is required for auth_strategy = keystone", cfg.PluginSection)
 	}
 	if cfg.Username == "" && cfg.UserID == "" {
-		return nil, errors.New("[keystone_authtoken]/username is required for auth_strategy = keystone")
+		return nil, fmt.Errorf("[%s]/username is required for auth_strategy = keystone", cfg.PluginSection)
 	}
 	if cfg.WWWAuthenticateURI == "" {
 		slog.Warn("configuring [keystone_authtoken]/www_authenticate_uri to point to the public identity endpoint is required; clients may not be able to authenticate against an admin endpoint")
@@ -205,11 +223,7 @@ func (k *Keystone) Authenticate(r *http.Request) (*Context, error) {
 		slog.Info("invalid user token: expired")
 		return nil, keystoneUnauthorized(k.cfg.WWWAuthenticateURI, errInvalidToken)
 	}
-	if d.Token.ApplicationCredential != nil && d.Token.ApplicationCredential.AccessRules != nil {
-		// auth_token matches access rules against [keystone_authtoken]
-		// service_type; rules are not implemented, so such tokens are
-		// refused as auth_token refuses them without a service_type.
-		slog.Warn("cannot validate request with restricted access rules")
+	if !k.allowedRequest(r, d) {
 		return nil, keystoneUnauthorized(k.cfg.WWWAuthenticateURI, errInvalidToken)
 	}
 	c := d.context()
@@ -400,12 +414,30 @@ func (k *Keystone) passwordAuth(ctx context.Context) (string, *tokenData, error)
 		user["domain"] = domainRef(k.cfg.UserDomainID, k.cfg.UserDomainName)
 	}
 	ar.Auth.Identity.Password.User = user
+	// keystoneauth counts every target given, even a system scope other
+	// than "all", which it then leaves out of the request.
+	targets := 0
 	switch {
 	case k.cfg.ProjectID != "":
 		ar.Auth.Scope = map[string]any{"project": map[string]any{"id": k.cfg.ProjectID}}
+		targets++
 	case k.cfg.ProjectName != "":
 		ar.Auth.Scope = map[string]any{"project": map[string]any{
 			"name": k.cfg.ProjectName, "domain": domainRef(k.cfg.ProjectDomainID, k.cfg.ProjectDomainName)}}
+		targets++
+	}
+	if k.cfg.DomainID != "" || k.cfg.DomainName != "" {
+		ar.Auth.Scope = map[string]any{"domain": domainRef(k.cfg.DomainID, k.cfg.DomainName)}
+		targets++
+	}
+	if k.cfg.SystemScope != "" {
+		if k.cfg.SystemScope == "all" {
+			ar.Auth.Scope = map[string]any{"system": map[string]any{"all": true}}
+		}
+		targets++
+	}
+	if targets > 1 {
+		return "", nil, &serviceError{errors.New("Authentication cannot be scoped to multiple targets. Pick one of: project, domain, trust, system or unscoped")}
 	}
 	body, err := json.Marshal(ar)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/keystoneauth"
 )
 
 // New returns the API's authenticator for [DEFAULT]/auth_strategy. Errors
@@ -41,11 +42,20 @@ func build(c *config.Config, strategy, userFile string) (Authenticator, error) {
 	}
 }
 
-// KeystoneConfigFrom reads [keystone_authtoken].
+// KeystoneConfigFrom reads [keystone_authtoken]. The service's own
+// credentials (auth_type, auth_url, username, password, their scope …)
+// come from the section [keystone_authtoken]/auth_section names when it
+// is set, as auth_token loads its keystoneauth plugin there; TLS, the
+// cache and the validator's own options stay in [keystone_authtoken].
 func KeystoneConfigFrom(c *config.Config) (KeystoneConfig, error) {
 	const s = "keystone_authtoken"
-	if t := c.String(s, "auth_type"); t != "" && t != "password" && t != "v3password" {
-		return KeystoneConfig{}, fmt.Errorf("[%s]/auth_type %q is not supported (password only)", s, t)
+	plug := keystoneauth.SessionOptionsFromConfig(c, s)
+	section := s
+	if a := c.StringOf(config.KeystoneAuthtokenAuthSection); a != "" {
+		section = a
+	}
+	if t := plug.AuthType; t != "password" && t != "v3password" {
+		return KeystoneConfig{}, fmt.Errorf("[%s]/auth_type %q is not supported (password only)", section, t)
 	}
 	client, err := TLSClient(c.String(s, "cafile"), c.String(s, "certfile"), c.String(s, "keyfile"),
 		c.Bool(s, "insecure"), time.Duration(c.Int(s, "http_connect_timeout"))*time.Second)
@@ -53,17 +63,22 @@ func KeystoneConfigFrom(c *config.Config) (KeystoneConfig, error) {
 		return KeystoneConfig{}, err
 	}
 	return KeystoneConfig{
-		AuthURL:                   c.String(s, "auth_url"),
+		AuthURL:                   plug.AuthURL,
 		WWWAuthenticateURI:        c.String(s, "www_authenticate_uri"),
-		Username:                  c.String(s, "username"),
-		UserID:                    c.String(s, "user_id"),
-		Password:                  c.String(s, "password"),
-		UserDomainName:            c.String(s, "user_domain_name"),
-		UserDomainID:              c.String(s, "user_domain_id"),
-		ProjectName:               c.String(s, "project_name"),
-		ProjectID:                 c.String(s, "project_id"),
-		ProjectDomainName:         c.String(s, "project_domain_name"),
-		ProjectDomainID:           c.String(s, "project_domain_id"),
+		Username:                  plug.Username,
+		UserID:                    plug.UserID,
+		Password:                  plug.Password,
+		UserDomainName:            plug.UserDomainName,
+		UserDomainID:              plug.UserDomainID,
+		ProjectName:               plug.ProjectName,
+		ProjectID:                 plug.ProjectID,
+		ProjectDomainName:         plug.ProjectDomainName,
+		ProjectDomainID:           plug.ProjectDomainID,
+		DomainID:                  plug.DomainID,
+		DomainName:                plug.DomainName,
+		SystemScope:               plug.SystemScope,
+		PluginSection:             section,
+		ServiceType:               c.StringOf(config.KeystoneAuthtokenServiceType),
 		Interface:                 c.String(s, "interface"),
 		RegionName:                c.String(s, "region_name"),
 		TokenCacheTime:            c.Duration(s, "token_cache_time"),

@@ -73,6 +73,18 @@ type token struct {
 	issuedAt  time.Time
 	isAdmin   *bool
 	revoked   bool
+	// accessRules, when set, make the token an application credential's
+	// restricted to these requests.
+	accessRules []AccessRule
+}
+
+// AccessRule is one access rule of an application credential: the
+// requests (method, path template, service type) the token may make.
+type AccessRule struct {
+	ID      string `json:"id"`
+	Method  string `json:"method"`
+	Path    string `json:"path"`
+	Service string `json:"service"`
 }
 
 // Service is a catalog entry.
@@ -278,6 +290,22 @@ func (f *Fixture) DomainToken(userName, domainID string) string {
 	defer f.mu.Unlock()
 	u := f.mustUser(userName)
 	return f.issue(&token{user: u, domainID: domainID, roles: u.domainRoles[domainID]}).id
+}
+
+// AppCredentialToken issues a project-scoped token of an application
+// credential of user restricted by rules. Validating it without the
+// OpenStack-Identity-Access-Rules header answers 404, as Keystone hides
+// such tokens from validators that cannot enforce their rules.
+func (f *Fixture) AppCredentialToken(userName, projectName string, rules ...AccessRule) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u, p := f.mustUser(userName), f.mustProject(projectName)
+	for i := range rules {
+		if rules[i].ID == "" {
+			rules[i].ID = newID()
+		}
+	}
+	return f.issue(&token{user: u, project: p, roles: u.grants[projectName], accessRules: rules}).id
 }
 
 // SetAdminProject sets is_admin_project in token's body (absent by
@@ -567,6 +595,9 @@ func (f *Fixture) validate(w http.ResponseWriter, r *http.Request) {
 	subject := r.Header.Get("X-Subject-Token")
 	q := r.URL.Query()
 	tk := f.live(subject, q.Get("allow_expired") == "1" || strings.EqualFold(q.Get("allow_expired"), "true"))
+	if tk != nil && tk.accessRules != nil && r.Header.Get("OpenStack-Identity-Access-Rules") == "" {
+		tk = nil
+	}
 	if tk == nil {
 		writeError(w, http.StatusNotFound, "Not Found", fmt.Sprintf("Could not find token: %s.", subject))
 		return
@@ -604,6 +635,11 @@ func (f *Fixture) body(tk *token, withCatalog bool) map[string]any {
 	}
 	if tk.isAdmin != nil {
 		t["is_admin_project"] = *tk.isAdmin
+	}
+	if tk.accessRules != nil {
+		t["methods"] = []string{"application_credential"}
+		t["application_credential"] = map[string]any{"id": newID(), "name": "restricted", "restricted": true,
+			"access_rules": tk.accessRules}
 	}
 	if withCatalog && (tk.project != nil || tk.system || tk.domainID != "") {
 		t["catalog"] = f.catalog
