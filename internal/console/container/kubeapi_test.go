@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +41,7 @@ var kubeResources = map[string]string{"secrets": "Secret", "pods": "Pod"}
 // kubeconfig in KUBECONFIG.
 func startKubeAPI(t *testing.T, readyAfter time.Duration) *kubeAPI {
 	t.Helper()
+	requireKubectl(t)
 	k := &kubeAPI{t: t, readyAfter: readyAfter, objects: map[string]map[string]any{}, created: map[string]time.Time{}}
 	// TLS, as kubectl sends its token over HTTPS only.
 	k.srv = httptest.NewTLSServer(http.HandlerFunc(k.serve))
@@ -54,6 +57,29 @@ func startKubeAPI(t *testing.T, readyAfter time.Duration) *kubeAPI {
 	t.Setenv("KUBECONFIG", cfg)
 	t.Setenv("HOME", t.TempDir()) // kubectl's discovery cache
 	return k
+}
+
+// requireKubectl skips the test without a kubectl that validates fields
+// on the server (1.27 and later), which is what the fake's OpenAPI v3
+// document serves; older ones want the protobuf OpenAPI v2 document.
+func requireKubectl(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("kubectl", "version", "--client", "-o", "json").Output()
+	if err != nil {
+		t.Skipf("kubectl not installed: %v", err)
+	}
+	var v struct {
+		ClientVersion struct {
+			Major, Minor string
+		} `json:"clientVersion"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("kubectl version: %v: %s", err, out)
+	}
+	minor, _ := strconv.Atoi(strings.TrimSuffix(v.ClientVersion.Minor, "+"))
+	if v.ClientVersion.Major != "1" || minor < 27 {
+		t.Skipf("kubectl %s.%s predates server-side field validation", v.ClientVersion.Major, v.ClientVersion.Minor)
+	}
 }
 
 func (k *kubeAPI) setRefuse(b bool) {
