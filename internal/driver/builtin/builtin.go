@@ -6,6 +6,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/openkeel/ironic/internal/driver/idrac"
 	"github.com/openkeel/ironic/internal/driver/ipmi"
 	"github.com/openkeel/ironic/internal/driver/network"
+	"github.com/openkeel/ironic/internal/driver/network/ironicnetworking"
 	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/driver/pxe"
 	"github.com/openkeel/ironic/internal/driver/redfish"
@@ -87,6 +89,8 @@ type Options struct {
 	// the PXE boot interfaces' DHCP options for a local dnsmasq; its
 	// ports are Ports.
 	Dnsmasq *pxe.Dnsmasq
+	// IronicNetworking configures the ironic-networking interface.
+	IronicNetworking ironicnetworking.Options
 }
 
 // OptionsFromConfig reads the implementations' sections of ironic.conf.
@@ -197,6 +201,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		o.Dnsmasq = &pxe.Dnsmasq{HostsDir: c.StringOf(config.DnsmasqDHCPHostsdir), OptsDir: c.StringOf(config.DnsmasqDHCPOptsdir)}
 	}
 	o.PortSetupDelay = time.Duration(c.IntOf(config.NeutronPortSetupDelay)) * time.Second
+	o.IronicNetworking = ironicnetworking.OptionsFromConfig(c, slog.Default())
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
 		if err != nil {
@@ -353,6 +358,9 @@ func Registry(o Options) (*driver.Registry, error) {
 		if err := network.RegisterNeutron(r, o.Ports, o.Neutron); err != nil {
 			return nil, fmt.Errorf("network interfaces: %w", err)
 		}
+	}
+	if err := ironicnetworking.Register(r, o.Ports, o.IronicNetworking); err != nil {
+		return nil, fmt.Errorf("network interfaces: %w", err)
 	}
 	if o.IPMI != nil {
 		if err := ipmi.Register(r, *o.IPMI); err != nil {
