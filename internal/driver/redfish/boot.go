@@ -44,6 +44,10 @@ type BootOptions struct {
 	APIURL string
 	// KernelAppendParams is [redfish]/kernel_append_params.
 	KernelAppendParams string
+	// DisableKernelParameterParsing is [conductor]/
+	// disable_kernel_parameter_parsing: a node's kernel_append_params is
+	// then only sanitized, not checked.
+	DisableKernelParameterParsing bool
 	// FilePermission is [redfish]/file_permission of published images.
 	FilePermission fs.FileMode
 	// DownloadSource is [deploy]/ramdisk_image_download_source for a
@@ -125,6 +129,7 @@ func BootOptionsFromConfig(c *config.Config) BootOptions {
 		ExternalCallbackURL:               c.StringOf(config.DeployExternalCallbackURL),
 		APIURL:                            c.StringOf(config.ServiceCatalogEndpointOverride),
 		KernelAppendParams:                c.StringOf(config.RedfishKernelAppendParams),
+		DisableKernelParameterParsing:     c.BoolOf(config.ConductorDisableKernelParameterParsing),
 		FilePermission:                    fs.FileMode(c.IntOf(config.RedfishFilePermission)),
 		DownloadSource:                    c.StringOf(config.DeployRamdiskImageDownloadSource),
 		DefaultBootMode:                   c.StringOf(config.DeployDefaultBootMode),
@@ -550,7 +555,11 @@ func (b *VirtualMediaBoot) prepareDeployISO(ctx context.Context, task *driver.Ta
 		}
 		inject["openstack/latest/network_data.json"] = image.FileEntry{Data: data}
 	}
-	kernelParams := kernelAppendParams(n, b.opts.KernelAppendParams) + " ir_pub_id=" + uuid.NewString()
+	appendParams, err := driver.KernelAppendParams(n, b.opts.KernelAppendParams, !b.opts.DisableKernelParameterParsing)
+	if err != nil {
+		return "", err
+	}
+	kernelParams := appendParams + " ir_pub_id=" + uuid.NewString()
 	if s := driver.FormatKernelParams(params); s != "" {
 		kernelParams += " " + s
 	}
@@ -566,17 +575,6 @@ func networkData(ctx context.Context, task *driver.Task) (map[string]any, error)
 		}
 	}
 	return task.Node.NetworkData, nil
-}
-
-// kernelAppendParams is upstream get_kernel_append_params: instance_info,
-// then driver_info, then the configuration.
-func kernelAppendParams(n *model.Node, def string) string {
-	for _, m := range []map[string]any{n.InstanceInfo, n.DriverInfo} {
-		if v, ok := m["kernel_append_params"].(string); ok {
-			return v
-		}
-	}
-	return def
 }
 
 // fetch downloads a kernel, ramdisk or ESP image for one ISO build; as
