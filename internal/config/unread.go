@@ -135,13 +135,14 @@ var unreadTable = []unreadEntry{
 	planned(23, "agent", "waiting for the Neutron agent of a smart NIC port", "neutron_agent_poll_interval"),
 	planned(23, "cifs", "virtual media images published on a CIFS share"),
 	planned(23, "nfs", "virtual media images published on an NFS share"),
-	planned(23, "conductor", "checks openkeel does not make yet on configdrives, kernel parameters and metadata MTU",
-		"disable_configdrive_check", "disable_kernel_parameter_parsing", "disable_metadata_mtu_check"),
+	planned(23, "conductor", "the configdrive check and regeneration of invalid network_data.json (metadata MTU)",
+		"disable_configdrive_check", "disable_metadata_mtu_check"),
 	na("mdns", "registered by master but read nowhere: it bounded the client lookup that mdns.py no longer has", "lookup_attempts"),
 	na("neutron", "registered by master but read nowhere: request_timeout has no reader, retries is deprecated for [neutron]/status_code_retries", "request_timeout", "retries"),
 	na("oslo_middleware", "read by oslo.middleware's sizelimit filter, which upstream's API pipeline (ironic/api/app.py) does not include; [api]/max_json_body_size* bound request bodies", "max_request_body_size"),
-	planned(23, "pxe", "PXE behaviour openkeel does not have yet: the DHCP IP version, iPXE images from Swift",
-		"ip_version", "ipxe_use_swift"),
+	na("pxe", "master reads it only as the default of dhcp_options_for_instance's ip_version, which every caller in master "+
+		"(pxe_base prepare_ramdisk, prepare_instance_pxe_config) passes as 4 and then 6; openkeel sends both sets the same way", "ip_version"),
+	planned(23, "pxe", "iPXE deploy images served as Swift temporary URLs of their Glance images", "ipxe_use_swift"),
 }
 
 // unreadIndex is unreadTable by option, built once at start.
