@@ -47,8 +47,8 @@ type volume struct {
 }
 
 type fault struct {
-	action string
-	status int
+	action, volume string
+	status         int
 }
 
 // Fixture is the fake Cinder.
@@ -113,13 +113,27 @@ func (f *Fixture) Settle(d time.Duration) *Fixture {
 	return f
 }
 
+// Clock makes the fixture read the time from now, so that a test moves
+// it past the settle delay instead of waiting.
+func (f *Fixture) Clock(now func() time.Time) *Fixture {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = now
+	return f
+}
+
 // FailNext makes the next call of action (a volume action's name such as
 // "os-attach", or "GET" for reading a volume, "metadata" for setting its
 // metadata) answer status, once per call given.
 func (f *Fixture) FailNext(action string, status int) *Fixture {
+	return f.FailNextOn("", action, status)
+}
+
+// FailNextOn is FailNext for the calls on volume id only.
+func (f *Fixture) FailNextOn(id, action string, status int) *Fixture {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.faults = append(f.faults, fault{action, status})
+	f.faults = append(f.faults, fault{action: action, volume: id, status: status})
 	return f
 }
 
@@ -253,19 +267,19 @@ func (f *Fixture) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(r.URL.Path, "/metadata"):
 		what = "metadata"
 	}
-	for i, flt := range f.faults {
-		if flt.action == what {
-			f.faults = append(f.faults[:i], f.faults[i+1:]...)
-			cinderError(rec, flt.status, fmt.Sprintf("injected fault for %s", what))
-			return
-		}
-	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/v3/volumes/")
 	if !ok {
 		cinderError(rec, http.StatusNotFound, "The resource could not be found.")
 		return
 	}
 	id, sub, _ := strings.Cut(rest, "/")
+	for i, flt := range f.faults {
+		if flt.action == what && (flt.volume == "" || flt.volume == id) {
+			f.faults = append(f.faults[:i], f.faults[i+1:]...)
+			cinderError(rec, flt.status, fmt.Sprintf("injected fault for %s", what))
+			return
+		}
+	}
 	v := f.volumes[id]
 	if v == nil {
 		cinderError(rec, http.StatusNotFound, fmt.Sprintf("Volume %s could not be found.", id))
