@@ -55,7 +55,11 @@ type Options struct {
 	// tests); the builtin wiring sets upstream's 6 and 5 s.
 	PostDeployGetPowerStateRetries       int
 	PostDeployGetPowerStateRetryInterval time.Duration
-	// Clock paces those reads; nil means the real clock.
+	// NeutronAgentPollInterval is [agent]/neutron_agent_poll_interval: a
+	// node powered on for a Smart NIC's network change is powered off
+	// again twice this long after it (networkpower.go).
+	NeutronAgentPollInterval time.Duration
+	// Clock paces those reads and waits; nil means the real clock.
 	Clock clock.Clock
 }
 
@@ -446,11 +450,17 @@ func (b *base) tearDown(ctx context.Context, task *driver.Task) (string, error) 
 	}
 	task.Node.InternalInfo().Delete(model.DIIBootFromVolume)
 	task.Node.InternalInfo().Delete(model.DIIBootFromVolumeDeploy)
-	if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
-		return "", asUpstream(err, "unconfigure tenant networks")
-	}
-	if err := task.Driver.Network.RemoveProvisioningNetwork(ctx, task); err != nil {
-		return "", asUpstream(err, "remove provisioning network")
+	err := b.withNetworkPower(ctx, task, func() error {
+		if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
+			return asUpstream(err, "unconfigure tenant networks")
+		}
+		if err := task.Driver.Network.RemoveProvisioningNetwork(ctx, task); err != nil {
+			return asUpstream(err, "remove provisioning network")
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	return "deleted", nil
 }

@@ -189,13 +189,15 @@ func (d *CustomAgent) tearDownAgent(ctx context.Context, task *driver.Task, _ ma
 }
 
 func (d *CustomAgent) switchToTenantNetwork(ctx context.Context, task *driver.Task, _ map[string]any) (string, error) {
-	if err := task.Driver.Network.RemoveProvisioningNetwork(ctx, task); err != nil {
-		return "", asUpstream(err, "remove provisioning network")
-	}
-	if err := task.Driver.Network.ConfigureTenantNetworks(ctx, task); err != nil {
-		return "", asUpstream(err, "configure tenant networks")
-	}
-	return "", nil
+	return "", d.withNetworkPower(ctx, task, func() error {
+		if err := task.Driver.Network.RemoveProvisioningNetwork(ctx, task); err != nil {
+			return asUpstream(err, "remove provisioning network")
+		}
+		if err := task.Driver.Network.ConfigureTenantNetworks(ctx, task); err != nil {
+			return asUpstream(err, "configure tenant networks")
+		}
+		return nil
+	})
 }
 
 // bootInstance powers the instance on; a node that cannot be powered off
@@ -241,17 +243,30 @@ func (d *CustomAgent) Prepare(ctx context.Context, task *driver.Task) error {
 		if err := task.Driver.Network.Validate(ctx, task); err != nil {
 			return err
 		}
-		if !d.opts.FastTrack.Active(ctx, task) && !n.DisablePowerOff {
+		fastTrack := d.opts.FastTrack.Active(ctx, task)
+		if !fastTrack && !n.DisablePowerOff {
 			if err := ensurePoweredOff(ctx, task); err != nil {
 				return err
 			}
 		}
 		if task.Driver.Storage.ShouldWriteImage(ctx, task) {
-			if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
-				return asUpstream(err, "unconfigure tenant networks")
+			// A rebuild leaves the tenant network configured; a fast-track
+			// deployment keeps the running ramdisk's power as it is.
+			change := func() error {
+				if err := task.Driver.Network.UnconfigureTenantNetworks(ctx, task); err != nil {
+					return asUpstream(err, "unconfigure tenant networks")
+				}
+				if err := task.Driver.Network.AddProvisioningNetwork(ctx, task); err != nil {
+					return asUpstream(err, "add provisioning network")
+				}
+				return nil
 			}
-			if err := task.Driver.Network.AddProvisioningNetwork(ctx, task); err != nil {
-				return asUpstream(err, "add provisioning network")
+			if fastTrack {
+				if err := change(); err != nil {
+					return err
+				}
+			} else if err := d.withNetworkPower(ctx, task, change); err != nil {
+				return err
 			}
 		}
 		if err := task.Driver.Storage.AttachVolumes(ctx, task); err != nil {
