@@ -37,6 +37,9 @@ type Store interface {
 	// CountNodesByState counts every node by provision state, power state
 	// and maintenance, in the database (the /metrics node gauges).
 	CountNodesByState(ctx context.Context) ([]NodeStateCount, error)
+	// CountFleet counts the nodes f selects by provision state, power
+	// state, maintenance, fault and conductor group.
+	CountFleet(ctx context.Context, f NodeFilter) ([]FleetCount, error)
 	// ListNodeRows is ListNodeColumns with the JSON columns as stored
 	// text, for the list renderers; nil columns reads them all. Tags are
 	// not read.

@@ -8,19 +8,18 @@ import (
 	"sort"
 
 	"github.com/openkeel/ironic/internal/errs"
-	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
 )
 
-// NodeColumns is the part of store.Store the fleet counts read.
-type NodeColumns interface {
-	ListNodeColumns(ctx context.Context, f store.NodeFilter, o store.ListOptions, columns []string) ([]*model.Node, error)
+// NodeCounter is the part of store.Store the fleet counts read.
+type NodeCounter interface {
+	CountFleet(ctx context.Context, f store.NodeFilter) ([]store.FleetCount, error)
 }
 
 // Fleet counts nodes for the overview page.
 type Fleet struct {
 	// Nodes is the node table.
-	Nodes NodeColumns
+	Nodes NodeCounter
 	// ListProject is the node list policy (authz.ListProject with
 	// "node"): nil when the caller may list every node, the project it
 	// is limited to otherwise, or the refusal the API's node list gives.
@@ -28,10 +27,6 @@ type Fleet struct {
 	// Log records the database failures answered 503.
 	Log *slog.Logger
 }
-
-// fleetColumns are the only columns read: one narrow pass over the
-// table, as the node gauges of /metrics do, instead of the rows.
-var fleetColumns = []string{"provision_state", "power_state", "maintenance", "fault", "conductor_group"}
 
 // Counts are the fleet's node counts, as the overview shows them.
 type Counts struct {
@@ -66,23 +61,24 @@ func newCounts() Counts {
 	return Counts{ProvisionState: map[string]int{}, PowerState: map[string]int{}, Fault: map[string]int{}}
 }
 
-func (c *Counts) add(n *model.Node) {
-	c.Total++
-	c.ProvisionState[n.ProvisionState]++
-	c.PowerState[n.PowerState]++
+func (c *Counts) add(n store.FleetCount) {
+	k := int(n.Count)
+	c.Total += k
+	c.ProvisionState[n.ProvisionState] += k
+	c.PowerState[n.PowerState] += k
 	if n.Maintenance {
-		c.Maintenance++
+		c.Maintenance += k
 	}
-	if n.Fault != nil && *n.Fault != "" {
-		c.Fault[*n.Fault]++
+	if n.Fault != "" {
+		c.Fault[n.Fault] += k
 	}
 }
 
 // Count is the fleet view of the nodes of project (every node when nil).
-// Child nodes are counted: each is a machine the fleet holds.
+// Child nodes are counted: each is a machine the fleet holds. The database
+// counts (GROUP BY); the groups are summed here.
 func (f *Fleet) Count(ctx context.Context, project *string) (*FleetView, error) {
-	nodes, err := f.Nodes.ListNodeColumns(ctx, store.NodeFilter{Project: project, IncludeChildren: true},
-		store.ListOptions{}, fleetColumns)
+	nodes, err := f.Nodes.CountFleet(ctx, store.NodeFilter{Project: project, IncludeChildren: true})
 	if err != nil {
 		return nil, fmt.Errorf("count nodes: %w", err)
 	}
