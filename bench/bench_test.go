@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -408,5 +409,27 @@ func TestFlatnessFindsTheProcessThatGrew(t *testing.T) {
 	proc, lo, hi, ok := flatness(be)
 	if !ok || proc != "conductor" || lo != 45 || hi != 90 {
 		t.Fatalf("got %s %g → %g (%v)", proc, lo, hi, ok)
+	}
+}
+
+func TestReadEventsJoinsDataLinesAndFindsTheWrite(t *testing.T) {
+	body := ": heartbeat\n\nid: 7\nevent: node.updated\ndata: {\"seq\": 7, \"object\": {\"extra\": {\"foo\": \"stream-41\"}}}\n\n" +
+		"id: 8\ndata: {\"a\":\ndata: 1}\n\nid: 9\ndata: {\"object\": {\"extra\": {\"foo\": \"initial\"}}}\n\n"
+	var got []string
+	err := readEvents(strings.NewReader(body), func(data []byte) { got = append(got, string(data)) })
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("end of stream: %v", err)
+	}
+	want := []string{`{"seq": 7, "object": {"extra": {"foo": "stream-41"}}}`, "{\"a\":\n1}", `{"object": {"extra": {"foo": "initial"}}}`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	if i, ok := streamWriteOf([]byte(got[0])); !ok || i != 41 {
+		t.Errorf("write of %s: %d %v", got[0], i, ok)
+	}
+	for _, d := range got[1:] {
+		if i, ok := streamWriteOf([]byte(d)); ok {
+			t.Errorf("write of %s: %d, want none", d, i)
+		}
 	}
 }

@@ -235,9 +235,12 @@ func report(r *Run, mdPath, chartDir string) (string, []chart) {
 		link("power-sync.svg", "power-sync CPU per pass against fleet size")
 	}
 
+	// Change stream.
+	b.WriteString(streamReport(ours))
+
 	// Memory.
 	b.WriteString("### Memory\n\nPeak RSS (VmHWM, reset through `/proc/<pid>/clear_refs` at the start of each phase) of each server process, MiB. " +
-		"Phases: creation through the API, each request type with the load's clients, the page-size sweep, a power-sync pass (a freshly started conductor), heartbeats. " +
+		"Phases: creation through the API, each request type with the load's clients, the page-size sweep, the change stream (first size), a power-sync pass (a freshly started conductor), heartbeats. " +
 		"A phase's peak starts from the RSS the previous phase left (Go returns freed heap to the system lazily), so a light phase after detail shows detail's residue; " +
 		"the timeline charts show the same.\n\n")
 	for _, be := range r.Backends {
@@ -791,4 +794,30 @@ func writeReport(r *Run, mdPath, chartDir string) error {
 		return fmt.Errorf("markdown: %w", err)
 	}
 	return nil
+}
+
+// streamReport is the change stream's section (issue 24): empty when no
+// backend measured it.
+func streamReport(ours []*BackendRun) string {
+	var rows strings.Builder
+	for _, be := range ours {
+		for _, s := range be.Sizes {
+			st := s.Stream
+			if st == nil {
+				continue
+			}
+			fmt.Fprintf(&rows, "| %s | %s | %d | %d | %.1f | %.0f | %s | %s | %s | %s | %d |\n", be.Name, thousands(s.Nodes), st.Subscribers, st.Writes,
+				float64(st.Writes)/max(st.Elapsed.Seconds(), 1e-9), st.Rate(), ms(st.P50), ms(st.P99), ms(st.Max), ms(st.CPUPerEvent()), st.Missing)
+		}
+	}
+	if rows.Len() == 0 {
+		return ""
+	}
+	return "### Change stream (issue 24)\n\n" +
+		"`GET /openkeel/v1/changes?resource=node` followed by " + fmt.Sprint(streamSubscribers) + " SSE clients over HTTP on 127.0.0.1 (one caller: each change is rendered once and sent to all), " +
+		"while one writer PATCHes `extra/foo` of a different node each time, the next when the answer has come (in split mode the conductor writes and the API process reads the change table every `poll_interval`). " +
+		"Latency is from the PATCH's start to the event's arrival at a subscriber (the commit is inside the PATCH); events/s is every subscriber's events together, from the first PATCH to the last event; " +
+		"CPU per event is the server processes' CPU (writes included) divided by the events delivered.\n\n" +
+		"| backend | nodes | subscribers | PATCHes | PATCHes/s | events/s delivered | p50 ms | p99 ms | max ms | server CPU ms/event | missing |\n|---|---|---|---|---|---|---|---|---|---|---|\n" +
+		rows.String() + "\n"
 }

@@ -61,6 +61,7 @@ type SizeRun struct {
 	Floors   map[string]*Floor `json:"floors,omitempty"`
 	Pages    []*PagePoint      `json:"pages,omitempty"`
 	Sync     *Sync             `json:"sync,omitempty"`
+	Stream   *Stream           `json:"stream,omitempty"`
 	Beats    []*Beats          `json:"heartbeats,omitempty"`
 }
 

@@ -170,6 +170,23 @@ func measureSize(ctx context.Context, s *settings, name string, d *deployment, d
 		}
 	}
 
+	if n == s.sizes[0] {
+		// The change stream (issue 24) once per backend: it reads the
+		// change table and renders the written node, not the fleet.
+		tr.phase("change stream", n)
+		st, err := measureStream(ctx, d, uuids, streamSubscribers, s.duration)
+		tr.end()
+		if err != nil {
+			return fmt.Errorf("change stream: %w", err)
+		}
+		sr.Stream = st
+		logf("  change stream: %d subscribers, %d PATCHes (%d failed), %.0f events/s delivered, p50 %s ms, p99 %s ms, server CPU %s ms/event, %d missing",
+			st.Subscribers, st.Writes, st.WriteErrors, st.Rate(), ms(st.P50), ms(st.P99), ms(st.CPUPerEvent()), st.Missing)
+		if st.WriteErrors > 0 {
+			logf("    first error: %s", st.FirstErr)
+		}
+	}
+
 	logf("  power sync: restarting %s with the sync on for one pass", d.procs[d.conductor].name)
 	tr.phase("power sync", n)
 	sync, err := measurePowerSync(ctx, s, d, func(db *sql.DB) error {
