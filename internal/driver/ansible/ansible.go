@@ -2,6 +2,8 @@
 // (drivers/modules/ansible/deploy.py): the agent ramdisk boots, and at
 // its first heartbeat the conductor runs ansible-playbook against it over
 // SSH to write the image, then shuts it down with another playbook.
+// Cleaning boots the same ramdisk and runs the clean playbook once per
+// clean step of the clean steps file, with the step's tags.
 package ansible
 
 import (

@@ -167,11 +167,13 @@ func (d *Deploy) executeCleanStep(ctx context.Context, task *driver.Task, step d
 		if err != nil {
 			return "", err
 		}
-		for _, s := range steps {
-			if s.spec.Name == step.Name {
-				tagsArg = s.defaults["tags"]
-			}
+		i := slices.IndexFunc(steps, func(s cleanStep) bool { return s.spec.Name == step.Name })
+		if i < 0 {
+			// Without tags the playbook would run every task, erasing
+			// what the step never asked for.
+			return "", cleaningFailure(n, fmt.Sprintf("clean step %s is not in the clean steps file and was given no tags", step.Name))
 		}
+		tagsArg = steps[i].defaults["tags"]
 	}
 	tags, err := stepTags(tagsArg)
 	if err != nil {

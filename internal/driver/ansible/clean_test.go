@@ -146,6 +146,10 @@ func TestCleanStepRunsClean(t *testing.T) {
 		!strings.Contains(err.Error(), "\nExit code: 1\nStdout: ") {
 		t.Fatalf("failing playbook: %v", err)
 	}
+	if _, err := d.ExecuteStep(ctx, task, driver.Step{Kind: driver.StepClean, Interface: driver.KindDeploy, Name: "not_in_file"}); err == nil ||
+		!strings.Contains(err.Error(), "clean step not_in_file is not in the clean steps file and was given no tags") {
+		t.Fatalf("undeclared step without tags: %v", err)
+	}
 	if _, err := d.ExecuteStep(ctx, task, driver.Step{Kind: driver.StepClean, Interface: driver.KindDeploy, Name: "erase_devices", Args: map[string]any{"tags": "zap"}}); err == nil ||
 		!errs.Is(err, errs.ClassInvalidParameterValue) {
 		t.Fatalf("tags not a list: %v", err)
