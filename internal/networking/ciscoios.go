@@ -68,6 +68,10 @@ var iosPrompt = regexp.MustCompile(`(?m)^[\w.\-]+(\([\w.\-]+\))?[>#] ?$`)
 
 var passwordPrompt = regexp.MustCompile(`(?i)password: ?$`)
 
+// enableAnswer is what "enable" may answer: the secret's prompt, or the
+// privileged prompt when no secret is asked.
+var enableAnswer = regexp.MustCompile(passwordPrompt.String() + `|` + iosPrompt.String())
+
 // GenericSwitch configures Cisco IOS switches over an interactive SSH
 // session, as networking-generic-switch's netmiko CiscoIos device: log in,
 // "enable" with the enable secret when the prompt is user EXEC, the
@@ -389,7 +393,7 @@ func (is *iosSession) run(s *SwitchConfig, cmds []string) error {
 		return err
 	}
 	if strings.HasSuffix(prompt, ">") {
-		out, err := is.send("enable", regexp.MustCompile(passwordPrompt.String()+`|`+iosPrompt.String()))
+		out, err := is.send("enable", enableAnswer)
 		if err != nil {
 			return err
 		}
