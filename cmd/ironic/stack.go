@@ -156,6 +156,7 @@ func newStack(ctx context.Context, m mode, cfg *config.Config, log *slog.Logger,
 		Nova:           nova.FromConfig(cfg, log, globalRequestID),
 		Sensors:        sensors,
 		ObserveSensors: observeSensors,
+		MaskSecrets:    apiutil.MaskDict,
 	}
 	if m == modeConductor {
 		// Several conductors share the nodes: periodic tasks only touch
