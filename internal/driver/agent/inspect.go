@@ -35,6 +35,11 @@ type InspectOptions struct {
 	// APIURL is the Ironic API URL given to a fast-track ramdisk as
 	// ipa-api-url; empty leaves the ramdisk to find the API itself.
 	APIURL string
+	// AllowUnmanagedBoot is [inspector]/require_managed_boot = False: a
+	// node whose boot interface cannot boot the inspection ramdisk is
+	// inspected unmanaged, network booted into a ramdisk the operator's
+	// own (i)PXE environment serves, instead of refused.
+	AllowUnmanagedBoot bool
 }
 
 // InspectCallbackURL is upstream get_inspection_callback: the override
@@ -82,19 +87,59 @@ func (i *Inspect) Properties() map[string]string { return map[string]string{} }
 // Steps declares none.
 func (i *Inspect) Steps() []driver.StepSpec { return nil }
 
-// Validate accepts any node: boot is always managed here.
-func (i *Inspect) Validate(context.Context, *driver.Task) error { return nil }
+// Validate is upstream's: with require_managed_boot, a node whose boot
+// cannot be managed for inspection is refused.
+func (i *Inspect) Validate(ctx context.Context, task *driver.Task) error {
+	if i.o.AllowUnmanagedBoot {
+		return nil
+	}
+	_, err := managesBoot(ctx, task)
+	return err
+}
+
+// managesBoot is upstream ironic_manages_boot: the boot and network
+// interfaces validate a managed inspection (validate_inspection), and
+// UnsupportedDriverExtension from either means the boot is left to the
+// operator; that error is returned with false, any other fails.
+// Upstream's base interfaces raise UnsupportedDriverExtension when they do
+// not override validate_inspection; here an interface without
+// ValidateInspection (the fake boot, the flat and neutron networks) is
+// taken as managing the inspection boot, which those interfaces do.
+func managesBoot(ctx context.Context, task *driver.Task) (bool, error) {
+	for _, iface := range []any{task.Driver.Boot, task.Driver.Network} {
+		v, ok := iface.(driver.InspectionValidator)
+		if !ok {
+			continue
+		}
+		if err := v.ValidateInspection(ctx, task); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
 
 // manageBootKey is upstream's _IRONIC_MANAGES_BOOT.
 const manageBootKey = model.DIIInspectorManageBoot
 
-// InspectHardware powers the node off, attaches the inspection network,
-// prepares the ramdisk with the callback URL and powers on (upstream
-// prepare_managed_inspection and _start_managed_inspection).
+// InspectHardware starts a managed inspection when the node's boot can
+// be managed (upstream _start_managed_inspection), else, when
+// require_managed_boot allows it, an unmanaged one
+// (_start_unmanaged_inspection); either waits in inspect wait for the
+// ramdisk's data.
 func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (string, error) {
 	n := task.Node
 	if i.o.PreCreatePorts {
 		i.preCreatePorts(ctx, task)
+	}
+	managed, err := managesBoot(ctx, task)
+	if err != nil && (!i.o.AllowUnmanagedBoot || !errs.Is(err, errs.ClassUnsupportedDriverExtension)) {
+		return "", err
+	}
+	if !managed {
+		n.InternalInfo().Set(manageBootKey, false)
+		i.cacheLookupAddresses(ctx, task)
+		task.Logger().DebugContext(ctx, "starting inspection, booting is not managed by ironic", "node", n.UUID, "reason", err)
+		return i.startUnmanaged(ctx, task)
 	}
 	n.InternalInfo().Set(manageBootKey, true)
 	i.cacheLookupAddresses(ctx, task)
@@ -127,6 +172,28 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 	}
 	if err := task.Driver.Boot.PrepareRamdisk(ctx, task, params); err != nil {
 		return fail(asUpstream(err, "prepare ramdisk"))
+	}
+	if err := powerOnOrReboot(ctx, task); err != nil {
+		return fail(err)
+	}
+	return "inspect wait", nil
+}
+
+// startUnmanaged is upstream _start_unmanaged_inspection: the node is
+// power cycled into a one-time network boot, and the ramdisk comes from
+// the operator's (i)PXE environment, so nothing is prepared for it. A
+// failure leaves nothing to tear down.
+func (i *Inspect) startUnmanaged(ctx context.Context, task *driver.Task) (string, error) {
+	fail := func(err error) (string, error) {
+		return "", errs.New(errs.ClassHardwareInspectionFailure, map[string]any{"error": fmt.Sprintf("unable to start inspection: %s", err)})
+	}
+	if !task.Node.DisablePowerOff {
+		if err := ensurePoweredOff(ctx, task); err != nil {
+			return fail(err)
+		}
+	}
+	if err := task.Driver.Management.SetBootDevice(ctx, task, "pxe", false); err != nil {
+		return fail(asUpstream(err, "set boot device"))
 	}
 	if err := powerOnOrReboot(ctx, task); err != nil {
 		return fail(err)
@@ -175,12 +242,15 @@ func (i *Inspect) tearDown(ctx context.Context, task *driver.Task, alwaysPowerOf
 	n := task.Node
 	managed, _ := n.InternalInfo().Bool(manageBootKey)
 	n.InternalInfo().Delete(manageBootKey)
-	if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
-		out = append(out, fmt.Sprintf("unable to clean up ramdisk boot: %s", err))
-	}
-	if nw, ok := task.Driver.Network.(driver.InspectionNetworker); ok {
-		if err := nw.RemoveInspectionNetwork(ctx, task); err != nil {
-			out = append(out, fmt.Sprintf("unable to remove inspection ports: %s", err))
+	if managed {
+		// An unmanaged inspection prepared neither.
+		if err := task.Driver.Boot.CleanUpRamdisk(ctx, task); err != nil {
+			out = append(out, fmt.Sprintf("unable to clean up ramdisk boot: %s", err))
+		}
+		if nw, ok := task.Driver.Network.(driver.InspectionNetworker); ok {
+			if err := nw.RemoveInspectionNetwork(ctx, task); err != nil {
+				out = append(out, fmt.Sprintf("unable to remove inspection ports: %s", err))
+			}
 		}
 	}
 	if !(managed || alwaysPowerOff) || !i.o.PowerOff {

@@ -151,6 +151,8 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 			PowerOff:       c.BoolOf(config.InspectorPowerOff),
 			PreCreatePorts: c.BoolOf(config.InspectorPreCreatePorts),
 			APIURL:         c.StringOf(config.ServiceCatalogEndpointOverride),
+			// A separate (i)PXE environment boots what ironic cannot.
+			AllowUnmanagedBoot: !c.BoolOf(config.InspectorRequireManagedBoot),
 		},
 		Ansible:     ansible.OptionsFromConfig(c),
 		AgentRescue: agent.RescueOptions{HashAlgorithm: c.StringOf(config.ConductorRescuePasswordHashAlgorithm)},
