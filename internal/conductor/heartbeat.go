@@ -55,11 +55,20 @@ func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc
 	}
 	n.InternalInfo().Set(model.DIIAgentVersion, args.AgentVersion)
 	n.InternalInfo().Set(model.DIIAgentLastHeartbeat, c.clock.Now().UTC().Format(driver.AgentHeartbeatLayout))
+	if args.AgentStatus != "" {
+		n.InternalInfo().Set(model.DIIAgentStatus, args.AgentStatus)
+	}
+	if args.AgentStatusMessage != "" {
+		n.InternalInfo().Set(model.DIIAgentStatusMessage, args.AgentStatusMessage)
+	}
 	if err := t.SaveLater(); err != nil {
 		return err
 	}
 	if n.Maintenance {
 		return c.heartbeatInMaintenance(ctx, t)
+	}
+	if inst, ok := t.Driver.Deploy.(driver.InstallerDeployer); ok && n.ProvisionState == states.DeployWait {
+		return c.heartbeatInstaller(ctx, t, inst)
 	}
 	st, ok := t.Driver.Deploy.(driver.AgentStepper)
 	if !ok {

@@ -16,7 +16,8 @@ import (
 // and manual-management hardware types support that this build does not
 // register, with why. Anything else they support must be registered.
 var hwNotRegistered = map[string]string{
-	"deploy/anaconda": "the anaconda deploy interface is not built",
+	"storage/cinder":   "boot from volume (cinder storage) is not built",
+	"storage/external": "boot from volume (external storage) is not built",
 }
 
 // The service's registry (builtin, ipmitool enabled so that its

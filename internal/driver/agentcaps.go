@@ -98,3 +98,13 @@ type HookedInspector interface {
 type RescueFinalizer interface {
 	FinalizeRescue(ctx context.Context, task *Task) error
 }
+
+// InstallerDeployer is a deploy interface whose deployment an installer
+// performs and reports through the heartbeat API with agent_status
+// (upstream PXEAnacondaDeploy): while the node waits in deploy wait, a
+// "start" heartbeat keeps the deployment alive, "end" has the conductor
+// call RebootToInstance and finish, anything else fails the deployment
+// with the installer's agent_status_message.
+type InstallerDeployer interface {
+	RebootToInstance(ctx context.Context, task *Task) error
+}

@@ -106,6 +106,13 @@ const (
 	DIIOpenkeelEventDestination = "openkeel_event_destination"
 )
 
+// The last agent_status and agent_status_message a heartbeat carried (the
+// anaconda installer's start, end or error, upstream HeartbeatMixin).
+const (
+	DIIAgentStatus        = "agent_status"
+	DIIAgentStatusMessage = "agent_status_message"
+)
+
 // InternalInfo is a view over a node's driver_internal_info: reads see the
 // node's map and writes change it, with the JSON the column always had
 // (values are stored as given, numbers read back from the database stay

@@ -388,6 +388,13 @@ const (
 	imageTypeWholeDisk = "whole-disk"
 )
 
+// BuildInstanceInfo is build_instance_info_for_deploy for the deploy
+// interfaces that install an image without an agent (anaconda's): the
+// image resolved into image_url, as for the direct deploy.
+func (d *Direct) BuildInstanceInfo(ctx context.Context, task *driver.Task) error {
+	return d.updateInstanceInfo(ctx, task)
+}
+
 // updateInstanceInfo is upstream's AgentDeploy._update_instance_info:
 // build_instance_info_for_deploy, recorded in the node's instance_info.
 func (d *Direct) updateInstanceInfo(ctx context.Context, task *driver.Task) error {

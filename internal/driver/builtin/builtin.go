@@ -17,6 +17,7 @@ import (
 	"github.com/openkeel/ironic/internal/console/container"
 	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/driver/agent"
+	"github.com/openkeel/ironic/internal/driver/anaconda"
 	"github.com/openkeel/ironic/internal/driver/ansible"
 	"github.com/openkeel/ironic/internal/driver/fake"
 	"github.com/openkeel/ironic/internal/driver/graphical"
@@ -27,7 +28,6 @@ import (
 	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/driver/pxe"
 	"github.com/openkeel/ironic/internal/driver/redfish"
-	"github.com/openkeel/ironic/internal/driver/storage"
 	"github.com/openkeel/ironic/internal/image"
 	"github.com/openkeel/ironic/internal/keystoneauth"
 	"github.com/openkeel/ironic/internal/neutron"
@@ -90,9 +90,6 @@ type Options struct {
 	// the PXE boot interfaces' DHCP options for a local dnsmasq; its
 	// ports are Ports.
 	Dnsmasq *pxe.Dnsmasq
-	// Cinder is the cinder storage interface with its [cinder] client;
-	// nil registers one that fails to reach Cinder.
-	Cinder *storage.Cinder
 	// IronicNetworking configures the ironic-networking interface.
 	IronicNetworking ironicnetworking.Options
 }
@@ -207,7 +204,6 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		o.Dnsmasq = &pxe.Dnsmasq{HostsDir: c.StringOf(config.DnsmasqDHCPHostsdir), OptsDir: c.StringOf(config.DnsmasqDHCPOptsdir)}
 	}
 	o.PortSetupDelay = time.Duration(c.IntOf(config.NeutronPortSetupDelay)) * time.Second
-	o.Cinder = cinderStorage(c)
 	o.IronicNetworking = ironicnetworking.OptionsFromConfig(c, slog.Default())
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
@@ -286,9 +282,6 @@ func Registry(o Options) (*driver.Registry, error) {
 	if err := noop.Register(r); err != nil {
 		return nil, fmt.Errorf("no-op interfaces: %w", err)
 	}
-	if err := storage.Register(r, o.Cinder); err != nil {
-		return nil, fmt.Errorf("storage interfaces: %w", err)
-	}
 	redfishBoot := o.RedfishBoot
 	if o.Ports != nil && redfishBoot.Ports == nil {
 		redfishBoot.Ports, redfishBoot.CurrentVIF = o.Ports, network.CurrentVIF
@@ -314,6 +307,11 @@ func Registry(o Options) (*driver.Registry, error) {
 		if err := agent.ConfigureDirectImages(r, o.DirectImages); err != nil {
 			return nil, fmt.Errorf("direct deploy images: %w", err)
 		}
+	}
+	// After the direct interface's images: anaconda resolves the image
+	// through it.
+	if err := anaconda.Register(r, o.Agent); err != nil {
+		return nil, err
 	}
 	inspectOpts := o.AgentInspect
 	// [deploy]/fast_track is one setting for deployment, cleaning and

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver/anaconda"
 	"github.com/openkeel/ironic/internal/image"
 )
 
@@ -16,6 +17,9 @@ type Options struct {
 	// enable_insecure_template_override: a node's driver_info/pxe_template
 	// is used instead of refused.
 	EnableInsecureTemplateOverride bool
+	// Kickstart configures the kickstart boot of the anaconda deploy
+	// interface ([anaconda] and the API URL the installer reports to).
+	Kickstart anaconda.BootOptions
 	// TFTPRoot is [pxe]/tftp_root, the pxe interface's root.
 	TFTPRoot string
 	// HTTPRoot and HTTPURL are [deploy]/http_root and http_url, the ipxe
@@ -145,6 +149,7 @@ func OptionsFromConfig(c *config.Config) Options {
 		InitialGrubDisabled:            c.StringOf(config.PXEInitialGrubTemplate) == "",
 		BootRetryTimeout:               time.Duration(c.IntOf(config.PXEBootRetryTimeout)) * time.Second,
 		BootRetryCheckInterval:         time.Duration(c.IntOf(config.PXEBootRetryCheckInterval)) * time.Second,
+		Kickstart:                      anaconda.BootOptionsFromConfig(c),
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"text/template"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/driver/anaconda"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/image"
 	"github.com/openkeel/ironic/internal/model"
@@ -303,6 +304,9 @@ func (b *Boot) validateCommon(ctx context.Context, task *driver.Task) error {
 	if b.ipxe && (b.opts.HTTPURL == "" || b.opts.HTTPRoot == "") {
 		return errs.NewMessage(errs.ClassMissingParameterValue, "iPXE boot is enabled but no HTTP URL or HTTP root was specified")
 	}
+	if err := b.validateKickstart(n); err != nil {
+		return err
+	}
 	if m := b.bootMode(n); m != "uefi" && m != "bios" {
 		return errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf("Invalid boot mode %q for node %s", m, n.UUID))
 	}
@@ -319,12 +323,13 @@ func (b *Boot) Validate(ctx context.Context, task *driver.Task) error {
 	if err := b.validateCommon(ctx, task); err != nil {
 		return err
 	}
-	// Nothing is written to a node booting from a volume, and a local
-	// boot needs no instance image parameters.
-	if bootOption(task.Node) != "ramdisk" || (task.Driver.Storage != nil && !task.Driver.Storage.ShouldWriteImage(ctx, task)) {
-		return nil
+	switch bootOption(task.Node) {
+	case "ramdisk":
+		return b.validateInstanceImage(ctx, task.Node)
+	case "kickstart":
+		return b.validateKickstartImage(ctx, task.Node)
 	}
-	return b.validateInstanceImage(ctx, task.Node)
+	return nil
 }
 
 // ValidateRescue checks the rescue ramdisk is known.
@@ -695,20 +700,11 @@ func (b *Boot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 	if err := b.setUp(); err != nil {
 		return err
 	}
-	// A node booting from an iSCSI volume boots it through iPXE, whatever
-	// its boot option (upstream checks is_iscsi_boot first).
-	if b.ipxe {
-		vol, err := driver.BootVolumeFromInternalInfo(ctx, task)
-		if err != nil {
-			return err
-		}
-		if vol != nil && vol.VolumeType != nil && *vol.VolumeType == "iscsi" {
-			return b.prepareVolumeInstance(ctx, task, vol)
-		}
-	}
 	switch opt := bootOption(n); opt {
 	case "ramdisk":
 		return b.prepareRamdiskInstance(ctx, task)
+	case "kickstart":
+		return b.prepareKickstartInstance(ctx, task)
 	case "local":
 	default:
 		return errs.NewMessage(errs.ClassInvalidParameterValue, fmt.Sprintf("Boot option %s of node %s is not supported by this boot interface", opt, n.UUID))
@@ -736,6 +732,10 @@ func (b *Boot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 // bootOption is upstream get_boot_option: instance_info capabilities,
 // then the node's, then local.
 func bootOption(n *model.Node) string {
+	if n.DeployInterface == anaconda.Name {
+		// Upstream decides this one by the deploy interface first.
+		return "kickstart"
+	}
 	if opt := driver.Capability(n.InstanceInfo["capabilities"], "boot_option"); opt != "" {
 		return opt
 	}
