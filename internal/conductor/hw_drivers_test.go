@@ -15,10 +15,7 @@ import (
 // hwNotRegistered are the interfaces upstream's redfish, ipmi, intel-ipmi
 // and manual-management hardware types support that this build does not
 // register, with why. Anything else they support must be registered.
-var hwNotRegistered = map[string]string{
-	"storage/cinder":   "boot from volume (cinder storage) is not built",
-	"storage/external": "boot from volume (external storage) is not built",
-}
+var hwNotRegistered = map[string]string{}
 
 // The service's registry (builtin, ipmitool enabled so that its
 // interfaces are loaded) against drivers.json: every interface the five

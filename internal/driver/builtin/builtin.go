@@ -28,6 +28,7 @@ import (
 	"github.com/openkeel/ironic/internal/driver/noop"
 	"github.com/openkeel/ironic/internal/driver/pxe"
 	"github.com/openkeel/ironic/internal/driver/redfish"
+	"github.com/openkeel/ironic/internal/driver/storage"
 	"github.com/openkeel/ironic/internal/image"
 	"github.com/openkeel/ironic/internal/keystoneauth"
 	"github.com/openkeel/ironic/internal/neutron"
@@ -90,6 +91,9 @@ type Options struct {
 	// the PXE boot interfaces' DHCP options for a local dnsmasq; its
 	// ports are Ports.
 	Dnsmasq *pxe.Dnsmasq
+	// Cinder is the cinder storage interface with its [cinder] client;
+	// nil registers one that fails to reach Cinder.
+	Cinder *storage.Cinder
 	// IronicNetworking configures the ironic-networking interface.
 	IronicNetworking ironicnetworking.Options
 }
@@ -204,6 +208,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 		o.Dnsmasq = &pxe.Dnsmasq{HostsDir: c.StringOf(config.DnsmasqDHCPHostsdir), OptsDir: c.StringOf(config.DnsmasqDHCPOptsdir)}
 	}
 	o.PortSetupDelay = time.Duration(c.IntOf(config.NeutronPortSetupDelay)) * time.Second
+	o.Cinder = cinderStorage(c)
 	o.IronicNetworking = ironicnetworking.OptionsFromConfig(c, slog.Default())
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
@@ -281,6 +286,9 @@ func Registry(o Options) (*driver.Registry, error) {
 	}
 	if err := noop.Register(r); err != nil {
 		return nil, fmt.Errorf("no-op interfaces: %w", err)
+	}
+	if err := storage.Register(r, o.Cinder); err != nil {
+		return nil, fmt.Errorf("storage interfaces: %w", err)
 	}
 	redfishBoot := o.RedfishBoot
 	if o.Ports != nil && redfishBoot.Ports == nil {

@@ -323,6 +323,11 @@ func (b *Boot) Validate(ctx context.Context, task *driver.Task) error {
 	if err := b.validateCommon(ctx, task); err != nil {
 		return err
 	}
+	// Nothing is written to a node booting from a volume, and a local
+	// boot needs no instance image parameters.
+	if task.Driver.Storage != nil && !task.Driver.Storage.ShouldWriteImage(ctx, task) {
+		return nil
+	}
 	switch bootOption(task.Node) {
 	case "ramdisk":
 		return b.validateInstanceImage(ctx, task.Node)
@@ -699,6 +704,17 @@ func (b *Boot) PrepareInstance(ctx context.Context, task *driver.Task) error {
 	n := task.Node
 	if err := b.setUp(); err != nil {
 		return err
+	}
+	// A node booting from an iSCSI volume boots it through iPXE, whatever
+	// its boot option (upstream checks is_iscsi_boot first).
+	if b.ipxe {
+		vol, err := driver.BootVolumeFromInternalInfo(ctx, task)
+		if err != nil {
+			return err
+		}
+		if vol != nil && vol.VolumeType != nil && *vol.VolumeType == "iscsi" {
+			return b.prepareVolumeInstance(ctx, task, vol)
+		}
 	}
 	switch opt := bootOption(n); opt {
 	case "ramdisk":
