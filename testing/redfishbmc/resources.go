@@ -402,8 +402,12 @@ func (b *BMC) managerRoute(r *http.Request, path string, body []byte) response {
 				"Id": vm.ID, "Name": vm.ID, "MediaTypes": vm.MediaTypes, "Image": vm.Image,
 				"Inserted": vm.Inserted, "WriteProtected": true,
 				"Actions": map[string]any{
-					"#VirtualMedia.InsertMedia": map[string]any{"target": vmBase + "/Actions/VirtualMedia.InsertMedia"},
-					"#VirtualMedia.EjectMedia":  map[string]any{"target": vmBase + "/Actions/VirtualMedia.EjectMedia"},
+					"#VirtualMedia.InsertMedia": map[string]any{
+						"target": vmBase + "/Actions/VirtualMedia.InsertMedia",
+						// As BMCs that mount shares advertise it.
+						"TransferProtocolType@Redfish.AllowableValues": []string{"CIFS", "HTTP", "HTTPS", "NFS"},
+					},
+					"#VirtualMedia.EjectMedia": map[string]any{"target": vmBase + "/Actions/VirtualMedia.EjectMedia"},
 				},
 			}
 		})
@@ -411,7 +415,7 @@ func (b *BMC) managerRoute(r *http.Request, path string, body []byte) response {
 		if r.Method != http.MethodPost {
 			return methodNotAllowed()
 		}
-		var req struct{ Image string }
+		var req struct{ Image, TransferProtocolType, UserName, Password string }
 		if resp, ok := decode(body, &req); !ok {
 			return resp
 		}
@@ -419,6 +423,7 @@ func (b *BMC) managerRoute(r *http.Request, path string, body []byte) response {
 			return redfishError(http.StatusConflict, "Base.1.8.ResourceInUse", "Media is already inserted.")
 		}
 		vm.Image, vm.Inserted = req.Image, true
+		vm.TransferProtocolType, vm.UserName, vm.Password = req.TransferProtocolType, req.UserName, req.Password
 		return noContent
 	case "Actions/VirtualMedia.EjectMedia":
 		if r.Method != http.MethodPost {

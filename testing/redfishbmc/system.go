@@ -104,6 +104,27 @@ type virtualMedia struct {
 	MediaTypes []string
 	Image      string
 	Inserted   bool
+	// TransferProtocolType, UserName and Password are what the last
+	// InsertMedia sent (a share's protocol and credentials).
+	TransferProtocolType, UserName, Password string
+}
+
+// InsertedMedia is what a manager's virtual media device holds: the image
+// URL and the transfer protocol and credentials InsertMedia gave with it.
+type InsertedMedia struct {
+	Image, TransferProtocolType, UserName, Password string
+}
+
+// ManagerMedia returns what the manager's virtual media device id holds;
+// ok is false when nothing is inserted.
+func (b *BMC) ManagerMedia(id string) (InsertedMedia, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	vm, found := b.manager.VirtualMedia[id]
+	if !found || !vm.Inserted {
+		return InsertedMedia{}, false
+	}
+	return InsertedMedia{vm.Image, vm.TransferProtocolType, vm.UserName, vm.Password}, true
 }
 
 type chassis struct {

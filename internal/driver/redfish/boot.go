@@ -44,6 +44,9 @@ type BootOptions struct {
 	APIURL string
 	// KernelAppendParams is [redfish]/kernel_append_params.
 	KernelAppendParams string
+	// NFS and CIFS are the shares ([nfs], [cifs]) a built ISO is published
+	// on when driver_info's vmedia_transport_protocol asks for them.
+	NFS, CIFS Share
 	// DisableKernelParameterParsing is [conductor]/
 	// disable_kernel_parameter_parsing: a node's kernel_append_params is
 	// then only sanitized, not checked.
@@ -157,6 +160,7 @@ func BootOptionsFromConfig(c *config.Config) BootOptions {
 	if c.BoolOf(config.RedfishUseSwift) {
 		o.Swift = swift.FromConfig(c)
 	}
+	o.NFS, o.CIFS = SharesFromConfig(c)
 	return o
 }
 
@@ -416,13 +420,17 @@ func (b *VirtualMediaBoot) PrepareRamdisk(ctx context.Context, task *driver.Task
 			return err
 		}
 	}
-	n.InternalInfo().Set(model.DIIVmediaTransportProtocol, "HTTP")
+	protocol, err := b.selectTransport(ctx, task)
+	if err != nil {
+		return err
+	}
+	n.InternalInfo().Set(model.DIIVmediaTransportProtocol, protocol)
 
 	isoURL, err := b.prepareDeployISO(ctx, task, d, params)
 	if err != nil {
 		return err
 	}
-	if err := b.mgmt.AttachVirtualMedia(ctx, task, "cdrom", isoURL); err != nil {
+	if err := b.mgmt.attachVirtualMedia(ctx, task, "cdrom", isoURL, b.insertParameters(n, protocol)); err != nil {
 		return err
 	}
 	if err := b.setBootDevice(ctx, task, "cdrom", false); err != nil {
@@ -641,7 +649,7 @@ func (b *VirtualMediaBoot) buildAndPublish(ctx context.Context, task *driver.Tas
 	if err := image.BuildBootISO(ctx, b.opts.Image, out, iso); err != nil {
 		return "", err
 	}
-	return b.opts.publish(ctx, out, isoName(n), d.externalHTTPURLNode)
+	return b.opts.publishFor(ctx, n, out, isoName(n), d.externalHTTPURLNode)
 }
 
 // prepareRemoteISO is upstream prepare_remote_image for a pre-built ISO;
@@ -705,6 +713,9 @@ func (b *VirtualMediaBoot) ejectAll(ctx context.Context, task *driver.Task) erro
 		if err := b.opts.unpublish(ctx, task, configImageName(n)); err != nil {
 			return err
 		}
+	}
+	if err := b.opts.unpublishShared(n, isoName(n)); err != nil {
+		return err
 	}
 	return b.opts.unpublish(ctx, task, isoName(n))
 }

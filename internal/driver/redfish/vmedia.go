@@ -41,9 +41,13 @@ type virtualMedia struct {
 	MediaTypes []string `json:"MediaTypes"`
 	Inserted   bool     `json:"Inserted"`
 	Image      *string  `json:"Image"`
-	Actions    struct {
+	// TransferProtocolType is the protocol of the inserted image; BMCs
+	// that take several report a list.
+	TransferProtocolType any `json:"TransferProtocolType"`
+	Actions              struct {
 		Insert *struct {
-			Target string `json:"target"`
+			Target    string   `json:"target"`
+			Protocols []string `json:"TransferProtocolType@Redfish.AllowableValues"`
 		} `json:"#VirtualMedia.InsertMedia"`
 		Eject *struct {
 			Target string `json:"target"`
@@ -129,6 +133,12 @@ func (m *Management) GetVirtualMedia(ctx context.Context, task *driver.Task) ([]
 // deviceType media, after ejecting whatever those devices hold (some BMCs
 // keep reporting stale media).
 func (m *Management) AttachVirtualMedia(ctx context.Context, task *driver.Task, deviceType, imageURL string) error {
+	return m.attachVirtualMedia(ctx, task, deviceType, imageURL, nil)
+}
+
+// attachVirtualMedia is AttachVirtualMedia with extra InsertMedia
+// parameters (a share's TransferProtocolType, UserName and Password).
+func (m *Management) attachVirtualMedia(ctx context.Context, task *driver.Task, deviceType, imageURL string, extra map[string]any) error {
 	if err := requireExclusive(task); err != nil {
 		return err
 	}
@@ -155,7 +165,7 @@ func (m *Management) AttachVirtualMedia(ctx context.Context, task *driver.Task, 
 	}
 	var errMsgs []string
 	for _, c := range colls {
-		inserted, err := m.insertWithRetry(ctx, task, sys.cl, c, mediaType, imageURL, slot, &errMsgs)
+		inserted, err := m.insertWithRetry(ctx, task, sys.cl, c, mediaType, imageURL, slot, extra, &errMsgs)
 		if inserted {
 			return nil
 		}
@@ -180,9 +190,9 @@ func isServerSide(err error) bool {
 	return errors.As(err, &herr) && herr.Status >= 500
 }
 
-func (m *Management) insertWithRetry(ctx context.Context, task *driver.Task, cl *client, coll, mediaType, url, slot string, errMsgs *[]string) (bool, error) {
+func (m *Management) insertWithRetry(ctx context.Context, task *driver.Task, cl *client, coll, mediaType, url, slot string, extra map[string]any, errMsgs *[]string) (bool, error) {
 	for attempt := 1; ; attempt++ {
-		ok, err := m.insertInCollection(task, cl, coll, mediaType, url, slot, errMsgs)
+		ok, err := m.insertInCollection(task, cl, coll, mediaType, url, slot, extra, errMsgs)
 		if err == nil || !isServerSide(err) || attempt >= vmediaInsertAttempts {
 			return ok, err
 		}
@@ -194,7 +204,7 @@ func (m *Management) insertWithRetry(ctx context.Context, task *driver.Task, cl 
 }
 
 // A slot other than "" is the only device an insert may use.
-func (m *Management) insertInCollection(task *driver.Task, cl *client, coll, mediaType, url, slot string, errMsgs *[]string) (bool, error) {
+func (m *Management) insertInCollection(task *driver.Task, cl *client, coll, mediaType, url, slot string, extra map[string]any, errMsgs *[]string) (bool, error) {
 	if _, err := ejectInCollection(task, cl, coll, mediaType); err != nil {
 		task.Logger().Debug("failed to eject existing boot media", "node", task.Node.UUID, "error", err)
 	}
@@ -215,7 +225,11 @@ func (m *Management) insertInCollection(task *driver.Task, cl *client, coll, med
 			task.Logger().Info("virtual media device does not support InsertMedia, skipping", "node", task.Node.UUID, "slot", v.ID)
 			continue
 		}
-		resp, err := cl.Post(v.Actions.Insert.Target, map[string]any{"Image": url, "Inserted": true, "WriteProtected": true})
+		body := map[string]any{"Image": url, "Inserted": true, "WriteProtected": true}
+		for k, v := range extra {
+			body[k] = v
+		}
+		resp, err := cl.Post(v.Actions.Insert.Target, body)
 		if err == nil {
 			_ = resp.Body.Close()
 			task.Logger().Info("inserted boot media", "node", task.Node.UUID, "device", mediaType)
