@@ -6,7 +6,9 @@
 #    host:[json_rpc]/port reaches this pod through the headless Service;
 #  - [deploy]/http_url, the address the booting machines fetch files from,
 #    and [openkeel_http]/http_root_host_ip, so that the files are served on
-#    that address only (not on every address of the node with hostNetwork).
+#    that address only (not on every address of the node with hostNetwork);
+#  - [openkeel_events]/host_ip and external_url, the push-event listener on
+#    that same address, when push events are on.
 # Runs in the init container of every pod with /bin/sh only.
 set -eu
 
@@ -72,12 +74,15 @@ if [ -f "$secrets/keystone/username" ]; then
 	ks_user=$(value "$secrets/keystone/username")
 	ks_password=$(value "$secrets/keystone/password")
 fi
-http_url="" http_host=""
+http_url="" http_host="" events_url=""
 if [ -n "${IRONIC_HTTP_ADDRESS_FROM:-}" ]; then
 	http_host=$(http_address)
 	addr=$http_host
 	case $addr in *:*) addr="[$addr]" ;; esac
 	http_url="http://$addr:${IRONIC_HTTP_PORT:?IRONIC_HTTP_PORT is not set}"
+	if [ -n "${IRONIC_EVENTS_PORT:-}" ]; then
+		events_url="${IRONIC_EVENTS_URL_PREFIX:?IRONIC_EVENTS_URL_PREFIX is not set}://$addr:$IRONIC_EVENTS_PORT"
+	fi
 fi
 
 {
@@ -97,6 +102,9 @@ fi
 	if [ -n "$http_url" ]; then
 		printf '[deploy]\nhttp_url = %s\n' "$http_url"
 		printf '[openkeel_http]\nhttp_root_host_ip = %s\n' "$http_host"
+	fi
+	if [ -n "$events_url" ]; then
+		printf '[openkeel_events]\nhost_ip = %s\nexternal_url = %s\n' "$http_host" "$events_url"
 	fi
 } >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -80,6 +80,17 @@ conductor:
   graceful_shutdown_timeout: {{ .Values.conductor.gracefulShutdownTimeout }}
 deploy:
   http_root: {{ .Values.conductor.httpRoot }}
+{{- with .Values.conductor.pushEvents }}
+{{- if .enabled }}
+openkeel_events:
+  enabled: true
+  port: {{ .port }}
+  {{- if .tlsSecretName }}
+  cert_file: /etc/ironic/tls/events/tls.crt
+  key_file: /etc/ironic/tls/events/tls.key
+  {{- end }}
+{{- end }}
+{{- end }}
 {{- if .Values.secretsEncryption.enabled }}
 openkeel_secrets:
   key_files: /etc/ironic/keys
@@ -164,6 +175,12 @@ Arguments: root, role (api, conductor, dbsync, status).
       value: {{ $root.Values.conductor.httpServer.port | quote }}
     - name: IRONIC_HTTP_ADDRESS_FROM
       value: {{ $root.Values.conductor.provisioning.mode }}
+    {{- if $root.Values.conductor.pushEvents.enabled }}
+    - name: IRONIC_EVENTS_URL_PREFIX
+      value: {{ ternary "https" "http" (ne $root.Values.conductor.pushEvents.tlsSecretName "") }}
+    - name: IRONIC_EVENTS_PORT
+      value: {{ $root.Values.conductor.pushEvents.port | quote }}
+    {{- end }}
     {{- if eq $root.Values.conductor.provisioning.mode "hostNetwork" }}
     - name: IRONIC_HTTP_ADDRESS
       valueFrom:
