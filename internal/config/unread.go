@@ -132,7 +132,6 @@ var unreadTable = []unreadEntry{
 	na("redfish", "registered by master but read nowhere (its BMC firmware updates are bounded by firmware_update_resource_validation_timeout)", "firmware_update_bmc_timeout"),
 	// Gaps of issue 23 item 8 with no feature issue of their own: each is
 	// upstream behaviour openkeel does not have yet.
-	planned(23, "agent", "waiting for the Neutron agent of a smart NIC port", "neutron_agent_poll_interval"),
 	planned(23, "conductor", "the configdrive check and regeneration of invalid network_data.json (metadata MTU)",
 		"disable_configdrive_check", "disable_metadata_mtu_check"),
 	na("mdns", "registered by master but read nowhere: it bounded the client lookup that mdns.py no longer has", "lookup_attempts"),

@@ -8,21 +8,3 @@ func CPUArch(n *model.Node) string {
 	s, _ := n.Properties["cpu_arch"].(string)
 	return s
 }
-
-// KernelRamdiskByArch is the agent kernel and ramdisk that
-// [conductor]/<mode>_kernel_by_arch and <mode>_ramdisk_by_arch give the
-// node's cpu_arch, as upstream's _get_kernel_ramdisk_by_arch: only a whole
-// pair counts (ok), a kernel without its ramdisk or the reverse is left
-// for the conductor-wide pair. The node's own driver_info pair comes
-// before it, the conductor-wide pair after.
-func KernelRamdiskByArch(n *model.Node, kernels, ramdisks map[string]string) (kernel, ramdisk string, ok bool) {
-	arch := CPUArch(n)
-	if arch == "" {
-		return "", "", false
-	}
-	kernel, ramdisk = kernels[arch], ramdisks[arch]
-	if kernel == "" || ramdisk == "" {
-		return "", "", false
-	}
-	return kernel, ramdisk, true
-}

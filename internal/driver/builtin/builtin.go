@@ -126,6 +126,7 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 			// wait; the soft power off waits as long.
 			PostDeployGetPowerStateRetries:       ao.PostDeployGetPowerStateRetries,
 			PostDeployGetPowerStateRetryInterval: ao.PostDeployGetPowerStateRetryInterval,
+			NeutronAgentPollInterval:             time.Duration(c.IntOf(config.AgentNeutronAgentPollInterval)) * time.Second,
 			FastTrack: driver.FastTrack{
 				Enabled: c.BoolOf(config.DeployFastTrack),
 				Timeout: time.Duration(c.IntOf(config.DeployFastTrackTimeout)) * time.Second,

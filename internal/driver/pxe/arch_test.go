@@ -43,13 +43,13 @@ func TestAgentImagesAndTemplateByArch(t *testing.T) {
 
 	// x86_64 has a kernel but no ramdisk: the conductor-wide pair applies.
 	e.node.Properties["cpu_arch"] = "x86_64"
-	k, r, err := NewPXE(o).kernelRamdisk(e.node, "deploy")
+	k, r, err := NewPXE(o).kernelRamdisk(e.task, "deploy")
 	if err != nil || k != o.DeployKernel || r != o.DeployRamdisk {
 		t.Errorf("half pair for x86_64: %q %q %v; want the conductor-wide pair", k, r, err)
 	}
 	// The node's own pair still comes first.
 	e.node.DriverInfo["deploy_kernel"], e.node.DriverInfo["deploy_ramdisk"] = "http://n/k", "http://n/r"
-	if k, r, _ := NewPXE(o).kernelRamdisk(e.node, "deploy"); k != "http://n/k" || r != "http://n/r" {
+	if k, r, _ := NewPXE(o).kernelRamdisk(e.task, "deploy"); k != "http://n/k" || r != "http://n/r" {
 		t.Errorf("node pair: %q %q", k, r)
 	}
 }

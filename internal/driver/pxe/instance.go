@@ -143,7 +143,10 @@ func (b *Boot) instanceOptions(n *model.Node, imgs []instanceImage) (map[string]
 	if len(imgs) > 0 && imgs[0].label == "boot_iso" {
 		o["boot_iso_url"] = strings.TrimRight(b.opts.HTTPURL, "/") + "/" + n.UUID + "/boot_iso"
 	}
-	appendParams := kernelAppendParams(n, b.opts.KernelAppendParams)
+	appendParams, err := b.kernelAppendParams(n)
+	if err != nil {
+		return nil, err
+	}
 	if b.opts.Debug && !strings.Contains(appendParams, "ipa-debug") {
 		appendParams += " ipa-debug=1"
 	}

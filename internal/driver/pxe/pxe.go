@@ -234,21 +234,20 @@ func mode(n *model.Node) string {
 	return "deploy"
 }
 
-// kernelRamdisk is upstream parse_driver_info: the pair from driver_info,
-// or, when the node names neither, from the configuration: the pair of
-// the node's cpu_arch, else the conductor-wide one.
-func (b *Boot) kernelRamdisk(n *model.Node, mode string) (kernel, ramdisk string, err error) {
-	kernel, ramdisk = strField(n.DriverInfo, mode+"_kernel"), strField(n.DriverInfo, mode+"_ramdisk")
-	if kernel == "" && ramdisk == "" {
-		kernel, ramdisk = b.opts.DeployKernel, b.opts.DeployRamdisk
-		kernels, ramdisks := b.opts.DeployKernelByArch, b.opts.DeployRamdiskByArch
-		if mode == "rescue" {
-			kernel, ramdisk = b.opts.RescueKernel, b.opts.RescueRamdisk
-			kernels, ramdisks = b.opts.RescueKernelByArch, b.opts.RescueRamdiskByArch
-		}
-		if k, r, ok := driver.KernelRamdiskByArch(n, kernels, ramdisks); ok {
-			kernel, ramdisk = k, r
-		}
+// kernelRamdisk is upstream parse_driver_info: the agent images of
+// get_agent_kernel_ramdisk (driver.AgentKernelRamdisk), all of them
+// required.
+func (b *Boot) kernelRamdisk(task *driver.Task, mode string) (kernel, ramdisk string, err error) {
+	o := b.opts
+	src := driver.RamdiskSources{Kernel: o.DeployKernel, Ramdisk: o.DeployRamdisk, KernelByArch: o.DeployKernelByArch,
+		RamdiskByArch: o.DeployRamdiskByArch, ErrorOnInconsistency: o.ErrorOnRamdiskConfigInconsistency}
+	if mode == "rescue" {
+		src = driver.RamdiskSources{Kernel: o.RescueKernel, Ramdisk: o.RescueRamdisk, KernelByArch: o.RescueKernelByArch,
+			RamdiskByArch: o.RescueRamdiskByArch, ErrorOnInconsistency: o.ErrorOnRamdiskConfigInconsistency}
+	}
+	kernel, ramdisk, err = driver.AgentKernelRamdisk(task.Node, mode, src, task.Logger())
+	if err != nil {
+		return "", "", err
 	}
 	var missing []string
 	if kernel == "" {
@@ -313,7 +312,7 @@ func (b *Boot) validateCommon(ctx context.Context, task *driver.Task) error {
 	if strField(n.InstanceInfo, "image_source") != "" && strField(n.InstanceInfo, "boot_iso") != "" {
 		return errs.NewMessage(errs.ClassInvalidParameterValue, "An 'image_source' and 'boot_iso' parameter may not be specified at the same time")
 	}
-	_, _, err = b.kernelRamdisk(n, "deploy")
+	_, _, err = b.kernelRamdisk(task, "deploy")
 	return err
 }
 
@@ -339,7 +338,7 @@ func (b *Boot) Validate(ctx context.Context, task *driver.Task) error {
 
 // ValidateRescue checks the rescue ramdisk is known.
 func (b *Boot) ValidateRescue(_ context.Context, task *driver.Task) error {
-	_, _, err := b.kernelRamdisk(task.Node, "rescue")
+	_, _, err := b.kernelRamdisk(task, "rescue")
 	return err
 }
 
@@ -365,7 +364,7 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskPar
 		return nil
 	}
 	m := mode(n)
-	kernel, ramdisk, err := b.kernelRamdisk(n, m)
+	kernel, ramdisk, err := b.kernelRamdisk(task, m)
 	if err != nil {
 		return err
 	}
@@ -427,7 +426,10 @@ func (b *Boot) configOptions(n *model.Node, m string, ramdiskParams map[string]a
 		o["initrd_filename"] = m + "_ramdisk"
 	}
 	o["aki_path"], o["ari_path"] = "no_kernel", "no_ramdisk"
-	appendParams := kernelAppendParams(n, b.opts.KernelAppendParams)
+	appendParams, err := b.kernelAppendParams(n)
+	if err != nil {
+		return nil, err
+	}
 	if b.opts.Debug && !strings.Contains(appendParams, "ipa-debug") {
 		appendParams += " ipa-debug=1"
 	}
@@ -443,15 +445,10 @@ func (b *Boot) configOptions(n *model.Node, m string, ramdiskParams map[string]a
 	return o, nil
 }
 
-// kernelAppendParams is upstream get_kernel_append_params: instance_info,
-// then driver_info, where %default% stands for the configured value.
-func kernelAppendParams(n *model.Node, def string) string {
-	for _, src := range []map[string]any{n.InstanceInfo, n.DriverInfo} {
-		if v, ok := src["kernel_append_params"].(string); ok {
-			return strings.ReplaceAll(v, "%default%", def)
-		}
-	}
-	return def
+// kernelAppendParams is upstream get_kernel_append_params with
+// [pxe]/kernel_append_params as the default (driver.KernelAppendParams).
+func (b *Boot) kernelAppendParams(n *model.Node) (string, error) {
+	return driver.KernelAppendParams(n, b.opts.KernelAppendParams, !b.opts.DisableKernelParameterParsing)
 }
 
 // grub reports whether the node's configuration is for GRUB (upstream
