@@ -86,7 +86,7 @@ insecure_heartbeat = true
 	p := startIronic(t, dir, "ironic", "--config-file", conf)
 	waitHealthy(t, p, api+"/healthcheck")
 	t.Cleanup(func() { terminate(t, p) })
-	return &anacondaEnv{t: t, bmc: redfishbmc.New(t).System("ks-1").System("ks-err").System("ks-nostage2"), c: &apiClient{t: t, base: api, version: "1.80"}, httpRoot: httpRoot, web: web, images: images.URL}
+	return &anacondaEnv{t: t, bmc: redfishbmc.New(t).System("ks-1").System("ks-err").System("ks-nostage2").System("ks-bootdev"), c: &apiClient{t: t, base: api, version: "1.80"}, httpRoot: httpRoot, web: web, images: images.URL}
 }
 
 // node enrols an available redfish node (the emulator's system of the
@@ -218,8 +218,10 @@ func TestAnacondaDeployReachesActive(t *testing.T) {
 }
 
 // An installation that fails sends the %onerror heartbeat, and the node
-// fails its deployment with the installer's message; a node whose image
-// names no stage2 fails at the deploy step with upstream's error.
+// fails its deployment with the installer's message; a BMC refusing the
+// disk boot device after the installation fails it with upstream's
+// reboot_to_instance error; a node whose image names no stage2 fails at
+// the deploy step with upstream's error.
 func TestAnacondaDeployFailures(t *testing.T) {
 	e := startAnaconda(t)
 	e.node("ks-err", "52:54:00:12:34:57", e.instanceInfo())
@@ -235,6 +237,27 @@ func TestAnacondaDeployFailures(t *testing.T) {
 	failed := e.waitFailed("ks-err")
 	if failed["last_error"] != "Error: Deploying using anaconda. Check console for more information." {
 		t.Errorf("last_error %v", failed["last_error"])
+	}
+
+	// The BMC refuses the boot device once the installer is done: the
+	// deployment fails with upstream's reboot_to_instance error.
+	e.node("ks-bootdev", "52:54:00:12:34:59", e.instanceInfo())
+	n = e.deploy("ks-bootdev", map[string]any{})
+	started := e.untilStarted("ks-bootdev")
+	inst = anaconda.New(t).WithInstall(func(ctx context.Context) error {
+		if err := started(ctx); err != nil {
+			return err
+		}
+		e.bmc.FailNextMatching(redfishbmc.Match{Method: http.MethodPatch, Path: redfishbmc.SystemPath("ks-bootdev")}, 1, http.StatusBadRequest, "")
+		return nil
+	})
+	if _, err := inst.Boot(context.Background(), filepath.Join(e.httpRoot, n["uuid"].(string), "config")); err != nil {
+		t.Fatalf("installer: %v", err)
+	}
+	failed = e.waitFailed("ks-bootdev")
+	prefix := "An error occurred after deployment, while preparing to reboot the node " + n["uuid"].(string) + ": "
+	if le, _ := failed["last_error"].(string); !strings.HasPrefix(le, prefix) {
+		t.Errorf("last_error %q, want the prefix %q", le, prefix)
 	}
 
 	ii := e.instanceInfo()
