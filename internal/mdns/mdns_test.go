@@ -2,9 +2,11 @@ package mdns_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -189,5 +191,59 @@ func TestPublishRefusals(t *testing.T) {
 				t.Errorf("published %v, err %v; want ServiceRegistrationFailure", p, err)
 			}
 		})
+	}
+}
+
+// zeroconfLookup is the lookup of python-zeroconf, the library the
+// ramdisk's agent finds the API with: the baremetal service's port,
+// addresses, TXT properties and server as it resolves them.
+const zeroconfLookup = `
+import json, zeroconf
+zc = zeroconf.Zeroconf(interfaces=['127.0.0.1'])
+try:
+    info = zc.get_service_info('_openstack._tcp.local.', 'baremetal._openstack._tcp.local.', timeout=10000)
+    print(json.dumps(info and {'port': info.port, 'addresses': info.parsed_addresses(), 'server': info.server,
+        'properties': {k.decode(): v.decode() for k, v in info.properties.items()}}))
+finally:
+    zc.close()
+`
+
+// The agent's own library finds what PublishAPI publishes.
+func TestZeroconfFindsAPI(t *testing.T) {
+	needNetns(t)
+	if err := exec.Command("/usr/bin/python3", "-c", "import zeroconf").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("python3-zeroconf is needed on CI: %v", err)
+		}
+		t.Skipf("python3-zeroconf not installed: %v", err)
+	}
+	conf := loadConf(t, map[string]map[string]string{
+		"DEFAULT":         {"auth_strategy": "noauth"},
+		"conductor":       {"enable_mdns": "true"},
+		"mdns":            {"interfaces": "127.0.0.1", "params": "region:lab1"},
+		"service_catalog": {"endpoint_override": "https://127.0.0.1:8443/baremetal"},
+	})
+	p, err := mdns.PublishAPI(context.Background(), conf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	out, err := exec.Command("/usr/bin/python3", "-c", zeroconfLookup).Output()
+	if err != nil {
+		t.Fatalf("python-zeroconf lookup: %v", err)
+	}
+	var got struct {
+		Port       int
+		Addresses  []string
+		Server     string
+		Properties map[string]string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("python-zeroconf answered %q: %v", out, err)
+	}
+	want := map[string]string{"path": "/baremetal", "protocol": "https", "region": "lab1"}
+	if got.Port != 8443 || !slices.Equal(got.Addresses, []string{"127.0.0.1"}) || got.Server != "baremetal._openstack._tcp.local." ||
+		!maps.Equal(got.Properties, want) {
+		t.Errorf("python-zeroconf resolved %+v; want port 8443 at 127.0.0.1, server baremetal._openstack._tcp.local., properties %v", got, want)
 	}
 }
