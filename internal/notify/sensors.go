@@ -29,7 +29,7 @@ type SensorOptions struct {
 	// non-versioned notifications (the API's audit events).
 	PublisherID string
 	Drivers     []Driver
-	Now     func() time.Time
+	Now         func() time.Time
 }
 
 // NewSensorNotifier returns a sensor notifier; with no drivers nothing is
