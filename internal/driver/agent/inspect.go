@@ -40,6 +40,18 @@ type InspectOptions struct {
 	// inspected unmanaged, network booted into a ramdisk the operator's
 	// own (i)PXE environment serves, instead of refused.
 	AllowUnmanagedBoot bool
+	// ExtraKernelParams is [inspector]/extra_kernel_params: parameters
+	// the managed inspection ramdisk boots with besides the callback URL.
+	ExtraKernelParams string
+	// DisableKernelParameterParsing is [conductor]/
+	// disable_kernel_parameter_parsing: ExtraKernelParams is then split
+	// as shell words instead of checked against the kernel grammar.
+	DisableKernelParameterParsing bool
+	// ForceDHCP is [inspector]/force_dhcp: the managed inspection ramdisk
+	// collects LLDP on every interface (ipa-collect-lldp) unless
+	// ExtraKernelParams says otherwise; the virtual media boot leaves out
+	// the static network data for it.
+	ForceDHCP bool
 }
 
 // InspectCallbackURL is upstream get_inspection_callback: the override
@@ -90,6 +102,9 @@ func (i *Inspect) Steps() []driver.StepSpec { return nil }
 // Validate is upstream's: with require_managed_boot, a node whose boot
 // cannot be managed for inspection is refused.
 func (i *Inspect) Validate(ctx context.Context, task *driver.Task) error {
+	if _, err := i.extraParams(); err != nil {
+		return err
+	}
 	if i.o.AllowUnmanagedBoot {
 		return nil
 	}
@@ -143,9 +158,17 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 	}
 	n.InternalInfo().Set(manageBootKey, true)
 	i.cacheLookupAddresses(ctx, task)
-	params := map[string]any{}
+	params, err := i.extraParams()
+	if err != nil {
+		return "", err
+	}
 	if i.o.CallbackURL != "" {
 		params["ipa-inspection-callback-url"] = i.o.CallbackURL
+	}
+	if _, set := params["ipa-collect-lldp"]; i.o.ForceDHCP && !set {
+		// The forced DHCP inspection exists to see every interface's
+		// switch port.
+		params["ipa-collect-lldp"] = "1"
 	}
 	fail := func(err error) (string, error) {
 		if _, tdErr := i.tearDown(ctx, task, false); tdErr != nil {
@@ -177,6 +200,15 @@ func (i *Inspect) InspectHardware(ctx context.Context, task *driver.Task) (strin
 		return fail(err)
 	}
 	return "inspect wait", nil
+}
+
+// extraParams is [inspector]/extra_kernel_params as ramdisk parameters,
+// read as upstream's prepare_managed_inspection does. Upstream checks the
+// option when the configuration is loaded; here a malformed value fails
+// the validation and the start of an inspection with
+// InvalidParameterValue, before anything is changed.
+func (i *Inspect) extraParams() (map[string]any, error) {
+	return driver.KernelParamsDict(i.o.ExtraKernelParams, !i.o.DisableKernelParameterParsing)
 }
 
 // startUnmanaged is upstream _start_unmanaged_inspection: the node is

@@ -158,7 +158,10 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 			PreCreatePorts: c.BoolOf(config.InspectorPreCreatePorts),
 			APIURL:         c.StringOf(config.ServiceCatalogEndpointOverride),
 			// A separate (i)PXE environment boots what ironic cannot.
-			AllowUnmanagedBoot: !c.BoolOf(config.InspectorRequireManagedBoot),
+			AllowUnmanagedBoot:            !c.BoolOf(config.InspectorRequireManagedBoot),
+			ExtraKernelParams:             c.StringOf(config.InspectorExtraKernelParams),
+			DisableKernelParameterParsing: c.BoolOf(config.ConductorDisableKernelParameterParsing),
+			ForceDHCP:                     c.BoolOf(config.InspectorForceDHCP),
 		},
 		Ansible:     ansible.OptionsFromConfig(c),
 		AgentRescue: agent.RescueOptions{HashAlgorithm: c.StringOf(config.ConductorRescuePasswordHashAlgorithm)},

@@ -51,6 +51,10 @@ type BootOptions struct {
 	// disable_kernel_parameter_parsing: a node's kernel_append_params is
 	// then only sanitized, not checked.
 	DisableKernelParameterParsing bool
+	// InspectionForceDHCP is [inspector]/force_dhcp: the ISO of a node
+	// being inspected carries no static network data, so that its ramdisk
+	// takes DHCP on every interface and reports each one's LLDP.
+	InspectionForceDHCP bool
 	// FilePermission is [redfish]/file_permission of published images.
 	FilePermission fs.FileMode
 	// DownloadSource is [deploy]/ramdisk_image_download_source for a
@@ -133,6 +137,7 @@ func BootOptionsFromConfig(c *config.Config) BootOptions {
 		APIURL:                            c.StringOf(config.ServiceCatalogEndpointOverride),
 		KernelAppendParams:                c.StringOf(config.RedfishKernelAppendParams),
 		DisableKernelParameterParsing:     c.BoolOf(config.ConductorDisableKernelParameterParsing),
+		InspectionForceDHCP:               c.BoolOf(config.InspectorForceDHCP),
 		FilePermission:                    fs.FileMode(c.IntOf(config.RedfishFilePermission)),
 		DownloadSource:                    c.StringOf(config.DeployRamdiskImageDownloadSource),
 		DefaultBootMode:                   c.StringOf(config.DeployDefaultBootMode),
@@ -554,7 +559,10 @@ func (b *VirtualMediaBoot) prepareDeployISO(ctx context.Context, task *driver.Ta
 		inject["etc/ironic-python-agent.d/ironic-tls.conf"] = image.FileEntry{
 			Data: []byte("[DEFAULT]\ncafile = /etc/ironic-python-agent/ironic.crt\n")}
 	}
-	if nd, err := networkData(ctx, task); err != nil {
+	inspecting := n.ProvisionState == states.Inspecting || n.ProvisionState == states.InspectWait
+	if b.opts.InspectionForceDHCP && inspecting {
+		task.Logger().DebugContext(ctx, "not injecting network data into the inspection ISO: [inspector]/force_dhcp", "node", n.UUID)
+	} else if nd, err := networkData(ctx, task); err != nil {
 		return "", err
 	} else if len(nd) > 0 {
 		data, err := json.MarshalIndent(nd, "", "  ")
