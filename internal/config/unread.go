@@ -139,7 +139,6 @@ var unreadTable = []unreadEntry{
 	na("oslo_middleware", "read by oslo.middleware's sizelimit filter, which upstream's API pipeline (ironic/api/app.py) does not include; [api]/max_json_body_size* bound request bodies", "max_request_body_size"),
 	na("pxe", "master reads it only as the default of dhcp_options_for_instance's ip_version, which every caller in master "+
 		"(pxe_base prepare_ramdisk, prepare_instance_pxe_config) passes as 4 and then 6; openkeel sends both sets the same way", "ip_version"),
-	planned(23, "pxe", "iPXE deploy images served as Swift temporary URLs of their Glance images", "ipxe_use_swift"),
 }
 
 // unreadIndex is unreadTable by option, built once at start.

@@ -107,6 +107,13 @@ type Options struct {
 	// BootRetryCheckInterval is [pxe]/boot_retry_check_interval, the
 	// period of that check.
 	BootRetryCheckInterval time.Duration
+	// IPXEUseSwift is [pxe]/ipxe_use_swift: with iPXE, a deploy or rescue
+	// kernel or ramdisk that is a Glance image is fetched by the node from
+	// a Swift temporary URL instead of being copied under http_root.
+	IPXEUseSwift bool
+	// Swift signs those URLs ([glance] swift_* options); nil is none of
+	// them configured, refused as upstream refuses missing options.
+	Swift *image.SwiftTempURLs
 }
 
 // OptionsFromConfig reads the options; image services and ports are the
@@ -159,6 +166,8 @@ func OptionsFromConfig(c *config.Config) Options {
 		BootRetryTimeout:                  time.Duration(c.IntOf(config.PXEBootRetryTimeout)) * time.Second,
 		BootRetryCheckInterval:            time.Duration(c.IntOf(config.PXEBootRetryCheckInterval)) * time.Second,
 		Kickstart:                         anaconda.BootOptionsFromConfig(c),
+		IPXEUseSwift:                      c.BoolOf(config.PXEIPXEUseSwift),
+		Swift:                             image.SwiftTempURLsFromConfig(c),
 	}
 }
 

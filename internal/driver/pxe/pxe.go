@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -379,7 +380,12 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskPar
 	if err := b.updateDHCP(ctx, task); err != nil {
 		return err
 	}
-	opts, err := b.configOptions(n, m, ramdiskParams)
+	hrefs := map[string]string{m + "_kernel": kernel, m + "_ramdisk": ramdisk}
+	fromSwift, err := b.swiftTempURLs(ctx, hrefs)
+	if err != nil {
+		return err
+	}
+	opts, err := b.configOptions(n, m, ramdiskParams, fromSwift)
 	if err != nil {
 		return err
 	}
@@ -390,26 +396,92 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, task *driver.Task, ramdiskPar
 		return err
 	}
 	dir := b.imageDir(n)
-	if err := os.MkdirAll(dir, b.opts.DirPermission); err != nil {
-		return fmt.Errorf("image directory of node %s: %w", n.UUID, err)
-	}
 	for _, label := range []string{m + "_kernel", m + "_ramdisk"} {
-		href := kernel
-		if label == m+"_ramdisk" {
-			href = ramdisk
+		if _, ok := fromSwift[label]; ok {
+			continue
 		}
-		if err := b.fetch(ctx, href, filepath.Join(dir, label)); err != nil {
+		if err := os.MkdirAll(dir, b.opts.DirPermission); err != nil {
+			return fmt.Errorf("image directory of node %s: %w", n.UUID, err)
+		}
+		if err := b.fetch(ctx, hrefs[label], filepath.Join(dir, label)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// swiftTempURLs is upstream's ipxe_use_swift part of
+// build_deploy_pxe_options: with iPXE, each of hrefs (by label) that is a
+// Glance image is answered as a Swift temporary URL of that image
+// (get_temp_url_for_glance_image), which the node then downloads itself.
+// Upstream also skips copying a non-Glance kernel or ramdisk while its
+// script points at http_url for it, a boot that cannot work; here only
+// what the script takes from Swift is left uncopied.
+func (b *Boot) swiftTempURLs(ctx context.Context, hrefs map[string]string) (map[string]string, error) {
+	if !b.ipxe || !b.opts.IPXEUseSwift {
+		return nil, nil
+	}
+	urls := map[string]string{}
+	for label, href := range hrefs {
+		if !image.IsGlanceImage(href) {
+			continue
+		}
+		sources := b.imageSources()
+		if sources == nil {
+			return nil, fmt.Errorf("no image service configured to look up Glance image %s", href)
+		}
+		info, err := sources.Show(ctx, href)
+		if err != nil {
+			return nil, err
+		}
+		signer := b.opts.Swift
+		if signer == nil {
+			// Nothing configured: the signer's own checks answer
+			// upstream's error for the missing options.
+			signer = &image.SwiftTempURLs{}
+		}
+		u, err := signer.TempURL(info)
+		if err != nil {
+			return nil, err
+		}
+		urls[label] = u
+	}
+	return urls, nil
+}
+
+// imageSources are the image services the kernels and ramdisks are
+// downloaded through.
+func (b *Boot) imageSources() *image.Sources {
+	switch {
+	case b.opts.Fetcher != nil:
+		return b.opts.Fetcher.Sources
+	case b.opts.Cache != nil && b.opts.Cache.Fetcher != nil:
+		return b.opts.Cache.Fetcher.Sources
+	}
+	return nil
+}
+
 // configOptions is upstream build_pxe_config_options for the agent
 // ramdisk: where the kernel and ramdisk are, and the kernel command line.
-func (b *Boot) configOptions(n *model.Node, m string, ramdiskParams map[string]any) (map[string]any, error) {
+// fromSwift holds the Swift temporary URLs (by label) iPXE fetches
+// instead of the copies under http_url.
+func (b *Boot) configOptions(n *model.Node, m string, ramdiskParams map[string]any, fromSwift map[string]string) (map[string]any, error) {
 	o := map[string]any{}
+	initrd := m + "_ramdisk"
 	for _, l := range [][2]string{{m + "_kernel", "deployment_aki_path"}, {m + "_ramdisk", "deployment_ari_path"}} {
+		if u, ok := fromSwift[l[0]]; ok {
+			o[l[1]] = u
+			// The kernel names its initrd as iPXE does: the last
+			// element of the URL's path (the image id).
+			if l[0] == m+"_ramdisk" {
+				if pu, err := url.Parse(u); err == nil {
+					if p := strings.Trim(pu.Path, "/"); p != "" {
+						initrd = p[strings.LastIndex(p, "/")+1:]
+					}
+				}
+			}
+			continue
+		}
 		if b.ipxe {
 			o[l[1]] = strings.TrimRight(b.opts.HTTPURL, "/") + "/" + n.UUID + "/" + l[0]
 			continue
@@ -423,7 +495,7 @@ func (b *Boot) configOptions(n *model.Node, m string, ramdiskParams map[string]a
 		o[l[1]] = filepath.ToSlash(rel)
 	}
 	if b.ipxe {
-		o["initrd_filename"] = m + "_ramdisk"
+		o["initrd_filename"] = initrd
 	}
 	o["aki_path"], o["ari_path"] = "no_kernel", "no_ramdisk"
 	appendParams, err := b.kernelAppendParams(n)
