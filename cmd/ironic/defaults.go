@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -72,11 +71,9 @@ var laptopInterfaces = []driver.Kind{
 // "fake" first, then upstream's stock list, so that one
 // enabled_hardware_types line is all real hardware types need. Lists
 // upstream leaves empty (power, management) stay empty: they are then
-// computed from the enabled hardware types. Implementations this build
-// lacks are left out rather than warned about on every laptop start, and
-// so are the ipmitool ones when the program is not installed, since
-// enabling them probes it and a laptop with only fake-hardware has no use
-// for it.
+// computed from the enabled hardware types. The ipmitool implementations
+// are left out when the program is not installed, since enabling them
+// probes it and a laptop with only fake-hardware has no use for it.
 func allInOneInterfaces(haveIPMITool bool) map[string]string {
 	out := map[string]string{}
 	for _, kind := range driver.AllKinds {
@@ -94,7 +91,7 @@ func allInOneInterfaces(haveIPMITool bool) map[string]string {
 			list = append(list, "fake")
 		}
 		for _, name := range stock {
-			if slices.Contains(notBuilt(kind), name) || (!haveIPMITool && strings.Contains(name, "ipmitool")) {
+			if !haveIPMITool && strings.Contains(name, "ipmitool") {
 				continue
 			}
 			list = append(list, name)
@@ -105,39 +102,3 @@ func allInOneInterfaces(haveIPMITool bool) map[string]string {
 }
 
 func enabledOption(kind driver.Kind) string { return "enabled_" + string(kind) + "_interfaces" }
-
-// notBuilt names the implementations of kind that upstream's stock
-// options enable and this build does not carry.
-func notBuilt(kind driver.Kind) []string {
-	if kind == driver.KindStorage {
-		// Volume boot through Cinder: upstream's enabled_storage_interfaces
-		// default is "cinder,noop".
-		return []string{"cinder"}
-	}
-	return nil
-}
-
-// withoutNotBuilt drops from the enabled lists of s the implementations
-// upstream enables by default that r does not carry, so that a conductor
-// started with upstream's stock options starts, and says what it dropped.
-// A node that asks for one later fails as upstream's does for any
-// implementation not enabled (InterfaceNotFoundInEntrypoint). Names r does
-// not know for any other reason still stop the start, as upstream.
-func withoutNotBuilt(s driver.Settings, r *driver.Registry) (driver.Settings, []string) {
-	var notes []string
-	enabled := map[driver.Kind][]string{}
-	for kind, list := range s.EnabledInterfaces {
-		kept := list
-		for _, name := range notBuilt(kind) {
-			if _, ok := r.Implementation(kind, name); ok || !slices.Contains(kept, name) {
-				continue
-			}
-			kept = slices.DeleteFunc(slices.Clone(kept), func(n string) bool { return n == name })
-			notes = append(notes, fmt.Sprintf("the %s %s interface is not available in this build and is dropped from enabled_%s_interfaces", name, kind, kind))
-		}
-		enabled[kind] = kept
-	}
-	s.EnabledInterfaces = enabled
-	slices.Sort(notes)
-	return s, notes
-}

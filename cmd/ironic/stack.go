@@ -233,11 +233,7 @@ func conductorDrivers(cfg *config.Config, ports network.PortStore, hw *metrics.H
 	if err != nil {
 		return nil, err
 	}
-	settings, dropped := withoutNotBuilt(driver.SettingsFromConfig(cfg), r)
-	for _, note := range dropped {
-		log.Warn(note)
-	}
-	d, err := r.Build(settings)
+	d, err := r.Build(driver.SettingsFromConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("enabled drivers: %w", err)
 	}

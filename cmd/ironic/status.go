@@ -75,7 +75,7 @@ func checkSchemaVersion(ctx context.Context, cfg *config.Config) checkResult {
 }
 
 // checkHardwareTypes enables the drivers as a conductor would: an error
-// stops a conductor, an implementation it would drop is a warning.
+// stops a conductor.
 func checkHardwareTypes(cfg *config.Config) checkResult {
 	o, err := builtin.OptionsFromConfig(cfg)
 	if err != nil {
@@ -85,16 +85,12 @@ func checkHardwareTypes(cfg *config.Config) checkResult {
 	if err != nil {
 		return checkResult{2, err.Error()}
 	}
-	settings, dropped := withoutNotBuilt(driver.SettingsFromConfig(cfg), r)
-	d, err := r.Build(settings)
+	d, err := r.Build(driver.SettingsFromConfig(cfg))
 	if err == nil {
 		_, err = d.HardwareInterfaces()
 	}
 	if err != nil {
 		return checkResult{2, err.Error()}
-	}
-	if len(dropped) > 0 {
-		return checkResult{1, strings.Join(dropped, "\n")}
 	}
 	return checkResult{}
 }
