@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
@@ -210,13 +212,16 @@ func TestStreamFiltersAndPolicy(t *testing.T) {
 		all := f.subscribe(t, "", nil)
 		ports := f.subscribe(t, "?resource=port&conductor_group=g1", nil)
 		scoped := f.subscribe(t, "", http.Header{"X-Project": {"p2"}})
-		a, err := f.st.CreateNode(ctx, &model.Node{Driver: "fake-hardware", ConductorGroup: "g1"})
+		// Node a is hidden from p2 before it exists: the stream may render
+		// its creation as soon as it commits.
+		aUUID := uuid.NewString()
+		f.api.mu.Lock()
+		f.api.hidden[aUUID] = "p2"
+		f.api.mu.Unlock()
+		a, err := f.st.CreateNode(ctx, &model.Node{UUID: aUUID, Driver: "fake-hardware", ConductorGroup: "g1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.api.mu.Lock()
-		f.api.hidden[a.UUID] = "p2"
-		f.api.mu.Unlock()
 		b, err := f.st.CreateNode(ctx, &model.Node{Driver: "fake-hardware"})
 		if err != nil {
 			t.Fatal(err)
