@@ -8,6 +8,7 @@
 package sshswitch
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
@@ -21,6 +22,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/openkeel/ironic/internal/clock"
 )
 
 // Options configure the switch.
@@ -59,6 +62,8 @@ type Switch struct {
 	logins   int
 	saved    int
 	sessions sync.WaitGroup
+	// stopped ends with the test: a session waiting out Delay leaves then.
+	stopped context.Context
 }
 
 // Start listens on 127.0.0.1 and stops when the test ends.
@@ -88,6 +93,8 @@ func Start(t testing.TB, o Options) *Switch {
 		return nil, fmt.Errorf("password rejected for %s", c.User())
 	}}
 	cfg.AddHostKey(signer)
+	stopped, stop := context.WithCancel(context.Background())
+	s.stopped = stopped
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -104,6 +111,7 @@ func Start(t testing.TB, o Options) *Switch {
 		}
 	}()
 	t.Cleanup(func() {
+		stop()
 		_ = ln.Close()
 		<-done
 		s.sessions.Wait()
@@ -256,8 +264,8 @@ func (s *Switch) cli(ch ssh.Channel) {
 		}
 		cmd := strings.TrimSpace(string(line))
 		line = line[:0]
-		if s.opts.Delay > 0 {
-			time.Sleep(s.opts.Delay)
+		if clock.Sleep(s.stopped, s.opts.Delay) != nil {
+			return
 		}
 		if awaitingSecret {
 			awaitingSecret = false
