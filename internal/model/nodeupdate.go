@@ -116,13 +116,20 @@ func (u *NodeUpdate) Set(column string, value any) error {
 // each touched key, so that writers of different keys do not collide. A
 // touched path is cut at the first key whose parent is not a dict on both
 // sides (a list, a scalar, or a dict that was added or removed).
+//
+// A touched path whose value old and cur share still gets its edit, which
+// then only checks: the PATCH's outcome there depends on the value it read
+// (an add then remove of a key leaves it absent only if it was absent), so
+// under the lock it must still be that value. Without the check such a
+// PATCH was answered as applied while another writer's value stood where
+// it had removed or set one (the history checker's find).
 func DiffNode(old, cur *Node, touched [][]string) (*NodeUpdate, error) {
 	ov, cv := reflect.ValueOf(old).Elem(), reflect.ValueOf(cur).Elem()
 	u := &NodeUpdate{}
 	for _, name := range sortedColumns() {
 		f := nodeFields[name]
 		of, cf := ov.Field(f.index).Interface(), cv.Field(f.index).Interface()
-		if reflect.DeepEqual(of, cf) {
+		if reflect.DeepEqual(of, cf) && !touches(touched, name) {
 			continue
 		}
 		if f.dict {
@@ -142,6 +149,16 @@ func DiffNode(old, cur *Node, touched [][]string) (*NodeUpdate, error) {
 		u.Edits = append(u.Edits, e)
 	}
 	return u, nil
+}
+
+// touches reports whether a touched path is in column.
+func touches(touched [][]string, column string) bool {
+	for _, p := range touched {
+		if len(p) > 0 && p[0] == column {
+			return true
+		}
+	}
+	return false
 }
 
 // sortedColumns is every column in the order of Node's fields, so that
@@ -193,9 +210,6 @@ func dictEdits(column string, old, cur map[string]any, touched [][]string) ([]No
 	for _, p := range keep {
 		ow, oHas := lookup(old, p[1:])
 		cw, cHas := lookup(cur, p[1:])
-		if oHas == cHas && reflect.DeepEqual(ow, cw) {
-			continue
-		}
 		e, err := conditional(p, ow, oHas, cw, cHas)
 		if err != nil {
 			return nil, false, err

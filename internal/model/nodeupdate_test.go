@@ -32,7 +32,9 @@ func TestDiffNodeEdits(t *testing.T) {
 		{"no path: column", nil, func(n *Node) { n.Properties["cpus"] = 4.0 }, []string{"/properties"}},
 		{"scalar column", [][]string{{"name"}}, func(n *Node) { n.Name = Ptr("n2") }, []string{"/name"}},
 		{"untouched change: column", [][]string{{"extra", "b"}}, func(n *Node) { n.Extra["b"] = "v"; n.Extra["a"] = 3.0 }, []string{"/extra"}},
-		{"same value: nothing", [][]string{{"extra", "a"}}, func(n *Node) { n.Extra["a"] = 1.0 }, nil},
+		{"same value: checked", [][]string{{"extra", "a"}}, func(n *Node) { n.Extra["a"] = 1.0 }, []string{"/extra/a"}},
+		{"absent key removed again: checked", [][]string{{"extra", "b"}}, func(*Node) {}, []string{"/extra/b"}},
+		{"same scalar: checked", [][]string{{"name"}}, func(*Node) {}, []string{"/name"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,6 +114,29 @@ func TestApplyFailedConditionChangesNothing(t *testing.T) {
 		if string(before) != string(after) {
 			t.Fatalf("%s: node changed from %s to %s", name, before, after)
 		}
+	}
+}
+
+// A PATCH that adds a key and removes it again changes nothing on the node
+// it read, yet on a node where another writer set that key meanwhile it
+// must remove it: the update checks the key is still absent, so the writer
+// re-reads instead of being answered with the other writer's key standing
+// (a history the linearizability checker of test/history found).
+func TestUnchangedTouchedKeyIsChecked(t *testing.T) {
+	read := &Node{DriverInfo: map[string]any{"h1": "c1"}}
+	patched := &Node{DriverInfo: map[string]any{"h1": "c1"}}
+	u, err := DiffNode(read, patched, [][]string{{"driver_info", "h2"}, {"driver_info", "h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := &Node{DriverInfo: map[string]any{"h1": "c1", "h2": "theirs"}}
+	var changed *NodeChangedError
+	if err := u.Apply(stored); !errors.As(err, &changed) || changed.Path != "/driver_info/h2" {
+		t.Fatalf("applied over another writer's key: %v, driver_info %v", err, stored.DriverInfo)
+	}
+	same := &Node{DriverInfo: map[string]any{"h1": "c1"}}
+	if err := u.Apply(same); err != nil || !reflect.DeepEqual(same.DriverInfo, read.DriverInfo) {
+		t.Fatalf("on the node as read: %v, driver_info %v", err, same.DriverInfo)
 	}
 }
 
