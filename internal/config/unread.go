@@ -120,7 +120,6 @@ var unreadTable = []unreadEntry{
 	na("ironic_networking", inProcessNetworking, "rpc_transport"),
 	na("ironic_networking", "master writes networking-generic-switch's translation of switch_config_file there for that library to read; openkeel's switch drivers read switch_config_file itself", "driver_config_dir"),
 	na("ironic_networking_json_rpc", inProcessNetworking),
-	planned(26, "dnsmasq", "the PXE filter's dnsmasq files", "dhcp_leasefile"),
 	na("auto_discovery", "master defines it and reads it nowhere", "inspection_scope"),
 	na("inspector", "the period of the status poll of ironic-inspector, which master no longer talks to; master declares the option and reads it nowhere",
 		"status_check_period"),

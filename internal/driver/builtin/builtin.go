@@ -209,7 +209,11 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	o.FlatNeutron = c.HasOf(config.NeutronAuthURL) || c.HasOf(config.NeutronEndpointOverride)
 	o.NeutronDHCP = o.FlatNeutron && c.StringOf(config.DHCPDHCPProvider) == "neutron"
 	if c.StringOf(config.DHCPDHCPProvider) == "dnsmasq" {
-		o.Dnsmasq = &pxe.Dnsmasq{HostsDir: c.StringOf(config.DnsmasqDHCPHostsdir), OptsDir: c.StringOf(config.DnsmasqDHCPOptsdir)}
+		o.Dnsmasq = &pxe.Dnsmasq{
+			HostsDir:  c.StringOf(config.DnsmasqDHCPHostsdir),
+			OptsDir:   c.StringOf(config.DnsmasqDHCPOptsdir),
+			LeaseFile: c.StringOf(config.DnsmasqDHCPLeasefile),
+		}
 	}
 	o.PortSetupDelay = time.Duration(c.IntOf(config.NeutronPortSetupDelay)) * time.Second
 	o.Cinder = cinderStorage(c)

@@ -447,15 +447,21 @@ func TestPXEWithDnsmasqDHCP(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// dnsmasq's lease of the node's address, which GRUB asks for its
+	// configuration by.
+	leases := filepath.Join(dir, "dnsmasq.leases")
 	f := newFlowWith(t, map[string]map[string]string{
 		"DEFAULT":   {"enabled_boot_interfaces": "fake,pxe"},
 		"dhcp":      {"dhcp_provider": "dnsmasq"},
-		"dnsmasq":   {"dhcp_hostsdir": hosts, "dhcp_optsdir": opts},
+		"dnsmasq":   {"dhcp_hostsdir": hosts, "dhcp_optsdir": opts, "dhcp_leasefile": leases},
 		"pxe":       {"tftp_root": filepath.Join(dir, "tftp"), "tftp_server": "192.0.2.1", "tftp_master_path": filepath.Join(dir, "master")},
 		"deploy":    {"http_root": filepath.Join(dir, "http"), "http_url": "http://127.0.0.1:8080"},
 		"conductor": {"file_url_allowed_paths": images},
 	})
 	n, port := f.node("noop")
+	if err := os.WriteFile(leases, []byte("1764800000 "+*port.Address+" 192.0.2.50 node *\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cur := f.get(n)
 	cur.BootInterface = "pxe"
 	cur.Properties = map[string]any{"capabilities": "boot_mode:uefi"}
@@ -475,5 +481,8 @@ func TestPXEWithDnsmasqDHCP(t *testing.T) {
 	o, err := os.ReadFile(filepath.Join(opts, "ironic-"+n.UUID+".conf"))
 	if err != nil || !strings.Contains(string(o), "tag:"+tag+",67,bootx64.efi\n") {
 		t.Fatalf("options %q: %v", o, err)
+	}
+	if target, err := os.Readlink(filepath.Join(dir, "tftp", "192.0.2.50.conf")); err != nil || target != n.UUID+"/config" {
+		t.Fatalf("GRUB link by leased address -> %q: %v", target, err)
 	}
 }

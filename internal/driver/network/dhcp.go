@@ -168,3 +168,78 @@ func (d *DHCP) updatePort(ctx context.Context, task *driver.Task, vif string, op
 	}
 	return nil
 }
+
+// GetIPAddresses is upstream get_ip_addresses: the first fixed IP of the
+// current VIF of each of the node's ports, then of its portgroups. A port
+// without a VIF or address, or whose Neutron port cannot be read, is
+// skipped with a warning; an address that does not parse fails the call
+// (upstream's InvalidIPAddress).
+func (d *DHCP) GetIPAddresses(ctx context.Context, task *driver.Task) ([]string, error) {
+	id := task.Node.ID
+	ports, err := d.Ports.ListPorts(ctx, store.PortFilter{NodeID: &id}, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list ports of node %s: %w", task.Node.UUID, err)
+	}
+	pgs, err := d.Ports.ListPortgroups(ctx, store.PortgroupFilter{NodeID: &id}, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list portgroups of node %s: %w", task.Node.UUID, err)
+	}
+	type held struct{ uuid, vif string }
+	var portVIFs, pgVIFs []held
+	for _, p := range ports {
+		portVIFs = append(portVIFs, held{p.UUID, CurrentVIF(task, p.InternalInfo)})
+	}
+	for _, pg := range pgs {
+		pgVIFs = append(pgVIFs, held{pg.UUID, CurrentVIF(task, pg.InternalInfo)})
+	}
+	addresses := []string{}
+	for _, set := range []struct {
+		kind string
+		objs []held
+	}{{"ports", portVIFs}, {"portgroups", pgVIFs}} {
+		var failures []string
+		for _, o := range set.objs {
+			if o.vif == "" {
+				task.Logger().WarnContext(ctx, "no VIF found when attempting to get an IP address", "node", task.Node.UUID, "object", o.uuid)
+				failures = append(failures, o.uuid)
+				continue
+			}
+			ip, err := d.fixedIP(ctx, task, o.vif)
+			if err != nil {
+				if errs.Is(err, errs.ClassInvalidIPAddress) {
+					return nil, err
+				}
+				failures = append(failures, o.uuid)
+				continue
+			}
+			addresses = append(addresses, ip)
+		}
+		if len(failures) > 0 {
+			task.Logger().WarnContext(ctx, "some errors were encountered while retrieving IP addresses", "node", task.Node.UUID, set.kind, failures)
+		}
+	}
+	return addresses, nil
+}
+
+// fixedIP is upstream _get_fixed_ip_address: the first fixed IP of the
+// Neutron port, the only one Nova allocates.
+func (d *DHCP) fixedIP(ctx context.Context, task *driver.Task, vif string) (string, error) {
+	port, err := d.Neutron.Client.ShowPort(ctx, vif)
+	if err != nil {
+		return "", errs.NewMessage(errs.ClassNetworkError, "Could not retrieve neutron port: "+vif)
+	}
+	var ip string
+	if fips, _ := port["fixed_ips"].([]any); len(fips) > 0 {
+		fip, _ := fips[0].(map[string]any)
+		ip, _ = fip["ip_address"].(string)
+	}
+	if ip == "" {
+		task.Logger().ErrorContext(ctx, "no IP address assigned to Neutron port", "port", vif)
+		return "", errs.New(errs.ClassFailedToGetIPAddressOnPort, map[string]any{"port_id": vif})
+	}
+	if _, err := netip.ParseAddr(ip); err != nil {
+		task.Logger().ErrorContext(ctx, "an invalid IP address failed basic validation", "port", vif, "error", err)
+		return "", errs.New(errs.ClassInvalidIPAddress, map[string]any{"ip_address": ip})
+	}
+	return ip, nil
+}

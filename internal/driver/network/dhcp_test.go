@@ -54,3 +54,45 @@ func TestDHCPUpdatesCurrentVIFs(t *testing.T) {
 	fx.task.Driver.Network = noop.Network{}
 	wantClass(t, d.UpdateDHCPOpts(ctx, fx.task, opts), "FailedToUpdateDHCPOptOnPort", "No VIFs found")
 }
+
+// The provider's addresses are the first fixed IP of each port's current
+// VIF; ports without a VIF or whose Neutron port cannot be read are
+// skipped, and an address that does not parse fails the call, as
+// upstream's get_ip_addresses.
+func TestDHCPGetIPAddresses(t *testing.T) {
+	ctx := context.Background()
+	n, fn, fx := newNeutron(t)
+	fn.Subnet("sub-4", provNet, "192.0.2.0/24", nil)
+	fx.task.Driver = &driver.Interfaces{Network: n}
+	d := &DHCP{Ports: fx.st, Neutron: n.Neutron}
+	if got, err := d.GetIPAddresses(ctx, fx.task); err != nil || len(got) != 0 {
+		t.Fatalf("without VIFs: %v, %v", got, err)
+	}
+	if err := n.AddProvisioningNetwork(ctx, fx.task); err != nil {
+		t.Fatal(err)
+	}
+	vif, _ := fx.port(t, 0).InternalInfo["provisioning_vif_port_id"].(string)
+	fips, _ := fn.GetPort(vif)["fixed_ips"].([]any)
+	if len(fips) == 0 {
+		t.Fatalf("provisioning port %s has no fixed IP", vif)
+	}
+	want, _ := fips[0].(map[string]any)["ip_address"].(string)
+	got, err := d.GetIPAddresses(ctx, fx.task)
+	if err != nil || len(got) != 1 || got[0] != want {
+		t.Fatalf("addresses %v, %v; want [%s]", got, err, want)
+	}
+
+	fn.Fail(http.MethodGet, "/v2.0/ports/", http.StatusInternalServerError, 1)
+	if got, err := d.GetIPAddresses(ctx, fx.task); err != nil || len(got) != 0 {
+		t.Fatalf("with Neutron failing: %v, %v", got, err)
+	}
+
+	fn.Port(map[string]any{"id": "bad-ip", "network_id": provNet, "fixed_ips": []any{map[string]any{"ip_address": "192.0.2.300"}}})
+	p := fx.port(t, 1)
+	p.InternalInfo = map[string]any{TenantVIFKey: "bad-ip"}
+	if _, err := fx.st.UpdatePort(ctx, p, "internal_info"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.GetIPAddresses(ctx, fx.task)
+	wantClass(t, err, "InvalidIPAddress", "Invalid IP address 192.0.2.300.")
+}

@@ -19,6 +19,9 @@ type DHCPProvider interface {
 	UpdateDHCPOpts(ctx context.Context, task *driver.Task, opts []map[string]any) error
 	// SupportsIPXETag tells whether the DHCP server tags iPXE's requests.
 	SupportsIPXETag() bool
+	// GetIPAddresses lists the addresses the node's ports hold, which
+	// GRUB asks for its configuration by (upstream get_ip_addresses).
+	GetIPAddresses(ctx context.Context, task *driver.Task) ([]string, error)
 }
 
 // DHCP option codes of upstream's pxe_utils.

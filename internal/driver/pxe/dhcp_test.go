@@ -33,10 +33,16 @@ var upstreamDHCP = map[string]string{
 	"pxe uefi my_ipv6":  `[{"ip_version":4,"opt_name":"67","opt_value":"bootx64.efi"},{"ip_version":4,"opt_name":"66","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"150","opt_value":"192.0.2.1"},{"ip_version":4,"opt_name":"255","opt_value":"192.0.2.1"},{"ip_version":6,"opt_name":"59","opt_value":"tftp://[2001:db8::1]/bootx64.efi"}]`,
 }
 
-// dhcpRecorder is a DHCP provider keeping what it was asked to set.
+// dhcpRecorder is a DHCP provider keeping what it was asked to set and
+// answering addrs for the node's addresses.
 type dhcpRecorder struct {
-	opts [][]map[string]any
-	err  error
+	opts  [][]map[string]any
+	err   error
+	addrs []string
+}
+
+func (d *dhcpRecorder) GetIPAddresses(context.Context, *driver.Task) ([]string, error) {
+	return d.addrs, nil
 }
 
 func (d *dhcpRecorder) UpdateDHCPOpts(_ context.Context, _ *driver.Task, opts []map[string]any) error {
@@ -199,5 +205,98 @@ func TestDnsmasqProvider(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(optsDir, "ironic-"+e.node.UUID+".conf")); !os.IsNotExist(err) || e.node.DriverInternalInfo["dnsmasq_tag"] != nil {
 		t.Errorf("options file or tag kept: %v %v", err, e.node.DriverInternalInfo["dnsmasq_tag"])
+	}
+}
+
+// The dnsmasq provider reads the node's addresses from dnsmasq's lease
+// file ("expiry mac ip hostname client-id"): those of its PXE-enabled MAC
+// addresses only, whatever their case; a GRUB configuration is linked
+// under each address and the links go at clean-up; a lease file that
+// cannot be read fails both, as upstream.
+func TestDnsmasqLeases(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "uefi")
+	leases := filepath.Join(t.TempDir(), "dnsmasq.leases")
+	e.opts.Ports = portList{
+		{UUID: "p1", NodeID: &e.node.ID, Address: ptr(mac1)},
+		{UUID: "p2", NodeID: &e.node.ID, Address: ptr(mac2), PXEEnabled: ptr(false)},
+	}
+	d := &Dnsmasq{HostsDir: t.TempDir(), OptsDir: t.TempDir(), LeaseFile: leases, Ports: e.opts.Ports}
+	e.opts.DHCP = d
+	b := NewPXE(e.opts)
+
+	if _, err := d.GetIPAddresses(ctx, e.task); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing lease file: %v", err)
+	}
+	if err := b.PrepareRamdisk(ctx, e.task, nil); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("GRUB configuration without a lease file: %v", err)
+	}
+
+	content := strings.Join([]string{
+		"1764800000 52:54:00:aa:bb:01 192.0.2.10 node-1 01:52:54:00:aa:bb:01",
+		"1764800001 52:54:00:aa:bb:02 192.0.2.11 node-1 *",
+		"1764800002 52:54:00:ff:ff:ff 192.0.2.12 other *",
+		"duid 00:01:00:01:2c:9f:3a:11:52:54:00:00:00:01",
+		"",
+	}, "\n")
+	if err := os.WriteFile(leases, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.GetIPAddresses(ctx, e.task)
+	if err != nil || len(got) != 1 || got[0] != "192.0.2.10" {
+		t.Fatalf("addresses %v, %v; want [192.0.2.10]", got, err)
+	}
+
+	if err := b.PrepareRamdisk(ctx, e.task, nil); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(e.tftp, "192.0.2.10.conf")
+	target, err := os.Readlink(link)
+	if err != nil || target != e.node.UUID+"/config" {
+		t.Fatalf("link by address -> %q, %v", target, err)
+	}
+	for _, other := range []string{"192.0.2.11.conf", "192.0.2.12.conf"} {
+		if _, err := os.Lstat(filepath.Join(e.tftp, other)); !os.IsNotExist(err) {
+			t.Errorf("%s linked: %v", other, err)
+		}
+	}
+	if err := b.CleanUpRamdisk(ctx, e.task); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(link); !os.IsNotExist(err) {
+		t.Fatalf("link by address left after clean-up: %v", err)
+	}
+
+	// iPXE asks by MAC address only: no address links, no lease read.
+	if err := os.Remove(leases); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewIPXE(e.opts).PrepareRamdisk(ctx, e.task, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Without a DHCP provider (upstream's "none") a GRUB configuration gets
+// no address links; a provider's addresses each get one.
+func TestGrubAddressLinks(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "uefi")
+	if err := NewPXE(e.opts).PrepareRamdisk(ctx, e.task, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range tree(t, e.tftp) {
+		if strings.Contains(entry, ".conf -> ") && !strings.HasPrefix(entry, mac1) && !strings.HasPrefix(entry, mac2) {
+			t.Errorf("address link without a DHCP provider: %s", entry)
+		}
+	}
+	rec := &dhcpRecorder{addrs: []string{"192.0.2.20", "2001:db8::20"}}
+	e.opts.DHCP = rec
+	if err := NewPXE(e.opts).PrepareRamdisk(ctx, e.task, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range rec.addrs {
+		if target, err := os.Readlink(filepath.Join(e.tftp, a+".conf")); err != nil || target != e.node.UUID+"/config" {
+			t.Errorf("link for %s -> %q, %v", a, target, err)
+		}
 	}
 }

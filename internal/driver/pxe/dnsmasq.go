@@ -24,10 +24,12 @@ type DHCPCleaner interface {
 // the node's options go to a file of [dnsmasq]/dhcp_optsdir under a tag
 // of its own, and each PXE-enabled MAC address to a file of
 // [dnsmasq]/dhcp_hostsdir setting that tag, for a dnsmasq configured with
-// dhcp-optsdir, dhcp-hostsdir and "dhcp-match=set:ipxe,175".
+// dhcp-optsdir, dhcp-hostsdir and "dhcp-match=set:ipxe,175". The
+// addresses it handed out are read back from its lease file
+// ([dnsmasq]/dhcp_leasefile).
 type Dnsmasq struct {
-	HostsDir, OptsDir string
-	Ports             PortLister
+	HostsDir, OptsDir, LeaseFile string
+	Ports                        PortLister
 }
 
 var (
@@ -114,6 +116,35 @@ func (d *Dnsmasq) CleanDHCPOpts(ctx context.Context, task *driver.Task) error {
 		return fmt.Errorf("remove DHCP options of node %s: %w", n.UUID, err)
 	}
 	return nil
+}
+
+// GetIPAddresses is upstream's dnsmasq get_ip_addresses: the addresses
+// of the lease file's entries for the node's PXE-enabled MAC addresses.
+// A lease line reads "expiry mac ip hostname client-id"; as upstream, a
+// lease file that cannot be read fails the caller.
+func (d *Dnsmasq) GetIPAddresses(ctx context.Context, task *driver.Task) ([]string, error) {
+	macs, err := d.pxeMACs(ctx, task.Node)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, m := range macs {
+		known[strings.ToLower(m)] = true
+	}
+	data, err := os.ReadFile(d.LeaseFile)
+	if err != nil {
+		return nil, fmt.Errorf("read dnsmasq leases of node %s: %w", task.Node.UUID, err)
+	}
+	addresses := []string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		// Short lines (the DHCPv6 "duid" line, blank ones) name no MAC
+		// address.
+		if f := strings.Fields(line); len(f) >= 3 && known[strings.ToLower(f[1])] {
+			addresses = append(addresses, f[2])
+		}
+	}
+	task.Logger().DebugContext(ctx, "found addresses in the dnsmasq leases", "node", task.Node.UUID, "addresses", strings.Join(addresses, ", "))
+	return addresses, nil
 }
 
 func writeDnsmasqFile(path, content string) error {

@@ -641,6 +641,56 @@ func (b *Boot) writeConfig(ctx context.Context, task *driver.Task, opts map[stri
 			}
 		}
 	}
+	if b.grub(n) {
+		return b.linkIPConfigs(ctx, task, cfg)
+	}
+	return nil
+}
+
+// ipLink is upstream _get_pxe_ip_address_path: GRUB asks for its
+// configuration by the address DHCP gave it, under tftp_root.
+func (b *Boot) ipLink(address string) string {
+	return filepath.Join(b.opts.TFTPRoot, address+".conf")
+}
+
+// ipAddresses is the DHCP provider's get_ip_addresses; upstream's "none"
+// provider (a nil DHCP here) knows no address.
+func (b *Boot) ipAddresses(ctx context.Context, task *driver.Task) ([]string, error) {
+	if b.opts.DHCP == nil {
+		return nil, nil
+	}
+	addrs, err := b.opts.DHCP.GetIPAddresses(ctx, task)
+	if err != nil {
+		return nil, fmt.Errorf("IP addresses of node %s: %w", task.Node.UUID, err)
+	}
+	return addrs, nil
+}
+
+// linkIPConfigs is upstream _link_ip_address_pxe_configs: a relative
+// link to the configuration for every address the node's ports hold. As
+// upstream's create_link_without_raise, a link that cannot be made is
+// logged and the others are still made.
+func (b *Boot) linkIPConfigs(ctx context.Context, task *driver.Task, cfg string) error {
+	addrs, err := b.ipAddresses(ctx, task)
+	if err != nil {
+		return err
+	}
+	if len(addrs) == 0 {
+		task.Logger().WarnContext(ctx, "no IP addresses assigned for node", "node", task.Node.UUID)
+	}
+	for _, a := range addrs {
+		link := b.ipLink(a)
+		if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			task.Logger().WarnContext(ctx, "could not remove boot configuration link", "node", task.Node.UUID, "link", link, "error", err)
+		}
+		rel, err := filepath.Rel(filepath.Dir(link), cfg)
+		if err == nil {
+			err = os.Symlink(rel, link)
+		}
+		if err != nil {
+			task.Logger().WarnContext(ctx, "could not link boot configuration", "node", task.Node.UUID, "link", link, "error", err)
+		}
+	}
 	return nil
 }
 
@@ -738,6 +788,19 @@ func (b *Boot) setNetworkBoot(ctx context.Context, task *driver.Task, persistent
 // prepare_instance), both sides always go.
 func (b *Boot) cleanUp(ctx context.Context, task *driver.Task) error {
 	n := task.Node
+	if b.grub(n) {
+		// Upstream clean_up_pxe_config: GRUB's links by IP address go
+		// first; a provider that cannot list the addresses fails it.
+		addrs, err := b.ipAddresses(ctx, task)
+		if err != nil {
+			return err
+		}
+		for _, a := range addrs {
+			if err := os.Remove(b.ipLink(a)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				task.Logger().Warn("could not remove boot configuration link", "node", n.UUID, "link", b.ipLink(a), "error", err)
+			}
+		}
+	}
 	ports, err := b.ports(ctx, n)
 	if err != nil {
 		return err
