@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // netns is a network namespace that has only loopback, held open by a
@@ -158,8 +160,7 @@ func (n *netns) waitListen(port int) {
 	n.t.Helper()
 	table := fmt.Sprintf("/proc/%d/net/tcp", n.holder.cmd.Process.Pid)
 	want := fmt.Sprintf(":%04X", port)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	await.UntilReason(n.t, 10*time.Second, fmt.Sprintf("a listener on port %d in the namespace", port), func() (bool, string) {
 		b, err := os.ReadFile(table)
 		if err != nil {
 			n.t.Fatalf("read the namespace's sockets: %v", err)
@@ -168,30 +169,23 @@ func (n *netns) waitListen(port int) {
 			// sl local_address rem_address st …; st 0A is LISTEN.
 			f := strings.Fields(line)
 			if len(f) > 3 && strings.HasSuffix(f[1], want) && f[3] == "0A" {
-				return
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(n.dir, "socat.log"))
-			n.t.Fatalf("nothing listens on port %d in the namespace:\n%s", port, log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		log, _ := os.ReadFile(filepath.Join(n.dir, "socat.log"))
+		return false, fmt.Sprintf("nothing listens on port %d in the namespace:\n%s", port, log)
+	})
 }
 
 func (n *netns) waitFile(path string) {
 	n.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	await.UntilReason(n.t, 10*time.Second, "socat to create "+path, func() (bool, string) {
 		if _, err := os.Stat(path); err == nil {
-			return
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(n.dir, "socat.log"))
-			n.t.Fatalf("socat never created %s:\n%s", path, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		b, _ := os.ReadFile(filepath.Join(n.dir, "socat.log"))
+		return false, fmt.Sprintf("socat never created %s:\n%s", path, b)
+	})
 }
 
 // proc is a started process.
