@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
@@ -95,10 +97,11 @@ func TestAbortAgentCleanWait(t *testing.T) {
 		token := provideToAgent(t, e, n)
 		// The step stays RUNNING far longer than the test.
 		a := ipa.New(t).WithToken(token).Handle("clean.execute_clean_step", ipa.ExecuteStep("clean", 1<<20, nil))
-		deadline := time.Now().Add(20 * time.Second)
-		for a.Count("clean.execute_clean_step") == 0 || e.get(n).Reservation != nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("the first clean step never started: %v", commandNames(a))
+		// Each check heartbeats an idle node, as the agent would, until the
+		// step starts.
+		await.UntilReason(t, 20*time.Second, "the first clean step to start", func() (bool, string) {
+			if a.Count("clean.execute_clean_step") != 0 && e.get(n).Reservation == nil {
+				return true, ""
 			}
 			if cur := e.get(n); cur.Reservation == nil && a.Count("clean.execute_clean_step") == 0 {
 				err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version})
@@ -106,8 +109,8 @@ func TestAbortAgentCleanWait(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return false, fmt.Sprintf("the first clean step never started: %v", commandNames(a))
+		})
 		running := e.waitUnlocked(n)
 		if running.ProvisionState != states.CleanWait || running.CleanStep["step"] != "erase_devices_metadata" {
 			t.Fatalf("before abort: %s, clean_step %v", running.ProvisionState, running.CleanStep)
@@ -145,15 +148,12 @@ func TestStaleRamdiskAfterPowerOff(t *testing.T) {
 		if err := e.api.ChangeNodePowerState(ctx, "", n.UUID, states.PowerOff, 0); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		got := e.waitUnlocked(n)
-		for got.PowerState != states.PowerOff || got.TargetPowerState != states.NoState {
-			if time.Now().After(deadline) {
-				t.Fatalf("power off never finished: %q → %q (%q)", got.PowerState, got.TargetPowerState, deref(got.LastError))
-			}
-			time.Sleep(10 * time.Millisecond)
+		var got *model.Node
+		await.UntilReason(t, 10*time.Second, "the power off to finish", func() (bool, string) {
 			got = e.waitUnlocked(n)
-		}
+			return got.PowerState == states.PowerOff && got.TargetPowerState == states.NoState,
+				fmt.Sprintf("power off never finished: %q → %q (%q)", got.PowerState, got.TargetPowerState, deref(got.LastError))
+		})
 		for _, k := range []string{"agent_secret_token", "agent_url"} {
 			if v, ok := got.DriverInternalInfo[k]; ok {
 				t.Errorf("after power off driver_internal_info[%s] = %v", k, v)
@@ -324,15 +324,17 @@ func TestAgentStepRebootRequested(t *testing.T) {
 		n := e.node(states.Manageable, func(n *model.Node) { n.DeployInterface = "direct" })
 		token := provideToAgent(t, e, n)
 		first := ipa.New(t).WithToken(token).Handle("clean.get_clean_steps", getSteps)
-		deadline := time.Now().Add(20 * time.Second)
 		var cur *model.Node
-		for {
+		// Each check heartbeats an idle node, as the agent would, until the
+		// step asks for its reboot; a failed cleaning ends the wait at once.
+		await.UntilReason(t, 20*time.Second, "the reboot after the step", func() (bool, string) {
 			cur = e.get(n)
 			if cur.Reservation == nil && cur.DriverInternalInfo["cleaning_reboot"] == true {
-				break
+				return true, ""
 			}
-			if time.Now().After(deadline) || cur.ProvisionState == states.CleanFail {
-				t.Fatalf("no reboot after the step: %s %q, commands %v", cur.ProvisionState, deref(cur.LastError), commandNames(first))
+			noReboot := fmt.Sprintf("no reboot after the step: %s %q, commands %v", cur.ProvisionState, deref(cur.LastError), commandNames(first))
+			if cur.ProvisionState == states.CleanFail {
+				t.Fatal(noReboot)
 			}
 			if cur.Reservation == nil {
 				err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: first.URL(), AgentToken: token, AgentVersion: ipa.Version})
@@ -340,8 +342,8 @@ func TestAgentStepRebootRequested(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return false, noReboot
+		})
 		if cur.ProvisionState != states.CleanWait || cur.CleanStep["step"] != "erase_devices_metadata" || cur.PowerState != states.PowerOn {
 			t.Fatalf("after the reboot: %s, clean_step %v, power %q", cur.ProvisionState, cur.CleanStep, cur.PowerState)
 		}

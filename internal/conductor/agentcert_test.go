@@ -2,6 +2,7 @@ package conductor_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 const agentCA = "-----BEGIN CERTIFICATE-----\nMIIBagent\n-----END CERTIFICATE-----\n"
@@ -36,13 +38,10 @@ func TestHeartbeatStoresAgentCertificate(t *testing.T) {
 		if data, err := os.ReadFile(path); err != nil || string(data) != agentCA {
 			t.Fatalf("stored certificate %q, %v", data, err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for e.get(n).DriverInternalInfo["agent_verify_ca"] != path {
-			if time.Now().After(deadline) {
-				t.Fatalf("agent_verify_ca = %v, want %s", e.get(n).DriverInternalInfo["agent_verify_ca"], path)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		await.UntilReason(t, 5*time.Second, "agent_verify_ca recorded", func() (bool, string) {
+			got := e.get(n).DriverInternalInfo["agent_verify_ca"]
+			return got == path, fmt.Sprintf("agent_verify_ca = %v, want %s", got, path)
+		})
 		e.waitUnlocked(n)
 		other := hb
 		other.AgentVerifyCA = "-----BEGIN CERTIFICATE-----\nMIIBother\n-----END CERTIFICATE-----\n"

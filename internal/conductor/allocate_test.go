@@ -2,29 +2,27 @@ package conductor_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 func (e *env) waitAllocation(a *model.Allocation) *model.Allocation {
 	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		got, err := e.st.GetAllocationByID(context.Background(), a.ID)
-		if err != nil {
+	var got *model.Allocation
+	await.UntilReason(e.t, 15*time.Second, "allocation "+a.UUID+" to leave allocating", func() (bool, string) {
+		var err error
+		if got, err = e.st.GetAllocationByID(context.Background(), a.ID); err != nil {
 			e.t.Fatal(err)
 		}
-		if got.State != states.Allocating {
-			return got
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	e.t.Fatalf("allocation %s still allocating", a.UUID)
-	return nil
+		return got.State != states.Allocating, fmt.Sprintf("allocation %s still allocating", a.UUID)
+	})
+	return got
 }
 
 func TestAllocate(t *testing.T) {

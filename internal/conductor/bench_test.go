@@ -26,6 +26,7 @@ import (
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // Conductor benchmarks (issue 12, item 2). They run only under -bench, on
@@ -233,17 +234,11 @@ func (e *benchEnv) enroll(b *testing.B, count int, state string, mut func(*model
 // waitIdle waits until no spawned work runs in the pool.
 func (e *benchEnv) waitIdle(b *testing.B) {
 	b.Helper()
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
+	// The pool's own Wait closes it for good; the benchmark spawns again.
+	await.UntilReason(b, 10*time.Minute, "an idle worker pool", func() (bool, string) {
 		s := e.pool.Stats()
-		if s.NormalRunning+s.ReservedRunning == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("workers still running: %+v", s)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return s.NormalRunning+s.ReservedRunning == 0, fmt.Sprintf("workers still running: %+v", s)
+	})
 }
 
 // countNodes counts the nodes f matches.

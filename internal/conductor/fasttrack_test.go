@@ -18,6 +18,7 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
@@ -550,12 +551,11 @@ func TestAgentPowerReboot(t *testing.T) {
 		if err := e.api.ChangeNodePowerState(ctx, "", n.UUID, states.Reboot, 0); err != nil {
 			t.Fatal(err)
 		}
-		got := e.waitUnlocked(n)
-		deadline := time.Now().Add(5 * time.Second)
-		for got.TargetPowerState != states.NoState && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
+		var got *model.Node
+		await.UntilReason(t, 5*time.Second, "the reboot to finish", func() (bool, string) {
 			got = e.waitUnlocked(n)
-		}
+			return got.TargetPowerState == states.NoState, fmt.Sprintf("reboot: agent commands %v, last_error %q", commandNames(a), deref(got.LastError))
+		})
 		if a.Count("standby.run_image") != 0 || !strings.HasSuffix(deref(got.LastError), "Agent driver requires agent_url in driver_internal_info") {
 			t.Fatalf("reboot: agent commands %v, last_error %q", commandNames(a), deref(got.LastError))
 		}

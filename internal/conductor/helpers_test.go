@@ -22,6 +22,7 @@ import (
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/fakeclock"
 )
 
@@ -405,33 +406,25 @@ func (e *env) get(n *model.Node) *model.Node {
 // after a deadline.
 func (e *env) waitState(n *model.Node, state string) *model.Node {
 	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
 	var cur *model.Node
-	for time.Now().Before(deadline) {
+	await.UntilReason(e.t, 15*time.Second, fmt.Sprintf("node %s unlocked in %q", n.UUID, state), func() (bool, string) {
 		cur = e.get(n)
-		if cur.ProvisionState == state && cur.Reservation == nil {
-			return cur
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	e.t.Fatalf("node %s: wanted unlocked in %q, have %q (target %q, reservation %v, last_error %q)",
-		n.UUID, state, cur.ProvisionState, cur.TargetProvisionState, deref(cur.Reservation), deref(cur.LastError))
-	return nil
+		return cur.ProvisionState == state && cur.Reservation == nil,
+			fmt.Sprintf("node %s: wanted unlocked in %q, have %q (target %q, reservation %v, last_error %q)",
+				n.UUID, state, cur.ProvisionState, cur.TargetProvisionState, deref(cur.Reservation), deref(cur.LastError))
+	})
+	return cur
 }
 
 // waitUnlocked polls until the node has no reservation.
 func (e *env) waitUnlocked(n *model.Node) *model.Node {
 	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		cur := e.get(n)
-		if cur.Reservation == nil {
-			return cur
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	e.t.Fatalf("node %s still locked", n.UUID)
-	return nil
+	var cur *model.Node
+	await.UntilReason(e.t, 15*time.Second, fmt.Sprintf("node %s unlocked", n.UUID), func() (bool, string) {
+		cur = e.get(n)
+		return cur.Reservation == nil, fmt.Sprintf("node %s still locked", n.UUID)
+	})
+	return cur
 }
 
 // expect checks the node's state, target and last_error.

@@ -2,6 +2,7 @@ package conductor_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os/exec"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/ipmisim"
 )
 
@@ -165,17 +167,11 @@ func (e *env) console(n *model.Node, password string) {
 	ctx := context.Background()
 	waitConsole := func(want bool) {
 		e.t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
+		await.UntilReason(e.t, 15*time.Second, fmt.Sprintf("console_enabled %v on an unlocked node", want), func() (bool, string) {
 			cur := e.get(n)
-			if cur.ConsoleEnabled == want && cur.Reservation == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				e.t.Fatalf("console_enabled %v, want %v (last_error %q)", cur.ConsoleEnabled, want, deref(cur.LastError))
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return cur.ConsoleEnabled == want && cur.Reservation == nil,
+				fmt.Sprintf("console_enabled %v, want %v (last_error %q)", cur.ConsoleEnabled, want, deref(cur.LastError))
+		})
 	}
 	if err := e.api.SetConsoleMode(ctx, "", n.UUID, true); err != nil {
 		e.t.Fatal(err)

@@ -3,6 +3,7 @@ package conductor_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // newInspectEnv is a conductor whose fake-hardware nodes may use the
@@ -283,14 +285,11 @@ func TestAutoDiscoveryInspection(t *testing.T) {
 			t.Fatalf("continue_inspection: %v", err)
 		}
 		var got *model.Node
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		await.UntilReason(t, 10*time.Second, "the discovered properties", func() (bool, string) {
 			got = e.waitUnlocked(n)
-			if got.Properties["memory_mb"] != nil || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			props, _ := json.Marshal(got.Properties)
+			return got.Properties["memory_mb"] != nil, fmt.Sprintf("properties = %s", props)
+		})
 		e.expect(got, states.Enroll, "", "")
 		if props, _ := json.Marshal(got.Properties); string(props) != `{"cpu_arch":"x86_64","cpus":8,"local_gb":464,"memory_mb":16384}` {
 			t.Errorf("properties = %s", props)
@@ -310,10 +309,10 @@ func TestAutoDiscoveryInspection(t *testing.T) {
 		if err := e.api.ContinueInspection(ctx, "", bad.UUID, inv, pd); err != nil {
 			t.Fatal(err)
 		}
-		deadline = time.Now().Add(10 * time.Second)
-		for got = e.waitUnlocked(bad); got.LastError == nil && time.Now().Before(deadline); got = e.waitUnlocked(bad) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		await.UntilReason(t, 10*time.Second, "the ramdisk's error recorded", func() (bool, string) {
+			got = e.waitUnlocked(bad)
+			return got.LastError != nil, fmt.Sprintf("failed auto-discovery: %s, last_error %q", got.ProvisionState, deref(got.LastError))
+		})
 		if got.ProvisionState != states.Enroll || !strings.Contains(deref(got.LastError), "Ramdisk reported error: disk on fire") {
 			t.Errorf("failed auto-discovery: %s, last_error %q", got.ProvisionState, deref(got.LastError))
 		}

@@ -2,6 +2,7 @@ package conductor_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // bmcLog is a power and a management interface recording, per node and in
@@ -212,19 +214,12 @@ func TestPXEBootRetryOffByDefault(t *testing.T) {
 		n := e.waitingNode(states.DeployWait, "pxe")
 		e.clock.Advance(24 * time.Hour)
 		e.c.CheckBootTimeouts(ctx)
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		await.UntilReason(t, 10*time.Second, "two passes of _check_deploy_timeouts", func() (bool, string) {
 			mu.Lock()
 			passes := seen["_check_deploy_timeouts"]
 			mu.Unlock()
-			if passes >= 2 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the conductor's periodic loops did not run")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return passes >= 2, fmt.Sprintf("the conductor's periodic loops did not run (%d passes)", passes)
+		})
 		if calls := bmc.of(n); len(calls) != 0 {
 			t.Errorf("boot retried without [pxe]/boot_retry_timeout: %v", calls)
 		}
@@ -262,15 +257,14 @@ func TestPXEBootRetryPeriodicLoop(t *testing.T) {
 			}
 			return true
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for len(bmc.of(n)) < len(pxeRetry) || !allRan() {
-			if time.Now().After(deadline) {
-				mu.Lock()
-				defer mu.Unlock()
-				t.Fatalf("periodic loops: calls %v, passes %v", bmc.of(n), seen)
+		await.UntilReason(t, 10*time.Second, "the boot retry and every boot interface's pass", func() (bool, string) {
+			if len(bmc.of(n)) >= len(pxeRetry) && allRan() {
+				return true, ""
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			mu.Lock()
+			defer mu.Unlock()
+			return false, fmt.Sprintf("periodic loops: calls %v, passes %v", bmc.of(n), seen)
+		})
 		if calls := bmc.of(n); !slices.Equal(calls, pxeRetry) {
 			t.Errorf("calls %v, want %v", calls, pxeRetry)
 		}

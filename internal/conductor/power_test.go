@@ -3,6 +3,7 @@ package conductor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 func fmtInt(i int64) string { return strconv.FormatInt(i, 10) }
@@ -18,16 +20,13 @@ func fmtInt(i int64) string { return strconv.FormatInt(i, 10) }
 // waitPower polls until the node has no target power state.
 func (e *env) waitPower(n *model.Node) *model.Node {
 	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		cur := e.get(n)
-		if cur.TargetPowerState == "" && cur.Reservation == nil {
-			return cur
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	e.t.Fatalf("power action on %s did not finish", n.UUID)
-	return nil
+	var cur *model.Node
+	await.UntilReason(e.t, 15*time.Second, "the power action to finish", func() (bool, string) {
+		cur = e.get(n)
+		return cur.TargetPowerState == "" && cur.Reservation == nil,
+			fmt.Sprintf("power action on %s did not finish (target %q, reservation %v)", n.UUID, cur.TargetPowerState, deref(cur.Reservation))
+	})
+	return cur
 }
 
 func TestChangePowerState(t *testing.T) {
@@ -160,10 +159,7 @@ func TestManagementCalls(t *testing.T) {
 		if err := e.api.SetConsoleMode(ctx, "", n.UUID, true); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for !e.get(n).ConsoleEnabled && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
+		await.Until(t, 10*time.Second, "console_enabled", func() bool { return e.get(n).ConsoleEnabled })
 		e.waitUnlocked(n)
 		info, err := e.api.GetConsoleInformation(ctx, "", n.UUID)
 		if err != nil || info == nil {

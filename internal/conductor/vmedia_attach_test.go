@@ -17,6 +17,7 @@ import (
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/redfishbmc"
 )
 
@@ -171,16 +172,12 @@ func (e *env) attach(n *model.Node, url, source string) {
 // waitLastError waits for last_error to change from before.
 func (e *env) waitLastError(n *model.Node, before string) string {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		got := e.get(n)
-		if got.Reservation == nil && deref(got.LastError) != before {
-			return deref(got.LastError)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	e.t.Fatalf("last_error stayed %q", before)
-	return ""
+	var got *model.Node
+	await.UntilReason(e.t, 10*time.Second, "last_error to change on an unlocked node", func() (bool, string) {
+		got = e.get(n)
+		return got.Reservation == nil && deref(got.LastError) != before, fmt.Sprintf("last_error stayed %q", before)
+	})
+	return deref(got.LastError)
 }
 
 // bmcCD is what the emulated BMC says its CD holds.
