@@ -123,16 +123,10 @@ var unreadTable = []unreadEntry{
 	na("auto_discovery", "master defines it and reads it nowhere", "inspection_scope"),
 	na("inspector", "the period of the status poll of ironic-inspector, which master no longer talks to; master declares the option and reads it nowhere",
 		"status_check_period"),
-	planned(26, "conductor", "trait-based networking of the ironic-networking interface", "enable_trait_based_networking",
-		"trait_based_networking_config_file", "trait_based_networking_enable_default_trait", "trait_based_networking_raise_when_no_match"),
 	na("vnc", tlsCiphers, "tls_ciphers"),
 	na("drac", "read by the WS-Man idrac interfaces upstream removed; master's idrac-redfish interfaces do not read it",
 		"bios_factory_reset_timeout", "boot_device_job_status_timeout", "config_job_max_retries"),
 	na("redfish", "registered by master but read nowhere (its BMC firmware updates are bounded by firmware_update_resource_validation_timeout)", "firmware_update_bmc_timeout"),
-	// Gaps of issue 23 item 8 with no feature issue of their own: each is
-	// upstream behaviour openkeel does not have yet.
-	planned(23, "conductor", "the configdrive check and regeneration of invalid network_data.json (metadata MTU)",
-		"disable_configdrive_check", "disable_metadata_mtu_check"),
 	na("mdns", "registered by master but read nowhere: it bounded the client lookup that mdns.py no longer has", "lookup_attempts"),
 	na("neutron", "registered by master but read nowhere: request_timeout has no reader, retries is deprecated for [neutron]/status_code_retries", "request_timeout", "retries"),
 	na("oslo_middleware", "read by oslo.middleware's sizelimit filter, which upstream's API pipeline (ironic/api/app.py) does not include; [api]/max_json_body_size* bound request bodies", "max_request_body_size"),

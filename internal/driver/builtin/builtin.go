@@ -96,6 +96,9 @@ type Options struct {
 	Cinder *storage.Cinder
 	// IronicNetworking configures the ironic-networking interface.
 	IronicNetworking ironicnetworking.Options
+	// TraitBased is trait-based networking for the flat and neutron
+	// interfaces, nil when [conductor]/enable_trait_based_networking is off.
+	TraitBased *network.TraitBased
 }
 
 // OptionsFromConfig reads the implementations' sections of ironic.conf.
@@ -218,6 +221,9 @@ func OptionsFromConfig(c *config.Config) (Options, error) {
 	o.PortSetupDelay = time.Duration(c.IntOf(config.NeutronPortSetupDelay)) * time.Second
 	o.Cinder = cinderStorage(c)
 	o.IronicNetworking = ironicnetworking.OptionsFromConfig(c, slog.Default())
+	if o.TraitBased, err = network.TraitBasedFromConfig(c); err != nil {
+		return Options{}, err
+	}
 	if ipmiEnabled(c) {
 		io, err := ipmi.OptionsFromConfig(c)
 		if err != nil {
@@ -375,11 +381,11 @@ func Registry(o Options) (*driver.Registry, error) {
 	if o.FlatNeutron {
 		flatNeutron = o.Neutron
 	}
-	if err := network.Register(r, o.Ports, flatNeutron); err != nil {
+	if err := network.Register(r, o.Ports, flatNeutron, o.TraitBased); err != nil {
 		return nil, fmt.Errorf("network interfaces: %w", err)
 	}
 	if o.Neutron != nil {
-		if err := network.RegisterNeutron(r, o.Ports, o.Neutron); err != nil {
+		if err := network.RegisterNeutron(r, o.Ports, o.Neutron, o.TraitBased); err != nil {
 			return nil, fmt.Errorf("network interfaces: %w", err)
 		}
 	}

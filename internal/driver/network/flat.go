@@ -37,6 +37,10 @@ type PortStore interface {
 	GetPortgroupByID(ctx context.Context, id int64) (*model.Portgroup, error)
 	ListPortgroups(ctx context.Context, f store.PortgroupFilter, o store.ListOptions) ([]*model.Portgroup, error)
 	UpdatePortgroup(ctx context.Context, pg *model.Portgroup, fields ...string) (*model.Portgroup, error)
+	// CreatePortgroup and DeletePortgroup make and remove the dynamic
+	// portgroups of trait-based networking.
+	CreatePortgroup(ctx context.Context, pg *model.Portgroup) (*model.Portgroup, error)
+	DeletePortgroup(ctx context.Context, id int64) error
 }
 
 // Flat is the "flat" network interface. With Neutron set it binds the
@@ -46,6 +50,9 @@ type PortStore interface {
 type Flat struct {
 	Ports   PortStore
 	Neutron *NeutronOptions
+	// TBN, when set, lets the node's traits choose the ports a VIF is
+	// attached to ([conductor]/enable_trait_based_networking).
+	TBN *TraitBased
 }
 
 var (
@@ -55,9 +62,10 @@ var (
 	_ driver.ServicingNetworker  = (*Flat)(nil)
 )
 
-// Register adds flat to r; neutron may be nil (standalone).
-func Register(r *driver.Registry, ports PortStore, neutron *NeutronOptions) error {
-	if err := r.Register(driver.KindNetwork, "flat", &Flat{Ports: ports, Neutron: neutron}); err != nil {
+// Register adds flat to r; neutron may be nil (standalone), and so may
+// traitBased (trait-based networking disabled).
+func Register(r *driver.Registry, ports PortStore, neutron *NeutronOptions, traitBased *TraitBased) error {
+	if err := r.Register(driver.KindNetwork, "flat", &Flat{Ports: ports, Neutron: neutron, TBN: traitBased}); err != nil {
 		return fmt.Errorf("network flat: %w", err)
 	}
 	return nil
@@ -268,6 +276,9 @@ func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[str
 	if vif == "" {
 		return errs.NewMessage(errs.ClassMissingParameterValue, "VIF information must contain an 'id'")
 	}
+	if f.TBN != nil {
+		return f.vifAttachTBN(ctx, task, vifInfo, vif)
+	}
 	ports, pgs, err := f.load(ctx, task.Node)
 	if err != nil {
 		return err
@@ -300,7 +311,13 @@ func (f *Flat) VifAttach(ctx context.Context, task *driver.Task, vifInfo map[str
 		return r
 	}
 	sort.SliceStable(free, func(i, j int) bool { return rank(free[i]) > rank(free[j]) })
-	chosen := free[0]
+	return f.attachPortLike(ctx, task, free[0], vif, ports)
+}
+
+// attachPortLike records the VIF on the chosen port or portgroup and,
+// with Neutron, gives the Neutron port its MAC and binds it (upstream's
+// _attach_port_to_vif); ports are the node's, for binding a portgroup.
+func (f *Flat) attachPortLike(ctx context.Context, task *driver.Task, chosen portLike, vif string, ports []*model.Port) error {
 	if f.Neutron == nil {
 		return f.save(ctx, chosen, func(info, _ map[string]any) { info[TenantVIFKey] = vif })
 	}
@@ -345,6 +362,11 @@ func (f *Flat) VifDetach(ctx context.Context, task *driver.Task, vif string) err
 		delete(extra, legacyVIFKey)
 	}); err != nil {
 		return err
+	}
+	if holder.pg != nil && holder.pg.DynamicPortgroup != nil && *holder.pg.DynamicPortgroup {
+		if err := f.teardownDynamicPortgroup(ctx, holder.pg, ports); err != nil {
+			return err
+		}
 	}
 	// Nova deletes the Neutron port itself; Ironic unbinds it where the
 	// node may still be using it.

@@ -196,7 +196,7 @@ func TestFlatNetworkHooksAndMissingStore(t *testing.T) {
 		t.Errorf("attach without id = %v", err)
 	}
 	r := driver.NewRegistry()
-	if err := Register(r, nil, nil); err != nil {
+	if err := Register(r, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := r.Implementation(driver.KindNetwork, "flat"); !ok {

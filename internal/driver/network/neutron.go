@@ -114,12 +114,13 @@ var (
 	_ driver.ServicingNetworker  = (*Neutron)(nil)
 )
 
-// RegisterNeutron adds neutron to r.
-func RegisterNeutron(r *driver.Registry, ports PortStore, opts *NeutronOptions) error {
+// RegisterNeutron adds neutron to r; traitBased may be nil (trait-based
+// networking disabled).
+func RegisterNeutron(r *driver.Registry, ports PortStore, opts *NeutronOptions, traitBased *TraitBased) error {
 	if opts == nil {
 		return fmt.Errorf("network neutron: no Neutron options")
 	}
-	if err := r.Register(driver.KindNetwork, "neutron", &Neutron{Flat{Ports: ports, Neutron: opts}}); err != nil {
+	if err := r.Register(driver.KindNetwork, "neutron", &Neutron{Flat{Ports: ports, Neutron: opts, TBN: traitBased}}); err != nil {
 		return fmt.Errorf("network neutron: %w", err)
 	}
 	return nil
