@@ -95,3 +95,15 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("sample\n got %q\nwant %q", got, want)
 	}
 }
+
+// The operators' example in docs/examples is a valid file.
+func TestDocumentedExample(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "trait_based_networking.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	traits, reasons := ParseConfig(data)
+	if len(reasons) != 0 || len(traits) != 3 || DefaultTrait(traits) != traits[2] {
+		t.Fatalf("traits %v, reasons %q", traits, reasons)
+	}
+}
