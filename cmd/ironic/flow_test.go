@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // apiClient speaks to a started ironic at one microversion.
@@ -56,17 +58,12 @@ func (c *apiClient) do(method, path string, body any) (int, map[string]any) {
 // waitState polls the node until its provision state is want.
 func (c *apiClient) waitState(node, want string) map[string]any {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, n := c.do("GET", "/v1/nodes/"+node, nil)
-		if n["provision_state"] == want && n["target_provision_state"] == nil {
-			return n
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("node %s never reached %q: %v", node, want, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var n map[string]any
+	await.UntilReason(c.t, 30*time.Second, fmt.Sprintf("node %s in %q", node, want), func() (bool, string) {
+		_, n = c.do("GET", "/v1/nodes/"+node, nil)
+		return n["provision_state"] == want && n["target_provision_state"] == nil, fmt.Sprintf("node %s never reached %q: %v", node, want, n)
+	})
+	return n
 }
 
 // The all-in-one binary enrols a fake-hardware node and walks it through

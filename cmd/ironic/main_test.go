@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // binary builds the ironic command once per test run.
@@ -91,8 +93,7 @@ func startIronic(t *testing.T, dir, name string, args ...string) *process {
 // waitHealthy polls the health check until it answers 200 or the process dies.
 func waitHealthy(t *testing.T, p *process, url string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	await.UntilReason(t, 30*time.Second, url+" healthy", func() (bool, string) {
 		select {
 		case err := <-p.done:
 			t.Fatalf("ironic exited early (%v):\n%s", err, p.out)
@@ -102,12 +103,11 @@ func waitHealthy(t *testing.T, p *process, url string) {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return true, ""
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s never became healthy:\n%s", url, p.out)
+		return false, fmt.Sprintf("%s never became healthy:\n%s", url, p.out)
+	})
 }
 
 func terminate(t *testing.T, p *process) {
@@ -193,20 +193,16 @@ func TestUnixSocket(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 	}}}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	await.UntilReason(t, 30*time.Second, "a healthy answer on "+sock, func() (bool, string) {
 		resp, err := client.Get("http://ironic/healthcheck")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				break
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no answer on %s:\n%s", sock, p.out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("no answer on %s:\n%s", sock, p.out)
+	})
 	terminate(t, p)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/ipa"
 	"github.com/openkeel/ironic/testing/ipmisim"
 	"github.com/openkeel/ironic/testing/redfishbmc"
@@ -91,10 +92,11 @@ func TestMetricsAndLogsOfAFlow(t *testing.T) {
 	}
 	// The timeout checks run every second on an idle conductor: each pass
 	// starts less than an interval after it was due.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	var lag *dto.Histogram
+	var interval float64
+	await.UntilReason(t, 10*time.Second, "a timed pass of _check_deploy_timeouts", func() (bool, string) {
 		fams := scrapeMetrics(t, base+"/metrics")
-		var lag *dto.Histogram
-		var interval float64
+		lag, interval = nil, 0
 		for _, m := range fams["ironic_conductor_periodic_lag_seconds"].GetMetric() {
 			if labels(m)["task"] == "_check_deploy_timeouts" {
 				lag = m.GetHistogram()
@@ -105,15 +107,10 @@ func TestMetricsAndLogsOfAFlow(t *testing.T) {
 				interval = m.GetGauge().GetValue()
 			}
 		}
-		if lag.GetSampleCount() > 0 {
-			if interval != 1 || lag.GetSampleSum() < 0 || lag.GetSampleSum() >= float64(lag.GetSampleCount()) {
-				t.Errorf("_check_deploy_timeouts: %d passes, lag %v s in all, interval %v s", lag.GetSampleCount(), lag.GetSampleSum(), interval)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pass of _check_deploy_timeouts timed: %v", fams["ironic_conductor_periodic_lag_seconds"])
-		}
+		return lag.GetSampleCount() > 0, fmt.Sprintf("no pass of _check_deploy_timeouts timed: %v", fams["ironic_conductor_periodic_lag_seconds"])
+	})
+	if interval != 1 || lag.GetSampleSum() < 0 || lag.GetSampleSum() >= float64(lag.GetSampleCount()) {
+		t.Errorf("_check_deploy_timeouts: %d passes, lag %v s in all, interval %v s", lag.GetSampleCount(), lag.GetSampleSum(), interval)
 	}
 
 	terminate(t, p)
@@ -201,26 +198,18 @@ func TestAgentCommandLatencies(t *testing.T) {
 		t.Fatalf("rescue: %d %v", status, body)
 	}
 	// A wait state keeps its target: waitState waits for none.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, n := c.do("GET", "/v1/nodes/"+uuid, nil); n["provision_state"] == "rescue wait" {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("never in rescue wait: %v", n["provision_state"])
-		}
-	}
+	await.UntilReason(t, 30*time.Second, "rescue wait", func() (bool, string) {
+		_, n := c.do("GET", "/v1/nodes/"+uuid, nil)
+		return n["provision_state"] == "rescue wait", fmt.Sprintf("never in rescue wait: %v", n["provision_state"])
+	})
 
 	ctx := context.Background()
 	ironic := &ipa.IronicClient{BaseURL: base}
 	// As IPA, retry while the rescue still holds the node's lock.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	await.UntilReason(t, 30*time.Second, "a lookup that hands out the agent token", func() (bool, string) {
 		_, err := ironic.Lookup(ctx, []string{mac}, "")
-		if err == nil && ironic.Token != "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lookup: %v (token %q)", err, ironic.Token)
-		}
-	}
+		return err == nil && ironic.Token != "", fmt.Sprintf("lookup: %v (token %q)", err, ironic.Token)
+	})
 	agent := ipa.New(t).WithToken(ironic.Token)
 	if err := ironic.Heartbeat(ctx, uuid, agent.URL(), ""); err != nil {
 		t.Fatalf("heartbeat: %v", err)
@@ -325,15 +314,12 @@ func TestBMCRequestMetrics(t *testing.T) {
 		if status, body := c.do("PUT", "/v1/nodes/"+uuid+"/states/power", map[string]any{"target": "power on"}); status != http.StatusAccepted {
 			t.Fatalf("power on %s: %d %v", uuid, status, body)
 		}
-		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			_, n := c.do("GET", "/v1/nodes/"+uuid, nil)
-			if n["target_power_state"] == nil && n["reservation"] == nil {
-				return n
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("power action on %s never ended: %v", uuid, n)
-			}
-		}
+		var n map[string]any
+		await.UntilReason(t, 60*time.Second, "the power action on "+uuid+" to end", func() (bool, string) {
+			_, n = c.do("GET", "/v1/nodes/"+uuid, nil)
+			return n["target_power_state"] == nil && n["reservation"] == nil, fmt.Sprintf("power action on %s never ended: %v", uuid, n)
+		})
+		return n
 	}
 	bmc.FailNextMatching(redfishbmc.Match{Method: http.MethodPost, Path: "ComputerSystem.Reset"}, 1, http.StatusInternalServerError, "")
 	if n := powerOn(rf); n["power_state"] == "power on" || n["last_error"] == nil {
