@@ -8,8 +8,41 @@ import (
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/image/configdrive"
 )
+
+// checkAndFixConfigdrive is the check of upstream's do_node_deploy: unless
+// [conductor]/disable_configdrive_check, a network interface with the
+// "metadata" capability (flat, neutron) has the config drive's network
+// metadata checked and, when invalid, regenerated from the VIFs
+// (check_and_fix_configdrive). The drive comes back as it was sent when
+// it needs no fix or cannot be fixed; an error is one that fails the
+// deployment upstream too (Neutron unreachable, malicious ISO content).
+func (c *Conductor) checkAndFixConfigdrive(ctx context.Context, t *task.Task, cd any) (any, error) {
+	if c.cfg.BoolOf(config.ConductorDisableConfigdriveCheck) {
+		return cd, nil
+	}
+	gen, ok := t.Driver.Network.(driver.InstanceNetworkMetadataGenerator)
+	if !ok {
+		return cd, nil
+	}
+	n := t.Node
+	instance := ""
+	if n.InstanceUUID != nil {
+		instance = *n.InstanceUUID
+	}
+	return configdrive.CheckAndFix(ctx, cd, configdrive.FixOptions{
+		NodeUUID:        n.UUID,
+		InstanceUUID:    instance,
+		DisableMTUCheck: c.cfg.BoolOf(config.ConductorDisableMetadataMtuCheck),
+		TempDir:         c.cfg.StringOf(config.DefaultTempdir),
+		Generate: func(ctx context.Context) (map[string]any, error) {
+			return gen.GenerateInstanceNetworkData(ctx, t.DriverTask())
+		},
+		Log: t.Log(),
+	})
+}
 
 // storeConfigdrive is upstream's _store_configdrive: the configdrive the
 // deployment was asked for, or with [deploy]/configdrive_use_object_store

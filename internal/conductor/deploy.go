@@ -167,6 +167,13 @@ func (c *Conductor) doNodeDeploy(ctx context.Context, t *task.Task, configdrive 
 	n := t.Node
 	c.keepAgentIfFastTrack(ctx, t, func() { wipeDeployInternalInfo(n) })
 	if configdrive != nil && configdrive != "" {
+		fixed, err := c.checkAndFixConfigdrive(ctx, t, configdrive)
+		if err != nil {
+			c.deployingErrorHandler(ctx, t, fmt.Sprintf("Unexpected error while preparing the configdrive for node %s", n.UUID),
+				fmt.Sprintf("Failed to prepare the configdrive. Exception: %s", err), false)
+			return err
+		}
+		configdrive = fixed
 		stored, err := c.storeConfigdrive(ctx, t, configdrive)
 		if err != nil {
 			c.deployingErrorHandler(ctx, t, fmt.Sprintf("Error while uploading the configdrive for %s to Swift", n.UUID),

@@ -398,6 +398,15 @@ type NetworkDataProvider interface {
 	GetNodeNetworkData(ctx context.Context, task *Task) (map[string]any, error)
 }
 
+// InstanceNetworkMetadataGenerator is a network interface with upstream's
+// "metadata" capability (flat and neutron): it can build the instance's
+// network_data.json from the tenant VIFs of the node's ports and
+// portgroups (configdrive_utils.generate_instance_network_data), so the
+// conductor checks and fixes the network metadata of a config drive.
+type InstanceNetworkMetadataGenerator interface {
+	GenerateInstanceNetworkData(ctx context.Context, task *Task) (map[string]any, error)
+}
+
 // AsyncStepPoller is implemented by interfaces whose steps leave a job
 // running on the BMC (RAID volumes, firmware updates) and return the wait
 // state: the conductor polls them periodically, as upstream's

@@ -75,12 +75,37 @@ func BuildDataISO(ctx context.Context, output, label, publisher string, files ma
 	if err := populate(dir, files); err != nil {
 		return imageCreationFailed("iso", err)
 	}
-	err = mkisofs(ctx, "-o", output, "-ldots", "-allow-lowercase", "-allow-multidot", "-l",
+	return BuildDataISOFromDir(ctx, output, label, publisher, dir)
+}
+
+// BuildDataISOFromDir is BuildDataISO of the tree under dir.
+func BuildDataISOFromDir(ctx context.Context, output, label, publisher, dir string) error {
+	err := mkisofs(ctx, "-o", output, "-ldots", "-allow-lowercase", "-allow-multidot", "-l",
 		"-publisher", publisher, "-quiet", "-J", "-r", "-V", label, dir)
 	if err != nil {
 		return imageCreationFailed("iso", err)
 	}
 	return nil
+}
+
+// ExtractISO unpacks the whole of iso, by its Rock Ridge names, into dir
+// and makes the tree writable (xorriso keeps the ISO's read-only modes).
+func ExtractISO(ctx context.Context, iso, dir string) error {
+	if err := runTool(ctx, "xorriso", "-osirrox", "on", "-indev", iso, "-extract", "/", dir); err != nil {
+		return err
+	}
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if d.IsDir() {
+			mode = 0o755
+		} else if d.Type()&os.ModeSymlink != 0 {
+			return nil
+		}
+		return os.Chmod(p, mode)
+	})
 }
 
 // BootISOOptions describe a boot ISO (upstream's create_boot_iso
@@ -242,7 +267,7 @@ func buildUEFIISO(ctx context.Context, opts Options, output string, b BootISOOpt
 // ISO into dir (upstream's _get_deploy_iso_files) and returns their
 // paths relative to dir.
 func deployISOFiles(ctx context.Context, iso, dir string) (espRel, grubRel string, err error) {
-	if err := runTool(ctx, "xorriso", "-osirrox", "on", "-indev", iso, "-extract", "/", dir); err != nil {
+	if err := ExtractISO(ctx, iso, dir); err != nil {
 		return "", "", imageCreationFailed("iso", err)
 	}
 	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, werr error) error {
@@ -255,17 +280,6 @@ func deployISOFiles(ctx context.Context, iso, dir string) (espRel, grubRel strin
 			espRel = rel
 		case "grub.cfg":
 			grubRel = rel
-		}
-		return nil
-	})
-	// Extracted files are read-only; the tree is rewritten below.
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, _ error) error {
-		if d != nil {
-			mode := os.FileMode(0o644)
-			if d.IsDir() {
-				mode = 0o755
-			}
-			_ = os.Chmod(p, mode)
 		}
 		return nil
 	})

@@ -7,10 +7,15 @@ import (
 	"net/netip"
 
 	"github.com/openkeel/ironic/internal/driver"
+	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/internal/neutron"
 )
 
-var _ driver.NetworkDataProvider = (*Flat)(nil)
+var (
+	_ driver.NetworkDataProvider              = (*Flat)(nil)
+	_ driver.InstanceNetworkMetadataGenerator = (*Flat)(nil)
+)
 
 // GetNodeNetworkData is upstream's get_node_network_data: the node's
 // static network_data when set, else (with Neutron) the network_data.json
@@ -49,30 +54,57 @@ func (f *Flat) GetNodeNetworkData(ctx context.Context, task *driver.Task) (map[s
 
 // portData is upstream's get_neutron_port_data for one port's VIF.
 func (o *NeutronOptions) portData(ctx context.Context, p *model.Port, vif string) (map[string][]any, error) {
-	port, err := o.user().ShowPort(ctx, vif)
+	return neutronPortData(ctx, o.user(), portLink{id: p.UUID, vif: vif, ifaceType: "vif"})
+}
+
+// portLink is what get_neutron_port_data is asked for: the link id to use
+// when the Neutron port has no name, the VIF, an override of its MAC
+// address, the link type, and the member links that make it a bond.
+type portLink struct {
+	id, vif, mac, ifaceType string
+	bondLinks               []any
+}
+
+// neutronPortData is upstream's get_neutron_port_data: the port's link,
+// and a network and DNS services for each of its fixed IPs.
+func neutronPortData(ctx context.Context, c *neutron.Client, pl portLink) (map[string][]any, error) {
+	vif := pl.vif
+	port, err := c.ShowPort(ctx, vif)
 	if err != nil {
 		return nil, netErr(err, fmt.Sprintf("Unable to get port info for %s. Error: %v", vif, err))
 	}
-	linkID := p.UUID
+	linkID := pl.id
 	if name, _ := port["name"].(string); name != "" {
 		linkID = name
 	}
 	netID, _ := port["network_id"].(string)
-	network, err := o.user().ShowNetwork(ctx, netID)
+	network, err := c.ShowNetwork(ctx, netID)
 	if err != nil {
 		return nil, netErr(err, fmt.Sprintf("Unable to get network info for %s. Error: %v", netID, err))
 	}
-	data := map[string][]any{
-		"links": {map[string]any{
-			"id": linkID, "type": "vif", "ethernet_mac_address": port["mac_address"],
-			"vif_id": port["id"], "mtu": network["mtu"],
-		}},
+	mac := port["mac_address"]
+	if pl.mac != "" {
+		mac = pl.mac
+	}
+	link := map[string]any{
+		"id": linkID, "type": pl.ifaceType, "ethernet_mac_address": mac,
+		"vif_id": port["id"], "mtu": network["mtu"],
+	}
+	data := map[string][]any{"links": {link}}
+	if len(pl.bondLinks) > 0 {
+		link["type"] = "bond"
+		ids := make([]any, 0, len(pl.bondLinks))
+		for _, b := range pl.bondLinks {
+			ids = append(ids, b.(map[string]any)["id"])
+		}
+		link["bond_links"] = ids
+		data["links"] = append(data["links"], pl.bondLinks...)
 	}
 	fixed, _ := port["fixed_ips"].([]any)
 	for _, fi := range fixed {
 		ip, _ := fi.(map[string]any)
 		subnetID, _ := ip["subnet_id"].(string)
-		subnet, err := o.user().ShowSubnet(ctx, subnetID)
+		subnet, err := c.ShowSubnet(ctx, subnetID)
 		if err != nil {
 			return nil, netErr(err, fmt.Sprintf("Unable to get subnet info for %s. Error: %v", subnetID, err))
 		}
@@ -110,6 +142,76 @@ func (o *NeutronOptions) portData(ctx context.Context, p *model.Port, vif string
 		}
 	}
 	return data, nil
+}
+
+// GenerateInstanceNetworkData is upstream's
+// generate_instance_network_data: the network_data.json layout of the
+// tenant VIFs of the node's ports (a "phy" link each) and portgroups (a
+// "bond" link over a "phy" link per member port), with the links renamed
+// iface0, iface1… (some config drive readers take a link's id for the
+// interface name) and the bonds and networks pointing at the new names.
+// As upstream, Neutron is asked with the service's credentials.
+func (f *Flat) GenerateInstanceNetworkData(ctx context.Context, task *driver.Task) (map[string]any, error) {
+	ports, pgs, err := f.load(ctx, task.Node)
+	if err != nil {
+		return nil, err
+	}
+	var asked []portLink
+	for _, p := range ports {
+		if vif, _ := p.InternalInfo[TenantVIFKey].(string); vif != "" {
+			asked = append(asked, portLink{id: fmt.Sprint(p.ID), vif: vif, mac: deref(p.Address), ifaceType: "phy"})
+		}
+	}
+	for _, pg := range pgs {
+		vif, _ := pg.InternalInfo[TenantVIFKey].(string)
+		if vif == "" {
+			continue
+		}
+		var members []any
+		for _, p := range ports {
+			if p.PortgroupID != nil && *p.PortgroupID == pg.ID {
+				members = append(members, map[string]any{"id": p.UUID, "type": "phy", "ethernet_mac_address": deref(p.Address)})
+			}
+		}
+		asked = append(asked, portLink{id: fmt.Sprint(pg.ID), vif: vif, mac: deref(pg.Address), ifaceType: "bond", bondLinks: members})
+	}
+	links, networks, services := []any{}, []any{}, []any{}
+	for _, pl := range asked {
+		if f.Neutron == nil {
+			return nil, errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("Unable to get port info for %s. Error: no Neutron service is configured", pl.vif))
+		}
+		data, err := neutronPortData(ctx, f.Neutron.Client, pl)
+		if err != nil {
+			return nil, err
+		}
+		links = append(links, data["links"]...)
+		networks = append(networks, data["networks"]...)
+		services = append(services, data["services"]...)
+	}
+	names := map[any]string{}
+	for i, l := range links {
+		link := l.(map[string]any)
+		names[link["id"]] = fmt.Sprintf("iface%d", i)
+		link["id"] = names[link["id"]]
+	}
+	// Upstream's loop over the bonds never advances its index, so it
+	// renames only when the bond is the first link; every bond is renamed
+	// here, which is what that loop means to do.
+	for _, l := range links {
+		link := l.(map[string]any)
+		if members, _ := link["bond_links"].([]any); len(members) > 0 {
+			renamed := make([]any, len(members))
+			for i, m := range members {
+				renamed[i] = names[m]
+			}
+			link["bond_links"] = renamed
+		}
+	}
+	for _, n := range networks {
+		network := n.(map[string]any)
+		network["link"] = names[network["link"]]
+	}
+	return map[string]any{"links": links, "networks": networks, "services": services}, nil
 }
 
 // uncidr is upstream's _uncidr: a CIDR as network address and netmask in
