@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // fakeConf is fake hardware with direct deploy: nothing boots by itself,
@@ -123,13 +125,10 @@ func TestScenarioAgentProcess(t *testing.T) {
 
 	// The forger's heartbeats are refused at the API; its node stays as
 	// it was, with no agent recorded, until it times out like the silent one.
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(forged.out.String(), "Invalid or missing agent token received.") {
-		if time.Now().After(deadline) {
-			t.Fatalf("fake-ipa -wrong-token was never refused:\n%s", forged.out.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	await.UntilReason(t, 20*time.Second, "the forged heartbeat refused", func() (bool, string) {
+		out := forged.out.String()
+		return strings.Contains(out, "Invalid or missing agent token received."), "fake-ipa -wrong-token was never refused:\n" + out
+	})
 	_, internal := s.call("GET", "/v1/nodes/"+ids["forger"]+"?fields=driver_internal_info", nil)
 	if dii, _ := internal["driver_internal_info"].(map[string]any); dii["agent_url"] != nil {
 		t.Errorf("a refused heartbeat recorded agent_url %v", dii["agent_url"])

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/ipa"
 	"github.com/openkeel/ironic/testing/vbm"
 )
@@ -52,17 +54,12 @@ func TestScenarioCleaningFailures(t *testing.T) {
 	}
 
 	id = enrolled[slow]
-	deadline := time.Now().Add(120 * time.Second)
-	for {
+	await.UntilReason(t, 120*time.Second, "the first clean step to start", func() (bool, string) {
 		n = s.must(http.StatusOK, "GET", "/v1/nodes/"+id, nil)
-		if step, _ := n["clean_step"].(map[string]any); n["provision_state"] == "clean wait" && step["step"] == "erase_devices_metadata" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent never started the first clean step: %v %v", n["provision_state"], n["clean_step"])
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		step, _ := n["clean_step"].(map[string]any)
+		return n["provision_state"] == "clean wait" && step["step"] == "erase_devices_metadata",
+			fmt.Sprintf("the agent never started the first clean step: %v %v", n["provision_state"], n["clean_step"])
+	})
 	s.must(http.StatusAccepted, "PUT", "/v1/nodes/"+id+"/states/provision", map[string]any{"target": "abort"})
 	n = s.waitState(id, "clean failed", 60*time.Second)
 	if le, _ := n["last_error"].(string); le != `By request, the clean operation was aborted during or after the completion of step "deploy.erase_devices_metadata"` {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/openkeel/ironic/internal/image"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // The ironic binary and the IPA fixture's process, built once.
@@ -146,8 +147,7 @@ instance_master_path = %s/master_images
 		}
 	})
 	s := &ironic{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", apiPort), http: fmt.Sprintf("http://127.0.0.1:%d", httpPort), dir: dir, out: out}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	await.UntilReason(t, 30*time.Second, "a healthy ironic", func() (bool, string) {
 		select {
 		case err := <-done:
 			t.Fatalf("ironic exited (%v):\n%s", err, out.String())
@@ -156,14 +156,12 @@ instance_master_path = %s/master_images
 		if resp, err := http.Get(s.base + "/healthcheck"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return s
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ironic never became healthy:\n%s", out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, "ironic never became healthy:\n" + out.String()
+	})
+	return s
 }
 
 // call sends a request at microversion 1.80 and decodes the answer.
@@ -228,21 +226,19 @@ func (s *ironic) provision(node string, body map[string]any, want string, timeou
 // failing early on a failure state that is not wanted.
 func (s *ironic) waitState(node, want string, timeout time.Duration) map[string]any {
 	s.t.Helper()
-	deadline := time.Now().Add(timeout)
 	var n map[string]any
-	for time.Now().Before(deadline) {
+	await.UntilReason(s.t, timeout, fmt.Sprintf("node %s in %s", node, want), func() (bool, string) {
 		n = s.must(http.StatusOK, "GET", "/v1/nodes/"+node, nil)
 		state, _ := n["provision_state"].(string)
 		if state == want && n["reservation"] == nil && (n["target_provision_state"] == nil || strings.HasSuffix(want, "failed") || strings.HasSuffix(want, "wait")) {
-			return n
+			return true, ""
 		}
 		if state != want && strings.HasSuffix(state, "failed") {
 			s.t.Fatalf("node %s is %s (waiting for %s): last_error %v", node, state, want, n["last_error"])
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	s.t.Fatalf("node %s still %v → %v after %v (waiting for %s); last_error %v", node, n["provision_state"], n["target_provision_state"], timeout, want, n["last_error"])
-	return nil
+		return false, fmt.Sprintf("node %s still %v → %v after %v (waiting for %s); last_error %v", node, n["provision_state"], n["target_provision_state"], timeout, want, n["last_error"])
+	})
+	return n
 }
 
 // files serves a directory of images on 127.0.0.1 and counts downloads
