@@ -2,6 +2,7 @@ package tbn
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -83,6 +84,45 @@ func TestStartRefuses(t *testing.T) {
 		if !errors.As(err, &e) || e.Class != errs.ClassIncorrectConfiguration ||
 			e.Error() != "Supplied configuration is incorrect and must be fixed. Error: Trait Based Networking configuration file could not be loaded or is invalid." {
 			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
+
+// Tasks read the traits concurrently while the file changes under them;
+// each sees one whole version of the file.
+func TestLoaderConcurrentReaders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tbn.yaml")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	writeTraits(t, path, oneTrait, t0)
+	l, err := Start(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	for range 4 {
+		go func() {
+			for range 50 {
+				traits, err := l.Traits()
+				if err != nil || len(traits) != 1 {
+					done <- fmt.Errorf("traits %v, %v", traits, err)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	// Replaced as an operator should replace it: written aside, then
+	// renamed over (a file rewritten in place may be read half-written).
+	for i := range 10 {
+		next := path + ".new"
+		writeTraits(t, next, fmt.Sprintf("CUSTOM_V%d:\n  actions: []\n", i), t0.Add(time.Duration(i+1)*time.Second))
+		if err := os.Rename(next, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
 		}
 	}
 }
