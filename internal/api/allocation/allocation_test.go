@@ -16,6 +16,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 func rc(s string) func(*model.Node) {
@@ -25,20 +26,16 @@ func rc(s string) func(*model.Node) {
 // wait polls an allocation until it leaves "allocating".
 func (e *env) wait(uuid string) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	var doc map[string]any
+	await.UntilReason(e.t, 15*time.Second, "allocation "+uuid+" to leave allocating", func() (bool, string) {
 		r := e.do("GET", "/v1/allocations/"+uuid, "1.115", "")
 		if r.Status != 200 {
 			e.t.Fatalf("get allocation: %d %s", r.Status, r.Body)
 		}
-		doc := r.JSON(e.t)
-		if doc["state"] != "allocating" {
-			return doc
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	e.t.Fatalf("allocation %s still allocating", uuid)
-	return nil
+		doc = r.JSON(e.t)
+		return doc["state"] != "allocating", fmt.Sprintf("allocation %s still allocating", uuid)
+	})
+	return doc
 }
 
 func keys(m map[string]any) []string {

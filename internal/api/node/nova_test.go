@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // gzipB64 is what Nova sends as a configdrive: a gzipped, base64-encoded
@@ -29,17 +32,11 @@ func gzipB64(t *testing.T, payload string) string {
 // action is pending.
 func (e *env) waitPower(ident, want string) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	await.UntilReason(e.t, 10*time.Second, "node "+ident+" in "+want, func() (bool, string) {
 		n := e.do("GET", "/v1/nodes/"+ident+"/states", "1.46", "").json(e.t)
-		if n["power_state"] == want && n["target_power_state"] == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("node %s: power state %v (target %v), want %s", ident, n["power_state"], n["target_power_state"], want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n["power_state"] == want && n["target_power_state"] == nil,
+			fmt.Sprintf("node %s: power state %v (target %v), want %s", ident, n["power_state"], n["target_power_state"], want)
+	})
 }
 
 // TestNovaDeploySequence walks the Nova ironic driver's calls (seed § 4)

@@ -10,24 +10,21 @@ import (
 
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // waitState polls the node until its provision state is want and no
 // transition is under way.
 func (e *env) waitState(ident, want string) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n := e.do("GET", "/v1/nodes/"+ident, "1.115", "").json(e.t)
-		if n["provision_state"] == want && n["reservation"] == nil && (n["target_provision_state"] == nil || strings.HasSuffix(want, "failed")) {
-			return n
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("node %s: provision state %v (target %v, last_error %v), want %s",
+	var n map[string]any
+	await.UntilReason(e.t, 10*time.Second, "node "+ident+" in "+want, func() (bool, string) {
+		n = e.do("GET", "/v1/nodes/"+ident, "1.115", "").json(e.t)
+		return n["provision_state"] == want && n["reservation"] == nil && (n["target_provision_state"] == nil || strings.HasSuffix(want, "failed")),
+			fmt.Sprintf("node %s: provision state %v (target %v, last_error %v), want %s",
 				ident, n["provision_state"], n["target_provision_state"], n["last_error"], want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	})
+	return n
 }
 
 // provision sends PUT .../states/provision and checks the 202.

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 const samplesDir = "ironic/api/api-ref/samples/"
@@ -164,16 +166,10 @@ func TestRequestSamples(t *testing.T) {
 // waitIdle waits until no conductor holds the node.
 func (e *env) waitIdle(ident string) {
 	e.t.Helper()
-	for i := 0; ; i++ {
+	// 2000 checks 5ms apart, as the loop this replaced.
+	await.UntilReason(e.t, 10*time.Second, "node "+ident+" idle", func() (bool, string) {
 		n := e.do("GET", "/v1/nodes/"+ident, "1.115", "").json(e.t)
-		if n["reservation"] == nil && n["target_power_state"] == nil {
-			return
-		}
-		if i > 2000 {
-			e.t.Fatalf("node %s stays busy: %v %v", ident, n["provision_state"], n["target_provision_state"])
-		}
-		sleepTick()
-	}
+		return n["reservation"] == nil && n["target_power_state"] == nil,
+			fmt.Sprintf("node %s stays busy: %v %v", ident, n["provision_state"], n["target_provision_state"])
+	})
 }
-
-func sleepTick() { time.Sleep(5 * time.Millisecond) }

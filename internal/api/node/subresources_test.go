@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/openkeel/ironic/internal/api/apiutil"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/spectest"
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // check is one request and the status (and, for errors, faultstring) it
@@ -183,13 +185,9 @@ func TestStateSubresources(t *testing.T) {
 	if r.status != 202 || r.header.Get("Location") != "http://127.0.0.1:6385/v1/nodes/"+ss+"/states/console" {
 		t.Fatalf("console on: %d %s", r.status, r.body)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for e.do("GET", "/v1/nodes/ss/states/console", "1.115", "").json(t)["console_enabled"] != true {
-		if time.Now().After(deadline) {
-			t.Fatal("console never enabled")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.UntilReason(t, 5*time.Second, "console_enabled", func() (bool, string) {
+		return e.do("GET", "/v1/nodes/ss/states/console", "1.115", "").json(t)["console_enabled"] == true, "console never enabled"
+	})
 	e.run(t, []check{
 		{"console missing", "PUT", "/v1/nodes/ss/states/console", "1.115", `{}`, 400, "Missing mandatory parameter: enabled"},
 		{"console off", "PUT", "/v1/nodes/ss/states/console", "1.115", `{"enabled": "false"}`, 202, ""},
@@ -371,17 +369,11 @@ func TestVmedia(t *testing.T) {
 		if r := e.do(c.method, "/v1/nodes/vm/vmedia", c.version, c.body); r.status != http.StatusNoContent {
 			t.Fatalf("%s vmedia: %d %s", c.method, r.status, r.body)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		await.UntilReason(t, 10*time.Second, c.method+" vmedia's last_error", func() (bool, string) {
 			n := e.do("GET", "/v1/nodes/vm", "1.115", "").json(t)
-			if n["last_error"] == c.lastError && n["reservation"] == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s vmedia: last_error %v, want %q", c.method, n["last_error"], c.lastError)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return n["last_error"] == c.lastError && n["reservation"] == nil,
+				fmt.Sprintf("%s vmedia: last_error %v, want %q", c.method, n["last_error"], c.lastError)
+		})
 	}
 }
 
