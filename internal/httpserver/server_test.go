@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/openkeel/ironic/testing/await"
 )
 
 // start serves h and returns a stop function that ends the server and
@@ -104,18 +106,14 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
 	// New connections are refused once shutdown has begun.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	await.UntilReason(t, 5*time.Second, "the listener to close", func() (bool, string) {
 		c, err := net.Dial("tcp", s.Addr().String())
 		if err != nil {
-			break
+			return true, ""
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("listener still accepting after shutdown began")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false, "listener still accepting after shutdown began"
+	})
 	close(release)
 	if b := <-got; b != "done" {
 		t.Fatalf("in-flight request got %q", b)
