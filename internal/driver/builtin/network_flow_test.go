@@ -19,6 +19,7 @@ import (
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store"
 	"github.com/openkeel/ironic/internal/store/storetest"
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
@@ -139,12 +140,12 @@ func (f *flow) internalInfo(p *model.Port) map[string]any {
 // heartbeats meanwhile with the token the lookup hands out.
 func (f *flow) wait(n *model.Node, state string, a *ipa.Agent) *model.Node {
 	f.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
 	var token string
-	for time.Now().Before(deadline) {
-		cur := f.get(n)
+	var cur *model.Node
+	await.UntilReason(f.t, 20*time.Second, "node unlocked in "+state, func() (bool, string) {
+		cur = f.get(n)
 		if cur.ProvisionState == state && cur.Reservation == nil {
-			return cur
+			return true, ""
 		}
 		if a != nil && cur.Reservation == nil && (cur.ProvisionState == states.CleanWait || cur.ProvisionState == states.DeployWait) {
 			if token == "" {
@@ -159,11 +160,9 @@ func (f *flow) wait(n *model.Node, state string, a *ipa.Agent) *model.Node {
 				NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version,
 			})
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cur := f.get(n)
-	f.t.Fatalf("node never reached %s: %s → %s, last_error %q", state, cur.ProvisionState, cur.TargetProvisionState, deref(cur.LastError))
-	return nil
+		return false, fmt.Sprintf("node never reached %s: %s → %s, last_error %q", state, cur.ProvisionState, cur.TargetProvisionState, deref(cur.LastError))
+	})
+	return cur
 }
 
 func deref(s *string) string {
