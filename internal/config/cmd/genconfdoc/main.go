@@ -240,8 +240,12 @@ means the default is computed on the running machine (its host name, IP
 addresses or the binary's folder).
 
 `)
-	fmt.Fprintf(&b, "%d options in %d sections: %d read by openkeel, %d read under a built name, %d read through another option's default; %d not applicable; %d not yet read (%s).\n\n",
-		len(opts), len(sections), counts[read], counts[pattern], counts[interpolated], notApplicable, counts[unused]-notApplicable, issueCounts(planned))
+	byIssue := ""
+	if len(planned) > 0 {
+		byIssue = " (" + issueCounts(planned) + ")"
+	}
+	fmt.Fprintf(&b, "%d options in %d sections: %d read by openkeel, %d read under a built name, %d read through another option's default; %d not applicable; %d not yet read%s.\n\n",
+		len(opts), len(sections), counts[read], counts[pattern], counts[interpolated], notApplicable, counts[unused]-notApplicable, byIssue)
 	b.WriteString("Sections:")
 	for i, s := range sections {
 		sep := ","
