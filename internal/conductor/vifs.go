@@ -2,6 +2,7 @@ package conductor
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 )
@@ -18,7 +19,14 @@ func (c *Conductor) VifAttach(ctx context.Context, _ string, nodeID string, vifI
 	if err := t.Driver.Network.Validate(ctx, dt); err != nil {
 		return err
 	}
-	return t.Driver.Network.VifAttach(ctx, dt, vifInfo)
+	// A failure is recorded in the node's history, as upstream; the node
+	// itself is not saved, so last_error keeps its value.
+	if err := t.Driver.Network.VifAttach(ctx, dt, vifInfo); err != nil {
+		vif, _ := vifInfo["id"].(string)
+		record(ctx, t, fmt.Sprintf("Failed to attach VIF %s to node %s. Error: %s", vif, nodeID, err), t.Node.ProvisionState, true)
+		return err
+	}
+	return nil
 }
 
 // VifDetach detaches a VIF (upstream vif_detach).

@@ -157,6 +157,15 @@ func TestTraitBasedAttachThroughConductor(t *testing.T) {
 	// [conductor]/trait_based_networking_raise_when_no_match (default) fails
 	// with upstream's class (whose message upstream's typo leaves generic).
 	wantClass(t, e.api.VifAttach(ctx, "", n.UUID, map[string]any{"id": bondVIF}), errs.ClassTBNNoPortMatchesFound, "An unknown exception occurred.")
+	// The failure is in the node's history, as master's conductor records it.
+	hist, err := e.st.ListNodeHistory(ctx, n.ID, store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Failed to attach VIF " + bondVIF + " to node " + n.UUID + ". Error: An unknown exception occurred."
+	if len(hist) != 1 || model.Deref(hist[0].Event) != want || model.Deref(hist[0].Severity) != "ERROR" || model.Deref(hist[0].EventType) != states.Manageable {
+		t.Fatalf("history %+v", hist)
+	}
 }
 
 // group_and_attach_ports makes the ports a dynamic portgroup that holds
