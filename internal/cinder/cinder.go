@@ -8,12 +8,10 @@
 package cinder
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -195,7 +193,6 @@ func (c *Client) action(ctx context.Context, id, name string, args any, out any)
 // endpoint is the session's endpoint without the project, as upstream's
 // get_client strips it.
 func (c *Client) endpoint(ctx context.Context, endpoint string) string {
-	endpoint = strings.TrimRight(endpoint, "/")
 	if c.ProjectID == nil {
 		return endpoint
 	}
@@ -206,55 +203,20 @@ func (c *Client) endpoint(ctx context.Context, endpoint string) string {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	if c == nil || c.Auth == nil {
-		return &Error{Method: method, Path: path, Err: errors.New("no cinder credentials configured")}
+	if c == nil {
+		// A nil client is one without credentials.
+		c = &Client{}
 	}
-	token, endpoint, err := c.Auth(ctx)
-	if err != nil {
-		return fmt.Errorf("cinder credentials: %w", err)
-	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("cinder %s %s: encode body: %w", method, path, err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.endpoint(ctx, endpoint)+path, rd)
-	if err != nil {
+	api := keystoneauth.JSONClient{Service: "cinder", Auth: c.Auth, HTTP: c.HTTP, Endpoint: c.endpoint, Failed: callError}
+	return api.Do(ctx, method, path, body, out)
+}
+
+// callError is a transport failure (status 0), or Cinder's answer.
+func callError(method, path string, status int, data []byte, err error) error {
+	if status == 0 {
 		return &Error{Method: method, Path: path, Err: err}
 	}
-	if token != "" {
-		req.Header.Set("X-Auth-Token", token)
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return &Error{Method: method, Path: path, Err: err}
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return &Error{Method: method, Path: path, Err: fmt.Errorf("read answer: %w", err)}
-	}
-	if resp.StatusCode >= 300 {
-		return answerError(method, path, resp.StatusCode, data)
-	}
-	if out == nil || len(bytes.TrimSpace(data)) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("cinder %s %s: decode answer: %w", method, path, err)
-	}
-	return nil
+	return answerError(method, path, status, data)
 }
 
 // answerError reads Cinder's {"<kind>": {"message", "code"}} fault body

@@ -6,15 +6,15 @@
 package neutron
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/openkeel/ironic/internal/keystoneauth"
 )
 
 // Auth returns the token and the network endpoint (e.g.
@@ -196,55 +196,16 @@ func withQuery(path string, q url.Values) string {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	if c.Auth == nil {
-		return &Error{Method: method, Path: path, Err: errors.New("no neutron credentials configured")}
-	}
-	token, endpoint, err := c.Auth(ctx)
-	if err != nil {
-		return fmt.Errorf("neutron credentials: %w", err)
-	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("neutron %s %s: encode body: %w", method, path, err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(endpoint, "/")+path, rd)
-	if err != nil {
+	api := keystoneauth.JSONClient{Service: "neutron", Auth: c.Auth, HTTP: c.HTTP, Failed: callError}
+	return api.Do(ctx, method, path, body, out)
+}
+
+// callError is a transport failure (status 0), or Neutron's answer.
+func callError(method, path string, status int, data []byte, err error) error {
+	if status == 0 {
 		return &Error{Method: method, Path: path, Err: err}
 	}
-	if token != "" {
-		req.Header.Set("X-Auth-Token", token)
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return &Error{Method: method, Path: path, Err: err}
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return &Error{Method: method, Path: path, Err: fmt.Errorf("read answer: %w", err)}
-	}
-	if resp.StatusCode >= 300 {
-		return answerError(method, path, resp.StatusCode, data)
-	}
-	if out == nil || len(bytes.TrimSpace(data)) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("neutron %s %s: decode answer: %w", method, path, err)
-	}
-	return nil
+	return answerError(method, path, status, data)
 }
 
 // answerError reads Neutron's {"NeutronError": {"type", "message"}} body,
