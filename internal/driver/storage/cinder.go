@@ -308,16 +308,8 @@ func volumeIDs(vts []*model.VolumeTarget) []string {
 // the connection data of each new attachment become the properties of
 // the targets of its volume.
 func (c *Cinder) AttachVolumes(ctx context.Context, task *driver.Task) error {
-	vts, err := targets(ctx, task)
+	vts, conn, err := c.targetsAndConnector(ctx, task)
 	if err != nil || len(vts) == 0 {
-		return err
-	}
-	conns, err := connectors(ctx, task)
-	if err != nil {
-		return err
-	}
-	conn, err := c.connector(ctx, task, conns)
-	if err != nil {
 		return err
 	}
 	ids := volumeIDs(vts)
@@ -350,19 +342,30 @@ func (c *Cinder) AttachVolumes(ctx context.Context, task *driver.Task) error {
 
 // DetachVolumes is upstream CinderStorage.detach_volumes.
 func (c *Cinder) DetachVolumes(ctx context.Context, task *driver.Task) error {
-	vts, err := targets(ctx, task)
+	vts, conn, err := c.targetsAndConnector(ctx, task)
 	if err != nil || len(vts) == 0 {
 		return err
 	}
+	return c.detach(ctx, task, vts, conn, false)
+}
+
+// targetsAndConnector reads the node's volume targets and, when it has
+// any, the connector Cinder is given for them; without targets there is
+// nothing to attach or detach and the connectors are not read.
+func (c *Cinder) targetsAndConnector(ctx context.Context, task *driver.Task) ([]*model.VolumeTarget, cinder.Connector, error) {
+	vts, err := targets(ctx, task)
+	if err != nil || len(vts) == 0 {
+		return nil, nil, err
+	}
 	conns, err := connectors(ctx, task)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	conn, err := c.connector(ctx, task, conns)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return c.detach(ctx, task, vts, conn, false)
+	return vts, conn, nil
 }
 
 // detach retries the detachment [cinder]/action_retries times more,
