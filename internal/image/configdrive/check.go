@@ -59,11 +59,16 @@ func IsInvalidNetworkMetadata(nd any, disableMTUCheck bool) bool {
 	if !ok {
 		return true
 	}
-	links, _ := m["links"].([]any)
 	if empty(m["links"]) && empty(m["networks"]) && empty(m["services"]) {
 		return true
 	}
 	if !disableMTUCheck {
+		links, ok := m["links"].([]any)
+		if !ok && !empty(m["links"]) {
+			// Upstream iterates whatever links is: its items are no
+			// objects, and link.get fails: invalid.
+			return true
+		}
 		for _, l := range links {
 			link, ok := l.(map[string]any)
 			if !ok {

@@ -45,6 +45,7 @@ func TestIsInvalidNetworkMetadata(t *testing.T) {
 		{name: "list of empty objects", nd: map[string]any{"links": []any{map[string]any{}}}, invalid: true, invalidNoMTU: false},
 		{name: "link with MTU", nd: map[string]any{"links": []any{link(1500.0)}}, invalid: false, invalidNoMTU: false},
 		{name: "link without MTU", nd: map[string]any{"links": []any{link(1500.0), link(nil)}}, invalid: true, invalidNoMTU: false},
+		{name: "links not a list", nd: map[string]any{"links": map[string]any{"id": "eth0"}}, invalid: true, invalidNoMTU: false},
 		{name: "services only", nd: map[string]any{"services": []any{map[string]any{"type": "dns", "address": "192.0.2.53"}}}, invalid: false, invalidNoMTU: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
