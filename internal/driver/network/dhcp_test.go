@@ -160,6 +160,11 @@ func TestGenerateInstanceNetworkData(t *testing.T) {
 	if _, err := n.GenerateInstanceNetworkData(ctx, fx.task); !errs.Is(err, errs.ClassNetworkError) {
 		t.Fatalf("Neutron failing: %v", err)
 	}
+	// Standalone flat has no Neutron to describe its VIFs: no metadata.
+	standalone := &Flat{Ports: fx.st}
+	if md, err := standalone.GenerateInstanceNetworkData(ctx, fx.task); err != nil || len(md["links"].([]any)) != 0 {
+		t.Fatalf("standalone flat: %v, %v", md, err)
+	}
 }
 
 func mustJSON(t *testing.T, v any) []byte {

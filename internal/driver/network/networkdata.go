@@ -7,7 +7,6 @@ import (
 	"net/netip"
 
 	"github.com/openkeel/ironic/internal/driver"
-	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/neutron"
 )
@@ -152,6 +151,12 @@ func neutronPortData(ctx context.Context, c *neutron.Client, pl portLink) (map[s
 // interface name) and the bonds and networks pointing at the new names.
 // As upstream, Neutron is asked with the service's credentials.
 func (f *Flat) GenerateInstanceNetworkData(ctx context.Context, task *driver.Task) (map[string]any, error) {
+	if f.Neutron == nil {
+		// Standalone flat (no [neutron] service, which master's flat
+		// always has) knows nothing of its VIFs beyond their ids: no
+		// metadata, so the submitted config drive is kept.
+		return map[string]any{"links": []any{}, "networks": []any{}, "services": []any{}}, nil
+	}
 	ports, pgs, err := f.load(ctx, task.Node)
 	if err != nil {
 		return nil, err
@@ -177,9 +182,6 @@ func (f *Flat) GenerateInstanceNetworkData(ctx context.Context, task *driver.Tas
 	}
 	links, networks, services := []any{}, []any{}, []any{}
 	for _, pl := range asked {
-		if f.Neutron == nil {
-			return nil, errs.NewMessage(errs.ClassNetworkError, fmt.Sprintf("Unable to get port info for %s. Error: no Neutron service is configured", pl.vif))
-		}
 		data, err := neutronPortData(ctx, f.Neutron.Client, pl)
 		if err != nil {
 			return nil, err
