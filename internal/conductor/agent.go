@@ -13,6 +13,7 @@ import (
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
+	"github.com/openkeel/ironic/internal/store"
 )
 
 // Heartbeat relays an agent heartbeat to the deploy interface in a worker
@@ -27,7 +28,34 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 	// the node once, in the reservation's transaction, and the worker's
 	// upgrade has nothing left to do (issue 29: the reads were a fifth of
 	// a heartbeat). A node another holds gets upstream's shared path.
-	t, err := c.tasks.Acquire(ctx, args.NodeID, task.AcquireOptions{Purpose: "heartbeat", NoRetry: true})
+	//
+	// Where the node alone shows that the worker would only record the
+	// agent's fields, they are recorded in that same transaction and no
+	// lock is left taken: one write instead of the reservation and the
+	// save with the release, and the same node in the database after it.
+	// A certificate to store is a file written first: that heartbeat
+	// takes the lock as before.
+	var t *task.Task
+	var err error
+	if args.AgentVerifyCA == "" {
+		var recorded *model.Node
+		t, recorded, err = c.tasks.ReserveOrUpdate(ctx, args.NodeID, task.AcquireOptions{Purpose: "heartbeat", NoRetry: true}, func(n *model.Node) (store.NodeVerdict, error) {
+			if err := c.checkHeartbeat(n, args); err != nil {
+				return store.NodeVerdict{}, err
+			}
+			d, err := c.drivers.ForNode(n)
+			if err != nil || !c.heartbeatOnlyRecords(n, d) {
+				return store.NodeVerdict{Reserve: true}, nil
+			}
+			c.recordAgent(n, args)
+			return store.NodeVerdict{Fields: []string{"driver_internal_info"}}, nil
+		})
+		if err == nil && recorded != nil {
+			return nil
+		}
+	} else {
+		t, err = c.tasks.Acquire(ctx, args.NodeID, task.AcquireOptions{Purpose: "heartbeat", NoRetry: true})
+	}
 	if errs.Is(err, errs.ClassNodeLocked) {
 		t, err = c.tasks.Acquire(ctx, args.NodeID, task.AcquireOptions{Shared: true, Purpose: "heartbeat"})
 	}
@@ -35,12 +63,8 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 		return err
 	}
 	defer t.Release()
-	known := t.Node.InternalInfo().AgentToken()
-	if args.AgentToken == "" || known == "" || subtle.ConstantTimeCompare([]byte(known), []byte(args.AgentToken)) != 1 {
-		return errs.InvalidParameterValue("Invalid or missing agent token received.")
-	}
-	if c.cfg.BoolOf(config.AgentRequireTLS) && args.CallbackURL != "" && !strings.HasPrefix(args.CallbackURL, "https://") {
-		return errs.InvalidParameterValue("TLS is required by configuration")
+	if err := c.checkHeartbeat(t.Node, args); err != nil {
+		return err
 	}
 	// The reservation of a shared task is another's; an exclusive one
 	// found none.
@@ -58,6 +82,19 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 		return c.processHeartbeat(ctx, t, args)
 	}})
 	return t.End()
+}
+
+// checkHeartbeat refuses a heartbeat without the node's agent token, or
+// with a plain HTTP callback when TLS is required.
+func (c *Conductor) checkHeartbeat(n *model.Node, args rpc.HeartbeatArgs) error {
+	known := n.InternalInfo().AgentToken()
+	if args.AgentToken == "" || known == "" || subtle.ConstantTimeCompare([]byte(known), []byte(args.AgentToken)) != 1 {
+		return errs.InvalidParameterValue("Invalid or missing agent token received.")
+	}
+	if c.cfg.BoolOf(config.AgentRequireTLS) && args.CallbackURL != "" && !strings.HasPrefix(args.CallbackURL, "https://") {
+		return errs.InvalidParameterValue("TLS is required by configuration")
+	}
+	return nil
 }
 
 // GetNodeWithToken generates the agent token for the node's first lookup

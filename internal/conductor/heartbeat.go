@@ -36,7 +36,9 @@ import (
 // when the flow saves nothing (a step still running on the agent): one
 // write transaction less per heartbeat, and the same node in the
 // database once the lock is dropped, since no one else writes it while
-// this worker holds the lock.
+// this worker holds the lock. A heartbeat that would only record them
+// (heartbeatOnlyRecords) never reaches a worker: Heartbeat writes them in
+// the transaction that finds the node free.
 func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc.HeartbeatArgs) error {
 	if !c.heartbeatAllowed(ctx, t) {
 		t.Log().ErrorContext(ctx, "heartbeat from node in unsupported provision state, not taking any action", "state", t.Node.ProvisionState)
@@ -47,20 +49,7 @@ func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc
 		return nil
 	}
 	n := t.Node
-	if args.CallbackURL != "" {
-		n.InternalInfo().Set(model.DIIAgentURL, args.CallbackURL)
-	}
-	if args.AgentVerifyCA != "" {
-		n.InternalInfo().Set(model.DIIAgentVerifyCA, args.AgentVerifyCA)
-	}
-	n.InternalInfo().Set(model.DIIAgentVersion, args.AgentVersion)
-	n.InternalInfo().Set(model.DIIAgentLastHeartbeat, c.clock.Now().UTC().Format(driver.AgentHeartbeatLayout))
-	if args.AgentStatus != "" {
-		n.InternalInfo().Set(model.DIIAgentStatus, args.AgentStatus)
-	}
-	if args.AgentStatusMessage != "" {
-		n.InternalInfo().Set(model.DIIAgentStatusMessage, args.AgentStatusMessage)
-	}
+	c.recordAgent(n, args)
 	if err := t.SaveLater(); err != nil {
 		return err
 	}
@@ -87,6 +76,56 @@ func (c *Conductor) processHeartbeat(ctx context.Context, t *task.Task, args rpc
 		return c.heartbeatRescue(ctx, t)
 	}
 	return nil
+}
+
+// recordAgent sets on n what a heartbeat records of its agent: where it
+// listens, its version, status and the time.
+func (c *Conductor) recordAgent(n *model.Node, args rpc.HeartbeatArgs) {
+	if args.CallbackURL != "" {
+		n.InternalInfo().Set(model.DIIAgentURL, args.CallbackURL)
+	}
+	if args.AgentVerifyCA != "" {
+		n.InternalInfo().Set(model.DIIAgentVerifyCA, args.AgentVerifyCA)
+	}
+	n.InternalInfo().Set(model.DIIAgentVersion, args.AgentVersion)
+	n.InternalInfo().Set(model.DIIAgentLastHeartbeat, c.clock.Now().UTC().Format(driver.AgentHeartbeatLayout))
+	if args.AgentStatus != "" {
+		n.InternalInfo().Set(model.DIIAgentStatus, args.AgentStatus)
+	}
+	if args.AgentStatusMessage != "" {
+		n.InternalInfo().Set(model.DIIAgentStatusMessage, args.AgentStatusMessage)
+	}
+}
+
+// heartbeatOnlyRecords tells, from the node alone, that processHeartbeat
+// would record the agent's fields and do nothing else: no flow waits on
+// this heartbeat (the flow's steps are polled by the conductor, or fast
+// track keeps an idle agent in a stable state), the node is not in
+// maintenance, and the deploy interface leaves the heartbeat to the step
+// framework. false is not a verdict: the worker decides, as always.
+func (c *Conductor) heartbeatOnlyRecords(n *model.Node, d *driver.Interfaces) bool {
+	if n.Maintenance || d == nil {
+		return false
+	}
+	switch n.ProvisionState {
+	case states.DeployWait, states.CleanWait, states.ServiceWait:
+	case states.Manageable, states.Available, states.Enroll:
+		if on, err := c.fastTrack().EnabledFor(n); err != nil || !on {
+			return false
+		}
+	default:
+		return false
+	}
+	if _, ok := d.Deploy.(driver.InstallerDeployer); ok && n.ProvisionState == states.DeployWait {
+		return false
+	}
+	if _, ok := d.Deploy.(driver.AgentStepper); !ok {
+		return false
+	}
+	if f := c.flowWaitingIn(n.ProvisionState); f != nil {
+		return n.InternalInfo().BoolOr(f.pollKey, false)
+	}
+	return true
 }
 
 // heartbeatAllowed is upstream heartbeat_allowed or fast_track_able: the

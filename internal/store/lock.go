@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/store/sqldb"
@@ -85,15 +86,122 @@ func (s *sqlStore) ReserveNode(ctx context.Context, tag string, nodeID int64) (*
 	return n, nil
 }
 
+// NodeVerdict is what ReserveOrUpdateNode's decide makes of the node.
+type NodeVerdict struct {
+	// Reserve takes the node's lock for the caller, as ReserveNode.
+	Reserve bool
+	// Fields names the columns decide changed on the node, written
+	// without taking the lock. None, without Reserve, writes nothing.
+	Fields []string
+}
+
+// errNothingToWrite rolls back a ReserveOrUpdateNode that writes nothing.
+var errNothingToWrite = errors.New("nothing to write")
+
+// ReserveOrUpdateNode is, for a node nobody holds, a lock taken, a save
+// and a release in one write transaction (issue 29: a heartbeat that only
+// records the agent's fields cost a reservation and a save-and-release).
+// The node (by id or, when uuid is not empty, by UUID) is read in a
+// write transaction that also locks its row, so that no one can reserve
+// or change it until the transaction ends; decide sees it and either
+// changes it (the named columns are written, the reservation left
+// empty), or asks for the lock (the node is reserved for tag, as
+// ReserveNode does, and returned so), or neither. decide must not wait
+// on anything: every writer waits for it. A held lock gives
+// NodeLockedError, as ReserveNode's, without calling decide; decide's
+// error is returned and nothing is written. The node returned is as a
+// read after the transaction gives it.
+func (s *sqlStore) ReserveOrUpdateNode(ctx context.Context, tag string, nodeID int64, uuid string, decide func(*model.Node) (NodeVerdict, error)) (*model.Node, error) {
+	col, val, ident := "id", any(nodeID), strconv.FormatInt(nodeID, 10)
+	if uuid != "" {
+		col, val, ident = "uuid", uuid, uuid
+	}
+	var out *model.Node
+	err := s.changeTx(ctx, func(tx *sql.Tx) error {
+		var id int64
+		var holder sql.NullString
+		err := tx.QueryRowContext(ctx, "SELECT id, reservation FROM nodes WHERE "+quote(col)+" = ?"+forUpdate(s.db), val).Scan(&id, &holder)
+		if err == sql.ErrNoRows {
+			return &NotFoundError{Kind: KindNode, Ident: ident}
+		}
+		if err != nil {
+			return err
+		}
+		if holder.Valid {
+			u := uuid
+			if u == "" {
+				u = ident
+			}
+			return &NodeLockedError{Node: u, Host: holder.String}
+		}
+		n, err := s.getNodeIn(ctx, tx, "id", id, ident)
+		if err != nil {
+			return err
+		}
+		v, err := decide(n)
+		if err != nil {
+			return err
+		}
+		now := s.clock()
+		switch {
+		case v.Reserve:
+			if _, err := tx.ExecContext(ctx, reserveQuery, tag, s.db.Time(now), id); err != nil {
+				return err
+			}
+			n.Reservation = &tag
+			out, err = s.asWritten(n, []string{"reservation"}, &now)
+			return err
+		case len(v.Fields) == 0:
+			out = n
+			return errNothingToWrite
+		case slices.Contains(v.Fields, "uuid") || slices.Contains(v.Fields, "provision_state"):
+			// UpdateNodeIf's business: the UUID never changes, and a
+			// state change stamps its timestamps.
+			return fmt.Errorf("node %s: %v cannot be written without its lock", n.UUID, v.Fields)
+		}
+		fs, err := s.sealedFields(n, v.Fields)
+		if err != nil {
+			return err
+		}
+		set, args, err := s.updateSet(fs, v.Fields, now)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE nodes SET "+set+" WHERE id = ?", append(args, id)...); err != nil {
+			if d := duplicate(err, KindNode, nodeDupValue(n)); d != nil {
+				return d
+			}
+			return err
+		}
+		if err := s.recordNode(ctx, tx, id, nodeAction(v.Fields, false), v.Fields); err != nil {
+			return err
+		}
+		out, err = s.asWritten(n, v.Fields, &now)
+		return err
+	})
+	if errors.Is(err, errNothingToWrite) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, wrapUnlessTyped(err, "reserve or update node "+ident)
+	}
+	return out, nil
+}
+
 // ReleaseNode drops the lock only when tag holds it: a lock held by
 // another host gives a NodeLockedError, no lock a NodeNotLockedError.
 // Dropping it stamps updated_at, as taking it does. The release is one
 // statement; the node is read only to explain a refusal.
 func (s *sqlStore) ReleaseNode(ctx context.Context, tag string, nodeID int64) error {
+	return s.releaseAt(ctx, tag, nodeID, s.clock())
+}
+
+// releaseAt is ReleaseNode stamping updated_at with now.
+func (s *sqlStore) releaseAt(ctx context.Context, tag string, nodeID int64, now time.Time) error {
 	var affected int64
 	lost := false
 	err := s.db.Retry(ctx, func(ctx context.Context) error {
-		res, err := s.db.Cached().ExecContext(ctx, releaseQuery, s.db.Time(s.clock()), nodeID, tag)
+		res, err := s.db.Cached().ExecContext(ctx, releaseQuery, s.db.Time(now), nodeID, tag)
 		if err != nil {
 			// A release whose connection broke is run again, whether or
 			// not it was kept: a node left reserved refuses every task.
@@ -153,25 +261,33 @@ func (s *sqlStore) notReleased(ctx context.Context, nodeID int64) error {
 // while tag holds the lock; otherwise nothing is written and the error
 // is ReleaseNode's. A change of provision_state, whose timestamps
 // UpdateNodeIf maintains, is saved by UpdateNodeIf under the lock and
-// then released.
-func (s *sqlStore) SaveAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) error {
+// then released. The node returned is n as a read after the release
+// gives it (asWritten): no reservation, the write's updated_at.
+func (s *sqlStore) SaveAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) (*model.Node, error) {
 	if len(fields) == 0 || slices.Contains(fields, "provision_state") {
-		if _, err := s.UpdateNodeIf(ctx, n, NodeCondition{Reservation: &tag}, fields...); err != nil {
-			return err
+		saved, err := s.UpdateNodeIf(ctx, n, NodeCondition{Reservation: &tag}, fields...)
+		if err != nil {
+			return nil, err
 		}
-		return s.ReleaseNode(ctx, tag, n.ID)
+		now := s.clock()
+		if err := s.releaseAt(ctx, tag, n.ID, now); err != nil {
+			return nil, err
+		}
+		saved.Reservation = nil
+		return s.asWritten(saved, []string{"reservation"}, &now)
 	}
 	if slices.Contains(fields, "uuid") {
-		return &InvalidParameterError{Msg: "Cannot overwrite UUID for an existing Node."}
+		return nil, &InvalidParameterError{Msg: "Cannot overwrite UUID for an existing Node."}
 	}
 	v := *n
 	fs, err := s.sealedFields(&v, fields)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	set, args, err := s.updateSet(fs, fields, s.clock())
+	now := s.clock()
+	set, args, err := s.updateSet(fs, fields, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var affected int64
 	err = s.changeTx(ctx, func(tx *sql.Tx) error {
@@ -194,18 +310,23 @@ func (s *sqlStore) SaveAndReleaseNode(ctx context.Context, tag string, n *model.
 	if err != nil {
 		if sqldb.LostConnection(err) {
 			if s.releasedAfterLoss(ctx, tag, n.ID) {
-				return nil // the lost COMMIT was kept
+				affected = 1 // the lost COMMIT was kept
+				err = nil
+			} else {
+				// Not kept: the write failed, and the lock must not
+				// outlive the task.
+				_ = s.ReleaseNode(ctx, tag, n.ID)
 			}
-			// Not kept: the write failed, and the lock must not outlive
-			// the task.
-			_ = s.ReleaseNode(ctx, tag, n.ID)
 		}
-		return wrapUnlessTyped(err, "save and release node "+n.UUID)
+		if err != nil {
+			return nil, wrapUnlessTyped(err, "save and release node "+n.UUID)
+		}
 	}
-	if affected == 1 {
-		return nil
+	if affected != 1 {
+		return nil, s.notReleased(ctx, n.ID)
 	}
-	return s.notReleased(ctx, n.ID)
+	v.Reservation = nil
+	return s.asWritten(&v, append(slices.Clone(fields), "reservation"), &now)
 }
 
 // ClearNodeReservationsForConductor releases every lock held under

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -210,21 +212,29 @@ func TestSaveAndReleaseNode(t *testing.T) {
 		}
 		held.DriverInternalInfo["agent_url"] = "http://192.0.2.2:9999"
 		held.DriverInternalInfo["agent_version"] = "10.0.0"
-		if l := wantErr[*NodeLockedError](t, e.s.SaveAndReleaseNode(e.ctx, "host2", held, "driver_internal_info"), ErrNodeLocked); l.Host != "host1" {
+		_, err = e.s.SaveAndReleaseNode(e.ctx, "host2", held, "driver_internal_info")
+		if l := wantErr[*NodeLockedError](t, err, ErrNodeLocked); l.Host != "host1" {
 			t.Errorf("save and release by another host: %+v", l)
 		}
 		got, _ := e.s.GetNodeByID(e.ctx, n.ID)
 		if got.DriverInternalInfo["agent_url"] != "http://192.0.2.1:9999" || model.Deref(got.Reservation) != "host1" {
 			t.Fatalf("a refused save and release wrote: %v %v", got.DriverInternalInfo, got.Reservation)
 		}
-		if err := e.s.SaveAndReleaseNode(e.ctx, "host1", held, "driver_internal_info"); err != nil {
+		e.clock.Advance(1500*time.Millisecond + 1234*time.Nanosecond)
+		saved, err := e.s.SaveAndReleaseNode(e.ctx, "host1", held, "driver_internal_info")
+		if err != nil {
 			t.Fatal(err)
 		}
 		got, _ = e.s.GetNodeByID(e.ctx, n.ID)
 		if got.DriverInternalInfo["agent_url"] != "http://192.0.2.2:9999" || got.DriverInternalInfo["agent_version"] != "10.0.0" || got.Reservation != nil {
 			t.Fatalf("after save and release: %v %v", got.DriverInternalInfo, got.Reservation)
 		}
-		wantErr[*NodeNotLockedError](t, e.s.SaveAndReleaseNode(e.ctx, "host1", held, "driver_internal_info"), ErrNodeNotLocked)
+		// What it returns is what a read gives, without reading.
+		if !reflect.DeepEqual(saved, got) {
+			t.Errorf("save and release returned\n%+v\na read gives\n%+v", saved, got)
+		}
+		_, err = e.s.SaveAndReleaseNode(e.ctx, "host1", held, "driver_internal_info")
+		wantErr[*NodeNotLockedError](t, err, ErrNodeNotLocked)
 
 		// A provision state change keeps UpdateNodeIf's timestamps.
 		held, err = e.s.ReserveNode(e.ctx, "host1", n.ID)
@@ -232,12 +242,94 @@ func TestSaveAndReleaseNode(t *testing.T) {
 			t.Fatal(err)
 		}
 		held.ProvisionState = "manageable"
-		if err := e.s.SaveAndReleaseNode(e.ctx, "host1", held, "provision_state"); err != nil {
+		e.clock.Advance(2*time.Second + 7*time.Microsecond)
+		saved, err = e.s.SaveAndReleaseNode(e.ctx, "host1", held, "provision_state")
+		if err != nil {
 			t.Fatal(err)
 		}
 		got, _ = e.s.GetNodeByID(e.ctx, n.ID)
 		if got.ProvisionState != "manageable" || got.ProvisionUpdatedAt == nil || got.Reservation != nil {
 			t.Fatalf("after a state change: %q %v %v", got.ProvisionState, got.ProvisionUpdatedAt, got.Reservation)
 		}
+		if !reflect.DeepEqual(saved, got) {
+			t.Errorf("save and release of a state change returned\n%+v\na read gives\n%+v", saved, got)
+		}
+	})
+}
+
+// TestReserveOrUpdateNode: one write transaction that either saves what
+// decide changed on a free node without leaving it locked, or reserves
+// it, or writes nothing; a held node is refused before decide sees it.
+// What it returns is what a read gives.
+func TestReserveOrUpdateNode(t *testing.T) {
+	eachBackend(t, func(t *testing.T, e env) {
+		n := mustNode(t, e, model.Node{DriverInternalInfo: map[string]any{"agent_url": "http://192.0.2.1:9999"}})
+		same := func(what string, got *model.Node) {
+			t.Helper()
+			read, err := e.s.GetNodeByID(e.ctx, n.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, read) {
+				t.Errorf("%s returned\n%+v\na read gives\n%+v", what, got, read)
+			}
+		}
+
+		e.clock.Advance(1500*time.Millisecond + 1234*time.Nanosecond)
+		got, err := e.s.ReserveOrUpdateNode(e.ctx, "host1", 0, n.UUID, func(cur *model.Node) (NodeVerdict, error) {
+			cur.DriverInternalInfo["agent_version"] = "10.0.0"
+			return NodeVerdict{Fields: []string{"driver_internal_info"}}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Reservation != nil || got.DriverInternalInfo["agent_version"] != "10.0.0" || got.DriverInternalInfo["agent_url"] != "http://192.0.2.1:9999" {
+			t.Fatalf("update: %v %v", got.Reservation, got.DriverInternalInfo)
+		}
+		same("update", got)
+
+		before := got.UpdatedAt
+		e.clock.Advance(time.Second)
+		got, err = e.s.ReserveOrUpdateNode(e.ctx, "host1", n.ID, "", func(*model.Node) (NodeVerdict, error) { return NodeVerdict{}, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		same("nothing", got)
+		if !got.UpdatedAt.Equal(*before) {
+			t.Errorf("a verdict of nothing wrote: updated_at %v, was %v", got.UpdatedAt, before)
+		}
+
+		refused := errors.New("refused")
+		e.clock.Advance(time.Second)
+		if _, err := e.s.ReserveOrUpdateNode(e.ctx, "host1", n.ID, "", func(cur *model.Node) (NodeVerdict, error) {
+			cur.DriverInternalInfo["agent_version"] = "11"
+			return NodeVerdict{Fields: []string{"driver_internal_info"}}, refused
+		}); !errors.Is(err, refused) {
+			t.Fatalf("decide's error: %v", err)
+		}
+		if cur, _ := e.s.GetNodeByID(e.ctx, n.ID); cur.DriverInternalInfo["agent_version"] != "10.0.0" || !cur.UpdatedAt.Equal(*before) {
+			t.Errorf("a refusal wrote: %v %v", cur.DriverInternalInfo, cur.UpdatedAt)
+		}
+
+		e.clock.Advance(time.Second + 7*time.Microsecond)
+		got, err = e.s.ReserveOrUpdateNode(e.ctx, "host1", 0, n.UUID, func(*model.Node) (NodeVerdict, error) { return NodeVerdict{Reserve: true}, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if model.Deref(got.Reservation) != "host1" {
+			t.Fatalf("reserve: holder %v", got.Reservation)
+		}
+		same("reserve", got)
+
+		called := false
+		_, err = e.s.ReserveOrUpdateNode(e.ctx, "host2", n.ID, "", func(*model.Node) (NodeVerdict, error) {
+			called = true
+			return NodeVerdict{}, nil
+		})
+		if l := wantErr[*NodeLockedError](t, err, ErrNodeLocked); l.Host != "host1" || called {
+			t.Errorf("held node: %+v, decide called %v", l, called)
+		}
+		_, err = e.s.ReserveOrUpdateNode(e.ctx, "host1", 0, "00000000-0000-0000-0000-000000000000", func(*model.Node) (NodeVerdict, error) { return NodeVerdict{}, nil })
+		wantErr[*NotFoundError](t, err, ErrNotFound)
 	})
 }

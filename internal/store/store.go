@@ -58,8 +58,11 @@ type Store interface {
 	ReserveNode(ctx context.Context, tag string, nodeID int64) (*model.Node, error)
 	ReleaseNode(ctx context.Context, tag string, nodeID int64) error
 	// SaveAndReleaseNode is a task's last save and its release in one
-	// write transaction.
-	SaveAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) error
+	// write transaction, returning the node as a read after it gives it.
+	SaveAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) (*model.Node, error)
+	// ReserveOrUpdateNode is a lock, a save and a release in one write
+	// transaction, or the lock alone, as decide says of the node.
+	ReserveOrUpdateNode(ctx context.Context, tag string, nodeID int64, uuid string, decide func(*model.Node) (NodeVerdict, error)) (*model.Node, error)
 	ClearNodeReservationsForConductor(ctx context.Context, hostname string) ([]string, error)
 	ClearNodeTargetPowerState(ctx context.Context, hostname string) ([]string, error)
 

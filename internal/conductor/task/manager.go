@@ -147,6 +147,12 @@ type AcquireOptions struct {
 	RetryAttempts int
 	// NoDriver skips resolving the driver interfaces (load_driver=False).
 	NoDriver bool
+	// BeforeWait, when set, runs once if an exclusive acquire finds the
+	// node busy, before it waits for its turn (with retries) or gives up
+	// (without); its error ends the acquire instead. It lets a caller
+	// check, only when it must wait, what upstream checks before taking
+	// the lock, and otherwise check it on the node read under the lock.
+	BeforeWait func() error
 }
 
 // Acquire loads the node named by ident (an integer id or a UUID) and
@@ -176,19 +182,21 @@ func (m *Manager) Acquire(ctx context.Context, ident string, opts AcquireOptions
 		purpose = "unspecified action"
 	}
 	t := &Task{
-		m:       m,
-		base:    context.WithoutCancel(ctx),
-		shared:  opts.Shared,
-		purpose: purpose,
-		retry:   !opts.NoRetry,
-		patient: opts.Patient,
-		tries:   opts.RetryAttempts,
-		log:     taskLogger(ctx, m.log, node.UUID),
+		m:          m,
+		base:       context.WithoutCancel(ctx),
+		shared:     opts.Shared,
+		purpose:    purpose,
+		retry:      !opts.NoRetry,
+		patient:    opts.Patient,
+		tries:      opts.RetryAttempts,
+		log:        taskLogger(ctx, m.log, node.UUID),
+		beforeWait: opts.BeforeWait,
 	}
 	t.log.DebugContext(ctx, "attempting to get lock on node", "type", t.lockType(), "purpose", purpose)
 	if !opts.Shared {
 		stub := node.UUID
 		node, err = t.lock(ctx, node.ID, node.UUID, held)
+		t.beforeWait = nil
 		if err != nil {
 			return nil, err
 		}
@@ -198,6 +206,60 @@ func (m *Manager) Acquire(ctx context.Context, ident string, opts AcquireOptions
 		}
 	}
 	return m.setUp(t, node, opts)
+}
+
+// ReserveOrUpdate looks at the node named by ident (an integer id or a
+// UUID) under its lock without first taking it (store.ReserveOrUpdateNode):
+// decide either changes the node, which is then saved in the same write
+// transaction and returned, no task taken; or asks for the lock, and the
+// exclusive task is returned as Acquire's with NoRetry would return it.
+// decide runs inside the database's write transaction: it must only look
+// at the node. A node another holds gives NodeLocked at once.
+func (m *Manager) ReserveOrUpdate(ctx context.Context, ident string, opts AcquireOptions, decide func(*model.Node) (store.NodeVerdict, error)) (*Task, *model.Node, error) {
+	var id int64
+	var want string
+	if n, perr := strconv.ParseInt(ident, 10, 64); perr == nil {
+		id = n
+	} else if u, perr := uuid.Parse(ident); perr == nil {
+		want = u.String()
+	} else {
+		return nil, nil, errs.New(errs.ClassInvalidIdentity, map[string]any{"identity": ident})
+	}
+	reserved := false
+	n, err := m.store.ReserveOrUpdateNode(ctx, m.settings.Host, id, want, func(n *model.Node) (store.NodeVerdict, error) {
+		v, err := decide(n)
+		reserved = v.Reserve
+		return v, err
+	})
+	if err != nil {
+		var locked *store.NodeLockedError
+		if errors.As(err, &locked) {
+			return nil, nil, errs.NodeLocked(ident, locked.Host)
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil, errs.NodeNotFound(ident)
+		}
+		if e, ok := errs.As(err); ok {
+			return nil, nil, e // decide's own answer
+		}
+		return nil, nil, storeError(err, "reserve node "+ident)
+	}
+	if !reserved {
+		return nil, n, nil
+	}
+	purpose := opts.Purpose
+	if purpose == "" {
+		purpose = "unspecified action"
+	}
+	t := &Task{
+		m:       m,
+		base:    context.WithoutCancel(ctx),
+		purpose: purpose,
+		log:     taskLogger(ctx, m.log, n.UUID),
+	}
+	t.log.DebugContext(ctx, "node reserved", "purpose", purpose, "seconds", 0.0)
+	t, err = m.setUp(t, n, opts)
+	return t, nil, err
 }
 
 // SharedFrom is Acquire of a shared task on a node the caller has just

@@ -39,6 +39,8 @@ type Task struct {
 	patient bool
 	tries   int
 	held    time.Time
+	// beforeWait is AcquireOptions.BeforeWait, run at most once.
+	beforeWait func() error
 
 	// saved is a deep copy of Node as last loaded or written; Save writes
 	// the columns that differ from it.
@@ -230,6 +232,11 @@ func (t *Task) lock(ctx context.Context, id int64, uuid string, held *string) (*
 			// Not our turn: wait for it (an earlier waiter took the lock
 			// and released it, or gave up), re-checking every interval.
 			// The holder read before queueing is stale by then.
+			if err := t.runBeforeWait(); err != nil {
+				leave(false)
+				observe("error")
+				return nil, err
+			}
 			held = nil
 			wait := interval
 			if !deadline.IsZero() {
@@ -261,6 +268,11 @@ func (t *Task) lock(ctx context.Context, id int64, uuid string, held *string) (*
 		locked := errs.Is(err, errs.ClassNodeLocked)
 		if locked {
 			conflicts++
+			if berr := t.runBeforeWait(); berr != nil {
+				leave(false)
+				observe("error")
+				return nil, berr
+			}
 		}
 		if !locked || (attempts > 0 && try >= attempts) || expired {
 			leave(false)
@@ -282,6 +294,17 @@ func (t *Task) lock(ctx context.Context, id int64, uuid string, held *string) (*
 			intervalEnd = m.clock.Now().Add(interval)
 		}
 	}
+}
+
+// runBeforeWait runs the acquirer's BeforeWait once, when the lock is
+// first found busy.
+func (t *Task) runBeforeWait() error {
+	f := t.beforeWait
+	t.beforeWait = nil
+	if f == nil {
+		return nil
+	}
+	return f()
 }
 
 // untilDeadline is the time left before deadline; unbounded when zero.
@@ -513,7 +536,64 @@ func (t *Task) releaseNode(ctx context.Context) error {
 	if len(fields) == 0 {
 		return t.m.store.ReleaseNode(ctx, host, t.Node.ID)
 	}
-	return t.m.store.SaveAndReleaseNode(ctx, host, pending, fields...)
+	_, err := t.m.store.SaveAndReleaseNode(ctx, host, pending, fields...)
+	return err
+}
+
+// SaveAndRelease is Save then Release in one write transaction
+// (store.SaveAndReleaseNode), for a task whose save is its last act: an
+// update_node costs the reservation and this one write instead of a save
+// and a release besides (issue 29). It returns the node as saved under
+// the lock, the holder included, as upstream's update_node answers it;
+// its updated_at is the one a later read shows. A save that fails still
+// releases the lock. It requires an exclusive lock not handed to a
+// worker.
+func (t *Task) SaveAndRelease(ctx context.Context) (*model.Node, error) {
+	if err := t.RequireExclusive(); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	if t.handed || t.released {
+		t.mu.Unlock()
+		return nil, errors.New("save and release of a task handed to a worker or released")
+	}
+	t.mu.Unlock()
+	t.truncateLogs(ctx, t.Node)
+	fields := changedColumns(&t.saved, t.Node)
+	if len(fields) == 0 {
+		out := cloneNode(t.Node)
+		return &out, t.release()
+	}
+	t.mu.Lock()
+	t.released = true
+	t.mu.Unlock()
+	t.spawn, t.pending = nil, nil
+	host := t.m.settings.Host
+	n, err := t.m.store.SaveAndReleaseNode(ctx, host, t.Node, fields...)
+	defer t.m.waiters.released(t.Node.ID)
+	var locked *store.NodeLockedError
+	var notLocked *store.NodeNotLockedError
+	switch {
+	case errors.As(err, &locked), errors.As(err, &notLocked), errors.Is(err, store.ErrConflict):
+		// As save's: the reservation is no longer ours and nothing was
+		// written.
+		t.log.WarnContext(ctx, "node lock lost before its save; nothing was written", "node", t.Node.UUID, "error", err)
+		return nil, errs.Unavailable(fmt.Errorf("save node %s: %w", t.Node.UUID, err))
+	case err != nil:
+		// The write was refused (a duplicate name…): the lock is still
+		// ours to give back.
+		if rerr := t.m.store.ReleaseNode(t.base, host, t.Node.ID); rerr != nil && !errors.Is(rerr, store.ErrNotFound) {
+			t.log.ErrorContext(ctx, "release after a failed save", "error", rerr)
+		}
+		return nil, storeError(err, "save node "+t.Node.UUID)
+	}
+	t.log.DebugContext(ctx, "released lock", "type", t.lockType(), "purpose", t.purpose,
+		"held_seconds", t.m.clock.Now().Sub(t.held).Seconds())
+	*t.Node = *n
+	t.snapshot()
+	out := cloneNode(n)
+	out.Reservation = &host
+	return &out, nil
 }
 
 func containsString(list []string, s string) bool {
