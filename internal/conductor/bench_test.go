@@ -95,12 +95,36 @@ func (d *hbDeploy) Heartbeat(context.Context, *driver.Task, driver.Heartbeat) er
 	return nil
 }
 
+// stepDeploy is the fake deploy interface of a flow whose steps run on
+// the agent (the step framework's heartbeat): its agent always reports the
+// step still running, so a heartbeat only records the agent's fields.
+type stepDeploy struct {
+	fakeDeploy
+	polled atomic.Int64
+}
+
+func (d *stepDeploy) RefreshSteps(context.Context, *driver.Task, driver.StepKind) error { return nil }
+
+func (d *stepDeploy) PollStep(context.Context, *driver.Task, driver.StepKind) (driver.AgentStepState, error) {
+	d.polled.Add(1)
+	return driver.AgentStepRunning, nil
+}
+
+func (d *stepDeploy) ExecuteStep(context.Context, *driver.Task, driver.Step) (string, error) {
+	return "", nil
+}
+
+func (d *stepDeploy) RebootToFinishStep(context.Context, *driver.Task, driver.StepKind) error {
+	return nil
+}
+
 // benchEnv is one conductor on a SQLite database, built for benchmarks.
 type benchEnv struct {
 	st      store.Store
 	drivers *driver.Drivers
 	power   *slowPower
 	hb      *hbDeploy
+	steps   *stepDeploy
 	pool    *workers.Pool
 	c       *conductor.Conductor
 	api     rpc.ConductorAPI
@@ -131,8 +155,8 @@ func newBenchEnv(b *testing.B, db *sqldb.DB, host string, conductorOpts map[stri
 	if err != nil {
 		b.Fatalf("load config: %v", err)
 	}
-	e := &benchEnv{st: store.New(db), power: &slowPower{latency: 50 * time.Millisecond}, hb: &hbDeploy{}}
-	e.drivers = benchDrivers(b, e.power, e.hb)
+	e := &benchEnv{st: store.New(db), power: &slowPower{latency: 50 * time.Millisecond}, hb: &hbDeploy{}, steps: &stepDeploy{}}
+	e.drivers = benchDrivers(b, e.power, e.hb, e.steps)
 	quiet := slog.New(slog.DiscardHandler)
 	e.pool, err = workers.New(workers.SettingsFromConfig(cfg), workers.WithLogger(quiet))
 	if err != nil {
@@ -152,7 +176,7 @@ func newBenchEnv(b *testing.B, db *sqldb.DB, host string, conductorOpts map[stri
 	return e
 }
 
-func benchDrivers(b *testing.B, power *slowPower, hb *hbDeploy) *driver.Drivers {
+func benchDrivers(b *testing.B, power *slowPower, hb *hbDeploy, steps *stepDeploy) *driver.Drivers {
 	b.Helper()
 	r := driver.NewRegistry()
 	for _, h := range driver.StockHardwareTypes() {
@@ -172,12 +196,15 @@ func benchDrivers(b *testing.B, power *slowPower, hb *hbDeploy) *driver.Drivers 
 	if err := r.Register(driver.KindDeploy, "heartbeat", hb); err != nil {
 		b.Fatal(err)
 	}
+	if err := r.Register(driver.KindDeploy, "steps", steps); err != nil {
+		b.Fatal(err)
+	}
 	fakeOnly := []string{"fake"}
 	d, err := r.Build(driver.Settings{
 		EnabledHardwareTypes: []string{"fake-hardware"},
 		EnabledInterfaces: map[driver.Kind][]string{
 			driver.KindBIOS: fakeOnly, driver.KindBoot: fakeOnly, driver.KindConsole: {"fake", "no-console"},
-			driver.KindDeploy: {"fake", "heartbeat"}, driver.KindFirmware: fakeOnly, driver.KindInspect: {"fake", "no-inspect"},
+			driver.KindDeploy: {"fake", "heartbeat", "steps"}, driver.KindFirmware: fakeOnly, driver.KindInspect: {"fake", "no-inspect"},
 			driver.KindManagement: fakeOnly, driver.KindNetwork: {"noop"}, driver.KindPower: {"fake", "slow"},
 			driver.KindRAID: fakeOnly, driver.KindRescue: {"fake", "no-rescue"}, driver.KindStorage: {"noop"},
 			driver.KindVendor: fakeOnly,
@@ -266,21 +293,56 @@ func (e *benchEnv) countNodes(b *testing.B, f store.NodeFilter, pred func(*model
 // handled (the goal of issue 29: 2,000/s on SQLite, 5,000/s on MariaDB).
 func BenchmarkHeartbeat(b *testing.B) {
 	for _, be := range storetest.Backends(b) {
-		b.Run(be.Name, func(b *testing.B) { benchHeartbeats(b, be.DB) })
+		b.Run(be.Name, func(b *testing.B) {
+			benchHeartbeats(b, be.DB, "heartbeat", nil, func(e *benchEnv) int64 { return e.hb.handled.Load() })
+		})
 	}
 }
 
-func benchHeartbeats(b *testing.B, db *sqldb.DB) {
+// BenchmarkHeartbeatSteps is BenchmarkHeartbeat through the step
+// framework, a deploy step running on the agent: polled=false asks the
+// agent (its deploy interface) under the node's lock, as a write_image
+// heartbeat does; polled=true is a step the conductor polls, where the
+// heartbeat only records the agent's fields (one write, no lock left).
+// handled/s counts the heartbeats that asked the agent (polled=false).
+func BenchmarkHeartbeatSteps(b *testing.B) {
+	for _, be := range storetest.Backends(b) {
+		for _, polled := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/polled=%v", be.Name, polled), func(b *testing.B) {
+				// A recorded heartbeat leaves no trace to count but the
+				// node's fields: polled=true reports no handled/s.
+				handled := func(e *benchEnv) int64 { return e.steps.polled.Load() }
+				if polled {
+					handled = nil
+				}
+				benchHeartbeats(b, be.DB, "steps", func(n *model.Node) {
+					n.DriverInternalInfo["deploy_step"] = map[string]any{"interface": "deploy", "step": "write_image", "priority": 80, "args": map[string]any{}}
+					if polled {
+						n.DriverInternalInfo["deployment_polling"] = true
+					}
+				}, handled)
+			})
+		}
+	}
+}
+
+func benchHeartbeats(b *testing.B, db *sqldb.DB, deploy string, mut func(*model.Node), handledOf func(*benchEnv) int64) {
 	e := newBenchEnv(b, db, "bench-conductor", nil)
 	const nodes = 1000
 	uuids := e.enroll(b, nodes, states.DeployWait, func(n *model.Node) {
-		n.DeployInterface = "heartbeat"
+		n.DeployInterface = deploy
 		n.DriverInternalInfo = map[string]any{"agent_secret_token": "bench-token", "agent_url": "http://127.0.0.1:9999"}
+		if mut != nil {
+			mut(n)
+		}
 	})
 	for _, agents := range []int{8, 32} {
 		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
 			var next, busy atomic.Int64
-			handled0 := e.hb.handled.Load()
+			var handled0 int64
+			if handledOf != nil {
+				handled0 = handledOf(e)
+			}
 			cpu0 := processCPU(b)
 			b.ResetTimer()
 			var wg sync.WaitGroup
@@ -315,10 +377,12 @@ func benchHeartbeats(b *testing.B, db *sqldb.DB) {
 			wg.Wait()
 			e.waitIdle(b)
 			b.StopTimer()
-			handled := e.hb.handled.Load() - handled0
-			b.ReportMetric(float64(handled)/b.Elapsed().Seconds(), "handled/s")
 			b.ReportMetric((processCPU(b)-cpu0).Seconds()*1e6/float64(b.N), "cpu-µs/op")
-			b.ReportMetric(float64(int64(b.N)-handled)/float64(b.N), "skipped/op")
+			if handledOf != nil {
+				handled := handledOf(e) - handled0
+				b.ReportMetric(float64(handled)/b.Elapsed().Seconds(), "handled/s")
+				b.ReportMetric(float64(int64(b.N)-handled)/float64(b.N), "skipped/op")
+			}
 			b.ReportMetric(float64(busy.Load())/float64(b.N), "503/op")
 		})
 	}

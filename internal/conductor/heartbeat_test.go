@@ -3,6 +3,7 @@ package conductor_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/openkeel/ironic/internal/rpc"
 	"github.com/openkeel/ironic/internal/states"
 	"github.com/openkeel/ironic/internal/store/sqldb"
+	"github.com/openkeel/ironic/testing/await"
 	"github.com/openkeel/ironic/testing/ipa"
 )
 
@@ -97,11 +99,11 @@ func provideToAgent(t *testing.T, e *env, n *model.Node) string {
 // heartbeatUntil heartbeats like IPA until the node is unlocked in want.
 func heartbeatUntil(t *testing.T, e *env, n *model.Node, a *ipa.Agent, token, want string) *model.Node {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		cur := e.get(n)
+	var cur *model.Node
+	await.UntilReason(t, 20*time.Second, "node "+n.UUID+" unlocked in "+want, func() (bool, string) {
+		cur = e.get(n)
 		if cur.ProvisionState == want && cur.Reservation == nil {
-			return cur
+			return true, ""
 		}
 		if cur.Reservation == nil {
 			err := e.api.Heartbeat(context.Background(), "", rpc.HeartbeatArgs{
@@ -111,11 +113,9 @@ func heartbeatUntil(t *testing.T, e *env, n *model.Node, a *ipa.Agent, token, wa
 				t.Fatalf("heartbeat: %v", err)
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cur := e.get(n)
-	t.Fatalf("node never reached %q: %s (last_error %q)", want, cur.ProvisionState, deref(cur.LastError))
-	return nil
+		return false, fmt.Sprintf("%s (last_error %q)", cur.ProvisionState, deref(cur.LastError))
+	})
+	return cur
 }
 
 func commandNames(a *ipa.Agent) []string {
@@ -254,13 +254,10 @@ func TestHeartbeatRequireTLS(t *testing.T) {
 		if err := e.api.Heartbeat(ctx, "", rpc.HeartbeatArgs{NodeID: n.UUID, CallbackURL: a.URL(), AgentToken: token, AgentVersion: ipa.Version, AgentVerifyCA: a.CAPEM()}); err != nil {
 			t.Fatalf("HTTPS callback under require_tls: %v", err)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for e.get(n).DriverInternalInfo["agent_url"] != a.URL() {
-			if time.Now().After(deadline) {
-				t.Fatalf("HTTPS callback URL never recorded: %v", e.get(n).DriverInternalInfo)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		await.UntilReason(t, 10*time.Second, "the HTTPS callback URL recorded", func() (bool, string) {
+			dii := e.get(n).DriverInternalInfo
+			return dii["agent_url"] == a.URL(), fmt.Sprintf("driver_internal_info %v", dii)
+		})
 	})
 }
 
@@ -279,13 +276,9 @@ func TestHeartbeatOutsideAgentStates(t *testing.T) {
 		}
 		active := e.node(states.Active, func(n *model.Node) { n.DeployInterface = "direct" })
 		send(active, lookup(t, e, active))
-		deadline := time.Now().Add(5 * time.Second)
-		for !strings.Contains(logs.String(), "heartbeat from node in unsupported provision state") {
-			if time.Now().After(deadline) {
-				t.Fatal("heartbeat in active was not dropped")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		await.Until(t, 5*time.Second, "the heartbeat in active dropped", func() bool {
+			return strings.Contains(logs.String(), "heartbeat from node in unsupported provision state")
+		})
 		if got := e.waitUnlocked(active); got.DriverInternalInfo["agent_url"] != nil || got.DriverInternalInfo["agent_last_heartbeat"] != nil {
 			t.Errorf("dropped heartbeat recorded: %v", got.DriverInternalInfo)
 		}
@@ -295,13 +288,9 @@ func TestHeartbeatOutsideAgentStates(t *testing.T) {
 			n.DriverInfo = map[string]any{"fast_track": true}
 		})
 		send(idle, lookup(t, e, idle))
-		deadline = time.Now().Add(5 * time.Second)
-		for e.get(idle).DriverInternalInfo["agent_last_heartbeat"] == nil {
-			if time.Now().After(deadline) {
-				t.Fatal("fast-track heartbeat in manageable not recorded")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		await.Until(t, 5*time.Second, "the fast-track heartbeat in manageable recorded", func() bool {
+			return e.get(idle).DriverInternalInfo["agent_last_heartbeat"] != nil
+		})
 		if got := e.waitUnlocked(idle); got.DriverInternalInfo["agent_url"] != "http://127.0.0.1:9999" || got.ProvisionState != states.Manageable {
 			t.Errorf("fast-track heartbeat: state %s, driver_internal_info %v", got.ProvisionState, got.DriverInternalInfo)
 		}
@@ -357,13 +346,9 @@ func TestHeartbeatAgentUnreachableFailsCleaning(t *testing.T) {
 			}
 		}
 		send()
-		deadline := time.Now().Add(10 * time.Second)
-		for a.Count("clean.execute_clean_step") == 0 || e.get(n).Reservation != nil {
-			if time.Now().After(deadline) {
-				t.Fatal("first step never started")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		await.Until(t, 10*time.Second, "the first step started and the node unlocked", func() bool {
+			return a.Count("clean.execute_clean_step") > 0 && e.get(n).Reservation == nil
+		})
 		a.Down()
 		send()
 		failed := e.waitState(n, states.CleanFail)
