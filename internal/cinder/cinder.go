@@ -10,8 +10,6 @@ package cinder
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -98,27 +96,15 @@ type ConnectionInfo struct {
 
 // Error is a failed call: either Cinder's answer (Status > 0) or a
 // transport failure (Status 0).
-type Error struct {
-	Method, Path string
-	Status       int
-	Message      string
-	Err          error
-}
-
-func (e *Error) Error() string {
-	if e.Status == 0 {
-		return fmt.Sprintf("cinder %s %s: connection failed: %v", e.Method, e.Path, e.Err)
-	}
-	return fmt.Sprintf("cinder %s %s: %d: %s", e.Method, e.Path, e.Status, e.Message)
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+type Error = keystoneauth.APIError
 
 // IsNotFound reports whether err is Cinder answering 404.
 func IsNotFound(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Status == http.StatusNotFound
+	return keystoneauth.IsStatus(err, service, http.StatusNotFound)
 }
+
+// service names Cinder in errors.
+const service = "cinder"
 
 // GetVolume reads volume id.
 func (c *Client) GetVolume(ctx context.Context, id string) (*Volume, error) {
@@ -146,7 +132,7 @@ func (c *Client) InitializeConnection(ctx context.Context, id string, conn Conne
 		return nil, err
 	}
 	if out.ConnectionInfo == nil {
-		return nil, &Error{Method: http.MethodPost, Path: "/volumes/" + id + "/action", Status: http.StatusOK, Message: "answer without connection_info"}
+		return nil, &Error{Service: service, Method: http.MethodPost, Path: "/volumes/" + id + "/action", Status: http.StatusOK, Message: "answer without connection_info"}
 	}
 	if out.ConnectionInfo.Data == nil {
 		out.ConnectionInfo.Data = map[string]any{}
@@ -207,32 +193,22 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		// A nil client is one without credentials.
 		c = &Client{}
 	}
-	api := keystoneauth.JSONClient{Service: "cinder", Auth: c.Auth, HTTP: c.HTTP, Endpoint: c.endpoint, Failed: callError}
+	api := keystoneauth.JSONClient{Service: service, Auth: c.Auth, HTTP: c.HTTP, Endpoint: c.endpoint, Fault: fault}
 	return api.Do(ctx, method, path, body, out)
 }
 
-// callError is a transport failure (status 0), or Cinder's answer.
-func callError(method, path string, status int, data []byte, err error) error {
-	if status == 0 {
-		return &Error{Method: method, Path: path, Err: err}
-	}
-	return answerError(method, path, status, data)
-}
-
-// answerError reads Cinder's {"<kind>": {"message", "code"}} fault body
-// (badRequest, itemNotFound, ...), falling back to the raw text.
-func answerError(method, path string, status int, data []byte) *Error {
-	e := &Error{Method: method, Path: path, Status: status, Message: strings.TrimSpace(string(data))}
+// fault reads Cinder's {"<kind>": {"message", "code"}} fault body
+// (badRequest, itemNotFound, ...); the kind is not kept.
+func fault(data []byte) (typ, message string) {
 	var doc map[string]struct {
 		Message string `json:"message"`
 	}
 	if json.Unmarshal(data, &doc) == nil {
 		for _, f := range doc {
 			if f.Message != "" {
-				e.Message = f.Message
-				break
+				return "", f.Message
 			}
 		}
 	}
-	return e
+	return "", ""
 }

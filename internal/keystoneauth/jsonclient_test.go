@@ -12,18 +12,15 @@ import (
 	"testing"
 )
 
-// failure is what JSONClient handed to Failed.
-type failure struct {
-	method, path string
-	status       int
-	body         string
-	err          error
-}
-
-func (f *failure) Error() string { return fmt.Sprintf("%d %s %v", f.status, f.body, f.err) }
-
-func recordFailure(method, path string, status int, body []byte, err error) error {
-	return &failure{method: method, path: path, status: status, body: string(body), err: err}
+// fault reads a {"fault": {"type", "message"}} document.
+func fault(data []byte) (typ, message string) {
+	var doc struct {
+		Fault struct{ Type, Message string } `json:"fault"`
+	}
+	if json.Unmarshal(data, &doc) != nil {
+		return "", ""
+	}
+	return doc.Fault.Type, doc.Fault.Message
 }
 
 func TestJSONClient(t *testing.T) {
@@ -46,6 +43,10 @@ func TestJSONClient(t *testing.T) {
 			w.WriteHeader(http.StatusNoContent)
 		case "/v3/garbled":
 			w.Write([]byte(`{"thing":`))
+		case "/v3/conflict":
+			http.Error(w, `{"fault": {"type": "InUse", "message": "taken"}}`, http.StatusConflict)
+		case "/v3/bare":
+			http.Error(w, "plain text", http.StatusBadGateway)
 		default:
 			http.Error(w, `{"fault": {"message": "no such thing"}}`, http.StatusNotFound)
 		}
@@ -56,7 +57,7 @@ func TestJSONClient(t *testing.T) {
 		Auth:    func(context.Context) (string, string, error) { return "tok", srv.URL + "/v3/project/", nil },
 		// The endpoint comes without its trailing slash.
 		Endpoint: func(_ context.Context, e string) string { return strings.TrimSuffix(e, "/project") },
-		Failed:   recordFailure,
+		Fault:    fault,
 	}
 
 	var out struct {
@@ -68,10 +69,18 @@ func TestJSONClient(t *testing.T) {
 	if err := c.Do(ctx, http.MethodDelete, "/empty", nil, &out); err != nil {
 		t.Fatalf("an empty answer: %v", err)
 	}
-	var f *failure
-	if err := c.Do(ctx, http.MethodGet, "/missing", nil, &out); !errors.As(err, &f) ||
-		f.method != http.MethodGet || f.path != "/missing" || f.status != http.StatusNotFound || !strings.Contains(f.body, "no such thing") || f.err != nil {
-		t.Fatalf("an error answer: %#v", err)
+	for _, c2 := range []struct {
+		path, text string
+		status     int
+	}{
+		{"/missing", "svc GET /missing: 404: no such thing", http.StatusNotFound},
+		{"/conflict", "svc GET /conflict: 409 InUse: taken", http.StatusConflict},
+		{"/bare", "svc GET /bare: 502: plain text", http.StatusBadGateway},
+	} {
+		err := c.Do(ctx, http.MethodGet, c2.path, nil, &out)
+		if err == nil || err.Error() != c2.text || !IsStatus(err, "svc", c2.status) || IsStatus(err, "other", c2.status) || IsStatus(err, "svc", 200) {
+			t.Errorf("GET %s: %v", c2.path, err)
+		}
 	}
 	var syntax *json.SyntaxError
 	if err := c.Do(ctx, http.MethodGet, "/garbled", nil, &out); !errors.As(err, &syntax) ||
@@ -83,8 +92,10 @@ func TestJSONClient(t *testing.T) {
 	}
 
 	srv.Close()
-	if err := c.Do(ctx, http.MethodGet, "/things", nil, nil); !errors.As(err, &f) || f.status != 0 || f.err == nil {
-		t.Fatalf("a refused connection: %#v", err)
+	var ae *APIError
+	if err := c.Do(ctx, http.MethodGet, "/things", nil, nil); !errors.As(err, &ae) || ae.Status != 0 || ae.Err == nil ||
+		!strings.HasPrefix(err.Error(), "svc GET /things: connection failed: ") || IsStatus(err, "svc", 0) {
+		t.Fatalf("a refused connection: %v", err)
 	}
 	refused := errors.New("keystone refused")
 	c.Auth = func(context.Context) (string, string, error) { return "", "", refused }
@@ -92,7 +103,7 @@ func TestJSONClient(t *testing.T) {
 		t.Fatalf("failed authentication: %v", err)
 	}
 	c.Auth = nil
-	if err := c.Do(ctx, http.MethodGet, "/things", nil, nil); !errors.As(err, &f) || f.status != 0 || f.err.Error() != "no svc credentials configured" {
-		t.Fatalf("no credentials: %#v", err)
+	if err := c.Do(ctx, http.MethodGet, "/things", nil, nil); err == nil || err.Error() != "svc GET /things: connection failed: no svc credentials configured" {
+		t.Fatalf("no credentials: %v", err)
 	}
 }

@@ -8,11 +8,8 @@ package neutron
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/openkeel/ironic/internal/keystoneauth"
 )
@@ -42,45 +39,16 @@ func (n Network) ID() string { s, _ := n["id"].(string); return s }
 
 // Error is a failed call: either Neutron's answer (Status > 0) or a
 // transport failure (Status 0).
-type Error struct {
-	Method, Path string
-	Status       int
-	Type         string
-	Message      string
-	Err          error
-}
+type Error = keystoneauth.APIError
 
-func (e *Error) Error() string {
-	if e.Status == 0 {
-		return fmt.Sprintf("neutron %s %s: connection failed: %v", e.Method, e.Path, e.Err)
-	}
-	if e.Type != "" {
-		return fmt.Sprintf("neutron %s %s: %d %s: %s", e.Method, e.Path, e.Status, e.Type, e.Message)
-	}
-	return fmt.Sprintf("neutron %s %s: %d: %s", e.Method, e.Path, e.Status, e.Message)
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+// service names Neutron in errors.
+const service = "neutron"
 
 // IsNotFound reports whether err is Neutron answering 404.
-func IsNotFound(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Status == http.StatusNotFound
-}
+func IsNotFound(err error) bool { return IsStatus(err, http.StatusNotFound) }
 
 // IsStatus reports whether err is Neutron answering one of codes.
-func IsStatus(err error, codes ...int) bool {
-	var e *Error
-	if !errors.As(err, &e) || e.Status == 0 {
-		return false
-	}
-	for _, c := range codes {
-		if e.Status == c {
-			return true
-		}
-	}
-	return false
-}
+func IsStatus(err error, codes ...int) bool { return keystoneauth.IsStatus(err, service, codes...) }
 
 // CreatePort creates a port with attrs (network_id, mac_address,
 // binding:* ...).
@@ -196,30 +164,20 @@ func withQuery(path string, q url.Values) string {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	api := keystoneauth.JSONClient{Service: "neutron", Auth: c.Auth, HTTP: c.HTTP, Failed: callError}
+	api := keystoneauth.JSONClient{Service: service, Auth: c.Auth, HTTP: c.HTTP, Fault: fault}
 	return api.Do(ctx, method, path, body, out)
 }
 
-// callError is a transport failure (status 0), or Neutron's answer.
-func callError(method, path string, status int, data []byte, err error) error {
-	if status == 0 {
-		return &Error{Method: method, Path: path, Err: err}
-	}
-	return answerError(method, path, status, data)
-}
-
-// answerError reads Neutron's {"NeutronError": {"type", "message"}} body,
-// falling back to the raw text.
-func answerError(method, path string, status int, data []byte) *Error {
-	e := &Error{Method: method, Path: path, Status: status, Message: strings.TrimSpace(string(data))}
+// fault reads Neutron's {"NeutronError": {"type", "message"}} body.
+func fault(data []byte) (typ, message string) {
 	var doc struct {
 		NeutronError struct {
 			Type    string `json:"type"`
 			Message string `json:"message"`
 		} `json:"NeutronError"`
 	}
-	if json.Unmarshal(data, &doc) == nil && doc.NeutronError.Message != "" {
-		e.Type, e.Message = doc.NeutronError.Type, doc.NeutronError.Message
+	if json.Unmarshal(data, &doc) != nil {
+		return "", ""
 	}
-	return e
+	return doc.NeutronError.Type, doc.NeutronError.Message
 }
