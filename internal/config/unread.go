@@ -12,23 +12,12 @@ import (
 // genconfdoc) walks config-options.json and fails on an option that is
 // neither, and on a listed option that the code reads after all.
 type Unread struct {
-	// Issue is the open issue of this project that will make openkeel read
-	// the option; zero means the option does not apply to openkeel.
-	Issue int
-	// Reason says in one line why the option has no effect.
+	// Reason says in one line why the option has no effect: what it
+	// configures does not exist in openkeel.
 	Reason string
 }
 
-// NotApplicable reports an option that openkeel will not read: what it
-// configures does not exist here.
-func (u Unread) NotApplicable() bool { return u.Issue == 0 }
-
-func (u Unread) String() string {
-	if u.NotApplicable() {
-		return "not applicable: " + u.Reason
-	}
-	return fmt.Sprintf("not yet implemented (issue #%d): %s", u.Issue, u.Reason)
-}
+func (u Unread) String() string { return "not applicable: " + u.Reason }
 
 // unreadEntry lists options of one section with one reason; no names means
 // every option of the section.
@@ -51,11 +40,6 @@ const (
 // not applicable: what the option configures has no counterpart here.
 func na(section, reason string, names ...string) unreadEntry {
 	return unreadEntry{section, names, Unread{Reason: reason}}
-}
-
-// planned: an open issue will read the option.
-func planned(issue int, section, reason string, names ...string) unreadEntry {
-	return unreadEntry{section, names, Unread{Issue: issue, Reason: reason}}
 }
 
 // unreadTable is the one list of the options openkeel accepts without

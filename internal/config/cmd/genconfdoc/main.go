@@ -169,17 +169,13 @@ func generate(root string) ([]byte, error) {
 	bySection := map[string][]config.Option{}
 	usages := classifyAll(opts, uses)
 	counts := map[usage]int{}
-	notApplicable, planned := 0, map[int]int{}
+	notApplicable := 0
 	for _, o := range opts {
 		bySection[o.Section] = append(bySection[o.Section], o)
 		u := usages[config.Name{Section: o.Section, Name: o.Name}]
 		counts[u]++
-		if r, ok := config.UnreadReason(o.Section, o.Name); ok && u == unused {
-			if r.NotApplicable() {
-				notApplicable++
-			} else {
-				planned[r.Issue]++
-			}
+		if _, ok := config.UnreadReason(o.Section, o.Name); ok && u == unused {
+			notApplicable++
 		}
 	}
 	sections := mapsKeys(bySection)
@@ -216,9 +212,7 @@ The **Used** column says whether openkeel's code reads the option:
   that is read, such as ` + "`my_ip`" + ` in ` + "`[pxe]/tftp_server`" + `;
 - **not applicable**: what it configures does not exist in openkeel
   (osprofiler, Python WSGI workers, memcached token caches…), with the
-  reason;
-- **not yet (#N)**: not read yet, planned by the project's issue N, with
-  what it is for.
+  reason.
 
 An option that is not read is still accepted and checked, so existing
 files keep working; when a file sets one to a value other than its
@@ -240,12 +234,8 @@ means the default is computed on the running machine (its host name, IP
 addresses or the binary's folder).
 
 `)
-	byIssue := ""
-	if len(planned) > 0 {
-		byIssue = " (" + issueCounts(planned) + ")"
-	}
-	fmt.Fprintf(&b, "%d options in %d sections: %d read by openkeel, %d read under a built name, %d read through another option's default; %d not applicable; %d not yet read%s.\n\n",
-		len(opts), len(sections), counts[read], counts[pattern], counts[interpolated], notApplicable, counts[unused]-notApplicable, byIssue)
+	fmt.Fprintf(&b, "%d options in %d sections: %d read by openkeel, %d read under a built name, %d read through another option's default; %d not applicable; %d neither read nor listed.\n\n",
+		len(opts), len(sections), counts[read], counts[pattern], counts[interpolated], notApplicable, counts[unused]-notApplicable)
 	b.WriteString("Sections:")
 	for i, s := range sections {
 		sep := ","
@@ -324,27 +314,10 @@ func usageText(o config.Option, u usage) string {
 		return "yes (through $option)"
 	}
 	r, ok := config.UnreadReason(o.Section, o.Name)
-	switch {
-	case !ok:
+	if !ok {
 		return "no"
-	case r.NotApplicable():
-		return "not applicable: " + cell(r.Reason)
 	}
-	return fmt.Sprintf("not yet (#%d): %s", r.Issue, cell(r.Reason))
-}
-
-// issueCounts says how many options each issue will read: "#21: 17, …".
-func issueCounts(byIssue map[int]int) string {
-	issues := make([]int, 0, len(byIssue))
-	for i := range byIssue {
-		issues = append(issues, i)
-	}
-	slices.Sort(issues)
-	parts := make([]string, len(issues))
-	for i, n := range issues {
-		parts[i] = fmt.Sprintf("#%d: %d", n, byIssue[n])
-	}
-	return strings.Join(parts, ", ")
+	return "not applicable: " + cell(r.Reason)
 }
 
 func notes(o config.Option) string {
