@@ -164,6 +164,71 @@ func (s *sqlStore) ListNodeRows(ctx context.Context, f NodeFilter, o ListOptions
 	return out, nil
 }
 
+// nodeRowByUUID reads every column of one node by UUID.
+var nodeRowByUUID = func() string {
+	fs, _, _ := nodeRowFields(&NodeRow{}, nil)
+	return "SELECT " + columnList(fs) + " FROM nodes WHERE uuid = ?"
+}()
+
+// GetNodeRow is ListNodeRows for the node with this UUID, whatever its
+// parent. Reading every column, its texts are prepared once (on SQLite)
+// as GetNodeByUUID's are: preparing them again was a good part of a
+// one-node GET (issue 29).
+func (s *sqlStore) GetNodeRow(ctx context.Context, uuid string, columns []string) (*NodeRow, error) {
+	out := &NodeRow{}
+	fs, labels, err := nodeRowFields(out, columns)
+	if err != nil {
+		return nil, err
+	}
+	query := nodeRowByUUID
+	cached := s.db.Cached()
+	if columns == nil {
+		if err := cached.Prepare(ctx, query, traitsOfOne); err != nil {
+			return nil, wrapUnlessTyped(err, "get node "+uuid)
+		}
+	} else {
+		query = "SELECT " + columnList(fs) + " FROM nodes WHERE uuid = ?"
+	}
+	read := func(ctx context.Context, q querier) error {
+		rows, err := q.QueryContext(ctx, query, uuid)
+		if err != nil {
+			return fmt.Errorf("get node %s: %w", uuid, err)
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("get node %s: %w", uuid, err)
+			}
+			return &NotFoundError{Kind: KindNode, Ident: uuid}
+		}
+		if err := rows.Scan(scannersWith(fs, nil)...); err != nil {
+			return fmt.Errorf("get node %s: %w", uuid, err)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("get node %s: %w", uuid, err)
+		}
+		if err := s.openRowText(out); err != nil {
+			return err
+		}
+		if !labels {
+			return nil
+		}
+		return s.loadLabels(ctx, q, []*model.Node{&out.Node}, labelTables[:1])
+	}
+	if !labels {
+		// A field list's text runs unprepared: callers choose the
+		// columns, which would grow the cache without bound.
+		err = read(ctx, s.db)
+	} else {
+		// One read transaction, so that the traits are of the row's moment.
+		err = s.db.InReadTx(ctx, func(tx *sql.Tx) error { return read(ctx, cached.InTx(tx)) })
+	}
+	if err != nil {
+		return nil, wrapUnlessTyped(err, "get node "+uuid)
+	}
+	return out, nil
+}
+
 // maxRowsPrealloc bounds the rows reserved from a page's limit before any
 // is read.
 const maxRowsPrealloc = 1000

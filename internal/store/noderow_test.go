@@ -91,3 +91,45 @@ func isInvalidParameter(err error) bool {
 	var ip *InvalidParameterError
 	return errors.As(err, &ip)
 }
+
+// GetNodeRow reads the row ListNodeRows reads for the same node, whatever
+// its parent, with or without columns; an unknown UUID is ErrNotFound.
+func TestGetNodeRowMatchesListNodeRows(t *testing.T) {
+	ctx := context.Background()
+	for _, be := range storetest.Backends(t) {
+		t.Run(be.Name, func(t *testing.T) {
+			s := New(be.DB)
+			parent, err := s.CreateNode(ctx, benchNode(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			child := benchNode(1)
+			child.ParentNode = &parent.UUID
+			if child, err = s.CreateNode(ctx, child); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SetNodeTraits(ctx, child.ID, []string{"CUSTOM_A", "CUSTOM_B"}, "1.0"); err != nil {
+				t.Fatal(err)
+			}
+			for _, cols := range [][]string{nil, {"uuid", "driver_info", "traits"}, {"name", "owner"}} {
+				want, err := s.ListNodeRows(ctx, NodeFilter{UUID: &child.UUID, IncludeChildren: true}, ListOptions{}, cols)
+				if err != nil || len(want) != 1 {
+					t.Fatalf("list %v: %d rows, %v", cols, len(want), err)
+				}
+				got, err := s.GetNodeRow(ctx, child.UUID, cols)
+				if err != nil {
+					t.Fatalf("get %v: %v", cols, err)
+				}
+				if !reflect.DeepEqual(*got, want[0]) {
+					t.Errorf("columns %v:\n got %+v\nwant %+v", cols, *got, want[0])
+				}
+			}
+			if _, err := s.GetNodeRow(ctx, "1be26c0b-03f2-4d2e-ae87-c02d7f33c000", nil); !errors.Is(err, ErrNotFound) {
+				t.Errorf("unknown node: %v, want ErrNotFound", err)
+			}
+			if _, err := s.GetNodeRow(ctx, child.UUID, []string{"bogus"}); !errors.Is(err, ErrInvalidParameter) {
+				t.Errorf("unknown column: %v, want ErrInvalidParameter", err)
+			}
+		})
+	}
+}

@@ -44,6 +44,9 @@ type Store interface {
 	// text, for the list renderers; nil columns reads them all. Tags are
 	// not read.
 	ListNodeRows(ctx context.Context, f NodeFilter, o ListOptions, columns []string) ([]NodeRow, error)
+	// GetNodeRow is the node with this UUID as ListNodeRows reads it, for
+	// an answer about one node; no such node is a NotFoundError.
+	GetNodeRow(ctx context.Context, uuid string, columns []string) (*NodeRow, error)
 	// ListNodeSummaries is ListNodes reading only the columns of a
 	// NodeSummary, for the periodic tasks.
 	ListNodeSummaries(ctx context.Context, f NodeFilter, o ListOptions) ([]NodeSummary, error)
@@ -58,8 +61,11 @@ type Store interface {
 	ReserveNode(ctx context.Context, tag string, nodeID int64) (*model.Node, error)
 	ReleaseNode(ctx context.Context, tag string, nodeID int64) error
 	// SaveAndReleaseNode is a task's last save and its release in one
-	// write transaction, returning the node as a read after it gives it.
-	SaveAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) (*model.Node, error)
+	// write transaction.
+	SaveAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) error
+	// UpdateAndReleaseNode is SaveAndReleaseNode returning the node as a
+	// read after it gives it.
+	UpdateAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) (*model.Node, error)
 	// ReserveOrUpdateNode is a lock, a save and a release in one write
 	// transaction, or the lock alone, as decide says of the node.
 	ReserveOrUpdateNode(ctx context.Context, tag string, nodeID int64, uuid string, decide func(*model.Node) (NodeVerdict, error)) (*model.Node, error)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/openkeel/ironic/internal/api"
 	"github.com/openkeel/ironic/internal/api/apiutil"
@@ -408,6 +409,11 @@ func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	fields := collection.StringList(q.Get("fields"))
+	if collection.IsUUIDLike(ident) {
+		if found, err := h.getOneRow(w, r, rc, ident, fields); found || err != nil {
+			return err
+		}
+	}
 	n, err := h.nodeWithSuffix(r, rc, "baremetal:node:get", ident)
 	if err != nil {
 		return err
@@ -423,4 +429,57 @@ func (h *handlers) getOne(w http.ResponseWriter, r *http.Request, rc *api.Reques
 		return err
 	}
 	return api.WriteJSON(w, http.StatusOK, d)
+}
+
+// getOneRow answers GET /v1/nodes/{uuid} from the node's stored row,
+// written as a list page writes each of its nodes (the same bytes as
+// convert and api.WriteJSON, without decoding and re-encoding the JSON
+// columns; with fields, only the columns they need and the owner and
+// lessee the policy looks at). The checks are getOne's, in its order.
+// found is false when no node has that UUID: getOne's model path then
+// answers (the node named uuid.json, or the 404) as before (issue 29).
+func (h *handlers) getOneRow(w http.ResponseWriter, r *http.Request, rc *api.RequestContext, uuid string, fields []string) (found bool, err error) {
+	ctx := r.Context()
+	cols, ok := listColumns(fields, false)
+	if ok {
+		cols = append(cols, "owner", "lessee")
+	} else {
+		cols = nil
+	}
+	row, err := h.Store.GetNodeRow(ctx, uuid, cols)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return true, fmt.Errorf("get node %s: %w", uuid, err)
+	}
+	if err := h.Authorize(r, "baremetal:node:get", &row.Node); err != nil {
+		if errs.Status(err) == http.StatusForbidden {
+			return true, errs.NodeNotFound(uuid)
+		}
+		return true, err
+	}
+	if err := collection.CheckAllowSpecifyFields(fields, rc.Version); err != nil {
+		return true, err
+	}
+	if err := collection.CheckAllowedFields(fields, rc.Version); err != nil {
+		return true, err
+	}
+	plan, err := h.planPage(rc, h.view(r), fields)
+	if err != nil {
+		return true, err
+	}
+	pb := h.getPage(plan, 1)
+	defer func() { h.putPage(plan, pb, 1) }()
+	pb.b, err = h.appendNode(ctx, pb.b[:0], &pb.cw, plan, row)
+	if err != nil {
+		return true, err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(pb.b)))
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(pb.b); err != nil && !errors.Is(err, http.ErrBodyNotAllowed) {
+		return true, fmt.Errorf("write answer: %w", err)
+	}
+	return true, nil
 }

@@ -80,6 +80,8 @@ type handlers struct {
 	// pageNodeBytes the size per node of the last one (listrender.go).
 	pages         sync.Pool
 	pageNodeBytes [pageSizeClasses]atomic.Int64
+	// plans are the page plans without a field list, by planKey.
+	plans sync.Map
 	// schemas validate node creation, patches and network_data, around
 	// [api]/network_data_schema; schemasErr is why they could not be
 	// built (CheckConfig refuses such a configuration at start).
