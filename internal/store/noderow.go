@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/openkeel/ironic/internal/model"
@@ -164,69 +165,98 @@ func (s *sqlStore) ListNodeRows(ctx context.Context, f NodeFilter, o ListOptions
 	return out, nil
 }
 
-// nodeRowByUUID reads every column of one node by UUID.
+// nodeRowQuery reads one node's columns fs by UUID and, when traits, its
+// traits joined: a row per trait in order (loadLabels' order), one with a
+// NULL trait for none. One statement reads the node and its traits at one
+// moment without a transaction around two queries.
+func nodeRowQuery(fs []field, traits bool) string {
+	cols := make([]string, len(fs))
+	for i, f := range fs {
+		cols[i] = "nodes." + quote(f.name)
+	}
+	q := "SELECT " + strings.Join(cols, ", ")
+	if !traits {
+		return q + " FROM nodes WHERE nodes.uuid = ?"
+	}
+	return q + ", node_traits.trait FROM nodes LEFT JOIN node_traits ON node_traits.node_id = nodes.id" +
+		" WHERE nodes.uuid = ? ORDER BY node_traits.trait"
+}
+
+// nodeRowByUUID is nodeRowQuery for every column and the traits.
 var nodeRowByUUID = func() string {
 	fs, _, _ := nodeRowFields(&NodeRow{}, nil)
-	return "SELECT " + columnList(fs) + " FROM nodes WHERE uuid = ?"
+	return nodeRowQuery(fs, true)
 }()
 
 // GetNodeRow is ListNodeRows for the node with this UUID, whatever its
-// parent. Reading every column, its texts are prepared once (on SQLite)
-// as GetNodeByUUID's are: preparing them again was a good part of a
-// one-node GET (issue 29).
+// parent. Reading every column, its text is prepared once (on SQLite):
+// preparing it again, a transaction and a second query for the traits
+// were most of the store's part of a one-node GET (issue 29).
 func (s *sqlStore) GetNodeRow(ctx context.Context, uuid string, columns []string) (*NodeRow, error) {
 	out := &NodeRow{}
-	fs, labels, err := nodeRowFields(out, columns)
+	fs, traits, err := nodeRowFields(out, columns)
 	if err != nil {
 		return nil, err
 	}
+	var q querier = s.db
 	query := nodeRowByUUID
-	cached := s.db.Cached()
 	if columns == nil {
-		if err := cached.Prepare(ctx, query, traitsOfOne); err != nil {
+		cached := s.db.Cached()
+		if err := cached.Prepare(ctx, query); err != nil {
 			return nil, wrapUnlessTyped(err, "get node "+uuid)
 		}
+		q = cached
 	} else {
-		query = "SELECT " + columnList(fs) + " FROM nodes WHERE uuid = ?"
-	}
-	read := func(ctx context.Context, q querier) error {
-		rows, err := q.QueryContext(ctx, query, uuid)
-		if err != nil {
-			return fmt.Errorf("get node %s: %w", uuid, err)
-		}
-		defer rows.Close()
-		if !rows.Next() {
-			if err := rows.Err(); err != nil {
-				return fmt.Errorf("get node %s: %w", uuid, err)
-			}
-			return &NotFoundError{Kind: KindNode, Ident: uuid}
-		}
-		if err := rows.Scan(scannersWith(fs, nil)...); err != nil {
-			return fmt.Errorf("get node %s: %w", uuid, err)
-		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("get node %s: %w", uuid, err)
-		}
-		if err := s.openRowText(out); err != nil {
-			return err
-		}
-		if !labels {
-			return nil
-		}
-		return s.loadLabels(ctx, q, []*model.Node{&out.Node}, labelTables[:1])
-	}
-	if !labels {
 		// A field list's text runs unprepared: callers choose the
 		// columns, which would grow the cache without bound.
-		err = read(ctx, s.db)
-	} else {
-		// One read transaction, so that the traits are of the row's moment.
-		err = s.db.InReadTx(ctx, func(tx *sql.Tx) error { return read(ctx, cached.InTx(tx)) })
+		query = nodeRowQuery(fs, traits)
 	}
-	if err != nil {
+	if err := s.readNodeRow(ctx, q, query, uuid, fs, traits, out); err != nil {
 		return nil, wrapUnlessTyped(err, "get node "+uuid)
 	}
 	return out, nil
+}
+
+// readNodeRow runs GetNodeRow's query into out.
+func (s *sqlStore) readNodeRow(ctx context.Context, q querier, query, uuid string, fs []field, traits bool, out *NodeRow) error {
+	rows, err := q.QueryContext(ctx, query, uuid)
+	if err != nil {
+		return fmt.Errorf("get node %s: %w", uuid, err)
+	}
+	defer rows.Close()
+	var trait sql.NullString
+	dest := scannersWith(fs, nil)
+	if traits {
+		dest = append(dest, &trait)
+		out.Traits = []string{}
+	}
+	// The node's columns repeat on each trait's row: they are read
+	// from the first only.
+	var again []any
+	n := 0
+	for ; rows.Next(); n++ {
+		if n == 1 {
+			again = make([]any, len(dest))
+			for i := range fs {
+				again[i] = new(any)
+			}
+			again[len(fs)] = &trait
+			dest = again
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("get node %s: %w", uuid, err)
+		}
+		if trait.Valid {
+			out.Traits = append(out.Traits, trait.String)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("get node %s: %w", uuid, err)
+	}
+	if n == 0 {
+		return &NotFoundError{Kind: KindNode, Ident: uuid}
+	}
+	return s.openRowText(out)
 }
 
 // maxRowsPrealloc bounds the rows reserved from a page's limit before any

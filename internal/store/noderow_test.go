@@ -93,7 +93,8 @@ func isInvalidParameter(err error) bool {
 }
 
 // GetNodeRow reads the row ListNodeRows reads for the same node, whatever
-// its parent, with or without columns; an unknown UUID is ErrNotFound.
+// its parent, with or without columns and traits (two, none); an unknown
+// UUID is ErrNotFound.
 func TestGetNodeRowMatchesListNodeRows(t *testing.T) {
 	ctx := context.Background()
 	for _, be := range storetest.Backends(t) {
@@ -111,17 +112,19 @@ func TestGetNodeRowMatchesListNodeRows(t *testing.T) {
 			if _, err := s.SetNodeTraits(ctx, child.ID, []string{"CUSTOM_A", "CUSTOM_B"}, "1.0"); err != nil {
 				t.Fatal(err)
 			}
-			for _, cols := range [][]string{nil, {"uuid", "driver_info", "traits"}, {"name", "owner"}} {
-				want, err := s.ListNodeRows(ctx, NodeFilter{UUID: &child.UUID, IncludeChildren: true}, ListOptions{}, cols)
-				if err != nil || len(want) != 1 {
-					t.Fatalf("list %v: %d rows, %v", cols, len(want), err)
-				}
-				got, err := s.GetNodeRow(ctx, child.UUID, cols)
-				if err != nil {
-					t.Fatalf("get %v: %v", cols, err)
-				}
-				if !reflect.DeepEqual(*got, want[0]) {
-					t.Errorf("columns %v:\n got %+v\nwant %+v", cols, *got, want[0])
+			for _, uuid := range []string{parent.UUID, child.UUID} {
+				for _, cols := range [][]string{nil, {"uuid", "driver_info", "traits"}, {"name", "owner"}} {
+					want, err := s.ListNodeRows(ctx, NodeFilter{UUID: &uuid, IncludeChildren: true}, ListOptions{}, cols)
+					if err != nil || len(want) != 1 {
+						t.Fatalf("list %s %v: %d rows, %v", uuid, cols, len(want), err)
+					}
+					got, err := s.GetNodeRow(ctx, uuid, cols)
+					if err != nil {
+						t.Fatalf("get %s %v: %v", uuid, cols, err)
+					}
+					if !reflect.DeepEqual(*got, want[0]) {
+						t.Errorf("%s columns %v:\n got %+v\nwant %+v", uuid, cols, *got, want[0])
+					}
 				}
 			}
 			if _, err := s.GetNodeRow(ctx, "1be26c0b-03f2-4d2e-ae87-c02d7f33c000", nil); !errors.Is(err, ErrNotFound) {

@@ -2,15 +2,17 @@ package node
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/openkeel/ironic/testing/allocbudget"
 )
 
 // The continuous allocation check (issue 29, item 5): allocations per
-// list page, unlike time, do not depend on the machine's load, so a
-// change that makes a page allocate more than allocbudget.Growth over the
-// figure committed in allocBudgetFile fails here. After a deliberate
+// list page and per one-node GET, unlike time, do not depend on the
+// machine's load, so a change that makes a page allocate more than
+// allocbudget.Growth over the figure committed in allocBudgetFile fails
+// here. After a deliberate
 // change, or one that allocates much less, rewrite the figures with
 //
 //	IRONIC_UPDATE_ALLOCS=1 go test ./internal/api/node/ -run Alloc
@@ -38,8 +40,11 @@ func TestAllocsPerListPage(t *testing.T) {
 		t.Skip("builds a store of 1,000 nodes")
 	}
 	e, _ := listEnv(t, allocNodes)
+	// One node by UUID (issue 29's one-node GET), beside the pages.
+	uuid := e.do("GET", "/v1/nodes/bench-000003", "1.78", "").json(t)["uuid"].(string)
+	pages := append(slices.Clone(allocPages), struct{ key, path, version string }{"show", "/v1/nodes/" + uuid, "1.78"})
 	got := map[string]float64{}
-	for _, p := range allocPages {
+	for _, p := range pages {
 		// One request first: caches filled on first use are not the
 		// steady state.
 		if r := e.do("GET", p.path, p.version, ""); r.status != http.StatusOK {
