@@ -10,6 +10,7 @@ import (
 
 	"github.com/openkeel/ironic/internal/conductor/task"
 	"github.com/openkeel/ironic/internal/config"
+	"github.com/openkeel/ironic/internal/driver"
 	"github.com/openkeel/ironic/internal/errs"
 	"github.com/openkeel/ironic/internal/model"
 	"github.com/openkeel/ironic/internal/rpc"
@@ -43,8 +44,7 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 			if err := c.checkHeartbeat(n, args); err != nil {
 				return store.NodeVerdict{}, err
 			}
-			d, err := c.drivers.ForNode(n)
-			if err != nil || !c.heartbeatOnlyRecords(n, d) {
+			if !c.heartbeatOnlyRecords(n, c.deployInterface(n)) {
 				return store.NodeVerdict{Reserve: true}, nil
 			}
 			c.recordAgent(n, args)
@@ -82,6 +82,27 @@ func (c *Conductor) Heartbeat(ctx context.Context, _ string, args rpc.HeartbeatA
 		return c.processHeartbeat(ctx, t, args)
 	}})
 	return t.End()
+}
+
+// deployInterface is the node's deploy interface as its own field names
+// it, nil when that is not known without resolving the node's drivers
+// (an instance_info override, a default to fill, a bad name): only the
+// deploy interface decides whether a heartbeat only records, and the
+// task resolves every interface once the lock is taken anyway.
+func (c *Conductor) deployInterface(n *model.Node) driver.Interface {
+	name := driver.NodeInterface(n, driver.KindDeploy)
+	if _, override := n.InstanceInfo["deploy_interface"]; override || name == "" {
+		return nil
+	}
+	ht, err := c.drivers.HardwareType(n.Driver)
+	if err != nil {
+		return nil
+	}
+	impl, err := c.drivers.Interface(ht, driver.KindDeploy, name)
+	if err != nil {
+		return nil
+	}
+	return impl
 }
 
 // checkHeartbeat refuses a heartbeat without the node's agent token, or

@@ -102,9 +102,10 @@ func (c *Conductor) recordAgent(n *model.Node, args rpc.HeartbeatArgs) {
 // this heartbeat (the flow's steps are polled by the conductor, or fast
 // track keeps an idle agent in a stable state), the node is not in
 // maintenance, and the deploy interface leaves the heartbeat to the step
-// framework. false is not a verdict: the worker decides, as always.
-func (c *Conductor) heartbeatOnlyRecords(n *model.Node, d *driver.Interfaces) bool {
-	if n.Maintenance || d == nil {
+// framework (deploy is the node's deploy interface, nil when unknown).
+// false is not a verdict: the worker decides, as always.
+func (c *Conductor) heartbeatOnlyRecords(n *model.Node, deploy driver.Interface) bool {
+	if n.Maintenance || deploy == nil {
 		return false
 	}
 	switch n.ProvisionState {
@@ -116,10 +117,10 @@ func (c *Conductor) heartbeatOnlyRecords(n *model.Node, d *driver.Interfaces) bo
 	default:
 		return false
 	}
-	if _, ok := d.Deploy.(driver.InstallerDeployer); ok && n.ProvisionState == states.DeployWait {
+	if _, ok := deploy.(driver.InstallerDeployer); ok && n.ProvisionState == states.DeployWait {
 		return false
 	}
-	if _, ok := d.Deploy.(driver.AgentStepper); !ok {
+	if _, ok := deploy.(driver.AgentStepper); !ok {
 		return false
 	}
 	if f := c.flowWaitingIn(n.ProvisionState); f != nil {

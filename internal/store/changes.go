@@ -127,6 +127,13 @@ func (s *sqlStore) changeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := s.db.InTx(ctx, fn); err != nil {
 		return err
 	}
+	s.changeCommitted(ctx)
+	return nil
+}
+
+// changeCommitted is what follows the commit of a change row: the
+// stream's waiters are woken, and the purge runs when due.
+func (s *sqlStore) changeCommitted(ctx context.Context) {
 	s.changes.mu.Lock()
 	if s.changes.committed != nil {
 		close(s.changes.committed)
@@ -137,7 +144,6 @@ func (s *sqlStore) changeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		// Best effort: the next purge catches up what this one missed.
 		_, _ = s.PurgeChanges(context.WithoutCancel(ctx), s.now().Add(-s.changes.retention))
 	}
-	return nil
 }
 
 // changeSubject is what a change row says of its object besides the

@@ -116,11 +116,20 @@ func (s *sqlStore) ReserveOrUpdateNode(ctx context.Context, tag string, nodeID i
 	if uuid != "" {
 		col, val, ident = "uuid", uuid, uuid
 	}
+	// Its texts are prepared once on SQLite, as ReserveNode's: parsing
+	// them would cost more than running them.
+	rowQuery := "SELECT id, reservation FROM nodes WHERE " + quote(col) + " = ?" + forUpdate(s.db)
+	cached := s.db.Cached()
+	if err := cached.Prepare(ctx, rowQuery, reserveQuery, nodeByIDQuery, traitsOfOne, tagsOfOne); err != nil {
+		return nil, fmt.Errorf("reserve or update node %s: %w", ident, err)
+	}
 	var out *model.Node
-	err := s.changeTx(ctx, func(tx *sql.Tx) error {
-		var id int64
+	var id int64
+	recorded, reserving := false, false
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		q := cached.InTx(tx)
 		var holder sql.NullString
-		err := tx.QueryRowContext(ctx, "SELECT id, reservation FROM nodes WHERE "+quote(col)+" = ?"+forUpdate(s.db), val).Scan(&id, &holder)
+		err := q.QueryRowContext(ctx, rowQuery, val).Scan(&id, &holder)
 		if err == sql.ErrNoRows {
 			return &NotFoundError{Kind: KindNode, Ident: ident}
 		}
@@ -134,7 +143,7 @@ func (s *sqlStore) ReserveOrUpdateNode(ctx context.Context, tag string, nodeID i
 			}
 			return &NodeLockedError{Node: u, Host: holder.String}
 		}
-		n, err := s.getNodeIn(ctx, tx, "id", id, ident)
+		n, err := s.getNodeIn(ctx, q, "id", id, ident)
 		if err != nil {
 			return err
 		}
@@ -145,7 +154,8 @@ func (s *sqlStore) ReserveOrUpdateNode(ctx context.Context, tag string, nodeID i
 		now := s.clock()
 		switch {
 		case v.Reserve:
-			if _, err := tx.ExecContext(ctx, reserveQuery, tag, s.db.Time(now), id); err != nil {
+			reserving = true
+			if _, err := q.ExecContext(ctx, reserveQuery, tag, s.db.Time(now), id); err != nil {
 				return err
 			}
 			n.Reservation = &tag
@@ -176,13 +186,23 @@ func (s *sqlStore) ReserveOrUpdateNode(ctx context.Context, tag string, nodeID i
 		if err := s.recordNode(ctx, tx, id, nodeAction(v.Fields, false), v.Fields); err != nil {
 			return err
 		}
+		recorded = true
 		out, err = s.asWritten(n, v.Fields, &now)
 		return err
 	})
+	if err == nil && recorded {
+		// A reservation records no change: only a save wakes the stream.
+		s.changeCommitted(ctx)
+	}
 	if errors.Is(err, errNothingToWrite) {
 		return out, nil
 	}
 	if err != nil {
+		if reserving && sqldb.LostConnection(err) {
+			// As ReserveNode's: a COMMIT kept without our knowing must
+			// not leave the node reserved by a task that failed.
+			s.dropLost(ctx, tag, id)
+		}
 		return nil, wrapUnlessTyped(err, "reserve or update node "+ident)
 	}
 	return out, nil
@@ -261,16 +281,29 @@ func (s *sqlStore) notReleased(ctx context.Context, nodeID int64) error {
 // while tag holds the lock; otherwise nothing is written and the error
 // is ReleaseNode's. A change of provision_state, whose timestamps
 // UpdateNodeIf maintains, is saved by UpdateNodeIf under the lock and
-// then released. The node returned is n as a read after the release
-// gives it (asWritten): no reservation, the write's updated_at.
-func (s *sqlStore) SaveAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) (*model.Node, error) {
+// then released.
+func (s *sqlStore) SaveAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) error {
+	_, err := s.saveAndRelease(ctx, tag, n, false, fields)
+	return err
+}
+
+// UpdateAndReleaseNode is SaveAndReleaseNode returning the node as a
+// read after the release gives it (asWritten): no reservation, the
+// write's updated_at.
+func (s *sqlStore) UpdateAndReleaseNode(ctx context.Context, tag string, n *model.Node, fields ...string) (*model.Node, error) {
+	return s.saveAndRelease(ctx, tag, n, true, fields)
+}
+
+// saveAndRelease is SaveAndReleaseNode; the node as written is made only
+// when asked for (written): it re-encodes the written columns.
+func (s *sqlStore) saveAndRelease(ctx context.Context, tag string, n *model.Node, written bool, fields []string) (*model.Node, error) {
 	if len(fields) == 0 || slices.Contains(fields, "provision_state") {
 		saved, err := s.UpdateNodeIf(ctx, n, NodeCondition{Reservation: &tag}, fields...)
 		if err != nil {
 			return nil, err
 		}
 		now := s.clock()
-		if err := s.releaseAt(ctx, tag, n.ID, now); err != nil {
+		if err := s.releaseAt(ctx, tag, n.ID, now); err != nil || !written {
 			return nil, err
 		}
 		saved.Reservation = nil
@@ -324,6 +357,9 @@ func (s *sqlStore) SaveAndReleaseNode(ctx context.Context, tag string, n *model.
 	}
 	if affected != 1 {
 		return nil, s.notReleased(ctx, n.ID)
+	}
+	if !written {
+		return nil, nil
 	}
 	v.Reservation = nil
 	return s.asWritten(&v, append(slices.Clone(fields), "reservation"), &now)

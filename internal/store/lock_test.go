@@ -212,7 +212,7 @@ func TestSaveAndReleaseNode(t *testing.T) {
 		}
 		held.DriverInternalInfo["agent_url"] = "http://192.0.2.2:9999"
 		held.DriverInternalInfo["agent_version"] = "10.0.0"
-		_, err = e.s.SaveAndReleaseNode(e.ctx, "host2", held, "driver_internal_info")
+		_, err = e.s.UpdateAndReleaseNode(e.ctx, "host2", held, "driver_internal_info")
 		if l := wantErr[*NodeLockedError](t, err, ErrNodeLocked); l.Host != "host1" {
 			t.Errorf("save and release by another host: %+v", l)
 		}
@@ -221,7 +221,7 @@ func TestSaveAndReleaseNode(t *testing.T) {
 			t.Fatalf("a refused save and release wrote: %v %v", got.DriverInternalInfo, got.Reservation)
 		}
 		e.clock.Advance(1500*time.Millisecond + 1234*time.Nanosecond)
-		saved, err := e.s.SaveAndReleaseNode(e.ctx, "host1", held, "driver_internal_info")
+		saved, err := e.s.UpdateAndReleaseNode(e.ctx, "host1", held, "driver_internal_info")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,8 +233,7 @@ func TestSaveAndReleaseNode(t *testing.T) {
 		if !reflect.DeepEqual(saved, got) {
 			t.Errorf("save and release returned\n%+v\na read gives\n%+v", saved, got)
 		}
-		_, err = e.s.SaveAndReleaseNode(e.ctx, "host1", held, "driver_internal_info")
-		wantErr[*NodeNotLockedError](t, err, ErrNodeNotLocked)
+		wantErr[*NodeNotLockedError](t, e.s.SaveAndReleaseNode(e.ctx, "host1", held, "driver_internal_info"), ErrNodeNotLocked)
 
 		// A provision state change keeps UpdateNodeIf's timestamps.
 		held, err = e.s.ReserveNode(e.ctx, "host1", n.ID)
@@ -243,7 +242,7 @@ func TestSaveAndReleaseNode(t *testing.T) {
 		}
 		held.ProvisionState = "manageable"
 		e.clock.Advance(2*time.Second + 7*time.Microsecond)
-		saved, err = e.s.SaveAndReleaseNode(e.ctx, "host1", held, "provision_state")
+		saved, err = e.s.UpdateAndReleaseNode(e.ctx, "host1", held, "provision_state")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func TestSecretsSealedAtRest(t *testing.T) {
 			t.Fatal(err)
 		}
 		locked.InternalInfo().SetAgentToken(plainSecrets[5])
-		if _, err := s.SaveAndReleaseNode(e.ctx, "c1", locked, "driver_internal_info"); err != nil {
+		if err := s.SaveAndReleaseNode(e.ctx, "c1", locked, "driver_internal_info"); err != nil {
 			t.Fatal(err)
 		}
 		n, err = s.GetNodeByID(e.ctx, n.ID)
@@ -305,7 +305,6 @@ func patchUnderLock(ctx context.Context, s Store, id int64, k string) error {
 		}
 		n.DriverInfo[k] = "x"
 		n.DriverInfo[k+"_password"] = "pw-" + k
-		_, err = s.SaveAndReleaseNode(ctx, "c-"+k, n, "driver_info")
-		return err
+		return s.SaveAndReleaseNode(ctx, "c-"+k, n, "driver_info")
 	}
 }

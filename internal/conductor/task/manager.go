@@ -226,24 +226,36 @@ func (m *Manager) ReserveOrUpdate(ctx context.Context, ident string, opts Acquir
 		return nil, nil, errs.New(errs.ClassInvalidIdentity, map[string]any{"identity": ident})
 	}
 	reserved := false
+	start := m.clock.Now()
 	n, err := m.store.ReserveOrUpdateNode(ctx, m.settings.Host, id, want, func(n *model.Node) (store.NodeVerdict, error) {
 		v, err := decide(n)
 		reserved = v.Reserve
 		return v, err
 	})
+	// The lock's metrics see this as a try of the lock, taken (for the
+	// task or for the save) or refused.
+	observe := func(conflicts int, outcome string) {
+		if m.observe != nil {
+			m.observe(m.clock.Now().Sub(start), conflicts, outcome)
+		}
+	}
 	if err != nil {
 		var locked *store.NodeLockedError
 		if errors.As(err, &locked) {
+			observe(1, "locked")
 			return nil, nil, errs.NodeLocked(ident, locked.Host)
 		}
+		if e, ok := errs.As(err); ok {
+			observe(0, "ok") // decide's own answer, on a node it had to itself
+			return nil, nil, e
+		}
+		observe(0, "error")
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil, errs.NodeNotFound(ident)
 		}
-		if e, ok := errs.As(err); ok {
-			return nil, nil, e // decide's own answer
-		}
 		return nil, nil, storeError(err, "reserve node "+ident)
 	}
+	observe(0, "ok")
 	if !reserved {
 		return nil, n, nil
 	}
@@ -257,7 +269,7 @@ func (m *Manager) ReserveOrUpdate(ctx context.Context, ident string, opts Acquir
 		purpose: purpose,
 		log:     taskLogger(ctx, m.log, n.UUID),
 	}
-	t.log.DebugContext(ctx, "node reserved", "purpose", purpose, "seconds", 0.0)
+	t.log.DebugContext(ctx, "node reserved", "purpose", purpose, "seconds", m.clock.Now().Sub(start).Seconds())
 	t, err = m.setUp(t, n, opts)
 	return t, nil, err
 }

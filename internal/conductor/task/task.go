@@ -536,12 +536,11 @@ func (t *Task) releaseNode(ctx context.Context) error {
 	if len(fields) == 0 {
 		return t.m.store.ReleaseNode(ctx, host, t.Node.ID)
 	}
-	_, err := t.m.store.SaveAndReleaseNode(ctx, host, pending, fields...)
-	return err
+	return t.m.store.SaveAndReleaseNode(ctx, host, pending, fields...)
 }
 
 // SaveAndRelease is Save then Release in one write transaction
-// (store.SaveAndReleaseNode), for a task whose save is its last act: an
+// (store.UpdateAndReleaseNode), for a task whose save is its last act: an
 // update_node costs the reservation and this one write instead of a save
 // and a release besides (issue 29). It returns the node as saved under
 // the lock, the holder included, as upstream's update_node answers it;
@@ -569,7 +568,7 @@ func (t *Task) SaveAndRelease(ctx context.Context) (*model.Node, error) {
 	t.mu.Unlock()
 	t.spawn, t.pending = nil, nil
 	host := t.m.settings.Host
-	n, err := t.m.store.SaveAndReleaseNode(ctx, host, t.Node, fields...)
+	n, err := t.m.store.UpdateAndReleaseNode(ctx, host, t.Node, fields...)
 	defer t.m.waiters.released(t.Node.ID)
 	var locked *store.NodeLockedError
 	var notLocked *store.NodeNotLockedError
