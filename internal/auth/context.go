@@ -200,7 +200,10 @@ func dash(s string) string {
 // headerValue is a WSGI environ value: repeated headers joined by commas
 // (as the WSGI servers upstream runs under do), and whether any was sent.
 func headerValue(h http.Header, name string) (string, bool) {
-	v := h.Values(name)
+	// name is in http.Header's canonical form (TestFromHeadersNames):
+	// looked up as is, without canonicalizing the 30 names every request
+	// (issue 29).
+	v := h[name]
 	if len(v) == 0 {
 		return "", false
 	}

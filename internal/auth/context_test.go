@@ -120,3 +120,51 @@ func TestNoAuthAndPublicRoutes(t *testing.T) {
 		t.Error("context round trip")
 	}
 }
+
+// FromHeaders looks its names up as they are written, so each must be in
+// http.Header's canonical form: a header set under any spelling (Set
+// canonicalizes it) is read into its field.
+func TestFromHeadersNames(t *testing.T) {
+	for _, c := range []struct {
+		header string
+		get    func(*Context) string
+	}{
+		{"x-auth-token", func(c *Context) string { return c.AuthToken }},
+		{"x-storage-token", func(c *Context) string { return c.AuthToken }},
+		{"x-user-id", func(c *Context) string { return c.UserID }},
+		{"x-user", func(c *Context) string { return c.UserID }},
+		{"x-project-id", func(c *Context) string { return c.ProjectID }},
+		{"x-tenant-id", func(c *Context) string { return c.ProjectID }},
+		{"x-tenant", func(c *Context) string { return c.ProjectID }},
+		{"x-domain-id", func(c *Context) string { return c.DomainID }},
+		{"x-domain-name", func(c *Context) string { return c.DomainName }},
+		{"openstack-system-scope", func(c *Context) string { return c.SystemScope }},
+		{"x-user-domain-id", func(c *Context) string { return c.UserDomainID }},
+		{"x-project-domain-id", func(c *Context) string { return c.ProjectDomainID }},
+		{"x-user-name", func(c *Context) string { return c.UserName }},
+		{"x-project-name", func(c *Context) string { return c.ProjectName }},
+		{"x-tenant-name", func(c *Context) string { return c.ProjectName }},
+		{"x-user-domain-name", func(c *Context) string { return c.UserDomainName }},
+		{"x-project-domain-name", func(c *Context) string { return c.ProjectDomainName }},
+		{"x-service-token", func(c *Context) string { return c.ServiceToken }},
+		{"x-service-user-id", func(c *Context) string { return c.ServiceUserID }},
+		{"x-service-user-name", func(c *Context) string { return c.ServiceUserName }},
+		{"x-service-user-domain-id", func(c *Context) string { return c.ServiceUserDomainID }},
+		{"x-service-user-domain-name", func(c *Context) string { return c.ServiceUserDomainName }},
+		{"x-service-project-id", func(c *Context) string { return c.ServiceProjectID }},
+		{"x-service-project-name", func(c *Context) string { return c.ServiceProjectName }},
+		{"x-service-project-domain-id", func(c *Context) string { return c.ServiceProjectDomainID }},
+		{"x-service-project-domain-name", func(c *Context) string { return c.ServiceProjectDomainName }},
+		{"x-roles", func(c *Context) string { return fmt.Sprint(c.Roles) }},
+		{"x-role", func(c *Context) string { return fmt.Sprint(c.Roles) }},
+		{"x-service-roles", func(c *Context) string { return fmt.Sprint(c.ServiceRoles) }},
+		{"x-is-admin-project", func(c *Context) string { return fmt.Sprint(c.IsAdminProject) }},
+	} {
+		h := http.Header{}
+		h.Set(c.header, "v")
+		got := c.get(FromHeaders(h))
+		if got != "v" && got != "[v]" && got != "false" {
+			t.Errorf("%s: read %q", c.header, got)
+		}
+	}
+}

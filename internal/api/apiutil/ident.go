@@ -52,7 +52,9 @@ func IsValidNodeName(name string, v microversion.Version) bool {
 // UUIDOrName is args.uuid_or_name: 400 "Expected UUID or name for <arg>:
 // <value>" unless value is a logical name or UUID.
 func UUIDOrName(arg, value string) error {
-	if !IsValidLogicalName(value) && !collection.IsUUIDLike(value) {
+	// The UUID first: it is the usual identifier, and cheaper to tell
+	// than a name (a regular expression).
+	if !collection.IsUUIDLike(value) && !IsValidLogicalName(value) {
 		return errs.InvalidParameterValue(fmt.Sprintf("Expected UUID or name for %s: %s", arg, value))
 	}
 	return nil

@@ -265,3 +265,31 @@ func keys(m map[string]any) string {
 	slices.Sort(k)
 	return strings.Join(k, ",")
 }
+
+// IsUUIDLike's check of 36 characters answers as Parse and the comparison
+// of the normalized forms do.
+func TestIsUUIDLikeHyphenatedForm(t *testing.T) {
+	slow := func(v string) bool {
+		u, err := uuid.Parse(v)
+		return err == nil && strings.ReplaceAll(strings.ToLower(u.String()), "-", "") == strings.ReplaceAll(strings.ToLower(v), "-", "")
+	}
+	base := "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
+	inputs := []string{base, strings.ToUpper(base), "1BE26c0b-03F2-4d2e-ae87-c02d7f33c12g",
+		"1be26c0b003f2-4d2e-ae87-c02d7f33c123", "1be26c0b-03f2-4d2e-ae87-c02d7f33c12-",
+		"{1be26c0b-03f2-4d2e-ae87-c02d7f33c1}", "1be26c0b-03f2-4d2e-ae87-c02d7f33c12é"[:36]}
+	for i := range len(base) {
+		for _, c := range []byte{'-', 'x', 'F', '0', ' '} {
+			b := []byte(base)
+			b[i] = c
+			inputs = append(inputs, string(b))
+		}
+	}
+	for _, v := range inputs {
+		if len(v) != 36 {
+			t.Fatalf("%q: not 36 characters", v)
+		}
+		if got, want := IsUUIDLike(v), slow(v); got != want {
+			t.Errorf("IsUUIDLike(%q) = %v, Parse says %v", v, got, want)
+		}
+	}
+}
