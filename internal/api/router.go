@@ -58,9 +58,11 @@ type router struct {
 	handlers map[string]HandlerFunc
 	auth     func(r *http.Request, rc *RequestContext) error
 	rng      microversion.Range
-	routes   []*Route
-	index    routeIndex
-	debug    bool
+	// minimum and maximum are rng's bounds as their headers give them.
+	minimum, maximum string
+	routes           []*Route
+	index            routeIndex
+	debug            bool
 }
 
 func newRouter(d Deps) *router {
@@ -72,6 +74,7 @@ func newRouter(d Deps) *router {
 		rng:      microversion.Range{Min: microversion.MIN, Max: pinnedMax(d.Config, microversion.MAX)},
 		debug:    d.Config.BoolOf(config.DefaultDebugTracebacksInAPI),
 	}
+	rt.minimum, rt.maximum = rt.rng.Min.String(), rt.rng.Max.String()
 	for _, r := range slices.Concat(Routes, HiddenRoutes) {
 		r.segs = splitPattern(r.Path)
 		if r.Alias != "" {
@@ -350,9 +353,9 @@ func (rt *router) writeFault(w http.ResponseWriter, r *http.Request, err error) 
 // negotiation; upstream sends no Vary header.
 func (rt *router) setVersionHeaders(w http.ResponseWriter, v microversion.Version) {
 	h := w.Header()
-	h.Set(microversion.HeaderMinimum, rt.rng.Min.String())
-	h.Set(microversion.HeaderMaximum, rt.rng.Max.String())
-	h.Set(microversion.HeaderLegacy, v.String())
+	h[microversion.KeyMinimum] = []string{rt.minimum}
+	h[microversion.KeyMaximum] = []string{rt.maximum}
+	h[microversion.KeyLegacy] = []string{v.String()}
 }
 
 // trackingWriter records whether a handler started its answer, so that an

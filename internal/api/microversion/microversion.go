@@ -27,6 +27,15 @@ const (
 	latest         = "latest"
 )
 
+// The headers' keys as http.Header holds them, computed once: every
+// request reads two and every answer sets three (issue 29).
+var (
+	KeyLegacy   = http.CanonicalHeaderKey(HeaderLegacy)
+	KeyStandard = http.CanonicalHeaderKey(HeaderStandard)
+	KeyMinimum  = http.CanonicalHeaderKey(HeaderMinimum)
+	KeyMaximum  = http.CanonicalHeaderKey(HeaderMaximum)
+)
+
 // Version is a requested API version.
 type Version struct {
 	Major, Minor int
@@ -76,12 +85,12 @@ func FromHeaders(h http.Header) (Version, error) { return Default.FromHeaders(h)
 // "baremetal" entry of OpenStack-API-Version, else the last comma-separated
 // value of X-OpenStack-Ironic-API-Version, else MIN; then Parse rules.
 func (r Range) FromHeaders(h http.Header) (Version, error) {
-	if vals := h.Values(HeaderStandard); len(vals) > 0 {
+	if vals := h[KeyStandard]; len(vals) > 0 {
 		if s := standardValue(strings.Join(vals, ",")); s != "" {
 			return r.Parse(s)
 		}
 	}
-	vals := h.Values(HeaderLegacy)
+	vals := h[KeyLegacy]
 	if len(vals) == 0 {
 		return r.Parse("")
 	}
