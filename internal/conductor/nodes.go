@@ -88,11 +88,13 @@ func (c *Conductor) UpdateNode(ctx context.Context, _ string, nodeID string, upd
 		}
 	}
 	// Upstream validates before it takes the lock, so that a bad update
-	// is refused even while the node is busy. A node that is not busy
-	// is locked at once and the update checked on the node read under
-	// the lock; only a busy one is read beforehand to check a preview,
-	// before waiting for it (issue 29: the preview's read was a third of
-	// a PATCH's reads).
+	// is refused even while the node is busy and without the lock's
+	// write (which moves updated_at). An update of a column upstream's
+	// rules can refuse (protected, retired, driver, interfaces) is
+	// checked on a preview read now; any other is checked on the node
+	// read under the lock, and read beforehand only when the node is
+	// busy, before waiting for it (issue 29: the preview's read was a
+	// third of a PATCH's reads).
 	preview := func() error {
 		cur, err := c.lookupNode(ctx, nodeID)
 		if err != nil {
@@ -101,7 +103,14 @@ func (c *Conductor) UpdateNode(ctx context.Context, _ string, nodeID string, upd
 		_, _, err = c.updatedNode(cur, upd, resetInterfaces)
 		return err
 	}
-	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Purpose: "node update", NoDriver: true, BeforeWait: preview})
+	beforeWait := preview
+	if refusable(upd) {
+		if err := preview(); err != nil {
+			return nil, err
+		}
+		beforeWait = nil
+	}
+	t, err := c.tasks.Acquire(ctx, nodeID, task.AcquireOptions{Purpose: "node update", NoDriver: true, BeforeWait: beforeWait})
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +151,19 @@ func (c *Conductor) UpdateNode(ctx context.Context, _ string, nodeID string, upd
 		return nil, storeErr(err, "update node "+in.UUID)
 	}
 	return saved, nil
+}
+
+// refusable reports whether upd edits a column whose change updatedNode's
+// rules can refuse on the node as it stands.
+func refusable(upd *model.NodeUpdate) bool {
+	for _, col := range upd.Columns() {
+		switch {
+		case col == "protected", col == "protected_reason", col == "retired", col == "retired_reason", col == "driver",
+			strings.HasSuffix(col, "_interface"):
+			return true
+		}
+	}
+	return false
 }
 
 // updatedNode is n with upd applied and upstream's update rules followed,

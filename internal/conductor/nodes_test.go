@@ -2,6 +2,7 @@ package conductor_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/openkeel/ironic/internal/model"
@@ -78,8 +79,14 @@ func TestUpdateNodeRules(t *testing.T) {
 			t.Fatalf("protect active node: %v", err)
 		}
 		m := e.node(states.Manageable)
+		before, _ := json.Marshal(e.get(m))
 		if _, err := e.update(m, false, func(u *model.Node) { u.Protected = true }); class(err) != "InvalidState" {
 			t.Fatalf("protect manageable node: %v", err)
+		}
+		// Refused before the lock, as upstream does: not even the lock's
+		// write (updated_at) happened.
+		if after, _ := json.Marshal(e.get(m)); string(after) != string(before) {
+			t.Fatalf("a refused update changed the node:\n%s\n%s", before, after)
 		}
 		r := "why"
 		if _, err := e.update(m, false, func(u *model.Node) { u.ProtectedReason = &r }); class(err) != "InvalidParameterValue" ||
