@@ -177,22 +177,8 @@ func (m *Manager) Acquire(ctx context.Context, ident string, opts AcquireOptions
 	if err != nil {
 		return nil, err
 	}
-	purpose := opts.Purpose
-	if purpose == "" {
-		purpose = "unspecified action"
-	}
-	t := &Task{
-		m:          m,
-		base:       context.WithoutCancel(ctx),
-		shared:     opts.Shared,
-		purpose:    purpose,
-		retry:      !opts.NoRetry,
-		patient:    opts.Patient,
-		tries:      opts.RetryAttempts,
-		log:        taskLogger(ctx, m.log, node.UUID),
-		beforeWait: opts.BeforeWait,
-	}
-	t.log.DebugContext(ctx, "attempting to get lock on node", "type", t.lockType(), "purpose", purpose)
+	t := m.newTask(ctx, node.UUID, opts)
+	t.log.DebugContext(ctx, "attempting to get lock on node", "type", t.lockType(), "purpose", t.purpose)
 	if !opts.Shared {
 		stub := node.UUID
 		node, err = t.lock(ctx, node.ID, node.UUID, held)
@@ -216,14 +202,9 @@ func (m *Manager) Acquire(ctx context.Context, ident string, opts AcquireOptions
 // decide runs inside the database's write transaction: it must only look
 // at the node. A node another holds gives NodeLocked at once.
 func (m *Manager) ReserveOrUpdate(ctx context.Context, ident string, opts AcquireOptions, decide func(*model.Node) (store.NodeVerdict, error)) (*Task, *model.Node, error) {
-	var id int64
-	var want string
-	if n, perr := strconv.ParseInt(ident, 10, 64); perr == nil {
-		id = n
-	} else if u, perr := uuid.Parse(ident); perr == nil {
-		want = u.String()
-	} else {
-		return nil, nil, errs.New(errs.ClassInvalidIdentity, map[string]any{"identity": ident})
+	id, want, err := parseIdent(ident)
+	if err != nil {
+		return nil, nil, err
 	}
 	reserved := false
 	start := m.clock.Now()
@@ -259,17 +240,10 @@ func (m *Manager) ReserveOrUpdate(ctx context.Context, ident string, opts Acquir
 	if !reserved {
 		return nil, n, nil
 	}
-	purpose := opts.Purpose
-	if purpose == "" {
-		purpose = "unspecified action"
-	}
-	t := &Task{
-		m:       m,
-		base:    context.WithoutCancel(ctx),
-		purpose: purpose,
-		log:     taskLogger(ctx, m.log, n.UUID),
-	}
-	t.log.DebugContext(ctx, "node reserved", "purpose", purpose, "seconds", m.clock.Now().Sub(start).Seconds())
+	// The lock is taken: the task is exclusive and never retries for it.
+	opts.Shared, opts.NoRetry, opts.BeforeWait = false, true, nil
+	t := m.newTask(ctx, n.UUID, opts)
+	t.log.DebugContext(ctx, "node reserved", "purpose", t.purpose, "seconds", m.clock.Now().Sub(start).Seconds())
 	t, err = m.setUp(t, n, opts)
 	return t, nil, err
 }
@@ -280,21 +254,26 @@ func (m *Manager) ReserveOrUpdate(ctx context.Context, ident string, opts Acquir
 // node it read.
 func (m *Manager) SharedFrom(ctx context.Context, n *model.Node, opts AcquireOptions) (*Task, error) {
 	opts.Shared = true
+	return m.setUp(m.newTask(ctx, n.UUID, opts), n, opts)
+}
+
+// newTask is the task opts describe on the node named uuid, not yet set up.
+func (m *Manager) newTask(ctx context.Context, uuid string, opts AcquireOptions) *Task {
 	purpose := opts.Purpose
 	if purpose == "" {
 		purpose = "unspecified action"
 	}
-	t := &Task{
-		m:       m,
-		base:    context.WithoutCancel(ctx),
-		shared:  true,
-		purpose: purpose,
-		retry:   !opts.NoRetry,
-		patient: opts.Patient,
-		tries:   opts.RetryAttempts,
-		log:     taskLogger(ctx, m.log, n.UUID),
+	return &Task{
+		m:          m,
+		base:       context.WithoutCancel(ctx),
+		shared:     opts.Shared,
+		purpose:    purpose,
+		retry:      !opts.NoRetry,
+		patient:    opts.Patient,
+		tries:      opts.RetryAttempts,
+		log:        taskLogger(ctx, m.log, uuid),
+		beforeWait: opts.BeforeWait,
 	}
-	return m.setUp(t, n, opts)
 }
 
 // setUp makes node the task's and resolves its state machine and driver.
@@ -345,12 +324,14 @@ func (m *Manager) getNode(ctx context.Context, ident string) (*model.Node, error
 		n   *model.Node
 		err error
 	)
-	if id, perr := strconv.ParseInt(ident, 10, 64); perr == nil {
+	id, u, err := parseIdent(ident)
+	if err != nil {
+		return nil, err
+	}
+	if u == "" {
 		n, err = m.store.GetNodeByID(ctx, id)
-	} else if u, perr := uuid.Parse(ident); perr == nil {
-		n, err = m.store.GetNodeByUUID(ctx, u.String())
 	} else {
-		return nil, errs.New(errs.ClassInvalidIdentity, map[string]any{"identity": ident})
+		n, err = m.store.GetNodeByUUID(ctx, u)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errs.NodeNotFound(ident)
@@ -361,19 +342,32 @@ func (m *Manager) getNode(ctx context.Context, ident string) (*model.Node, error
 	return n, nil
 }
 
+// parseIdent reads a node identity as upstream's Node.get: an integer is
+// an id (uuid empty), a UUID-like string a UUID in canonical form;
+// anything else is InvalidIdentity.
+func parseIdent(ident string) (id int64, uuidStr string, err error) {
+	if n, perr := strconv.ParseInt(ident, 10, 64); perr == nil {
+		return n, "", nil
+	}
+	u, perr := uuid.Parse(ident)
+	if perr != nil {
+		return 0, "", errs.New(errs.ClassInvalidIdentity, map[string]any{"identity": ident})
+	}
+	return 0, u.String(), nil
+}
+
 // lockTarget finds the node an exclusive acquire reserves: a stub with
 // its id and UUID, and its holder as last seen. An integer identity is
 // the id itself and costs no read (the reservation's read answers
 // NodeNotFound); a UUID is looked up in the node's summary.
 func (m *Manager) lockTarget(ctx context.Context, ident string) (*model.Node, *string, error) {
-	if id, perr := strconv.ParseInt(ident, 10, 64); perr == nil {
+	id, want, err := parseIdent(ident)
+	if err != nil {
+		return nil, nil, err
+	}
+	if want == "" {
 		return &model.Node{ID: id, UUID: ident}, nil, nil
 	}
-	u, perr := uuid.Parse(ident)
-	if perr != nil {
-		return nil, nil, errs.New(errs.ClassInvalidIdentity, map[string]any{"identity": ident})
-	}
-	want := u.String()
 	found, err := m.store.ListNodeSummaries(ctx, store.NodeFilter{UUID: &want, IncludeChildren: true}, store.ListOptions{Limit: 1})
 	if err != nil {
 		return nil, nil, fmt.Errorf("load node %s: %w", ident, err)
