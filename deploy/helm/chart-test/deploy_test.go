@@ -535,8 +535,8 @@ func (c *apiClient) waitHealthy(path string, procs []*proc) {
 	})
 }
 
-// waitState waits until the node reaches state and no transition is in
-// progress; a failure state ends the wait at once.
+// waitState waits until the node reaches state, no transition is in
+// progress and no conductor holds it; a failure state ends the wait at once.
 func (c *apiClient) waitState(uuid, state string) {
 	c.t.Helper()
 	await.UntilReason(c.t, 60*time.Second, "node "+state, func() (bool, string) {
@@ -544,6 +544,7 @@ func (c *apiClient) waitState(uuid, state string) {
 			ProvisionState string  `json:"provision_state"`
 			Target         *string `json:"target_provision_state"`
 			LastError      *string `json:"last_error"`
+			Reservation    *string `json:"reservation"`
 		}
 		data := c.do("GET", "/v1/nodes/"+uuid, nil, http.StatusOK)
 		if err := json.Unmarshal(data, &n); err != nil {
@@ -552,6 +553,9 @@ func (c *apiClient) waitState(uuid, state string) {
 		if strings.HasSuffix(n.ProvisionState, "failed") {
 			c.t.Fatalf("node %s: %s", uuid, data)
 		}
-		return n.ProvisionState == state && n.Target == nil, string(data)
+		// The conductor saves the new state before it releases the node's
+		// lock (as upstream's task does), so a read can see the state with
+		// the reservation still held: settled means both.
+		return n.ProvisionState == state && n.Target == nil && n.Reservation == nil, string(data)
 	})
 }
