@@ -31,16 +31,9 @@ func wire[T any](v T) (T, error) {
 // in-process conductor is of our own release), so that what a field of
 // the object cannot carry is lost here as it is on the wire.
 func wireObject[T any](v *T) (*T, error) {
-	if v == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(ovo.Wrap(ovo.Latest(), v))
+	out, err := ovo.Transcode(ovo.Latest(), v)
 	if err != nil {
-		return nil, fmt.Errorf("encode RPC object: %w", err)
+		return nil, fmt.Errorf("pass RPC object: %w", err)
 	}
-	var out ovo.Obj[T]
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("decode RPC object: %w", err)
-	}
-	return out.V, nil
+	return out, nil
 }

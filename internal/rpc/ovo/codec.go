@@ -36,6 +36,7 @@ package ovo
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -152,13 +153,15 @@ func (c *Codec) Encode(v any, changes []string) (*Primitive, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", class.Name, err)
 	}
-	var all map[string]json.RawMessage
+	// Sized for the class so that the decoder never grows it.
+	all := make(map[string]json.RawMessage, len(class.Fields)+8)
 	if err := json.Unmarshal(raw, &all); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", class.Name, err)
 	}
 	version := c.Version(class)
-	p := &Primitive{Name: class.Name, Namespace: Namespace, Version: version, Data: map[string]json.RawMessage{}}
-	for _, f := range class.FieldsAt(version) {
+	fields := class.FieldsAt(version)
+	p := &Primitive{Name: class.Name, Namespace: Namespace, Version: version, Data: make(map[string]json.RawMessage, len(fields))}
+	for _, f := range fields {
 		val, ok := all[f]
 		if !ok {
 			continue
@@ -252,25 +255,59 @@ func Decode(raw json.RawMessage, out any) ([]string, error) {
 	if class == nil {
 		return nil, fmt.Errorf("decode into %T: not a versioned object the RPC carries", out)
 	}
-	if !IsPrimitive(raw) {
+	// One parse tells a primitive from bare model JSON and reads it; only
+	// when it fails is the input probed again, to say which it was.
+	var p struct {
+		Primitive
+		Name *string `json:"ironic_object.name"`
+	}
+	err := errNotObject
+	if isObject(raw) {
+		err = json.Unmarshal(raw, &p)
+	}
+	switch {
+	case err != nil && IsPrimitive(raw):
+		return nil, fmt.Errorf("decode %s: %w", class.Name, err)
+	case err != nil || p.Name == nil:
 		if err := json.Unmarshal(raw, out); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", class.Name, err)
 		}
 		return nil, nil
 	}
-	var p Primitive
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", class.Name, err)
-	}
+	p.Primitive.Name = *p.Name
+	return decodePrimitive(class, &p.Primitive, out)
+}
+
+// errNotObject marks input that cannot be a primitive.
+var errNotObject = errors.New("not a JSON object")
+
+// decodePrimitive reads p, a primitive of class, into out.
+func decodePrimitive(class *Class, p *Primitive, out any) ([]string, error) {
 	if p.Name != class.Name || p.Namespace != Namespace {
 		return nil, fmt.Errorf("decode %s: got object %s of namespace %q", class.Name, p.Name, p.Namespace)
 	}
 	if !Compatible(p.Version, class.Latest) {
 		return nil, fmt.Errorf("decode %s: version %s is not compatible with %s", class.Name, p.Version, class.Latest)
 	}
-	data := make(map[string]json.RawMessage, len(p.Data))
+	// The object is written as it is: the values are JSON a decoder or
+	// encoder has already checked and the names the class's own, so no
+	// second validation pass through json.Marshal. A not-null field the
+	// sender left out takes upstream's default.
+	b := make([]byte, 0, 256)
+	b = append(b, '{')
+	field := func(f string, val []byte) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, f...)
+		b = append(b, '"', ':')
+		b = append(b, val...)
+	}
 	for f, def := range class.NotNull {
-		data[f] = json.RawMessage(def)
+		if _, sent := p.Data[f]; !sent {
+			field(f, []byte(def))
+		}
 	}
 	for f, val := range p.Data {
 		if !class.has(f) {
@@ -283,12 +320,9 @@ func Decode(raw json.RawMessage, out any) ([]string, error) {
 			}
 			val, _ = json.Marshal(names)
 		}
-		data[f] = val
+		field(f, val)
 	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return nil, fmt.Errorf("decode %s: %w", class.Name, err)
-	}
+	b = append(b, '}')
 	if err := json.Unmarshal(b, out); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", class.Name, err)
 	}
@@ -299,6 +333,26 @@ func Decode(raw json.RawMessage, out any) ([]string, error) {
 		}
 	}
 	return changes, nil
+}
+
+// Transcode returns v as a peer decodes what c encodes: the fields c's
+// version lacks dropped, datetimes at upstream's whole seconds, free-form
+// numbers as float64, unset fields at upstream's defaults. It is
+// Decode(json.Marshal(Wrap(c, v))) without the serialisation between,
+// which changes nothing.
+func Transcode[T any](c *Codec, v *T) (*T, error) {
+	if v == nil {
+		return nil, nil
+	}
+	p, err := c.Encode(v, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if _, err := decodePrimitive(classOf(out), p, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // traitNames reads a TraitList primitive.
