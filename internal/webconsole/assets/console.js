@@ -10,6 +10,11 @@
   const FLEET = '/openkeel/v1/fleet';
   const POLL_MS = 3000;
   const RECONNECT_MS = 3000;
+  // A read that crossed changes from the stream is read again, this many
+  // times at most: on a node changing without pause the page then shows
+  // the last read and the changes the stream brings after it.
+  const MAX_REREADS = 5;
+  const RELEASE_POLL_MS = 1000;
   const PAGE_SIZES = [10, 25, 50, 100];
   const AUTH_KEY = 'openkeel.console.auth';
 
@@ -520,6 +525,8 @@
       return tr;
     }
 
+    // applied counts rows changed from the stream (see the node page).
+    let applied = 0;
     view.refresh = async () => {
       const q = new URLSearchParams();
       for (const f of FILTERS) if (params.get(f.key)) q.set(f.key, params.get(f.key));
@@ -527,11 +534,17 @@
       if (marker) q.set('marker', marker);
       q.set('fields', LIST_FIELDS.join(','));
       let page;
-      try {
-        page = await api('GET', '/v1/nodes?' + q.toString());
-      } catch (e) {
-        show(main, el('h1', { text: 'Nodes' }), form, problem(e, 'Nodes'));
-        return;
+      for (let tries = 1; ; tries++) {
+        const seen = applied;
+        try {
+          page = await api('GET', '/v1/nodes?' + q.toString());
+        } catch (e) {
+          show(main, el('h1', { text: 'Nodes' }), form, problem(e, 'Nodes'));
+          return;
+        }
+        // A row changed from the stream while the page was read: the page
+        // may be older than that row, so it is read again.
+        if (applied === seen || tries === MAX_REREADS) break;
       }
       rows.clear();
       const nodes = page.nodes || [];
@@ -560,6 +573,7 @@
       if (c.resource !== 'node') return;
       const r = rows.get(c.uuid);
       if (r && c.action !== 'deleted' && c.object) {
+        applied++;
         r.tr.replaceWith(row(Object.assign({}, r.node, c.object)));
         return;
       }
@@ -607,8 +621,23 @@
     const section = (title, body) => el('section', { class: 'card' }, el('h2', { text: title }), body);
     let shown = false;
 
+    // Lock takes and releases are not streamed (docs/changes.md): while
+    // the page shows the node locked, it reads the node again every
+    // RELEASE_POLL_MS until the lock is gone.
+    let releaseTimer = null;
+    function awaitRelease(n) {
+      clearTimeout(releaseTimer);
+      releaseTimer = null;
+      if (!n.reservation || live.mode !== 'stream') return;
+      releaseTimer = setTimeout(() => {
+        releaseTimer = null;
+        if (state.view === view) view.refresh();
+      }, RELEASE_POLL_MS);
+    }
+
     function renderNode(n) {
       view.node = n;
+      awaitRelease(n);
       show(parts.header, el('h1', { id: 'node-name', text: n.name || n.uuid }), el('p', { class: 'muted', id: 'node-uuid', text: n.uuid }));
       const item = (k, v) => [el('dt', { text: k }), el('dd', {}, v)];
       show(parts.summary,
@@ -741,16 +770,24 @@
       });
     }
 
+    // applied counts this node's changes shown from the stream: a read
+    // that was in flight while one was shown may hold the node as it was
+    // before that change, so it is read again rather than shown.
+    let applied = 0;
     view.refresh = async () => {
       let n;
-      try {
-        n = await api('GET', '/v1/nodes/' + encodeURIComponent(view.node ? view.node.uuid : ident));
-      } catch (e) {
-        // Upstream answers 404 for another project's node too.
-        show(main, el('h1', { text: ident }), e instanceof APIError && e.status === 404
-          ? el('p', { class: 'muted', id: 'not-found', text: 'No node ' + ident + ' (or not visible to you).' }) : problem(e, 'Node'));
-        shown = false;
-        return;
+      for (let tries = 1; ; tries++) {
+        const seen = applied;
+        try {
+          n = await api('GET', '/v1/nodes/' + encodeURIComponent(view.node ? view.node.uuid : ident));
+        } catch (e) {
+          // Upstream answers 404 for another project's node too.
+          show(main, el('h1', { text: ident }), e instanceof APIError && e.status === 404
+            ? el('p', { class: 'muted', id: 'not-found', text: 'No node ' + ident + ' (or not visible to you).' }) : problem(e, 'Node'));
+          shown = false;
+          return;
+        }
+        if (applied === seen || tries === MAX_REREADS) break;
       }
       if (!shown) {
         show(main, parts.header, section('State', parts.summary), section('Actions', [parts.actions, parts.status]), parts.ports, parts.history,
@@ -772,6 +809,7 @@
           show(parts.header, el('h1', { text: who() }), el('p', { class: 'error', text: 'This node was deleted.' }));
           return;
         }
+        applied++;
         if (c.object) renderNode(Object.assign({}, view.node, c.object));
         else view.refresh();
         history();
