@@ -7,8 +7,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -151,13 +149,7 @@ func (s *staleRead) read(w http.ResponseWriter, r *http.Request) []byte {
 // the page's read after "Deploy" came back after the stream's last
 // changes and was shown over them.)
 func TestWebConsoleRereadsAfterStreamChanges(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("IRONIC_SPEC_REQUIRED") == "1" {
-			t.Fatal("Debian's chromium is required in CI")
-		}
-		t.Skip("chromium not installed")
-	}
+	chromium := requireChromium(t)
 	dir := t.TempDir()
 	port := freePort(t)
 	conf := writeConf(t, dir, fmt.Sprintf("[api]\nport = %d\n", port))

@@ -29,13 +29,7 @@ import (
 // test's temporary folder; docs/console/ too with
 // IRONIC_CONSOLE_DOCS_SCREENSHOTS=1).
 func TestWebConsoleInBrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("IRONIC_SPEC_REQUIRED") == "1" {
-			t.Fatal("Debian's chromium is required in CI")
-		}
-		t.Skip("chromium not installed")
-	}
+	chromium := requireChromium(t)
 	dir := t.TempDir()
 	port := freePort(t)
 	conf := writeConf(t, dir, fmt.Sprintf("[api]\nport = %d\n[conductor]\nconductor_group = rack-a\n", port))
@@ -221,6 +215,20 @@ func hasChangeStream(t *testing.T, base string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// requireChromium returns Debian's chromium, skipping the test without
+// it (failing in CI, where it is required).
+func requireChromium(t *testing.T) string {
+	t.Helper()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("IRONIC_SPEC_REQUIRED") == "1" {
+			t.Fatal("Debian's chromium is required in CI")
+		}
+		t.Skip("chromium not installed")
+	}
+	return chromium
+}
+
 // consoleBrowser is a headless Chromium on one page.
 type consoleBrowser struct {
 	t   *testing.T
@@ -314,13 +322,7 @@ func (b *consoleBrowser) screenshot(name string) {
 // project's nodes, and an action its role may not take is shown as not
 // permitted, the node unchanged.
 func TestWebConsoleKeystoneInBrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("IRONIC_SPEC_REQUIRED") == "1" {
-			t.Fatal("Debian's chromium is required in CI")
-		}
-		t.Skip("chromium not installed")
-	}
+	chromium := requireChromium(t)
 	ks := keystone.New(t).
 		Project("service").Project("alpha").Project("beta").
 		User("ironic", "svc-pw").Grant("ironic", "service", "admin", "service").
@@ -370,13 +372,7 @@ func TestWebConsoleKeystoneInBrowser(t *testing.T) {
 // and password are sent as the API's basic credentials; wrong ones are
 // refused on the form.
 func TestWebConsoleHTTPBasicInBrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("IRONIC_SPEC_REQUIRED") == "1" {
-			t.Fatal("Debian's chromium is required in CI")
-		}
-		t.Skip("chromium not installed")
-	}
+	chromium := requireChromium(t)
 	dir := t.TempDir()
 	hash, err := bcrypt.GenerateFromPassword([]byte("op-pw"), bcrypt.MinCost)
 	if err != nil {
