@@ -205,4 +205,16 @@ func TestWebConsoleRereadsAfterStreamChanges(t *testing.T) {
 	if b.text(`String(window.sawStale)`) != "false" {
 		t.Fatal("the page showed a read older than the changes it had shown")
 	}
+
+	// A change shown from the stream keeps the action buttons that stay
+	// the same: one replaced under the pointer loses the click (CI saw
+	// chromedp's click fail on a button swapped out by a re-read).
+	b.eval(`window.kept = document.getElementById('action-maintenance-on')`)
+	if status, body := c.do("PATCH", "/v1/nodes/stale-01", []map[string]any{{"op": "add", "path": "/extra/rack", "value": "r7"}}); status != http.StatusOK {
+		t.Fatalf("patch: %d %v", status, body)
+	}
+	b.waitFor(`[...document.querySelectorAll('#fields tr')].some(r => r.cells[0].textContent === 'extra' && r.cells[1].textContent.includes('r7'))`, 30*time.Second)
+	if b.text(`String(!!window.kept && window.kept.isConnected && window.kept === document.getElementById('action-maintenance-on'))`) != "true" {
+		t.Fatal("a change to the node replaced its action buttons")
+	}
 }

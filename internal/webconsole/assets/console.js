@@ -635,9 +635,14 @@
       }, RELEASE_POLL_MS);
     }
 
+    let rendered = null;
     function renderNode(n) {
       view.node = n;
       awaitRelease(n);
+      // A read that finds the node as shown changes nothing on the page.
+      const sig = JSON.stringify(n);
+      if (sig === rendered) return;
+      rendered = sig;
       show(parts.header, el('h1', { id: 'node-name', text: n.name || n.uuid }), el('p', { class: 'muted', id: 'node-uuid', text: n.uuid }));
       const item = (k, v) => [el('dt', { text: k }), el('dd', {}, v)];
       show(parts.summary,
@@ -660,7 +665,7 @@
     function renderActions(n) {
       const busy = !!n.target_provision_state || !!n.reservation;
       const btn = (label, id, onclick, disabled) => el('button', { type: 'button', id, text: label, disabled: disabled || false, onclick });
-      show(parts.actions, el('div', { class: 'actions' },
+      const next = el('div', { class: 'actions' },
         el('div', { class: 'group' }, PROVISION.map((p) => btn(p.label, 'action-' + p.target, () => provisionAction(p), busy || !p.from.includes(n.provision_state)))),
         el('div', { class: 'group' },
           btn('Power on', 'action-power-on', () => powerAction('power on')),
@@ -669,7 +674,17 @@
         el('div', { class: 'group' }, btn('Boot device…', 'action-boot-device', bootDeviceAction)),
         el('div', { class: 'group' }, n.maintenance
           ? btn('End maintenance', 'action-maintenance-off', () => maintenanceAction(false))
-          : btn('Maintenance…', 'action-maintenance-on', () => maintenanceAction(true)))));
+          : btn('Maintenance…', 'action-maintenance-on', () => maintenanceAction(true))));
+      // The same buttons are kept, only their disabled flags updated, so
+      // that a re-read never swaps a button out from under a click (their
+      // handlers read the node when clicked).
+      const cur = parts.actions.querySelectorAll('button');
+      const fresh = next.querySelectorAll('button');
+      if (cur.length === fresh.length && [...cur].every((b, i) => b.id === fresh[i].id && b.textContent === fresh[i].textContent)) {
+        cur.forEach((b, i) => { b.disabled = fresh[i].disabled; });
+        return;
+      }
+      show(parts.actions, next);
     }
 
     async function act(label, method, path, body) {
