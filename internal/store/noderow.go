@@ -217,11 +217,12 @@ func (s *sqlStore) GetNodeRow(ctx context.Context, uuid string, columns []string
 	return out, nil
 }
 
-// readNodeRow runs GetNodeRow's query into out.
+// readNodeRow runs GetNodeRow's query into out; GetNodeRow says which
+// node an error is about.
 func (s *sqlStore) readNodeRow(ctx context.Context, q querier, query, uuid string, fs []field, traits bool, out *NodeRow) error {
 	rows, err := q.QueryContext(ctx, query, uuid)
 	if err != nil {
-		return fmt.Errorf("get node %s: %w", uuid, err)
+		return err
 	}
 	defer rows.Close()
 	var trait sql.NullString
@@ -244,14 +245,14 @@ func (s *sqlStore) readNodeRow(ctx context.Context, q querier, query, uuid strin
 			dest = again
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return fmt.Errorf("get node %s: %w", uuid, err)
+			return err
 		}
 		if trait.Valid {
 			out.Traits = append(out.Traits, trait.String)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("get node %s: %w", uuid, err)
+		return err
 	}
 	if n == 0 {
 		return &NotFoundError{Kind: KindNode, Ident: uuid}

@@ -451,7 +451,8 @@ func (h *handlers) getOneRow(w http.ResponseWriter, r *http.Request, rc *api.Req
 	case errors.Is(err, store.ErrNotFound):
 		return false, nil
 	case err != nil:
-		return true, fmt.Errorf("get node %s: %w", uuid, err)
+		// The store's error already names the node.
+		return true, err
 	}
 	if err := h.Authorize(r, "baremetal:node:get", &row.Node); err != nil {
 		if errs.Status(err) == http.StatusForbidden {
