@@ -287,6 +287,18 @@
     },
   };
 
+  // readSettled reads with read() until no change from the stream was
+  // shown while the read was in flight (shown() counts them): such a read
+  // may hold what it reads as it was before that change. MAX_REREADS
+  // reads at most; an error of read() is the caller's.
+  async function readSettled(read, shown) {
+    for (let tries = 1; ; tries++) {
+      const seen = shown();
+      const data = await read();
+      if (shown() === seen || tries === MAX_REREADS) return data;
+    }
+  }
+
   function debounce(fn, ms) {
     let t = null;
     return () => {
@@ -525,7 +537,7 @@
       return tr;
     }
 
-    // applied counts rows changed from the stream (see the node page).
+    // applied counts rows changed from the stream (readSettled).
     let applied = 0;
     view.refresh = async () => {
       const q = new URLSearchParams();
@@ -534,17 +546,11 @@
       if (marker) q.set('marker', marker);
       q.set('fields', LIST_FIELDS.join(','));
       let page;
-      for (let tries = 1; ; tries++) {
-        const seen = applied;
-        try {
-          page = await api('GET', '/v1/nodes?' + q.toString());
-        } catch (e) {
-          show(main, el('h1', { text: 'Nodes' }), form, problem(e, 'Nodes'));
-          return;
-        }
-        // A row changed from the stream while the page was read: the page
-        // may be older than that row, so it is read again.
-        if (applied === seen || tries === MAX_REREADS) break;
+      try {
+        page = await readSettled(() => api('GET', '/v1/nodes?' + q.toString()), () => applied);
+      } catch (e) {
+        show(main, el('h1', { text: 'Nodes' }), form, problem(e, 'Nodes'));
+        return;
       }
       rows.clear();
       const nodes = page.nodes || [];
@@ -785,24 +791,19 @@
       });
     }
 
-    // applied counts this node's changes shown from the stream: a read
-    // that was in flight while one was shown may hold the node as it was
-    // before that change, so it is read again rather than shown.
+    // applied counts this node's changes shown from the stream
+    // (readSettled).
     let applied = 0;
     view.refresh = async () => {
       let n;
-      for (let tries = 1; ; tries++) {
-        const seen = applied;
-        try {
-          n = await api('GET', '/v1/nodes/' + encodeURIComponent(view.node ? view.node.uuid : ident));
-        } catch (e) {
-          // Upstream answers 404 for another project's node too.
-          show(main, el('h1', { text: ident }), e instanceof APIError && e.status === 404
-            ? el('p', { class: 'muted', id: 'not-found', text: 'No node ' + ident + ' (or not visible to you).' }) : problem(e, 'Node'));
-          shown = false;
-          return;
-        }
-        if (applied === seen || tries === MAX_REREADS) break;
+      try {
+        n = await readSettled(() => api('GET', '/v1/nodes/' + encodeURIComponent(view.node ? view.node.uuid : ident)), () => applied);
+      } catch (e) {
+        // Upstream answers 404 for another project's node too.
+        show(main, el('h1', { text: ident }), e instanceof APIError && e.status === 404
+          ? el('p', { class: 'muted', id: 'not-found', text: 'No node ' + ident + ' (or not visible to you).' }) : problem(e, 'Node'));
+        shown = false;
+        return;
       }
       if (!shown) {
         show(main, parts.header, section('State', parts.summary), section('Actions', [parts.actions, parts.status]), parts.ports, parts.history,
